@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libpmemzclient — get pre-zeroed, durable persistent-memory extents from
+ * pmemzerod.
+ *
+ * Every function returning int returns 0 or a negative errno value;
+ * pmemz_errormsg() then describes the last failure of the calling thread.
+ * Handles are opaque.  One struct pmemz_client may be used from several
+ * threads at once; the region and allocation handles derived from it share
+ * its lock.
+ *
+ *   struct pmemz_client *c;  struct pmemz_region *r;  struct pmemz_alloc *a;
+ *   pmemz_client_new(NULL, &c);
+ *   pmemz_region_open(c, "default", &r);
+ *   pmemz_alloc_new(r, 8 << 20, 0, &a);          // already zero and durable
+ *   void *p = pmemz_alloc_range(a, 0, &len);     // write into it ...
+ *   pmemz_persist(r, p, len);
+ *   pmemz_alloc_commit(a, "mydata", 0);          // survives crashes/restarts
+ *   pmemz_alloc_close(a);
+ *   ...after a restart: pmemz_alloc_open(r, "mydata", &a);
+ */
+#ifndef LIBPMEMZCLIENT_H
+#define LIBPMEMZCLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PMEMZ_CLIENT_MAJOR 1
+#define PMEMZ_CLIENT_MINOR 0
+
+/* Environment variable naming the daemon socket when the path is NULL. */
+#define PMEMZ_SOCKET_ENV "PMEMZ_SOCKET"
+
+struct pmemz_client;
+struct pmemz_region;
+struct pmemz_alloc;
+
+/* pmemz_alloc_new flags */
+#define PMEMZ_ALLOC_NOWAIT (1u << 0) /* fail with -EAGAIN instead of waiting for zeroing */
+
+/* pmemz_alloc_commit flags */
+#define PMEMZ_COMMIT_FLUSH (1u << 0) /* daemon flushes the data before committing */
+
+/* pmemz_flush flags */
+#define PMEMZ_FLUSH_DEEP (1u << 0) /* also drain the memory controller queues */
+
+/* Last error message of this thread ("" when none). */
+const char *pmemz_errormsg(void);
+
+/*
+ * Connect to the daemon.  socket_path NULL: $PMEMZ_SOCKET, then
+ * /run/pmemzerod/pmemzerod.sock when it exists (the system daemon), then the
+ * per-user daemon's $XDG_RUNTIME_DIR/pmemzerod/pmemzerod.sock
+ * (/tmp/pmemzerod-UID/pmemzerod.sock without XDG_RUNTIME_DIR).
+ */
+int pmemz_client_new(const char *socket_path, struct pmemz_client **out);
+/* Closes the connection; the daemon releases uncommitted leases. */
+void pmemz_client_free(struct pmemz_client *c);
+
+/* Open a region by name and map it read-write (libpmem2). */
+int pmemz_region_open(struct pmemz_client *c, const char *name, struct pmemz_region **out);
+void pmemz_region_close(struct pmemz_region *r);
+size_t pmemz_region_extent_size(const struct pmemz_region *r);
+size_t pmemz_region_size(const struct pmemz_region *r);
+/* Base address of the whole region mapping. */
+void *pmemz_region_address(const struct pmemz_region *r);
+
+/*
+ * Lease at least `bytes` (rounded up to whole extents) of zeroed, durable
+ * space.  Waits for background zeroing unless PMEMZ_ALLOC_NOWAIT (-EAGAIN);
+ * -ENOSPC when the region cannot hold it.
+ */
+int pmemz_alloc_new(struct pmemz_region *r, size_t bytes, unsigned flags,
+		    struct pmemz_alloc **out);
+/* The allocation is a list of contiguous ranges. */
+size_t pmemz_alloc_count(const struct pmemz_alloc *a);
+void *pmemz_alloc_range(const struct pmemz_alloc *a, size_t i, size_t *len);
+size_t pmemz_alloc_size(const struct pmemz_alloc *a);
+
+/* Turn the lease into a named, durable allocation owned by the caller's uid. */
+int pmemz_alloc_commit(struct pmemz_alloc *a, const char *tag, unsigned flags);
+/* Find a committed tag of the caller's uid (e.g. after the application restarted). */
+int pmemz_alloc_open(struct pmemz_region *r, const char *tag, struct pmemz_alloc **out);
+/* Free the space (lease or tag) and the handle; the handle is gone even on error. */
+int pmemz_alloc_release(struct pmemz_alloc *a);
+/* Drop the handle only; an uncommitted lease is released, a committed tag stays. */
+void pmemz_alloc_close(struct pmemz_alloc *a);
+
+/* Make [addr, addr+len) of the caller's mapping durable (local, no RPC). */
+int pmemz_persist(struct pmemz_region *r, const void *addr, size_t len);
+/* Ask the daemon to flush [addr, addr+len) (PMEMZ_FLUSH_DEEP: deep flush). */
+int pmemz_flush(struct pmemz_region *r, const void *addr, size_t len, unsigned flags);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Daemon configuration: embedded defaults, the INI file (libinih) and
+ * command-line overrides.  See etc/pmemzerod.conf and docs/pmemzerod.conf.md.
+ */
+#ifndef PMEMZ_CONF_H
+#define PMEMZ_CONF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#define CONF_DEFAULT_EXTENT_SIZE (2ull << 20)
+#define CONF_DEFAULT_REGION_SIZE (1ull << 30)
+#define CONF_DEFAULT_REGION_NAME "default"
+#define CONF_DEFAULT_BATCH_EXTENTS 64u
+#define CONF_MAX_ZEROER_THREADS 64u
+#define CONF_REGION_NAME_MAX 63u
+
+struct region_conf {
+	char *name;		/* [region NAME] or --region NAME=... */
+	char *path;		/* /dev/daxX.Y or a regular file */
+	uint64_t size;		/* file regions: size to create; 0 = use the existing file */
+	uint64_t extent_size;	/* default CONF_DEFAULT_EXTENT_SIZE */
+	uid_t *allow_uids;	/* who may open the region (root always may) */
+	size_t n_allow_uids;
+	gid_t *allow_gids;
+	size_t n_allow_gids;
+	unsigned zeroer_threads; /* default 1 */
+	uint64_t zero_rate;	/* bytes per second, 0 = unlimited */
+	unsigned batch_extents;	/* extents per zeroer batch (one drain each) */
+	bool from_cmdline;
+	char *source;		/* "file:line" or "command line", for messages */
+};
+
+struct daemon_conf {
+	char *config_path;	/* NULL: none */
+	char *socket_path;
+	char *state_dir;	/* where the default region lives */
+	char *admin_group;	/* NULL: root only */
+	gid_t admin_gid;
+	bool has_admin_gid;
+	int log_level;		/* LOG_ERR..LOG_DEBUG */
+	bool foreground;
+	bool check_only;	/* -n */
+	struct region_conf *regions;
+	size_t n_regions;
+};
+
+/*
+ * Parses argv into *c (which must be zeroed first), then the config file if
+ * one was named, then fills defaults.  Every error is printed to errout as
+ * "FILE:LINE: message" (or "pmemzerod: message") and the result is -EINVAL;
+ * -EAGAIN asks the caller to exit 0 (--help, --version were printed).
+ */
+int conf_load(struct daemon_conf *c, int argc, char **argv, FILE *errout);
+
+/* Pieces of conf_load, exported for the tests. */
+int conf_parse_file(struct daemon_conf *c, const char *path, FILE *errout);
+int conf_add_region_spec(struct daemon_conf *c, const char *spec, FILE *errout);
+int conf_finish(struct daemon_conf *c, FILE *errout); /* defaults + validation */
+void conf_print(const struct daemon_conf *c, FILE *out); /* golden-test output of -n */
+void conf_free(struct daemon_conf *c);
+
+/* May this uid/gid set open the region?  root always may. */
+bool conf_region_allows(const struct region_conf *rc, uid_t uid, gid_t gid,
+			const gid_t *groups, size_t n_groups);
+
+#endif

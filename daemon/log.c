@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "log.h"
+
+static int max_level = LOG_INFO;
+static bool journal_prefix;
+
+void log_open(bool journal)
+{
+	/* systemd sets JOURNAL_STREAM when stderr is connected to journald. */
+	journal_prefix = journal || getenv("JOURNAL_STREAM") != NULL;
+}
+
+void log_set_max_level(int level)
+{
+	max_level = level;
+}
+
+int log_get_max_level(void)
+{
+	return max_level;
+}
+
+int log_level_from_string(const char *s)
+{
+	static const struct {
+		const char *name;
+		int level;
+	} names[] = {
+		{"emerg", LOG_EMERG}, {"alert", LOG_ALERT},	{"crit", LOG_CRIT},
+		{"err", LOG_ERR},     {"error", LOG_ERR},	{"warning", LOG_WARNING},
+		{"warn", LOG_WARNING}, {"notice", LOG_NOTICE}, {"info", LOG_INFO},
+		{"debug", LOG_DEBUG},
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (strcasecmp(s, names[i].name) == 0)
+			return names[i].level;
+	return -EINVAL;
+}
+
+static void log_write(int level, const char *fmt, va_list ap)
+{
+	static const char *const tags[] = {"emerg", "alert", "crit",   "error",
+					   "warning", "notice", "info", "debug"};
+	char line[2048];
+
+	(void)vsnprintf(line, sizeof(line), fmt, ap);
+	if (journal_prefix)
+		fprintf(stderr, "<%d>%s\n", level, line);
+	else
+		fprintf(stderr, "pmemzerod: %s: %s\n", tags[level & 7], line);
+}
+
+void log_internal(int level, const char *fmt, ...)
+{
+	va_list ap;
+	int saved = errno;
+
+	if (level > max_level)
+		return;
+	va_start(ap, fmt);
+	log_write(level, fmt, ap);
+	va_end(ap);
+	errno = saved;
+}
+
+int log_internal_errno(int level, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	err = err < 0 ? -err : err;
+	if (level <= max_level) {
+		errno = err; /* %m */
+		va_start(ap, fmt);
+		log_write(level, fmt, ap);
+		va_end(ap);
+	}
+	return -err;
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Daemon logging.  Lines go to stderr; under systemd (JOURNAL_STREAM set)
+ * each line carries an sd-daemon "<N>" prefix so journald keeps the level.
+ * The function that handles an error logs it, once:
+ *     return log_error_errno(r, "Failed to map region '%s': %m", name);
+ * %m prints strerror(-r).
+ */
+#ifndef PMEMZ_LOG_H
+#define PMEMZ_LOG_H
+
+#include <stdbool.h>
+#include <syslog.h>
+
+#include "util.h"
+
+void log_open(bool journal);      /* journal: force "<N>" prefixes */
+void log_set_max_level(int level); /* LOG_ERR .. LOG_DEBUG */
+int log_get_max_level(void);
+int log_level_from_string(const char *s); /* "err", "warning", "info", "debug"; -EINVAL */
+
+void log_internal(int level, const char *fmt, ...) _printf_(2, 3);
+/* Logs with errno = |err| (for %m) and returns -|err|. */
+int log_internal_errno(int level, int err, const char *fmt, ...) _printf_(3, 4);
+
+#define log_debug(...) log_internal(LOG_DEBUG, __VA_ARGS__)
+#define log_info(...) log_internal(LOG_INFO, __VA_ARGS__)
+#define log_notice(...) log_internal(LOG_NOTICE, __VA_ARGS__)
+#define log_warning(...) log_internal(LOG_WARNING, __VA_ARGS__)
+#define log_error(...) log_internal(LOG_ERR, __VA_ARGS__)
+#define log_debug_errno(e, ...) log_internal_errno(LOG_DEBUG, e, __VA_ARGS__)
+#define log_warning_errno(e, ...) log_internal_errno(LOG_WARNING, e, __VA_ARGS__)
+#define log_error_errno(e, ...) log_internal_errno(LOG_ERR, e, __VA_ARGS__)
+
+#endif

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A region: one device-DAX device or file, its on-media metadata, the
+ * volatile free-space index and its zeroer threads.
+ *
+ * Everything here except the zeroer threads' own work runs on the main
+ * loop, the single writer of extent state.  State-changing calls store and
+ * flush the new records but do not drain; region_sync() is called once per
+ * loop iteration (group commit) and makes every change of that iteration
+ * durable, in the order DESIGN.md I5 requires, before any reply is sent.
+ */
+#ifndef PMEMZ_REGION_H
+#define PMEMZ_REGION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "conf.h"
+
+enum extent_state {
+	EXT_DIRTY = 0, /* free, content unknown (a formatted table is all DIRTY) */
+	EXT_ZEROED = 1,
+	EXT_LEASED = 2,
+	EXT_COMMITTED = 3,
+	EXT_BAD = 4,
+};
+#define EXT_NSTATES 5
+
+struct run {
+	uint64_t first; /* extent index */
+	uint64_t count;
+};
+
+struct region_info {
+	const char *name;
+	const char *path;
+	uint64_t size;	      /* bytes of the whole region (what a client maps) */
+	uint64_t extent_size;
+	uint64_t extent_count;
+	uint64_t data_offset; /* byte offset of extent 0 */
+	uint8_t uuid[16];
+	bool devdax;
+	uint64_t alignment;
+	const char *granularity; /* "byte", "cache_line", "page" */
+};
+
+struct region_stats {
+	uint64_t count[EXT_NSTATES]; /* sums to extent_count (I3) */
+	uint64_t zeroing;	     /* DIRTY extents inside a zeroer batch now */
+	uint64_t bytes_zeroed;
+	uint64_t zero_batches;
+	uint64_t zero_busy_ns;	     /* zeroer thread time spent storing + draining */
+	uint64_t drains;	     /* drains issued by region_sync */
+	uint64_t tags;
+};
+
+struct region;
+
+/*
+ * Open (creating a file region at its configured size if missing), map with
+ * libpmem2, load the header or format a blank region, run recovery
+ * (LEASED -> DIRTY, half-made commits and half-done frees rolled back),
+ * start the zeroer threads.  Logs the reason of a failure itself, naming the
+ * region; a foreign or corrupt header is refused and left untouched.
+ */
+int region_open(const struct region_conf *rc, struct region **out);
+/* Stops and joins the zeroer threads, drains, unmaps. */
+void region_close(struct region *r);
+
+const struct region_conf *region_get_conf(const struct region *r);
+void region_get_info(const struct region *r, struct region_info *info);
+void region_get_stats(const struct region *r, struct region_stats *st);
+/* Read-write fd of the region, for SCM_RIGHTS (the caller dups nothing). */
+int region_get_fd(const struct region *r);
+
+/* Extents free in any state: ZEROED + DIRTY (including those being zeroed). */
+uint64_t region_count_free(const struct region *r);
+uint64_t region_count_zeroed(const struct region *r);
+
+/*
+ * ZEROED -> LEASED for n extents, preferring contiguous runs.  *runs is
+ * malloc'ed.  -EAGAIN when fewer than n are ZEROED now, -ENOSPC when fewer
+ * than n are free at all, -EINVAL for n == 0.
+ */
+int region_lease(struct region *r, uint64_t n, struct run **runs, size_t *n_runs);
+/* LEASED -> DIRTY (lease freed, or its connection went away). */
+void region_unlease(struct region *r, const struct run *runs, size_t n_runs);
+
+/*
+ * LEASED -> COMMITTED under a new tag owned by uid.  With flush_data the
+ * runs' data is flushed first, so it is durable before the tag is.
+ * -EEXIST if uid already has the tag, -ENAMETOOLONG / -EINVAL for a bad
+ * name, -ENOSPC when the tag table is full.  The commit is atomic across
+ * a crash: before region_sync() returns, recovery rolls it back whole.
+ */
+int region_commit(struct region *r, const struct run *runs, size_t n_runs, const char *tag,
+		  uid_t uid, bool flush_data);
+
+/* Valid tags, ids >= 1.  region_tag_next(r, 0) is the first; 0 ends. */
+uint32_t region_tag_next(const struct region *r, uint32_t after);
+int region_tag_get(const struct region *r, uint32_t id, const char **name, uid_t *uid);
+int region_tag_lookup(const struct region *r, const char *name, uid_t uid, uint32_t *id);
+/* The tag's extents as runs (malloc'ed), and their count. */
+int region_tag_runs(const struct region *r, uint32_t id, struct run **runs, size_t *n_runs,
+		    uint64_t *n_extents);
+/* COMMITTED -> DIRTY for the tag's extents; the tag goes first (atomic). */
+int region_tag_free(struct region *r, uint32_t id, uint64_t *n_extents);
+
+/* Flush byte ranges of the mapping (offsets from the region start).  -ERANGE. */
+int region_flush(struct region *r, uint64_t off, uint64_t len);
+/* pmem2_deep_flush: the write-pending queues too (privileged on device-DAX). */
+int region_deep_flush(struct region *r, uint64_t off, uint64_t len);
+
+/*
+ * Group commit: drain, apply the second phase of this iteration's commits
+ * and tag frees, drain again, then hand newly DIRTY extents to the zeroer.
+ * Returns the number of drains issued (0 when nothing was pending).
+ */
+int region_sync(struct region *r);
+
+/*
+ * Zeroer plumbing.  The fd becomes readable when a batch is done; the main
+ * loop then calls region_zeroer_collect(), which stores ZEROED for every
+ * finished batch (durable at the next region_sync()) and submits more work.
+ * Returns the number of extents that became ZEROED.
+ */
+int region_zeroer_fd(const struct region *r);
+uint64_t region_zeroer_collect(struct region *r);
+/* Allocations are waiting: ignore the rate limit until cleared. */
+void region_zeroer_set_urgent(struct region *r, bool urgent);
+/* Admin: pause/resume background zeroing, change the byte rate (0 = unlimited). */
+void region_zeroer_pause(struct region *r, bool paused);
+void region_zeroer_set_rate(struct region *r, uint64_t bytes_per_sec);
+
+#endif

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Wire framing shared by pmemzerod and libpmemzclient: a 4-byte
+ * little-endian payload length followed by one packed protobuf message.
+ * The length is checked against PMEMZ_FRAME_MAX before anything is
+ * allocated or unpacked.
+ */
+#ifndef PMEMZ_FRAME_H
+#define PMEMZ_FRAME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pmemz.pb-c.h"
+
+#define PMEMZ_PROTO_VERSION 1u
+#define PMEMZ_FRAME_HDR 4u
+#define PMEMZ_FRAME_MAX (64u * 1024u) /* payload bytes */
+
+/*
+ * Look at the first bytes of a receive buffer.
+ * Returns 0 with *payload_len = 0 when fewer than PMEMZ_FRAME_HDR bytes are
+ * there yet, 0 with *payload_len set when the header is complete,
+ * -EMSGSIZE when the announced payload exceeds PMEMZ_FRAME_MAX and
+ * -EBADMSG for an empty payload.
+ */
+int pmemz_frame_peek(const uint8_t *buf, size_t avail, size_t *payload_len);
+
+/* Pack into a newly malloc'ed frame (header + payload). -EMSGSIZE if too large. */
+int pmemz_frame_pack_request(const Pmemz__Request *req, uint8_t **frame, size_t *frame_len);
+int pmemz_frame_pack_response(const Pmemz__Response *resp, uint8_t **frame, size_t *frame_len);
+
+/* Unpack a payload (without header). -EBADMSG when protobuf-c rejects it. */
+int pmemz_frame_unpack_request(const uint8_t *payload, size_t len, Pmemz__Request **req);
+int pmemz_frame_unpack_response(const uint8_t *payload, size_t len, Pmemz__Response **resp);
+
+#endif
