@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Daemon configuration: embedded defaults, the INI file (libinih) and
- * command-line overrides.  See etc/pmemzerod.conf and docs/pmemzerod.conf.md.
+ * command-line overrides.  See etc/pmemzerod.conf and docs/pmemzerod.conf.5.
  */
 #ifndef PMEMZ_CONF_H
 #define PMEMZ_CONF_H
@@ -17,6 +17,11 @@
 #define CONF_DEFAULT_BATCH_EXTENTS 64u
 #define CONF_MAX_ZEROER_THREADS 64u
 #define CONF_REGION_NAME_MAX 63u
+#define CONF_DEFAULT_ZEROER_THREADS 1u
+#define CONF_MIN_EXTENT_SIZE 4096ull	    /* extent_size: a multiple of this */
+#define CONF_MAX_EXTENT_SIZE (1ull << 30)
+#define CONF_MAX_BATCH_EXTENTS 4096u
+#define CONF_MIN_REGION_EXTENTS 8u	    /* a given size must be >= 8 * extent_size */
 
 struct region_conf {
 	char *name;		/* [region NAME] or --region NAME=... */
@@ -31,7 +36,8 @@ struct region_conf {
 	uint64_t zero_rate;	/* bytes per second, 0 = unlimited */
 	unsigned batch_extents;	/* extents per zeroer batch (one drain each) */
 	bool from_cmdline;
-	char *source;		/* "file:line" or "command line", for messages */
+	char *source;		/* "FILE:LINE", "--region 'SPEC'" or "built-in default" */
+	unsigned conf_errors;	/* internal to conf.c: errors already reported */
 };
 
 struct daemon_conf {

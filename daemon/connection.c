@@ -1,1 +1,446 @@
-/* placeholder: being written */
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "connection.h"
+#include "frame.h"
+#include "lease.h"
+#include "log.h"
+#include "manager.h"
+#include "rpc.h"
+
+#define READ_CHUNK (128 * 1024)
+#define WRITE_IOV_MAX 64
+#define PEER_GROUPS_START 64u
+#define PEER_GROUPS_MAX 65536u
+
+struct out_frame {
+	TAILQ_ENTRY(out_frame) link;
+	uint8_t *data;
+	size_t len;
+	size_t off;
+	int fd; /* borrowed; sent with the frame's first byte */
+};
+
+static void out_frame_free(struct out_frame *f)
+{
+	free(f->data);
+	free(f);
+}
+
+static void out_frame_list_clear(struct out_frame_list *l)
+{
+	struct out_frame *f;
+
+	while ((f = TAILQ_FIRST(l))) {
+		TAILQ_REMOVE(l, f, link);
+		out_frame_free(f);
+	}
+}
+
+bool connection_in_group(const struct connection *c, gid_t gid)
+{
+	if (c->gid == gid)
+		return true;
+	for (size_t i = 0; i < c->n_groups; i++)
+		if (c->groups[i] == gid)
+			return true;
+	return false;
+}
+
+/* Supplementary groups of the peer; failure only loses group-based access. */
+static void connection_get_groups(struct connection *c)
+{
+	socklen_t len = PEER_GROUPS_START * sizeof(gid_t);
+
+	for (int attempt = 0; attempt < 2; attempt++) {
+		gid_t *g = malloc(len);
+		socklen_t got = len;
+
+		if (!g)
+			return;
+		if (getsockopt(c->fd, SOL_SOCKET, SO_PEERGROUPS, g, &got) == 0) {
+			c->groups = g;
+			c->n_groups = got / sizeof(gid_t);
+			return;
+		}
+		free(g);
+		if (errno != ERANGE || got <= len || got > PEER_GROUPS_MAX * sizeof(gid_t)) {
+			(void)log_debug_errno(errno, "connection %" PRIu64 ": SO_PEERGROUPS: %m",
+					      c->serial);
+			return;
+		}
+		len = got; /* the kernel told us the size it needs */
+	}
+}
+
+static void connection_pause_read(struct connection *c)
+{
+	if (c->read_paused)
+		return;
+	c->read_paused = true;
+	(void)event_del(c->read_ev);
+	log_debug("connection %" PRIu64 ": %zu reply bytes unsent, reading paused", c->serial,
+		  c->out_bytes);
+}
+
+static void connection_resume_read(struct connection *c)
+{
+	if (!c->read_paused)
+		return;
+	c->read_paused = false;
+	(void)event_add(c->read_ev, NULL);
+	/* Requests may already sit in the input buffer: process them. */
+	if (evbuffer_get_length(c->in) > 0)
+		event_active(c->read_ev, EV_READ, 0);
+}
+
+void connection_flush(struct connection *c)
+{
+	while (!c->closing && !TAILQ_EMPTY(&c->out)) {
+		struct iovec iov[WRITE_IOV_MAX];
+		union {
+			char buf[CMSG_SPACE(sizeof(int))];
+			struct cmsghdr align;
+		} control;
+		struct msghdr msg = {.msg_iov = iov};
+		struct out_frame *f = TAILQ_FIRST(&c->out);
+		int pass_fd = f->off == 0 ? f->fd : -1;
+		size_t n = 0;
+		ssize_t w;
+
+		for (; f && n < WRITE_IOV_MAX; f = TAILQ_NEXT(f, link)) {
+			/* A frame carrying an fd starts its own sendmsg. */
+			if (n > 0 && f->fd >= 0 && f->off == 0)
+				break;
+			iov[n].iov_base = f->data + f->off;
+			iov[n].iov_len = f->len - f->off;
+			n++;
+		}
+		msg.msg_iovlen = n;
+		if (pass_fd >= 0) {
+			struct cmsghdr *cm;
+
+			memset(&control, 0, sizeof(control));
+			msg.msg_control = control.buf;
+			msg.msg_controllen = sizeof(control.buf);
+			cm = CMSG_FIRSTHDR(&msg);
+			cm->cmsg_level = SOL_SOCKET;
+			cm->cmsg_type = SCM_RIGHTS;
+			cm->cmsg_len = CMSG_LEN(sizeof(int));
+			memcpy(CMSG_DATA(cm), &pass_fd, sizeof(int));
+		}
+
+		w = sendmsg(c->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				if (!c->write_armed) {
+					c->write_armed = true;
+					(void)event_add(c->write_ev, NULL);
+				}
+				break;
+			}
+			(void)log_debug_errno(errno, "connection %" PRIu64 ": send failed: %m",
+					      c->serial);
+			connection_close(c);
+			return;
+		}
+		if (pass_fd >= 0)
+			TAILQ_FIRST(&c->out)->fd = -1; /* went with the first byte */
+		while (w > 0) {
+			f = TAILQ_FIRST(&c->out);
+			size_t left = f->len - f->off;
+
+			if ((size_t)w < left) {
+				f->off += (size_t)w;
+				c->out_bytes -= (size_t)w;
+				break;
+			}
+			w -= (ssize_t)left;
+			c->out_bytes -= left;
+			TAILQ_REMOVE(&c->out, f, link);
+			out_frame_free(f);
+		}
+	}
+	if (c->closing)
+		return;
+	if (TAILQ_EMPTY(&c->out) && c->write_armed) {
+		c->write_armed = false;
+		(void)event_del(c->write_ev);
+	}
+	if (c->out_bytes > CONNECTION_OUT_MAX)
+		connection_pause_read(c);
+	else if (c->read_paused && c->out_bytes <= CONNECTION_OUT_MAX / 2)
+		connection_resume_read(c);
+}
+
+int connection_queue(struct connection *c, uint8_t *frame, size_t len, int fd, bool hold)
+{
+	struct out_frame *f;
+
+	if (c->closing) {
+		free(frame);
+		return -ENOTCONN;
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f) {
+		free(frame);
+		log_warning("connection %" PRIu64 ": out of memory queueing a reply, closing",
+			    c->serial);
+		connection_close(c);
+		return -ENOMEM;
+	}
+	f->data = frame;
+	f->len = len;
+	f->fd = fd;
+	/* Outside the read callback nobody flushes but the commit pass. */
+	if (hold || !c->in_read) {
+		TAILQ_INSERT_TAIL(&c->held, f, link);
+		c->n_held++;
+		if (!c->on_held_list) {
+			c->on_held_list = true;
+			TAILQ_INSERT_TAIL(&c->m->held, c, held_link);
+		}
+		manager_request_commit(c->m);
+	} else {
+		TAILQ_INSERT_TAIL(&c->out, f, link);
+		c->out_bytes += len;
+	}
+	return 0;
+}
+
+void connection_release_held(struct connection *c)
+{
+	struct out_frame *f;
+
+	while ((f = TAILQ_FIRST(&c->held))) {
+		TAILQ_REMOVE(&c->held, f, link);
+		TAILQ_INSERT_TAIL(&c->out, f, link);
+		c->out_bytes += f->len;
+	}
+	c->n_held = 0;
+	connection_flush(c);
+}
+
+/* Reply to a request the connection cannot go on from, then close. */
+static void connection_protocol_error(struct connection *c, uint64_t id, int status,
+				      const char *msg)
+{
+	log_debug("connection %" PRIu64 " (pid %d uid %u): %s, closing", c->serial, (int)c->pid,
+		  (unsigned)c->uid, msg);
+	(void)rpc_send_error(c->m, c, id, status, msg, RPC_REPLY_NOW);
+	connection_flush(c);
+	connection_close(c);
+}
+
+/* Returns true when it stopped on the output backlog with requests left. */
+static bool connection_process(struct connection *c)
+{
+	while (!c->closing) {
+		_cleanup_(pmemz__request__free_unpackedp) Pmemz__Request *req = NULL;
+		size_t avail = evbuffer_get_length(c->in);
+		size_t plen;
+		uint8_t *data;
+		char msg[128];
+		int r;
+
+		if (avail < PMEMZ_FRAME_HDR)
+			return false;
+		if (c->out_bytes > CONNECTION_OUT_MAX)
+			return true;
+		data = evbuffer_pullup(c->in, PMEMZ_FRAME_HDR);
+		if (!data)
+			return false;
+		r = pmemz_frame_peek(data, avail, &plen);
+		if (r == -EMSGSIZE) {
+			uint32_t len = (uint32_t)data[0] | (uint32_t)data[1] << 8 |
+				       (uint32_t)data[2] << 16 | (uint32_t)data[3] << 24;
+
+			(void)snprintf(msg, sizeof(msg), "frame of %u bytes exceeds the %u byte limit",
+				       len, PMEMZ_FRAME_MAX);
+			connection_protocol_error(c, 0, r, msg);
+			return false;
+		}
+		if (r < 0) {
+			connection_protocol_error(c, 0, -EBADMSG, "empty frame");
+			return false;
+		}
+		if (avail < PMEMZ_FRAME_HDR + plen)
+			return false;
+		data = evbuffer_pullup(c->in, (ssize_t)(PMEMZ_FRAME_HDR + plen));
+		if (!data) {
+			connection_protocol_error(c, 0, -ENOMEM, "out of memory");
+			return false;
+		}
+		r = pmemz_frame_unpack_request(data + PMEMZ_FRAME_HDR, plen, &req);
+		(void)evbuffer_drain(c->in, PMEMZ_FRAME_HDR + plen);
+		if (r < 0) {
+			connection_protocol_error(c, 0, -EBADMSG, "undecodable request");
+			return false;
+		}
+		if (req->version != PMEMZ_PROTO_VERSION) {
+			(void)snprintf(msg, sizeof(msg),
+				       "protocol version %u is not supported (daemon speaks %u)",
+				       req->version, PMEMZ_PROTO_VERSION);
+			connection_protocol_error(c, req->id, -EPROTO, msg);
+			return false;
+		}
+		rpc_dispatch(c->m, c, req);
+	}
+	return false;
+}
+
+static void connection_read_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct connection *c = arg;
+	bool more = false;
+	int n;
+
+	c->in_read = true;
+	n = evbuffer_read(c->in, fd, READ_CHUNK);
+	if (n == 0) {
+		log_debug("connection %" PRIu64 ": closed by the peer", c->serial);
+		connection_close(c);
+	} else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+		(void)log_debug_errno(errno, "connection %" PRIu64 ": read failed: %m", c->serial);
+		connection_close(c);
+	} else {
+		more = connection_process(c);
+	}
+	c->in_read = false;
+	if (!c->closing) {
+		connection_flush(c);
+		/* Requests left behind the backlog, and the backlog is gone. */
+		if (more && !c->closing && !c->read_paused)
+			event_active(c->read_ev, EV_READ, 0);
+	}
+	manager_commit_if_overdue(c->m);
+}
+
+static void connection_write_cb(evutil_socket_t fd, short what, void *arg)
+{
+	connection_flush(arg);
+}
+
+int connection_new(struct manager *m, int fd, struct connection **out)
+{
+	struct connection *c;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+		int r = -errno;
+
+		(void)close(fd);
+		return log_warning_errno(r, "Failed to get the credentials of a new peer: %m");
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		(void)close(fd);
+		return log_warning_errno(ENOMEM, "Out of memory accepting a connection");
+	}
+	c->m = m;
+	c->fd = fd;
+	c->serial = ++m->connection_serial;
+	c->uid = cred.uid;
+	c->gid = cred.gid;
+	c->pid = cred.pid;
+	TAILQ_INIT(&c->out);
+	TAILQ_INIT(&c->held);
+	LIST_INIT(&c->leases);
+	TAILQ_INIT(&c->waiters);
+	connection_get_groups(c);
+	c->admin = c->uid == 0 ||
+		   (m->conf->has_admin_gid && connection_in_group(c, m->conf->admin_gid));
+
+	c->in = evbuffer_new();
+	c->read_ev = event_new(m->base, fd, EV_READ | EV_PERSIST, connection_read_cb, c);
+	c->write_ev = event_new(m->base, fd, EV_WRITE | EV_PERSIST, connection_write_cb, c);
+	if (!c->in || !c->read_ev || !c->write_ev ||
+	    event_priority_set(c->read_ev, MANAGER_PRIO_IO) < 0 ||
+	    event_priority_set(c->write_ev, MANAGER_PRIO_IO) < 0 || event_add(c->read_ev, NULL) < 0) {
+		c->closing = true; /* nothing to release yet */
+		connection_free(c);
+		return log_warning_errno(ENOMEM, "Out of memory accepting a connection");
+	}
+	TAILQ_INSERT_TAIL(&m->connections, c, link);
+	m->n_connections++;
+	log_debug("connection %" PRIu64 ": pid %d uid %u gid %u%s", c->serial, (int)c->pid,
+		  (unsigned)c->uid, (unsigned)c->gid, c->admin ? " (admin)" : "");
+	if (out)
+		*out = c;
+	return 0;
+}
+
+void connection_close(struct connection *c)
+{
+	struct manager *m = c->m;
+	struct lease *l;
+	struct waiter *w;
+	uint64_t released = 0;
+
+	if (c->closing)
+		return;
+	c->closing = true;
+	(void)event_del(c->read_ev);
+	(void)event_del(c->write_ev);
+
+	/* Uncommitted leases go back to the free pool (DIRTY, then zeroed). */
+	while ((l = LIST_FIRST(&c->leases))) {
+		region_unlease(m->regions[l->region].r, l->runs, l->n_runs);
+		released += l->n_extents;
+		lease_table_remove(m->leases, l);
+	}
+	while ((w = TAILQ_FIRST(&c->waiters)))
+		rpc_waiter_free(m, w);
+	if (released) {
+		log_debug("connection %" PRIu64 ": released %" PRIu64 " leased extents", c->serial,
+			  released);
+		manager_request_commit(m);
+	}
+
+	out_frame_list_clear(&c->held);
+	c->n_held = 0;
+	if (c->on_held_list) {
+		TAILQ_REMOVE(&m->held, c, held_link);
+		c->on_held_list = false;
+	}
+	out_frame_list_clear(&c->out);
+	c->out_bytes = 0;
+
+	if (c->fd >= 0) {
+		(void)close(c->fd);
+		c->fd = -1;
+	}
+	TAILQ_REMOVE(&m->connections, c, link);
+	m->n_connections--;
+	TAILQ_INSERT_TAIL(&m->dead, c, link);
+	event_active(m->reaper_ev, EV_TIMEOUT, 0);
+}
+
+void connection_free(struct connection *c)
+{
+	if (!c)
+		return;
+	if (c->read_ev)
+		event_free(c->read_ev);
+	if (c->write_ev)
+		event_free(c->write_ev);
+	if (c->in)
+		evbuffer_free(c->in);
+	out_frame_list_clear(&c->out);
+	out_frame_list_clear(&c->held);
+	if (c->fd >= 0)
+		(void)close(c->fd);
+	free(c->groups);
+	free(c);
+}

@@ -1,1 +1,246 @@
-/* placeholder: being written */
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <event2/event.h>
+#include <systemd/sd-daemon.h>
+
+#include "connection.h"
+#include "listener.h"
+#include "log.h"
+#include "manager.h"
+
+#define ACCEPT_BATCH 64
+#define ACCEPT_PAUSE_SEC 1
+
+struct listener {
+	struct manager *m;
+	int fd;
+	struct event *accept_ev;
+	struct event *resume_ev;
+	char *path;	  /* what we bound (NULL when socket-activated) */
+	bool paused;
+	char desc[128];
+};
+
+static void listener_pause(struct listener *l)
+{
+	struct timeval tv = {.tv_sec = ACCEPT_PAUSE_SEC};
+
+	if (l->paused)
+		return;
+	l->paused = true;
+	(void)event_del(l->accept_ev);
+	(void)event_add(l->resume_ev, &tv);
+}
+
+static void listener_resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct listener *l = arg;
+
+	l->paused = false;
+	(void)event_add(l->accept_ev, NULL);
+	log_debug("Accepting connections again");
+}
+
+static void listener_accept_cb(evutil_socket_t lfd, short what, void *arg)
+{
+	struct listener *l = arg;
+
+	for (int i = 0; i < ACCEPT_BATCH; i++) {
+		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			switch (errno) {
+			case EAGAIN:
+#if EWOULDBLOCK != EAGAIN
+			case EWOULDBLOCK:
+#endif
+				return;
+			case EINTR:
+			case ECONNABORTED:
+			case EPROTO:
+				continue;
+			case EMFILE:
+			case ENFILE:
+			case ENOBUFS:
+			case ENOMEM:
+				(void)log_warning_errno(errno,
+							"Cannot accept connections (%m), pausing "
+							"for %d s",
+							ACCEPT_PAUSE_SEC);
+				listener_pause(l);
+				return;
+			default:
+				(void)log_error_errno(errno, "accept failed, pausing for %d s: %m",
+						      ACCEPT_PAUSE_SEC);
+				listener_pause(l);
+				return;
+			}
+		}
+		/* connection_new logs its own failures and closes fd. */
+		(void)connection_new(l->m, fd, NULL);
+	}
+}
+
+/*
+ * A socket file at path: replace it only if it is a socket nobody answers
+ * on (a daemon that died); refuse when another daemon is listening.
+ */
+static int listener_remove_stale(const char *path, const struct sockaddr_un *sa)
+{
+	_cleanup_close_ int probe = -1;
+	struct stat st;
+
+	if (lstat(path, &st) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		return log_error_errno(errno, "Cannot access socket path %s: %m", path);
+	}
+	if (!S_ISSOCK(st.st_mode))
+		return log_error_errno(EEXIST, "%s exists and is not a socket, refusing to replace it",
+				       path);
+	probe = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (probe < 0)
+		return log_error_errno(errno, "Failed to create a socket: %m");
+	if (connect(probe, (const struct sockaddr *)sa, sizeof(*sa)) == 0 || errno == EAGAIN)
+		return log_error_errno(EADDRINUSE, "Another daemon is listening on %s", path);
+	if (errno != ECONNREFUSED)
+		return log_error_errno(errno, "Cannot probe the existing socket %s: %m", path);
+	if (unlink(path) < 0 && errno != ENOENT)
+		return log_error_errno(errno, "Failed to remove the stale socket %s: %m", path);
+	log_info("Removed stale socket %s", path);
+	return 0;
+}
+
+static int listener_bind(struct listener *l, const char *path)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *dir = NULL;
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	mode_t old_mask;
+	int r;
+
+	if (!path || !*path)
+		return log_error_errno(EINVAL, "No socket path configured");
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return log_error_errno(ENAMETOOLONG, "Socket path %s is too long (max %zu bytes)",
+				       path, sizeof(sa.sun_path) - 1);
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+
+	dir = strdup(path);
+	if (!dir)
+		return log_error_errno(ENOMEM, "Out of memory");
+	r = pmemz_mkdir_p(dirname(dir), 0755);
+	if (r < 0)
+		return log_error_errno(r, "Failed to create the socket directory of %s: %m", path);
+
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return log_error_errno(errno, "Failed to create a socket: %m");
+	r = listener_remove_stale(path, &sa);
+	if (r < 0)
+		return r;
+	/* Everyone may connect; each region checks the peer's credentials. */
+	old_mask = umask(0111);
+	r = bind(fd, (const struct sockaddr *)&sa, sizeof(sa));
+	(void)umask(old_mask);
+	if (r < 0)
+		return log_error_errno(errno, "Failed to bind %s: %m", path);
+	l->path = strdup(path);
+	if (!l->path) {
+		(void)unlink(path);
+		return log_error_errno(ENOMEM, "Out of memory");
+	}
+	if (chmod(path, 0666) < 0)
+		(void)log_warning_errno(errno, "Failed to chmod %s: %m", path);
+	if (listen(fd, SOMAXCONN) < 0)
+		return log_error_errno(errno, "Failed to listen on %s: %m", path);
+	(void)snprintf(l->desc, sizeof(l->desc), "%s", path);
+	l->fd = TAKE_FD(fd);
+	return 0;
+}
+
+static int listener_activated(struct listener *l, int n)
+{
+	int fd = SD_LISTEN_FDS_START;
+	int flags;
+
+	if (n > 1) {
+		log_warning("systemd passed %d sockets, using the first", n);
+		for (int i = 1; i < n; i++)
+			(void)close(SD_LISTEN_FDS_START + i);
+	}
+	if (sd_is_socket_unix(fd, SOCK_STREAM, 1, NULL, 0) <= 0)
+		return log_error_errno(EINVAL,
+				       "The socket passed by systemd is not a listening Unix stream "
+				       "socket");
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0 ||
+	    fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
+		return log_error_errno(errno, "Failed to set up the socket passed by systemd: %m");
+	l->fd = fd;
+	(void)snprintf(l->desc, sizeof(l->desc), "the socket passed by systemd");
+	return 0;
+}
+
+int listener_new(struct manager *m, const char *path, struct listener **out)
+{
+	_cleanup_(listener_freep) struct listener *l = NULL;
+	int n, r;
+
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return log_error_errno(ENOMEM, "Out of memory");
+	l->m = m;
+	l->fd = -1;
+
+	n = sd_listen_fds(1);
+	if (n < 0)
+		(void)log_warning_errno(n, "Ignoring socket activation: %m");
+	if (n > 0)
+		r = listener_activated(l, n);
+	else
+		r = listener_bind(l, path);
+	if (r < 0)
+		return r;
+
+	l->accept_ev = event_new(m->base, l->fd, EV_READ | EV_PERSIST, listener_accept_cb, l);
+	l->resume_ev = evtimer_new(m->base, listener_resume_cb, l);
+	if (!l->accept_ev || !l->resume_ev ||
+	    event_priority_set(l->accept_ev, MANAGER_PRIO_IO) < 0 ||
+	    event_priority_set(l->resume_ev, MANAGER_PRIO_IO) < 0 ||
+	    event_add(l->accept_ev, NULL) < 0)
+		return log_error_errno(ENOMEM, "Failed to watch the listening socket");
+	*out = TAKE_PTR(l);
+	return 0;
+}
+
+const char *listener_describe(const struct listener *l)
+{
+	return l->desc;
+}
+
+void listener_free(struct listener *l)
+{
+	if (!l)
+		return;
+	if (l->accept_ev)
+		event_free(l->accept_ev);
+	if (l->resume_ev)
+		event_free(l->resume_ev);
+	if (l->fd >= 0)
+		(void)close(l->fd);
+	if (l->path) {
+		(void)unlink(l->path);
+		free(l->path);
+	}
+	free(l);
+}

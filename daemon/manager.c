@@ -1,1 +1,393 @@
-/* placeholder: being written */
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "connection.h"
+#include "lease.h"
+#include "listener.h"
+#include "log.h"
+#include "manager.h"
+#include "notify.h"
+#include "rpc.h"
+
+/* A commit held back longer than this by a stream of requests runs inline. */
+#define COMMIT_MAX_DELAY_NS 1000000ull
+#define STATUS_INTERVAL_SEC 1
+
+static void libevent_log_cb(int severity, const char *msg)
+{
+	switch (severity) {
+	case EVENT_LOG_DEBUG:
+		log_debug("libevent: %s", msg);
+		break;
+	case EVENT_LOG_MSG:
+		log_info("libevent: %s", msg);
+		break;
+	case EVENT_LOG_WARN:
+		log_warning("libevent: %s", msg);
+		break;
+	default:
+		log_error("libevent: %s", msg);
+		break;
+	}
+}
+
+struct manager_region *manager_find_region(struct manager *m, const char *name)
+{
+	for (size_t i = 0; i < m->n_regions; i++)
+		if (strcmp(m->regions[i].rc->name, name) == 0)
+			return &m->regions[i];
+	return NULL;
+}
+
+void manager_update_urgent(struct manager_region *mr)
+{
+	bool urgent = mr->n_waiters > 0;
+
+	if (urgent == mr->urgent || !mr->r)
+		return;
+	mr->urgent = urgent;
+	region_zeroer_set_urgent(mr->r, urgent);
+}
+
+void manager_request_commit(struct manager *m)
+{
+	if (m->commit_pending)
+		return;
+	m->commit_pending = true;
+	m->commit_since_ns = pmemz_now_ns();
+	event_active(m->commit_ev, EV_TIMEOUT, 0);
+}
+
+/*
+ * The group commit: serve waiting allocations, make every change of this
+ * loop iteration durable, then send the replies that attest them.
+ */
+static void manager_commit(struct manager *m)
+{
+	uint64_t drains = 0;
+	struct connection *c;
+
+	for (size_t i = 0; i < m->n_regions; i++)
+		if (m->regions[i].n_waiters)
+			rpc_allocate_serve_waiters(m, &m->regions[i]);
+	m->commit_pending = false;
+
+	for (size_t i = 0; i < m->n_regions; i++) {
+		struct manager_region *mr = &m->regions[i];
+		int r = region_sync(mr->r);
+
+		if (r < 0) {
+			/* Replies must not claim durability we could not get. */
+			(void)log_error_errno(r, "Failed to make region '%s' durable, stopping: %m",
+					      mr->rc->name);
+			manager_stop(m, r);
+			return;
+		}
+		drains += (uint64_t)r;
+	}
+	if (drains) {
+		m->group_commits++;
+		m->group_commit_drains += drains;
+	}
+	while ((c = TAILQ_FIRST(&m->held))) {
+		TAILQ_REMOVE(&m->held, c, held_link);
+		c->on_held_list = false;
+		m->held_replies += c->n_held;
+		connection_release_held(c);
+	}
+}
+
+static void manager_commit_cb(evutil_socket_t fd, short what, void *arg)
+{
+	manager_commit(arg);
+}
+
+void manager_commit_if_overdue(struct manager *m)
+{
+	if (!m->commit_pending || pmemz_now_ns() - m->commit_since_ns < COMMIT_MAX_DELAY_NS)
+		return;
+	(void)event_del(m->commit_ev);
+	manager_commit(m);
+}
+
+static void manager_reaper_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct manager *m = arg;
+	struct connection *c;
+
+	while ((c = TAILQ_FIRST(&m->dead))) {
+		TAILQ_REMOVE(&m->dead, c, link);
+		connection_free(c);
+	}
+}
+
+static void manager_zeroer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct manager_region *mr = arg;
+
+	/* ZEROED states are stored now, durable with the commit pass, which
+	 * also hands the new extents to waiting allocations. */
+	if (region_zeroer_collect(mr->r) > 0 || mr->n_waiters)
+		manager_request_commit(mr->m);
+}
+
+static void manager_format_status(struct manager *m, char *buf, size_t len)
+{
+	uint64_t count[EXT_NSTATES] = {0}, total = 0, zeroing = 0, waiters = 0;
+	char zeroed_s[32], total_s[32];
+	uint64_t zeroed_bytes = 0, total_bytes = 0;
+
+	for (size_t i = 0; i < m->n_regions; i++) {
+		struct manager_region *mr = &m->regions[i];
+		struct region_stats st = {0};
+
+		region_get_stats(mr->r, &st);
+		for (int s = 0; s < EXT_NSTATES; s++)
+			count[s] += st.count[s];
+		total += mr->info.extent_count;
+		zeroing += st.zeroing;
+		waiters += mr->n_waiters;
+		zeroed_bytes += st.count[EXT_ZEROED] * mr->info.extent_size;
+		total_bytes += mr->info.extent_count * mr->info.extent_size;
+	}
+	(void)snprintf(buf, len,
+		       "%zu region%s: %s of %s zeroed (%" PRIu64 "/%" PRIu64 " extents), %" PRIu64
+		       " dirty%s, %" PRIu64 " leased, %" PRIu64 " committed; %" PRIu64
+		       " client%s%s",
+		       m->n_regions, m->n_regions == 1 ? "" : "s",
+		       pmemz_format_size(zeroed_bytes, zeroed_s, sizeof(zeroed_s)),
+		       pmemz_format_size(total_bytes, total_s, sizeof(total_s)), count[EXT_ZEROED],
+		       total, count[EXT_DIRTY], zeroing ? " (zeroing)" : "", count[EXT_LEASED],
+		       count[EXT_COMMITTED], m->n_connections, m->n_connections == 1 ? "" : "s",
+		       waiters ? ", allocations waiting" : "");
+}
+
+static void manager_status_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct manager *m = arg;
+	char status[sizeof(m->status)];
+
+	manager_format_status(m, status, sizeof(status));
+	if (strcmp(status, m->status) == 0)
+		return;
+	memcpy(m->status, status, sizeof(status));
+	notify_status(status);
+}
+
+static void manager_watchdog_cb(evutil_socket_t fd, short what, void *arg)
+{
+	notify_watchdog();
+}
+
+static void manager_signal_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct manager *m = arg;
+
+	if (sig == SIGHUP) {
+		log_notice("SIGHUP: reloading the configuration is not supported, restart instead");
+		return;
+	}
+	log_info("Received %s, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+	manager_stop(m, 0);
+}
+
+void manager_stop(struct manager *m, int status)
+{
+	struct connection *c;
+
+	if (m->stopping)
+		return;
+	m->stopping = true;
+	m->exit_status = status;
+	notify_stopping("Shutting down");
+	listener_free(m->listener);
+	m->listener = NULL;
+	/* Send what is done, then drop the clients (their leases go DIRTY). */
+	if (status == 0 && m->commit_pending) {
+		(void)event_del(m->commit_ev);
+		manager_commit(m);
+	}
+	while ((c = TAILQ_FIRST(&m->connections)))
+		connection_close(c);
+	(void)event_base_loopbreak(m->base);
+}
+
+static int manager_add_event(struct manager *m, struct event **ev, evutil_socket_t fd, short what,
+			     event_callback_fn cb, void *arg, int prio, bool add)
+{
+	*ev = event_new(m->base, fd, what, cb, arg);
+	if (!*ev || event_priority_set(*ev, prio) < 0 || (add && event_add(*ev, NULL) < 0))
+		return -ENOMEM;
+	return 0;
+}
+
+int manager_new(const struct daemon_conf *conf, struct manager **out)
+{
+	_cleanup_(manager_freep) struct manager *m = NULL;
+	int r = 0;
+
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return log_error_errno(ENOMEM, "Out of memory");
+	m->conf = conf;
+	TAILQ_INIT(&m->connections);
+	TAILQ_INIT(&m->held);
+	TAILQ_INIT(&m->dead);
+	m->start_ns = pmemz_now_ns();
+
+	event_set_log_callback(libevent_log_cb);
+	m->base = event_base_new();
+	if (!m->base || event_base_priority_init(m->base, MANAGER_NPRIO) < 0)
+		return log_error_errno(ENOMEM, "Failed to create the event loop");
+	if (lease_table_new(&m->leases) < 0 ||
+	    manager_add_event(m, &m->commit_ev, -1, 0, manager_commit_cb, m, MANAGER_PRIO_COMMIT,
+			      false) < 0 ||
+	    manager_add_event(m, &m->reaper_ev, -1, 0, manager_reaper_cb, m, MANAGER_PRIO_IO,
+			      false) < 0)
+		return log_error_errno(ENOMEM, "Out of memory");
+
+	m->regions = calloc(conf->n_regions ? conf->n_regions : 1, sizeof(*m->regions));
+	if (!m->regions)
+		return log_error_errno(ENOMEM, "Out of memory");
+	m->n_regions = conf->n_regions;
+	for (size_t i = 0; i < conf->n_regions; i++) {
+		struct manager_region *mr = &m->regions[i];
+		int q;
+
+		mr->m = m;
+		mr->index = (unsigned)i;
+		mr->rc = &conf->regions[i];
+		TAILQ_INIT(&mr->waiters);
+		/* Open all, so every broken region is reported in one start. */
+		q = region_open(mr->rc, &mr->r);
+		if (q < 0) {
+			mr->r = NULL;
+			if (r == 0)
+				r = q;
+			continue;
+		}
+		region_get_info(mr->r, &mr->info);
+		if (!mr->info.name)
+			mr->info.name = mr->rc->name;
+		if (manager_add_event(m, &mr->zeroer_ev, region_zeroer_fd(mr->r),
+				      EV_READ | EV_PERSIST, manager_zeroer_cb, mr, MANAGER_PRIO_IO,
+				      true) < 0)
+			return log_error_errno(ENOMEM, "Failed to watch the zeroer of region '%s'",
+					       mr->rc->name);
+	}
+	if (r < 0)
+		return r; /* region_open said why */
+	if (conf->n_regions == 0)
+		log_warning("No regions configured");
+	*out = TAKE_PTR(m);
+	return 0;
+}
+
+int manager_start(struct manager *m)
+{
+	static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
+	struct timeval status_tv = {.tv_sec = STATUS_INTERVAL_SEC};
+	uint64_t wd_usec;
+	int r;
+
+	r = listener_new(m, m->conf->socket_path, &m->listener);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++) {
+		m->sig_ev[i] = evsignal_new(m->base, sigs[i], manager_signal_cb, m);
+		if (!m->sig_ev[i] || event_priority_set(m->sig_ev[i], MANAGER_PRIO_IO) < 0 ||
+		    event_add(m->sig_ev[i], NULL) < 0)
+			return log_error_errno(ENOMEM, "Failed to install signal handlers");
+	}
+	m->status_ev = event_new(m->base, -1, EV_PERSIST, manager_status_cb, m);
+	if (!m->status_ev || event_priority_set(m->status_ev, MANAGER_PRIO_IO) < 0 ||
+	    event_add(m->status_ev, &status_tv) < 0)
+		return log_error_errno(ENOMEM, "Failed to create the status timer");
+	if (notify_watchdog_enabled(&wd_usec)) {
+		struct timeval tv = {.tv_sec = (time_t)(wd_usec / 2 / 1000000),
+				     .tv_usec = (suseconds_t)(wd_usec / 2 % 1000000)};
+
+		m->watchdog_ev = event_new(m->base, -1, EV_PERSIST, manager_watchdog_cb, m);
+		if (!m->watchdog_ev || event_priority_set(m->watchdog_ev, MANAGER_PRIO_IO) < 0 ||
+		    event_add(m->watchdog_ev, &tv) < 0)
+			return log_error_errno(ENOMEM, "Failed to create the watchdog timer");
+		log_debug("Watchdog every %" PRIu64 " us", wd_usec / 2);
+	}
+
+	for (size_t i = 0; i < m->n_regions; i++) {
+		const struct region_info *in = &m->regions[i].info;
+		char size_s[32], ext_s[32];
+
+		log_info("Region '%s': %s, %s in %" PRIu64 " extents of %s, %s mapping", in->name,
+			 in->path ? in->path : "?", pmemz_format_size(in->size, size_s, sizeof(size_s)),
+			 in->extent_count, pmemz_format_size(in->extent_size, ext_s, sizeof(ext_s)),
+			 in->granularity ? in->granularity : "?");
+	}
+	manager_format_status(m, m->status, sizeof(m->status));
+	log_info("Ready, listening on %s", listener_describe(m->listener));
+	notify_ready(m->status);
+	return 0;
+}
+
+int manager_run(struct manager *m)
+{
+	if (event_base_dispatch(m->base) < 0)
+		return log_error_errno(EIO, "Event loop failed");
+	return m->exit_status;
+}
+
+void manager_free(struct manager *m)
+{
+	struct connection *c;
+
+	if (!m)
+		return;
+	listener_free(m->listener);
+	m->listener = NULL;
+	m->stopping = true;
+	while ((c = TAILQ_FIRST(&m->connections)))
+		connection_close(c);
+	while ((c = TAILQ_FIRST(&m->dead))) {
+		TAILQ_REMOVE(&m->dead, c, link);
+		connection_free(c);
+	}
+	for (size_t i = 0; i < m->n_regions; i++) {
+		struct manager_region *mr = &m->regions[i];
+
+		if (mr->zeroer_ev)
+			event_free(mr->zeroer_ev);
+		if (!mr->r)
+			continue;
+		if (m->exit_status == 0) {
+			int r = region_sync(mr->r);
+
+			if (r < 0)
+				(void)log_error_errno(r, "Failed to sync region '%s': %m",
+						      mr->rc->name);
+		}
+		region_close(mr->r);
+	}
+	free(m->regions);
+	for (size_t i = 0; i < ARRAY_SIZE(m->sig_ev); i++)
+		if (m->sig_ev[i])
+			event_free(m->sig_ev[i]);
+	if (m->status_ev)
+		event_free(m->status_ev);
+	if (m->watchdog_ev)
+		event_free(m->watchdog_ev);
+	if (m->commit_ev)
+		event_free(m->commit_ev);
+	if (m->reaper_ev)
+		event_free(m->reaper_ev);
+	lease_table_free(m->leases);
+	if (m->base)
+		event_base_free(m->base);
+	free(m);
+}

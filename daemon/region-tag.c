@@ -1,1 +1,370 @@
-/* placeholder: being written */
+/* SPDX-License-Identifier: MIT */
+/*
+ * Tags: LEASED -> COMMITTED under a named slot, and back to DIRTY, each as
+ * a two-phase operation on the slot's 8-byte state word so a crash at any
+ * point leaves either the whole change or none of it:
+ *
+ *   commit  phase 1 (region_commit):   [data flushed], slot body, slot
+ *                                       WRITTEN, records COMMITTED(id), flushed
+ *           -- drain (region_sync) --
+ *           phase 2 (region_sync):     slot VALID, flushed
+ *           -- drain --                 the commit is durable
+ *   free    phase 1 (region_tag_free): slot FREE, flushed
+ *           -- drain --                 the tag is gone for good
+ *           phase 2 (region_sync):     records DIRTY, flushed
+ *           -- drain --                 the extents go to the zeroer
+ *
+ * Recovery (region-recovery.c): a COMMITTED record whose slot is not VALID
+ * becomes DIRTY, a WRITTEN slot becomes FREE, a VALID slot without extents
+ * becomes FREE.  A slot freed in an iteration is not reused before that
+ * iteration's region_sync has finished, so a record can never be adopted
+ * by the slot's next owner.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "region-internal.h"
+
+/* ---- hash of (name, uid) -> id ---- */
+
+static uint32_t tag_hash(const char *name, uid_t uid)
+{
+	uint32_t h = 2166136261u;
+
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		h = (h ^ *p) * 16777619u;
+	h ^= (uint32_t)uid * 0x9e3779b1u;
+	return h ^ (h >> 15);
+}
+
+static void hash_insert(struct region *r, uint32_t id)
+{
+	struct vtag *t = &r->tags[id];
+	uint32_t b = tag_hash(t->name, t->uid) & r->hash_mask;
+
+	t->hnext = r->hash[b];
+	r->hash[b] = id;
+}
+
+static void hash_remove(struct region *r, uint32_t id)
+{
+	struct vtag *t = &r->tags[id];
+	uint32_t *pp = &r->hash[tag_hash(t->name, t->uid) & r->hash_mask];
+
+	while (*pp && *pp != id)
+		pp = &r->tags[*pp].hnext;
+	if (*pp)
+		*pp = t->hnext;
+	t->hnext = 0;
+}
+
+static uint32_t hash_find(const struct region *r, const char *name, uid_t uid)
+{
+	for (uint32_t id = r->hash[tag_hash(name, uid) & r->hash_mask]; id; id = r->tags[id].hnext)
+		if (r->tags[id].uid == uid && strcmp(r->tags[id].name, name) == 0)
+			return id;
+	return 0;
+}
+
+static bool visible(const struct vtag *t)
+{
+	return t->state == VT_VALID || t->state == VT_COMMITTING;
+}
+
+/* ---- setup ---- */
+
+int region_tags_init(struct region *r)
+{
+	uint32_t buckets = 16;
+
+	while (buckets < r->tag_count)
+		buckets <<= 1;
+	r->tags = calloc((size_t)r->tag_count + 1, sizeof(*r->tags));
+	r->free_ids = calloc(r->tag_count ? r->tag_count : 1, sizeof(*r->free_ids));
+	r->hash = calloc(buckets, sizeof(*r->hash));
+	if (!r->tags || !r->free_ids || !r->hash)
+		return -ENOMEM;
+	r->hash_mask = buckets - 1;
+	r->n_free_ids = 0;
+	r->n_tags = 0;
+	return 0;
+}
+
+void region_tags_free(struct region *r)
+{
+	if (r->tags)
+		for (uint32_t id = 1; id <= r->tag_count; id++)
+			free(r->tags[id].runs);
+	free(r->tags);
+	free(r->free_ids);
+	free(r->hash);
+	free(r->pend_commit.v);
+	free(r->pend_free.v);
+	r->tags = NULL;
+	r->free_ids = NULL;
+	r->hash = NULL;
+	r->pend_commit = (struct idvec){0};
+	r->pend_free = (struct idvec){0};
+}
+
+int region_vtag_add_extent(struct vtag *t, uint64_t i)
+{
+	if (t->n_runs && t->runs[t->n_runs - 1].first + t->runs[t->n_runs - 1].count == i) {
+		t->runs[t->n_runs - 1].count++;
+	} else {
+		if (t->n_runs == t->cap_runs) {
+			size_t cap = t->cap_runs ? t->cap_runs * 2 : 4;
+			struct run *nv = realloc(t->runs, cap * sizeof(*nv));
+			if (!nv)
+				return -ENOMEM;
+			t->runs = nv;
+			t->cap_runs = cap;
+		}
+		t->runs[t->n_runs++] = (struct run){i, 1};
+	}
+	t->n_extents++;
+	return 0;
+}
+
+int region_tag_install(struct region *r, uint32_t id, uid_t uid, const char *name)
+{
+	struct vtag *t = &r->tags[id];
+
+	if (layout_tag_name_valid(name) < 0)
+		return -EINVAL;
+	t->state = VT_VALID;
+	t->uid = uid;
+	strcpy(t->name, name);
+	hash_insert(r, id);
+	r->n_tags++;
+	return 0;
+}
+
+/* ---- queries ---- */
+
+uint32_t region_tag_next(const struct region *r, uint32_t after)
+{
+	for (uint64_t id = (uint64_t)after + 1; id <= r->tag_count; id++)
+		if (visible(&r->tags[id]))
+			return (uint32_t)id;
+	return 0;
+}
+
+int region_tag_get(const struct region *r, uint32_t id, const char **name, uid_t *uid)
+{
+	if (id == 0 || id > r->tag_count || !visible(&r->tags[id]))
+		return -ENOENT;
+	if (name)
+		*name = r->tags[id].name;
+	if (uid)
+		*uid = r->tags[id].uid;
+	return 0;
+}
+
+int region_tag_lookup(const struct region *r, const char *name, uid_t uid, uint32_t *id)
+{
+	uint32_t found;
+	int ret = layout_tag_name_valid(name);
+
+	if (ret < 0)
+		return ret;
+	found = hash_find(r, name, uid);
+	if (!found)
+		return -ENOENT;
+	*id = found;
+	return 0;
+}
+
+int region_tag_runs(const struct region *r, uint32_t id, struct run **runs, size_t *n_runs,
+		    uint64_t *n_extents)
+{
+	const struct vtag *t;
+	struct run *v;
+
+	if (id == 0 || id > r->tag_count || !visible(&r->tags[id]))
+		return -ENOENT;
+	t = &r->tags[id];
+	v = malloc(MAX(t->n_runs, (size_t)1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	memcpy(v, t->runs, t->n_runs * sizeof(*v));
+	*runs = v;
+	*n_runs = t->n_runs;
+	if (n_extents)
+		*n_extents = t->n_extents;
+	return 0;
+}
+
+/* ---- commit ---- */
+
+int region_commit(struct region *r, const struct run *runs, size_t n_runs, const char *tag,
+		  uid_t uid, bool flush_data)
+{
+	_cleanup_free_ struct run *v = NULL;
+	struct layout_tag body;
+	struct layout_tag *slot;
+	struct vtag *t;
+	uint64_t n = 0;
+	uint32_t id;
+	int ret;
+
+	ret = layout_tag_name_valid(tag);
+	if (ret < 0)
+		return ret;
+	if (n_runs == 0 || !runs)
+		return -EINVAL;
+	v = malloc(n_runs * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	memcpy(v, runs, n_runs * sizeof(*v));
+	ret = runs_normalize(r, v, &n_runs);
+	if (ret < 0)
+		return ret;
+	for (size_t k = 0; k < n_runs; k++)
+		for (uint64_t i = v[k].first; i < v[k].first + v[k].count; i++) {
+			if (r->vstate[i] != EXT_LEASED)
+				return -EINVAL;
+			n++;
+		}
+	if (hash_find(r, tag, uid))
+		return -EEXIST;
+	if (r->n_free_ids == 0)
+		return -ENOSPC;
+	ret = idvec_push(&r->pend_commit, 0); /* reserve; nothing fails after the stores */
+	if (ret < 0)
+		return ret;
+	r->pend_commit.n--;
+	id = r->free_ids[--r->n_free_ids];
+	t = &r->tags[id];
+	slot = &r->slots[id - 1];
+	assert(t->state == VT_FREE);
+
+	/* The data first: durable at the first drain, before the slot is VALID. */
+	if (flush_data)
+		for (size_t k = 0; k < n_runs; k++)
+			pstore_flush(r->ps, region_extent_addr(r, v[k].first),
+				     v[k].count * r->extent_size);
+
+	memset(&body, 0, sizeof(body));
+	body.uid = (uint32_t)uid;
+	body.ctime = (uint64_t)time(NULL);
+	body.n_extents = n;
+	strcpy(body.name, tag);
+	body.checksum = layout_tag_checksum(&body);
+	pstore_memcpy(r->ps, (uint8_t *)slot + sizeof(slot->state),
+		      (const uint8_t *)&body + sizeof(body.state), sizeof(body) - sizeof(body.state));
+	pstore_store64(r->ps, &slot->state, TAG_WRITTEN);
+	pstore_flush(r->ps, &slot->state, sizeof(slot->state));
+
+	for (size_t k = 0; k < n_runs; k++) {
+		for (uint64_t i = v[k].first; i < v[k].first + v[k].count; i++) {
+			uint64_t rec = region_rec_load(r, i);
+			region_rec_store(r, i, EXT_COMMITTED, id, layout_rec_gen(rec));
+			region_vset(r, i, EXT_COMMITTED);
+		}
+		region_rec_flush(r, v[k].first, v[k].count);
+	}
+
+	t->state = VT_COMMITTING;
+	t->uid = uid;
+	strcpy(t->name, tag);
+	t->runs = TAKE_PTR(v);
+	t->n_runs = t->cap_runs = n_runs;
+	t->n_extents = n;
+	hash_insert(r, id);
+	r->n_tags++;
+	r->pend_commit.v[r->pend_commit.n++] = id;
+	r->pending = true;
+	return 0;
+}
+
+/* ---- free ---- */
+
+int region_tag_free(struct region *r, uint32_t id, uint64_t *n_extents)
+{
+	struct vtag *t;
+	struct layout_tag *slot;
+	int ret;
+
+	if (id == 0 || id > r->tag_count || !visible(&r->tags[id]))
+		return -ENOENT;
+	t = &r->tags[id];
+	slot = &r->slots[id - 1];
+	ret = idvec_push(&r->pend_free, id);
+	if (ret < 0)
+		return ret;
+
+	pstore_store64(r->ps, &slot->state, TAG_FREE);
+	pstore_flush(r->ps, &slot->state, sizeof(slot->state));
+
+	hash_remove(r, id);
+	r->n_tags--;
+	t->state = VT_FREEING;
+	for (size_t k = 0; k < t->n_runs; k++) {
+		for (uint64_t i = t->runs[k].first; i < t->runs[k].first + t->runs[k].count; i++)
+			region_vset(r, i, EXT_DIRTY);
+		if (region_defer_dirty(r, t->runs[k].first, t->runs[k].count) < 0)
+			r->pend_scan = true;
+	}
+	if (n_extents)
+		*n_extents = t->n_extents;
+	r->pending = true;
+	return 0;
+}
+
+/* ---- region_sync's part ---- */
+
+bool region_tags_phase2(struct region *r)
+{
+	bool any = false;
+
+	for (size_t k = 0; k < r->pend_commit.n; k++) {
+		uint32_t id = r->pend_commit.v[k];
+		struct layout_tag *slot = &r->slots[id - 1];
+
+		if (r->tags[id].state != VT_COMMITTING)
+			continue; /* freed in the same iteration */
+		pstore_store64(r->ps, &slot->state, TAG_VALID);
+		pstore_flush(r->ps, &slot->state, sizeof(slot->state));
+		r->tags[id].state = VT_VALID;
+		any = true;
+	}
+	r->pend_commit.n = 0;
+
+	for (size_t k = 0; k < r->pend_free.n; k++) {
+		struct vtag *t = &r->tags[r->pend_free.v[k]];
+
+		if (t->state != VT_FREEING)
+			continue;
+		for (size_t j = 0; j < t->n_runs; j++) {
+			const struct run *ru = &t->runs[j];
+			for (uint64_t i = ru->first; i < ru->first + ru->count; i++) {
+				uint64_t rec = region_rec_load(r, i);
+				region_rec_store(r, i, EXT_DIRTY, 0, layout_rec_gen(rec));
+			}
+			region_rec_flush(r, ru->first, ru->count);
+		}
+		any = true;
+	}
+	return any;
+}
+
+void region_tags_synced(struct region *r)
+{
+	for (size_t k = 0; k < r->pend_free.n; k++) {
+		uint32_t id = r->pend_free.v[k];
+		struct vtag *t = &r->tags[id];
+
+		if (t->state != VT_FREEING)
+			continue;
+		free(t->runs);
+		memset(t, 0, sizeof(*t));
+		t->state = VT_FREE;
+		r->free_ids[r->n_free_ids++] = id;
+	}
+	r->pend_free.n = 0;
+}

@@ -1,1 +1,184 @@
-/* placeholder: being written */
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "connection.h"
+#include "lease.h"
+#include "log.h"
+#include "rpc.h"
+
+/*
+ * Lease n extents for c and queue the reply for after the group commit.
+ * -EAGAIN (nothing changed) when too few extents are zeroed now.
+ */
+static int allocate_now(struct manager *m, struct connection *c, struct manager_region *mr,
+			uint64_t n, uint64_t id, char *msg, size_t msg_len)
+{
+	_cleanup_free_ struct run *runs = NULL;
+	_cleanup_free_ Pmemz__Run *pb_runs = NULL;
+	_cleanup_free_ Pmemz__Run **pb_ptrs = NULL;
+	Pmemz__Response resp = PMEMZ__RESPONSE__INIT;
+	Pmemz__AllocateResp alloc = PMEMZ__ALLOCATE_RESP__INIT;
+	struct lease *l;
+	size_t n_runs = 0;
+	int r;
+
+	r = region_lease(mr->r, n, &runs, &n_runs);
+	if (r == -EAGAIN) {
+		(void)snprintf(msg, msg_len, "%" PRIu64 " extents wanted, %" PRIu64 " zeroed now", n,
+			       region_count_zeroed(mr->r));
+		return r;
+	}
+	if (r == -ENOSPC) {
+		(void)snprintf(msg, msg_len,
+			       "region '%s' has %" PRIu64 " free extents, %" PRIu64 " wanted",
+			       mr->info.name, region_count_free(mr->r), n);
+		return r;
+	}
+	if (r < 0) {
+		(void)snprintf(msg, msg_len, "lease failed: %s", strerror(-r));
+		return r;
+	}
+	/* From here on, LEASED states were stored: undo them on any failure. */
+	manager_request_commit(m);
+	r = lease_table_add(m->leases, &c->leases, c, mr->index, runs, n_runs, &l);
+	if (r < 0) {
+		region_unlease(mr->r, runs, n_runs);
+		(void)snprintf(msg, msg_len, "%s", strerror(-r));
+		return r;
+	}
+	runs = NULL; /* the lease has them */
+
+	r = rpc_runs_to_pb(l->runs, l->n_runs, &pb_runs, &pb_ptrs);
+	if (r >= 0) {
+		alloc.n_runs = l->n_runs;
+		alloc.runs = pb_ptrs;
+		alloc.lease = l->id;
+		resp.op_case = PMEMZ__RESPONSE__OP_ALLOCATE;
+		resp.allocate = &alloc;
+		if (!rpc_response_fits(&resp))
+			r = -EMSGSIZE;
+	}
+	if (r < 0) {
+		region_unlease(mr->r, l->runs, l->n_runs);
+		lease_table_remove(m->leases, l);
+		(void)snprintf(msg, msg_len, "%s",
+			       r == -EMSGSIZE ? "free space too fragmented for one reply"
+					      : strerror(-r));
+		return r;
+	}
+	mr->allocations++;
+	log_debug("connection %" PRIu64 ": lease %" PRIu64 ": %" PRIu64 " extents of '%s' in %zu runs",
+		  c->serial, l->id, l->n_extents, mr->info.name, l->n_runs);
+	(void)rpc_send(m, c, id, &resp, -1, RPC_REPLY_COMMIT);
+	return 0;
+}
+
+void rpc_waiter_free(struct manager *m, struct waiter *w)
+{
+	struct manager_region *mr = &m->regions[w->region];
+
+	TAILQ_REMOVE(&mr->waiters, w, region_link);
+	mr->n_waiters--;
+	TAILQ_REMOVE(&w->conn->waiters, w, conn_link);
+	w->conn->n_waiters--;
+	free(w);
+	manager_update_urgent(mr);
+	/* Those queued behind it may fit now: the commit pass serves them. */
+	if (mr->n_waiters)
+		manager_request_commit(m);
+}
+
+void rpc_allocate_serve_waiters(struct manager *m, struct manager_region *mr)
+{
+	struct waiter *w;
+
+	while ((w = TAILQ_FIRST(&mr->waiters))) {
+		struct connection *c = w->conn;
+		uint64_t id = w->req_id;
+		char msg[RPC_MSG_MAX];
+		int r;
+
+		r = allocate_now(m, c, mr, w->n_extents, id, msg, sizeof(msg));
+		if (r == -EAGAIN)
+			break; /* FIFO: the head waits for the zeroer */
+		TAILQ_REMOVE(&mr->waiters, w, region_link);
+		mr->n_waiters--;
+		TAILQ_REMOVE(&c->waiters, w, conn_link);
+		c->n_waiters--;
+		free(w);
+		if (r < 0) {
+			log_debug("connection %" PRIu64 ": ALLOCATE request %" PRIu64 ": %s",
+				  c->serial, id, msg);
+			(void)rpc_send_error(m, c, id, r, msg, RPC_REPLY_COMMIT);
+		}
+	}
+	manager_update_urgent(mr);
+}
+
+/* ALLOCATE: ceil(bytes / extent size) zeroed extents, leased to this connection. */
+static int rpc_allocate_handler(struct rpc_call *call)
+{
+	const Pmemz__AllocateReq *req = call->req->allocate;
+	struct connection *c = call->c;
+	struct manager *m = call->m;
+	struct manager_region *mr;
+	struct waiter *w;
+	uint64_t n, es;
+	int r;
+
+	r = rpc_region(call, req->region, &mr);
+	if (r < 0)
+		return r;
+	if (req->bytes == 0)
+		return rpc_fail(call, -EINVAL, "cannot allocate 0 bytes");
+	es = mr->info.extent_size;
+	n = req->bytes / es + (req->bytes % es != 0);
+	if (n > mr->info.extent_count)
+		return rpc_fail(call, -ENOSPC, "%" PRIu64 " bytes exceed region '%s'", req->bytes,
+				req->region);
+
+	/* Waiters are served first come, first served. */
+	if (mr->n_waiters == 0) {
+		r = allocate_now(m, c, mr, n, call->id, call->msg, sizeof(call->msg));
+		if (r != -EAGAIN)
+			return r;
+	}
+	if (req->has_nowait && req->nowait)
+		return rpc_fail(call, -EAGAIN,
+				"%" PRIu64 " extents wanted, %" PRIu64 " zeroed now%s", n,
+				region_count_zeroed(mr->r),
+				mr->n_waiters ? ", others waiting" : "");
+	if (n > region_count_free(mr->r))
+		return rpc_fail(call, -ENOSPC,
+				"region '%s' has %" PRIu64 " free extents, %" PRIu64 " wanted",
+				req->region, region_count_free(mr->r), n);
+	if (c->n_waiters >= CONNECTION_WAITERS_MAX)
+		return rpc_fail(call, -EBUSY, "too many allocations waiting on this connection");
+
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return rpc_fail(call, -ENOMEM, "out of memory");
+	w->conn = c;
+	w->req_id = call->id;
+	w->n_extents = n;
+	w->region = mr->index;
+	TAILQ_INSERT_TAIL(&mr->waiters, w, region_link);
+	mr->n_waiters++;
+	TAILQ_INSERT_TAIL(&c->waiters, w, conn_link);
+	c->n_waiters++;
+	manager_update_urgent(mr);
+	log_debug("connection %" PRIu64 ": ALLOCATE request %" PRIu64 " waits for %" PRIu64
+		  " extents of '%s'",
+		  c->serial, call->id, n, req->region);
+	return 0;
+}
+
+const struct rpc_descriptor rpc_allocate = {
+	.name = "ALLOCATE",
+	.op = PMEMZ__REQUEST__OP_ALLOCATE,
+	.admin_only = false,
+	.handler = rpc_allocate_handler,
+};

@@ -1,1 +1,70 @@
-/* placeholder: being written */
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "connection.h"
+#include "lease.h"
+#include "log.h"
+#include "rpc.h"
+
+/* FREE: one lease of this connection, or one tag of the caller's uid. */
+static int rpc_free_handler(struct rpc_call *call)
+{
+	const Pmemz__FreeReq *req = call->req->free;
+	Pmemz__Response resp = PMEMZ__RESPONSE__INIT;
+	Pmemz__FreeResp fr = PMEMZ__FREE_RESP__INIT;
+	struct manager_region *mr;
+	uint64_t n = 0;
+	int r;
+
+	r = rpc_region(call, req->region, &mr);
+	if (r < 0)
+		return r;
+	if (req->has_lease == (req->tag != NULL))
+		return rpc_fail(call, -EINVAL, "give exactly one of lease and tag");
+
+	if (req->has_lease) {
+		struct lease *l;
+
+		r = rpc_own_lease(call, mr, req->lease, &l);
+		if (r < 0)
+			return r;
+		n = l->n_extents;
+		region_unlease(mr->r, l->runs, l->n_runs);
+		lease_table_remove(call->m->leases, l);
+		log_debug("connection %" PRIu64 ": lease %" PRIu64 " freed", call->c->serial,
+			  req->lease);
+	} else {
+		uint32_t id;
+
+		if (!*req->tag || strlen(req->tag) > RPC_TAG_MAX)
+			return rpc_fail(call, -EINVAL, "invalid tag name");
+		r = region_tag_lookup(mr->r, req->tag, call->c->uid, &id);
+		if (r == -ENOENT)
+			return rpc_fail(call, r, "no tag '%.64s' of uid %u in region '%s'",
+					req->tag, (unsigned)call->c->uid, mr->info.name);
+		if (r < 0)
+			return rpc_fail(call, r, "tag lookup failed: %s", strerror(-r));
+		r = region_tag_free(mr->r, id, &n);
+		if (r < 0)
+			return rpc_fail(call, r, "freeing tag '%.64s' failed: %s", req->tag,
+					strerror(-r));
+		log_debug("connection %" PRIu64 ": tag '%.64s' of uid %u freed", call->c->serial,
+			  req->tag, (unsigned)call->c->uid);
+	}
+	mr->frees++;
+	manager_request_commit(call->m);
+
+	fr.extents = n;
+	resp.op_case = PMEMZ__RESPONSE__OP_FREE;
+	resp.free = &fr;
+	return rpc_reply(call, &resp, -1, RPC_REPLY_COMMIT);
+}
+
+const struct rpc_descriptor rpc_free = {
+	.name = "FREE",
+	.op = PMEMZ__REQUEST__OP_FREE,
+	.admin_only = false,
+	.handler = rpc_free_handler,
+};

@@ -1,1 +1,187 @@
-/* placeholder: being written */
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "connection.h"
+#include "lease.h"
+#include "log.h"
+#include "rpc.h"
+
+static const struct rpc_descriptor *const rpc_table[] = {
+	&rpc_hello, &rpc_open_region, &rpc_allocate, &rpc_commit, &rpc_free,
+	&rpc_flush, &rpc_list,	      &rpc_stat,     &rpc_noop,
+};
+
+const struct rpc_descriptor *rpc_lookup(Pmemz__Request__OpCase op)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(rpc_table); i++)
+		if (rpc_table[i]->op == op)
+			return rpc_table[i];
+	return NULL;
+}
+
+int rpc_fail(struct rpc_call *call, int r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(call->msg, sizeof(call->msg), fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+bool rpc_response_fits(const Pmemz__Response *resp)
+{
+	return protobuf_c_message_get_packed_size(&resp->base) <= PMEMZ_FRAME_MAX;
+}
+
+int rpc_send(struct manager *m, struct connection *c, uint64_t id, Pmemz__Response *resp, int fd,
+	     enum rpc_reply_mode mode)
+{
+	uint8_t *frame;
+	size_t len;
+	bool hold;
+	int r;
+
+	resp->id = id;
+	r = pmemz_frame_pack_response(resp, &frame, &len);
+	if (r == -EMSGSIZE && resp->status == 0) {
+		/* Handlers check the size first; this is the safety net. */
+		log_warning("Reply to request %" PRIu64 " too large for a frame", id);
+		return rpc_send_error(m, c, id, -EMSGSIZE, "reply too large", mode);
+	}
+	if (r < 0) {
+		(void)log_warning_errno(r, "Failed to pack the reply to request %" PRIu64 ": %m", id);
+		connection_close(c);
+		return r;
+	}
+	hold = mode == RPC_REPLY_COMMIT || (mode == RPC_REPLY_ORDERED && m->commit_pending);
+	return connection_queue(c, frame, len, fd, hold);
+}
+
+int rpc_send_error(struct manager *m, struct connection *c, uint64_t id, int status,
+		   const char *msg, enum rpc_reply_mode mode)
+{
+	Pmemz__Response resp = PMEMZ__RESPONSE__INIT;
+	char buf[RPC_MSG_MAX];
+
+	/* Never more than a frame, whatever the message. */
+	(void)snprintf(buf, sizeof(buf), "%s", msg ? msg : strerror(-status));
+	resp.status = status < 0 ? status : -EIO;
+	resp.message = buf;
+	return rpc_send(m, c, id, &resp, -1, mode);
+}
+
+int rpc_reply(struct rpc_call *call, Pmemz__Response *resp, int fd, enum rpc_reply_mode mode)
+{
+	resp->status = 0;
+	return rpc_send(call->m, call->c, call->id, resp, fd, mode);
+}
+
+void rpc_dispatch(struct manager *m, struct connection *c, const Pmemz__Request *req)
+{
+	struct rpc_call call = {.m = m, .c = c, .req = req, .id = req->id};
+	const struct rpc_descriptor *d = rpc_lookup(req->op_case);
+	int r;
+
+	if (!d)
+		r = rpc_fail(&call, -EOPNOTSUPP, "unknown operation");
+	else if (d->admin_only && !c->admin)
+		r = rpc_fail(&call, -EPERM, "%s needs root or the admin group", d->name);
+	else
+		r = d->handler(&call);
+	if (r >= 0)
+		return;
+	if (!call.msg[0])
+		(void)snprintf(call.msg, sizeof(call.msg), "%s", strerror(-r));
+	log_debug("connection %" PRIu64 " (uid %u): %s request %" PRIu64 ": %s", c->serial,
+		  (unsigned)c->uid, d ? d->name : "unknown", req->id, call.msg);
+	(void)rpc_send_error(m, c, req->id, r, call.msg, RPC_REPLY_ORDERED);
+}
+
+bool rpc_region_allowed(const struct connection *c, const struct manager_region *mr)
+{
+	return conf_region_allows(mr->rc, c->uid, c->gid, c->groups, c->n_groups);
+}
+
+int rpc_region(struct rpc_call *call, const char *name, struct manager_region **out)
+{
+	struct manager_region *mr;
+
+	if (!name || !*name)
+		return rpc_fail(call, -EINVAL, "no region named");
+	if (strlen(name) > CONF_REGION_NAME_MAX)
+		return rpc_fail(call, -ENOENT, "no region '%.*s...'", (int)CONF_REGION_NAME_MAX,
+				name);
+	mr = manager_find_region(call->m, name);
+	if (!mr)
+		return rpc_fail(call, -ENOENT, "no region '%s'", name);
+	if (!rpc_region_allowed(call->c, mr))
+		return rpc_fail(call, -EACCES, "uid %u may not use region '%s'",
+				(unsigned)call->c->uid, name);
+	*out = mr;
+	return 0;
+}
+
+int rpc_own_lease(struct rpc_call *call, const struct manager_region *mr, uint64_t id,
+		  struct lease **out)
+{
+	struct lease *l = lease_table_find(call->m->leases, id);
+
+	if (!l)
+		return rpc_fail(call, -ENOENT, "no lease %" PRIu64, id);
+	if (l->owner != call->c)
+		return rpc_fail(call, -EPERM, "lease %" PRIu64 " belongs to another connection", id);
+	if (l->region != mr->index)
+		return rpc_fail(call, -EINVAL, "lease %" PRIu64 " is not in region '%s'", id,
+				mr->info.name);
+	*out = l;
+	return 0;
+}
+
+int rpc_runs_to_pb(const struct run *runs, size_t n_runs, Pmemz__Run **storage, Pmemz__Run ***ptrs)
+{
+	Pmemz__Run *s;
+	Pmemz__Run **p;
+
+	*storage = NULL;
+	*ptrs = NULL;
+	if (n_runs == 0)
+		return 0;
+	s = calloc(n_runs, sizeof(*s));
+	p = calloc(n_runs, sizeof(*p));
+	if (!s || !p) {
+		free(s);
+		free(p);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n_runs; i++) {
+		pmemz__run__init(&s[i]);
+		s[i].first = runs[i].first;
+		s[i].count = runs[i].count;
+		p[i] = &s[i];
+	}
+	*storage = s;
+	*ptrs = p;
+	return 0;
+}
+
+void rpc_region_info_to_pb(const struct region_info *info, Pmemz__RegionInfo *pb)
+{
+	pmemz__region_info__init(pb);
+	/* protobuf-c only reads these while packing. */
+	pb->name = (char *)(uintptr_t)(info->name ? info->name : "");
+	pb->path = (char *)(uintptr_t)(info->path ? info->path : "");
+	pb->size = info->size;
+	pb->extent_size = info->extent_size;
+	pb->extent_count = info->extent_count;
+	pb->data_offset = info->data_offset;
+	pb->uuid.len = sizeof(info->uuid);
+	pb->uuid.data = (uint8_t *)(uintptr_t)info->uuid;
+	pb->devdax = info->devdax;
+	pb->alignment = info->alignment;
+	pb->granularity = (char *)(uintptr_t)(info->granularity ? info->granularity : "");
+}

@@ -1,1 +1,489 @@
-/* placeholder: being written */
+/* SPDX-License-Identifier: MIT */
+/*
+ * Background zeroing: the worker pool (zeroer.h) and the main-loop side
+ * (region_zeroer_*: submitting batches, collecting them, storing ZEROED).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "region-internal.h"
+#include "zeroer.h"
+
+/* Zero at most this much between checks of stop/pause/rate. */
+#define ZERO_CHUNK (2ull << 20)
+/* A batch never spans more than this, whatever batch_extents says. */
+#define BATCH_MAX_BYTES (256ull << 20)
+
+struct zeroer {
+	char *name;
+	struct pstore *ps;
+	uint8_t *data;
+	uint64_t extent_size;
+	int efd;
+	int numa_node;
+
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* work, stop, pause/urgent/rate changes */
+	struct zbatch *todo, **todo_tail;
+	struct zbatch *done, **done_tail;
+	bool stop, paused, urgent;
+	uint64_t rate;
+	double tokens; /* bytes */
+	uint64_t refill_ns;
+
+	unsigned n_threads;
+	pthread_t *threads;
+};
+
+static void free_list(struct zbatch *b)
+{
+	while (b) {
+		struct zbatch *next = b->next;
+		free(b);
+		b = next;
+	}
+}
+
+/* ---- worker side ---- */
+
+static void lower_priority(struct zeroer *z)
+{
+	struct sched_param sp = {.sched_priority = 0};
+
+	if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp) != 0 &&
+	    setpriority(PRIO_PROCESS, (id_t)gettid(), 19) < 0)
+		log_debug("region '%s': zeroer keeps its priority: %m", z->name);
+}
+
+static void pin_to_node(struct zeroer *z)
+{
+	char path[64], buf[4096];
+	_cleanup_fclose_ FILE *f = NULL;
+	cpu_set_t set;
+	char *p;
+
+	if (z->numa_node < 0)
+		return;
+	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/cpulist", z->numa_node);
+	f = fopen(path, "re");
+	if (!f || !fgets(buf, sizeof(buf), f))
+		return;
+	CPU_ZERO(&set);
+	p = buf;
+	while (*p && *p != '\n') {
+		char *end;
+		unsigned long a = strtoul(p, &end, 10), b = a;
+		if (end == p)
+			return;
+		if (*end == '-')
+			b = strtoul(end + 1, &end, 10);
+		for (unsigned long c = a; c <= b && c < CPU_SETSIZE; c++)
+			CPU_SET(c, &set);
+		p = *end == ',' ? end + 1 : end;
+	}
+	if (CPU_COUNT(&set) && pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0)
+		log_debug("region '%s': cannot pin the zeroer to node %d", z->name, z->numa_node);
+}
+
+static struct timespec deadline_after(uint64_t ns)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ns += (uint64_t)ts.tv_nsec;
+	ts.tv_sec += (time_t)(ns / 1000000000ull);
+	ts.tv_nsec = (long)(ns % 1000000000ull);
+	return ts;
+}
+
+/*
+ * Wait until len bytes may be zeroed: not paused, and the token bucket
+ * allows it (unless urgent or unlimited).  Called with the lock held.
+ * false: stop.
+ */
+static bool throttle_locked(struct zeroer *z, uint64_t len)
+{
+	for (;;) {
+		uint64_t now, burst;
+		double need;
+
+		if (z->stop)
+			return false;
+		if (z->paused) {
+			pthread_cond_wait(&z->cond, &z->lock);
+			continue;
+		}
+		if (z->rate == 0 || z->urgent)
+			return true;
+		now = pmemz_now_ns();
+		burst = MAX(len, z->rate / 10);
+		z->tokens += (double)(now - z->refill_ns) * (double)z->rate / 1e9;
+		if (z->tokens > (double)burst)
+			z->tokens = (double)burst;
+		z->refill_ns = now;
+		if (z->tokens >= (double)len) {
+			z->tokens -= (double)len;
+			return true;
+		}
+		need = ((double)len - z->tokens) * 1e9 / (double)z->rate;
+		struct timespec ts = deadline_after((uint64_t)need + 1);
+		(void)pthread_cond_timedwait(&z->cond, &z->lock, &ts);
+	}
+}
+
+static void zero_batch(struct zeroer *z, struct zbatch *b)
+{
+	uint64_t busy = 0, t0;
+	uint32_t k;
+	bool stopped = false;
+
+	for (k = 0; k < b->n && !stopped; k++) {
+		uint8_t *p = z->data + b->ext[k] * z->extent_size;
+
+		for (uint64_t off = 0; off < z->extent_size; off += ZERO_CHUNK) {
+			uint64_t len = MIN(ZERO_CHUNK, z->extent_size - off);
+			bool go;
+
+			pthread_mutex_lock(&z->lock);
+			go = throttle_locked(z, len);
+			pthread_mutex_unlock(&z->lock);
+			if (!go) {
+				stopped = true;
+				break;
+			}
+			t0 = pmemz_now_ns();
+			pstore_zero_nt(z->ps, p + off, len);
+			busy += pmemz_now_ns() - t0;
+		}
+		if (stopped)
+			break;
+	}
+	/* One fence for the whole batch: every zero stored above is durable after it. */
+	t0 = pmemz_now_ns();
+	pstore_drain(z->ps);
+	busy += pmemz_now_ns() - t0;
+	b->done = k;
+	b->busy_ns = busy;
+}
+
+static void *worker(void *arg)
+{
+	struct zeroer *z = arg;
+
+	lower_priority(z);
+	pin_to_node(z);
+	pthread_mutex_lock(&z->lock);
+	for (;;) {
+		struct zbatch *b;
+		uint64_t one = 1;
+
+		while (!z->stop && (z->paused || !z->todo))
+			pthread_cond_wait(&z->cond, &z->lock);
+		if (z->stop)
+			break;
+		b = z->todo;
+		z->todo = b->next;
+		if (!z->todo)
+			z->todo_tail = &z->todo;
+		b->next = NULL;
+		pthread_mutex_unlock(&z->lock);
+
+		zero_batch(z, b);
+
+		pthread_mutex_lock(&z->lock);
+		*z->done_tail = b;
+		z->done_tail = &b->next;
+		if (write(z->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+			log_debug("region '%s': zeroer eventfd: %m", z->name);
+	}
+	pthread_mutex_unlock(&z->lock);
+	return NULL;
+}
+
+/* ---- pool ---- */
+
+int zeroer_new(const struct zeroer_params *p, struct zeroer **out)
+{
+	struct zeroer *z;
+	pthread_condattr_t ca;
+	int r;
+
+	z = calloc(1, sizeof(*z));
+	if (!z)
+		return log_error_errno(ENOMEM, "region '%s': out of memory", p->name);
+	z->name = strdup(p->name);
+	z->threads = calloc(MAX(p->threads, 1u), sizeof(*z->threads));
+	if (!z->name || !z->threads) {
+		free(z->name);
+		free(z->threads);
+		free(z);
+		return log_error_errno(ENOMEM, "region '%s': out of memory", p->name);
+	}
+	z->ps = p->ps;
+	z->data = p->data;
+	z->extent_size = p->extent_size;
+	z->rate = p->rate;
+	z->numa_node = p->numa_node;
+	z->refill_ns = pmemz_now_ns();
+	z->todo_tail = &z->todo;
+	z->done_tail = &z->done;
+	pthread_mutex_init(&z->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&z->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	z->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (z->efd < 0) {
+		r = log_error_errno(errno, "region '%s': eventfd: %m", p->name);
+		zeroer_free(z);
+		return r;
+	}
+	for (unsigned i = 0; i < MAX(p->threads, 1u); i++) {
+		r = pthread_create(&z->threads[i], NULL, worker, z);
+		if (r != 0) {
+			log_error_errno(r, "region '%s': cannot start zeroer thread: %m", p->name);
+			zeroer_free(z);
+			return -r;
+		}
+		z->n_threads++;
+	}
+	*out = z;
+	return 0;
+}
+
+void zeroer_free(struct zeroer *z)
+{
+	if (!z)
+		return;
+	pthread_mutex_lock(&z->lock);
+	z->stop = true;
+	pthread_cond_broadcast(&z->cond);
+	pthread_mutex_unlock(&z->lock);
+	for (unsigned i = 0; i < z->n_threads; i++)
+		(void)pthread_join(z->threads[i], NULL);
+	free_list(z->todo);
+	free_list(z->done);
+	if (z->efd >= 0)
+		(void)close(z->efd);
+	pthread_cond_destroy(&z->cond);
+	pthread_mutex_destroy(&z->lock);
+	free(z->threads);
+	free(z->name);
+	free(z);
+}
+
+int zeroer_fd(const struct zeroer *z)
+{
+	return z->efd;
+}
+
+void zeroer_submit(struct zeroer *z, struct zbatch *b)
+{
+	b->next = NULL;
+	pthread_mutex_lock(&z->lock);
+	*z->todo_tail = b;
+	z->todo_tail = &b->next;
+	pthread_cond_signal(&z->cond);
+	pthread_mutex_unlock(&z->lock);
+}
+
+struct zbatch *zeroer_take_done(struct zeroer *z)
+{
+	struct zbatch *b;
+	uint64_t v;
+
+	(void)!read(z->efd, &v, sizeof(v)); /* EAGAIN when nothing was signalled */
+	pthread_mutex_lock(&z->lock);
+	b = z->done;
+	z->done = NULL;
+	z->done_tail = &z->done;
+	pthread_mutex_unlock(&z->lock);
+	return b;
+}
+
+void zeroer_set_paused(struct zeroer *z, bool paused)
+{
+	pthread_mutex_lock(&z->lock);
+	z->paused = paused;
+	pthread_cond_broadcast(&z->cond);
+	pthread_mutex_unlock(&z->lock);
+}
+
+void zeroer_set_urgent(struct zeroer *z, bool urgent)
+{
+	pthread_mutex_lock(&z->lock);
+	z->urgent = urgent;
+	pthread_cond_broadcast(&z->cond);
+	pthread_mutex_unlock(&z->lock);
+}
+
+void zeroer_set_rate(struct zeroer *z, uint64_t bytes_per_sec)
+{
+	pthread_mutex_lock(&z->lock);
+	z->rate = bytes_per_sec;
+	z->tokens = 0;
+	z->refill_ns = pmemz_now_ns();
+	pthread_cond_broadcast(&z->cond);
+	pthread_mutex_unlock(&z->lock);
+}
+
+/* ---- main-loop side ---- */
+
+int region_zeroer_start(struct region *r)
+{
+	struct zeroer_params p = {
+		.name = r->name,
+		.ps = r->ps,
+		.data = r->base + r->data_off,
+		.extent_size = r->extent_size,
+		.threads = r->zeroer_threads,
+		.rate = r->rc->zero_rate,
+		.numa_node = r->devdax ? pstore_numa_node(r->ps) : -1,
+	};
+
+	return zeroer_new(&p, &r->z);
+}
+
+void region_zeroer_stop(struct region *r)
+{
+	/* Batches not collected stay DIRTY on media; their flags die with the index. */
+	zeroer_free(r->z);
+	r->z = NULL;
+}
+
+static uint64_t bm_next(const uint64_t *bm, uint64_t nbits, uint64_t from)
+{
+	uint64_t i = from >> 6, w;
+
+	if (from >= nbits)
+		return nbits;
+	w = bm[i] & (~0ull << (from & 63));
+	while (!w) {
+		if (++i >= DIV_ROUND_UP(nbits, 64))
+			return nbits;
+		w = bm[i];
+	}
+	return MIN(nbits, (i << 6) + (uint64_t)__builtin_ctzll(w));
+}
+
+void region_zeroer_kick(struct region *r)
+{
+	uint64_t per = MAX((uint64_t)1, MIN((uint64_t)r->batch_extents,
+					    BATCH_MAX_BYTES / r->extent_size));
+
+	if (!r->z || r->zeroer_paused)
+		return;
+	/* Two batches per thread: one being zeroed, one queued behind it. */
+	while (r->n_ready && r->zeroer_outstanding < 2 * r->zeroer_threads) {
+		uint64_t n = MIN(per, r->n_ready), k = 0;
+		struct zbatch *b = malloc(sizeof(*b) + n * sizeof(b->ext[0]));
+
+		if (!b) {
+			log_warning("region '%s': out of memory for a zeroer batch", r->name);
+			return;
+		}
+		while (k < n) {
+			uint64_t i = bm_next(r->ready_bm, r->extent_count, r->zero_cursor);
+			if (i >= r->extent_count) {
+				r->zero_cursor = 0;
+				continue; /* n_ready > 0: there is one from the start */
+			}
+			r->ready_bm[i >> 6] &= ~(1ull << (i & 63));
+			r->n_ready--;
+			r->vflags[i] |= VF_IN_BATCH;
+			r->n_in_batch++;
+			b->ext[k++] = i;
+			r->zero_cursor = i + 1;
+		}
+		b->n = (uint32_t)n;
+		b->done = 0;
+		b->busy_ns = 0;
+		r->zeroer_outstanding++;
+		zeroer_submit(r->z, b);
+	}
+}
+
+int region_zeroer_fd(const struct region *r)
+{
+	return r->z ? zeroer_fd(r->z) : -1;
+}
+
+uint64_t region_zeroer_collect(struct region *r)
+{
+	struct zbatch *b;
+	uint64_t zeroed = 0;
+
+	if (!r->z)
+		return 0;
+	b = zeroer_take_done(r->z);
+	while (b) {
+		struct zbatch *next = b->next;
+		uint64_t seg = 0, seg_n = 0;
+
+		for (uint32_t k = 0; k < b->n; k++) {
+			uint64_t i = b->ext[k];
+
+			r->vflags[i] &= (uint8_t)~VF_IN_BATCH;
+			r->n_in_batch--;
+			if (k >= b->done) {
+				region_make_ready(r, i); /* not zeroed (stopped): again later */
+				continue;
+			}
+			/* The worker drained the zeroes: ZEROED may be stored now (I5). */
+			region_rec_store(r, i, EXT_ZEROED, 0, layout_rec_gen(region_rec_load(r, i)));
+			region_vset(r, i, EXT_ZEROED);
+			if (seg_n && i == seg + seg_n) {
+				seg_n++;
+			} else {
+				if (seg_n)
+					region_rec_flush(r, seg, seg_n);
+				seg = i;
+				seg_n = 1;
+			}
+			zeroed++;
+		}
+		if (seg_n)
+			region_rec_flush(r, seg, seg_n);
+		r->st.bytes_zeroed += (uint64_t)b->done * r->extent_size;
+		r->st.zero_batches++;
+		r->st.zero_busy_ns += b->busy_ns;
+		r->zeroer_outstanding--;
+		free(b);
+		b = next;
+	}
+	if (zeroed)
+		r->pending = true; /* ZEROED records are durable at the next region_sync */
+	region_zeroer_kick(r);
+	return zeroed;
+}
+
+void region_zeroer_set_urgent(struct region *r, bool urgent)
+{
+	if (r->z)
+		zeroer_set_urgent(r->z, urgent);
+}
+
+void region_zeroer_pause(struct region *r, bool paused)
+{
+	r->zeroer_paused = paused;
+	if (r->z)
+		zeroer_set_paused(r->z, paused);
+	if (!paused)
+		region_zeroer_kick(r);
+}
+
+void region_zeroer_set_rate(struct region *r, uint64_t bytes_per_sec)
+{
+	if (r->z)
+		zeroer_set_rate(r->z, bytes_per_sec);
+}

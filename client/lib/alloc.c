@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Allocation handles: a lease from ALLOCATE or a committed tag, as a list of
+ * extent runs.  Extent i of the region lives at
+ * base + data_offset + i * extent_size in the caller's mapping.  Each handle
+ * holds a reference on its region, so the mapping outlives
+ * pmemz_region_close() until the last handle is closed.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "client-private.h"
+
+int pmemz_runs_from_wire(const struct pmemz_region *r, Pmemz__Run *const *wr, size_t n,
+			 struct pmemz_run **out, size_t *total_extents)
+{
+	_cleanup_free_ struct pmemz_run *runs = NULL;
+	uint64_t total = 0, end;
+
+	*out = NULL;
+	*total_extents = 0;
+	if (n == 0)
+		return pmemz_err(-EPROTO, "daemon sent an empty extent list for region '%s'",
+				 r->name);
+	runs = calloc(n, sizeof(*runs));
+	if (!runs)
+		return pmemz_err(-ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		if (wr[i]->count == 0 || __builtin_add_overflow(wr[i]->first, wr[i]->count, &end) ||
+		    end > r->extent_count || __builtin_add_overflow(total, wr[i]->count, &total))
+			return pmemz_err(-EPROTO,
+					 "daemon sent extents %llu+%llu outside region '%s' "
+					 "(%llu extents)",
+					 (unsigned long long)wr[i]->first,
+					 (unsigned long long)wr[i]->count, r->name,
+					 (unsigned long long)r->extent_count);
+		runs[i].first = wr[i]->first;
+		runs[i].count = wr[i]->count;
+	}
+	*out = TAKE_PTR(runs);
+	*total_extents = (size_t)total;
+	return 0;
+}
+
+static void alloc_free(struct pmemz_alloc *a)
+{
+	pmemz_region_unref(a->r);
+	free(a->runs);
+	free(a->tag);
+	free(a);
+}
+
+static int alloc_make(struct pmemz_region *r, Pmemz__Run *const *wr, size_t n,
+		      struct pmemz_alloc **out)
+{
+	struct pmemz_alloc *a;
+	size_t extents;
+	int ret;
+
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return pmemz_err(-ENOMEM, "out of memory");
+	ret = pmemz_runs_from_wire(r, wr, n, &a->runs, &extents);
+	if (ret < 0) {
+		free(a);
+		return ret;
+	}
+	a->n_runs = n;
+	a->bytes = extents * (size_t)r->extent_size; /* inside the mapping: no overflow */
+	a->r = r;
+	pmemz_region_ref(r);
+	*out = a;
+	return 0;
+}
+
+/* FREE a lease or a tag. */
+static int alloc_free_rpc(struct pmemz_region *r, uint64_t lease, const char *tag)
+{
+	_cleanup_response_ Pmemz__Response *resp = NULL;
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__FreeReq fr = PMEMZ__FREE_REQ__INIT;
+
+	fr.region = r->name;
+	if (tag) {
+		fr.tag = (char *)(uintptr_t)tag;
+	} else {
+		fr.has_lease = true;
+		fr.lease = lease;
+	}
+	req.op_case = PMEMZ__REQUEST__OP_FREE;
+	req.free = &fr;
+	return pmemz_client_call(r->c, &req, &resp);
+}
+
+PMEMZ_EXPORT int pmemz_alloc_new(struct pmemz_region *r, size_t bytes, unsigned flags,
+				 struct pmemz_alloc **out)
+{
+	_cleanup_response_ Pmemz__Response *resp = NULL;
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__AllocateReq al = PMEMZ__ALLOCATE_REQ__INIT;
+	int ret;
+
+	if (!out)
+		return pmemz_err(-EINVAL, "pmemz_alloc_new: out is NULL");
+	*out = NULL;
+	if (!r)
+		return pmemz_err(-EINVAL, "pmemz_alloc_new: region is NULL");
+	if (bytes == 0)
+		return pmemz_err(-EINVAL, "pmemz_alloc_new: cannot allocate 0 bytes");
+	if (flags & ~PMEMZ_ALLOC_NOWAIT)
+		return pmemz_err(-EINVAL, "pmemz_alloc_new: unknown flags 0x%x", flags);
+
+	al.region = r->name;
+	al.bytes = bytes;
+	al.has_nowait = true;
+	al.nowait = !!(flags & PMEMZ_ALLOC_NOWAIT);
+	req.op_case = PMEMZ__REQUEST__OP_ALLOCATE;
+	req.allocate = &al;
+	ret = pmemz_client_call(r->c, &req, &resp);
+	if (ret < 0)
+		return ret;
+
+	ret = alloc_make(r, resp->allocate->runs, resp->allocate->n_runs, out);
+	if (ret < 0) {
+		char msg[512];
+
+		/* Do not keep a lease we cannot describe; keep the reason. */
+		(void)snprintf(msg, sizeof(msg), "%s", pmemz_errormsg());
+		(void)alloc_free_rpc(r, resp->allocate->lease, NULL);
+		return pmemz_err(ret, "%s", msg);
+	}
+	(*out)->lease = resp->allocate->lease;
+	return 0;
+}
+
+PMEMZ_EXPORT size_t pmemz_alloc_count(const struct pmemz_alloc *a)
+{
+	return a ? a->n_runs : 0;
+}
+
+PMEMZ_EXPORT void *pmemz_alloc_range(const struct pmemz_alloc *a, size_t i, size_t *len)
+{
+	const struct pmemz_region *r;
+
+	if (len)
+		*len = 0;
+	if (!a) {
+		(void)pmemz_err(-EINVAL, "pmemz_alloc_range: allocation is NULL");
+		return NULL;
+	}
+	if (i >= a->n_runs) {
+		(void)pmemz_err(-EINVAL, "pmemz_alloc_range: range %zu of %zu does not exist", i,
+				a->n_runs);
+		return NULL;
+	}
+	r = a->r;
+	if (len)
+		*len = (size_t)(a->runs[i].count * r->extent_size);
+	return r->base + r->data_offset + a->runs[i].first * r->extent_size;
+}
+
+PMEMZ_EXPORT size_t pmemz_alloc_size(const struct pmemz_alloc *a)
+{
+	return a ? a->bytes : 0;
+}
+
+PMEMZ_EXPORT int pmemz_alloc_commit(struct pmemz_alloc *a, const char *tag, unsigned flags)
+{
+	_cleanup_response_ Pmemz__Response *resp = NULL;
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__CommitReq cm = PMEMZ__COMMIT_REQ__INIT;
+	_cleanup_free_ char *name = NULL;
+	int ret;
+
+	if (!a)
+		return pmemz_err(-EINVAL, "pmemz_alloc_commit: allocation is NULL");
+	if (!tag || !*tag)
+		return pmemz_err(-EINVAL, "pmemz_alloc_commit: empty tag");
+	if (flags & ~PMEMZ_COMMIT_FLUSH)
+		return pmemz_err(-EINVAL, "pmemz_alloc_commit: unknown flags 0x%x", flags);
+	if (a->committed)
+		return pmemz_err(-EINVAL, "pmemz_alloc_commit: already committed as tag '%s'",
+				 a->tag);
+	name = strdup(tag);
+	if (!name)
+		return pmemz_err(-ENOMEM, "out of memory");
+
+	cm.region = a->r->name;
+	cm.lease = a->lease;
+	cm.tag = name;
+	cm.has_flush_data = true;
+	cm.flush_data = !!(flags & PMEMZ_COMMIT_FLUSH);
+	req.op_case = PMEMZ__REQUEST__OP_COMMIT;
+	req.commit = &cm;
+	ret = pmemz_client_call(a->r->c, &req, &resp);
+	if (ret < 0)
+		return ret;
+	a->tag = TAKE_PTR(name);
+	a->committed = true;
+	return 0;
+}
+
+PMEMZ_EXPORT int pmemz_alloc_open(struct pmemz_region *r, const char *tag,
+				  struct pmemz_alloc **out)
+{
+	_cleanup_response_ Pmemz__Response *resp = NULL;
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__ListReq ls = PMEMZ__LIST_REQ__INIT;
+	_cleanup_free_ char *name = NULL;
+	const Pmemz__TagInfo *t = NULL;
+	int ret;
+
+	if (!out)
+		return pmemz_err(-EINVAL, "pmemz_alloc_open: out is NULL");
+	*out = NULL;
+	if (!r)
+		return pmemz_err(-EINVAL, "pmemz_alloc_open: region is NULL");
+	if (!tag || !*tag)
+		return pmemz_err(-EINVAL, "pmemz_alloc_open: empty tag");
+	name = strdup(tag);
+	if (!name)
+		return pmemz_err(-ENOMEM, "out of memory");
+
+	ls.region = r->name;
+	ls.tag = name;
+	req.op_case = PMEMZ__REQUEST__OP_LIST;
+	req.list = &ls;
+	ret = pmemz_client_call(r->c, &req, &resp);
+	if (ret < 0)
+		return ret;
+	for (size_t i = 0; i < resp->list->n_tags && !t; i++)
+		if (strcmp(resp->list->tags[i]->name, tag) == 0)
+			t = resp->list->tags[i];
+	if (!t)
+		return pmemz_err(-ENOENT, "no tag '%s' in region '%s'", tag, r->name);
+
+	ret = alloc_make(r, t->runs, t->n_runs, out);
+	if (ret < 0)
+		return ret;
+	(*out)->tag = TAKE_PTR(name);
+	(*out)->committed = true;
+	return 0;
+}
+
+PMEMZ_EXPORT int pmemz_alloc_release(struct pmemz_alloc *a)
+{
+	int ret;
+
+	if (!a)
+		return pmemz_err(-EINVAL, "pmemz_alloc_release: allocation is NULL");
+	ret = alloc_free_rpc(a->r, a->lease, a->committed ? a->tag : NULL);
+	alloc_free(a);
+	return ret;
+}
+
+PMEMZ_EXPORT void pmemz_alloc_close(struct pmemz_alloc *a)
+{
+	if (!a)
+		return;
+	if (!a->committed) {
+		char msg[512];
+
+		/* Best effort (the daemon frees it at disconnect anyway); keep the last error. */
+		(void)snprintf(msg, sizeof(msg), "%s", pmemz_errormsg());
+		if (alloc_free_rpc(a->r, a->lease, NULL) < 0)
+			(void)pmemz_err(0, "%s", msg);
+	}
+	alloc_free(a);
+}

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libpmemzclient internals, shared by the library sources, pmemzctl, the
+ * demo and the tests (which link the static build, pmemzclient_static).
+ * Nothing here is exported from libpmemzclient.so: only functions marked
+ * PMEMZ_EXPORT and listed in libpmemzclient.sym are.
+ */
+#ifndef PMEMZ_CLIENT_PRIVATE_H
+#define PMEMZ_CLIENT_PRIVATE_H
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "frame.h"
+#include "libpmemzclient.h"
+#include "util.h"
+
+#define PMEMZ_EXPORT __attribute__((visibility("default")))
+
+struct pmem2_map;
+
+/* ---- error.c ---------------------------------------------------------- */
+
+/* Set the thread's last error message; returns err (a negative errno). */
+int pmemz_err(int err, const char *fmt, ...) _printf_(2, 3);
+void pmemz_err_clear(void);
+/* Debug line to stderr when $PMEMZ_DEBUG is set; the library never prints otherwise. */
+void pmemz_debug(const char *fmt, ...) _printf_(1, 2);
+/* "Connection refused" for -ECONNREFUSED (thread-safe). */
+const char *pmemz_strerror(int err);
+
+/* ---- client.c: the transport ------------------------------------------ */
+
+struct pmemz_pending; /* one request waiting for its response */
+
+struct pmemz_hello {
+	uint32_t version;
+	char *daemon_version;
+	uint32_t uid, gid;
+	bool admin;
+};
+
+/* Received SCM_RIGHTS fd, with the stream offset of the byte it came with. */
+struct pmemz_rxfd {
+	int fd;
+	uint64_t off;
+};
+
+struct pmemz_client {
+	unsigned refs;	  /* user handle + regions + allocations (atomic) */
+	int fd;
+	char *path;
+	struct pmemz_hello hello;
+
+	pthread_mutex_t send_lock; /* one writer on the socket at a time */
+	pthread_mutex_t lock;	   /* everything below */
+	pthread_cond_t cond;	   /* a response was filed / the reader role is free */
+	uint64_t next_id;
+	bool reading;	  /* a thread is the reader (leader) */
+	bool closed;	  /* pmemz_client_free was called */
+	int broken;	  /* 0, or why the connection is unusable (-errno) */
+	char broken_msg[160];
+	struct pmemz_pending *pending; /* list of outstanding requests */
+
+	/* Owned by the reader: the receive buffer and the received fds. */
+	uint8_t *rbuf;
+	size_t rpos, rlen;
+	uint64_t rbuf_off; /* stream offset of rbuf[0] */
+	struct pmemz_rxfd *rxfds;
+	size_t n_rxfds, cap_rxfds;
+};
+
+void pmemz_client_ref(struct pmemz_client *c);
+void pmemz_client_unref(struct pmemz_client *c);
+
+/*
+ * Send req (version and id are filled in) and wait for its response.
+ * Returns 0 with *resp set (free with pmemz__response__free_unpacked), or a
+ * negative errno with the message set: a transport failure, -EPROTO for a
+ * response of the wrong kind, or the daemon's status with its message (then
+ * *resp is NULL).  Thread-safe; responses may arrive in any order.
+ */
+int pmemz_client_call(struct pmemz_client *c, Pmemz__Request *req, Pmemz__Response **resp);
+/* The same, also handing out the fd that came with an OPEN_REGION response (-1 if none). */
+int pmemz_client_call_fd(struct pmemz_client *c, Pmemz__Request *req, Pmemz__Response **resp,
+			 int *fd);
+
+/*
+ * Pipelining: submit sends the request and returns a ticket at once; wait
+ * collects its response (in any order).  Each ticket must be waited for
+ * exactly once.  pmemz_client_call = submit + wait.
+ */
+int pmemz_client_submit(struct pmemz_client *c, Pmemz__Request *req, struct pmemz_pending **ticket);
+int pmemz_client_wait(struct pmemz_client *c, struct pmemz_pending *ticket, Pmemz__Response **resp,
+		      int *fd);
+
+/* The HELLO answer received at connect. */
+const struct pmemz_hello *pmemz_client_hello(const struct pmemz_client *c);
+const char *pmemz_client_path(const struct pmemz_client *c);
+
+/* Free a response (NULL is fine); for _cleanup_. */
+void pmemz_response_free(Pmemz__Response *resp);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Pmemz__Response *, pmemz_response_free)
+#define _cleanup_response_ _cleanup_(pmemz_response_freep)
+
+/* ---- region.c --------------------------------------------------------- */
+
+struct pmemz_region {
+	unsigned refs; /* user handle + allocations (atomic) */
+	struct pmemz_client *c;
+	char *name;
+	char *path;
+	char *granularity; /* the daemon's mapping */
+	uint64_t size, extent_size, extent_count, data_offset, alignment;
+	uint8_t uuid[16];
+	bool devdax;
+
+	struct pmem2_map *map;
+	uint8_t *base;
+	size_t map_size;
+	void (*persist)(const void *ptr, size_t size);
+};
+
+void pmemz_region_ref(struct pmemz_region *r);
+void pmemz_region_unref(struct pmemz_region *r);
+
+/* ---- alloc.c ---------------------------------------------------------- */
+
+struct pmemz_run {
+	uint64_t first, count;
+};
+
+struct pmemz_alloc {
+	struct pmemz_region *r;
+	uint64_t lease;	 /* valid while !committed */
+	char *tag;	 /* set once committed */
+	bool committed;
+	size_t n_runs;
+	struct pmemz_run *runs;
+	size_t bytes;
+};
+
+/* Runs from the wire, checked against the region's extent count (-EPROTO). */
+int pmemz_runs_from_wire(const struct pmemz_region *r, Pmemz__Run *const *wr, size_t n,
+			 struct pmemz_run **out, size_t *total_extents);
+
+#endif

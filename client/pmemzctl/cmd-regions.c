@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/* pmemzctl regions [REGION]: the configured regions, their layout and extent counts. */
+#include "pmemzctl.h"
+
+static int regions_exec(struct ctl *ctl, int argc, char **argv)
+{
+	static const struct option opts[] = {CTL_COMMON_OPTS, {}};
+	_cleanup_response_ Pmemz__Response *resp = NULL;
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__StatReq st = PMEMZ__STAT_REQ__INIT;
+	const Pmemz__StatResp *s;
+	struct out *o;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, CTL_COMMON_SHORT, opts, NULL)) != -1)
+		if ((r = ctl_common_opt(ctl, &cmd_regions, c)) >= 0)
+			return r;
+	if (optind < argc)
+		st.region = argv[optind++];
+	if (optind < argc)
+		return ctl_usage_error(&cmd_regions, "unexpected argument '%s'", argv[optind]);
+
+	r = ctl_connect(ctl);
+	if (r)
+		return r;
+	req.op_case = PMEMZ__REQUEST__OP_STAT;
+	req.stat = &st;
+	if (pmemz_client_call(ctl->client, &req, &resp) < 0)
+		return ctl_fail();
+	r = ctl_output(ctl);
+	if (r)
+		return r;
+	s = resp->stat;
+	o = ctl->out;
+
+	o->ops->list_begin(o, "regions", "no regions");
+	for (size_t i = 0; i < s->n_regions; i++) {
+		const Pmemz__RegionStat *rs = s->regions[i];
+		const Pmemz__RegionInfo *in = rs->info;
+		char uuid[40];
+
+		o->ops->item_begin(o);
+		out_str(o, "name", "name", in->name);
+		out_str(o, "path", "path", in->path);
+		out_size(o, "size", "size", in->size);
+		out_size(o, "extent_size", "extent", in->extent_size);
+		out_u64(o, "extents", "extents", in->extent_count);
+		out_u64(o, "zeroed", "zeroed", rs->zeroed);
+		out_u64(o, "dirty", "dirty", rs->dirty);
+		out_u64(o, "leased", "leased", rs->leased);
+		out_u64(o, "committed", "committed", rs->committed);
+		out_u64(o, "bad", "bad", rs->bad);
+		out_str(o, "granularity", "granularity", in->granularity);
+		out_bool(o, "devdax", "devdax", in->devdax);
+		out_details(o, true);
+		out_u64(o, "data_offset", "data offset", in->data_offset);
+		out_u64(o, "alignment", "alignment", in->alignment);
+		out_str(o, "uuid", "uuid", ctl_format_uuid(in->uuid.data, in->uuid.len, uuid, sizeof(uuid)));
+		out_u64(o, "tags", "tags", rs->tags);
+		out_u64(o, "zeroer_threads", "zeroer threads", rs->zeroer_threads);
+		out_rate(o, "zero_rate_limit", "zero rate limit", (double)rs->zero_rate_limit);
+		out_details(o, false);
+		o->ops->item_end(o);
+	}
+	o->ops->list_end(o);
+	return ctl_finish(ctl);
+}
+
+const struct ctl_cmd cmd_regions = {
+	.name = "regions",
+	.args = "[REGION]",
+	.summary = "regions: path, size, extent size and count, states, granularity",
+	.exec = regions_exec,
+};

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/* pmemzctl status: the daemon and, per region, extent totals and zeroing progress. */
+#include "pmemzctl.h"
+
+static int status_exec(struct ctl *ctl, int argc, char **argv)
+{
+	static const struct option opts[] = {CTL_COMMON_OPTS, {}};
+	_cleanup_response_ Pmemz__Response *resp = NULL;
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__StatReq st = PMEMZ__STAT_REQ__INIT;
+	const struct pmemz_hello *hello;
+	const Pmemz__StatResp *s;
+	struct out *o;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, CTL_COMMON_SHORT, opts, NULL)) != -1)
+		if ((r = ctl_common_opt(ctl, &cmd_status, c)) >= 0)
+			return r;
+	if (optind < argc)
+		return ctl_usage_error(&cmd_status, "unexpected argument '%s'", argv[optind]);
+
+	r = ctl_connect(ctl);
+	if (r)
+		return r;
+	req.op_case = PMEMZ__REQUEST__OP_STAT;
+	req.stat = &st;
+	if (pmemz_client_call(ctl->client, &req, &resp) < 0)
+		return ctl_fail();
+	r = ctl_output(ctl);
+	if (r)
+		return r;
+	s = resp->stat;
+	hello = pmemz_client_hello(ctl->client);
+	o = ctl->out;
+
+	out_str(o, "daemon_version", "daemon", s->daemon_version);
+	out_str(o, "socket", "socket", pmemz_client_path(ctl->client));
+	out_duration(o, "uptime_sec", "uptime", s->uptime_sec);
+	out_u64(o, "connections", "connections", s->connections);
+	out_details(o, true);
+	out_u64(o, "protocol_version", "protocol", hello->version);
+	out_u64(o, "uid", "uid", hello->uid);
+	out_bool(o, "admin", "admin", hello->admin);
+	out_details(o, false);
+
+	o->ops->list_begin(o, "regions", "no regions");
+	for (size_t i = 0; i < s->n_regions; i++) {
+		const Pmemz__RegionStat *rs = s->regions[i];
+
+		o->ops->item_begin(o);
+		out_str(o, "name", "region", rs->info->name);
+		out_size(o, "size", "size", rs->info->extent_count * rs->info->extent_size);
+		out_u64(o, "extents", "extents", rs->info->extent_count);
+		out_u64(o, "zeroed", "zeroed", rs->zeroed);
+		out_u64(o, "zeroing", "zeroing", rs->zeroing);
+		out_u64(o, "dirty", "dirty", rs->dirty);
+		out_u64(o, "leased", "leased", rs->leased);
+		out_u64(o, "committed", "committed", rs->committed);
+		out_u64(o, "bad", "bad", rs->bad);
+		out_size(o, "bytes_zeroed", "bytes zeroed", rs->bytes_zeroed);
+		out_rate(o, "zero_bytes_per_sec", "zero rate", rs->zero_bytes_per_sec);
+		out_u64(o, "waiters", "waiters", rs->waiters);
+		out_details(o, true);
+		out_size(o, "extent_size", "extent size", rs->info->extent_size);
+		out_u64(o, "zero_batches", "zero batches", rs->zero_batches);
+		out_u64(o, "drains", "drains", rs->drains);
+		out_u64(o, "allocations", "allocations", rs->allocations);
+		out_u64(o, "commits", "commits", rs->commits);
+		out_u64(o, "frees", "frees", rs->frees);
+		out_u64(o, "tags", "tags", rs->tags);
+		out_u64(o, "zeroer_threads", "zeroer threads", rs->zeroer_threads);
+		out_rate(o, "zero_rate_limit", "zero rate limit", (double)rs->zero_rate_limit);
+		out_details(o, false);
+		o->ops->item_end(o);
+	}
+	o->ops->list_end(o);
+	return ctl_finish(ctl);
+}
+
+const struct ctl_cmd cmd_status = {
+	.name = "status",
+	.args = "",
+	.summary = "daemon version, uptime, connections; per region extent states and zeroing",
+	.exec = status_exec,
+};

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/* pmemzctl tags REGION [--all]: committed allocations (the caller's, or everybody's). */
+#include "pmemzctl.h"
+
+static int tags_exec(struct ctl *ctl, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		CTL_COMMON_OPTS,
+		{"all", no_argument, NULL, 'a'},
+		{},
+	};
+	_cleanup_response_ Pmemz__Response *resp = NULL;
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__ListReq ls = PMEMZ__LIST_REQ__INIT;
+	const Pmemz__ListResp *l;
+	struct out *o;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, CTL_COMMON_SHORT "a", opts, NULL)) != -1) {
+		if (c == 'a') {
+			ls.has_all_users = ls.all_users = true;
+			continue;
+		}
+		if ((r = ctl_common_opt(ctl, &cmd_tags, c)) >= 0)
+			return r;
+	}
+	if (optind >= argc)
+		return ctl_usage_error(&cmd_tags, "which region?");
+	ls.region = argv[optind++];
+	if (optind < argc)
+		return ctl_usage_error(&cmd_tags, "unexpected argument '%s'", argv[optind]);
+
+	r = ctl_connect(ctl);
+	if (r)
+		return r;
+	req.op_case = PMEMZ__REQUEST__OP_LIST;
+	req.list = &ls;
+	if (pmemz_client_call(ctl->client, &req, &resp) < 0)
+		return ctl_fail();
+	r = ctl_output(ctl);
+	if (r)
+		return r;
+	l = resp->list;
+	o = ctl->out;
+
+	out_str(o, "region", "region", ls.region);
+	o->ops->list_begin(o, "tags", "no tags");
+	for (size_t i = 0; i < l->n_tags; i++) {
+		const Pmemz__TagInfo *t = l->tags[i];
+		uint64_t extents = 0;
+
+		for (size_t k = 0; k < t->n_runs; k++)
+			extents += t->runs[k]->count;
+		o->ops->item_begin(o);
+		out_str(o, "name", "tag", t->name);
+		out_u64(o, "uid", "uid", t->uid);
+		out_u64(o, "extents", "extents", extents);
+		out_size(o, "bytes", "size", t->bytes);
+		out_runs(o, "runs", "extent runs", t->runs, t->n_runs);
+		o->ops->item_end(o);
+	}
+	o->ops->list_end(o);
+	return ctl_finish(ctl);
+}
+
+const struct ctl_cmd cmd_tags = {
+	.name = "tags",
+	.args = "REGION [--all]",
+	.summary = "committed tags of the caller (--all: of every user, admin only)",
+	.options = "  -a, --all    tags of every user (admin only)\n",
+	.exec = tags_exec,
+};

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pmemzctl [--socket PATH] [--json] [-u|--human|--bytes] COMMAND [ARGS]
+ *
+ * The command table maps a verb to a struct ctl_cmd (one file per command);
+ * global options come before the command, each command parses its own.
+ */
+#include <stdarg.h>
+#include <string.h>
+
+#include "pmemzctl.h"
+
+static const struct ctl_cmd *const commands[] = {
+	&cmd_status,
+	&cmd_regions,
+	&cmd_tags,
+};
+
+static void usage(FILE *f)
+{
+	(void)fprintf(f,
+		      "Usage: pmemzctl [OPTIONS] COMMAND [ARGS]\n"
+		      "Inspect a running pmemzerod.\n\n"
+		      "Options:\n"
+		      "  -s, --socket PATH  daemon socket (default: $" PMEMZ_SOCKET_ENV
+		      ", then the system\n"
+		      "                     socket, then the per-user one)\n"
+		      "  -j, --json         JSON output (sizes in bytes)\n"
+		      "  -u, --human        human-readable sizes (default)\n"
+		      "      --bytes        sizes in bytes\n"
+		      "  -h, --help         this help\n"
+		      "  -V, --version      print the version\n\n"
+		      "Commands:\n");
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
+		char head[64];
+
+		(void)snprintf(head, sizeof(head), "%s %s", commands[i]->name, commands[i]->args);
+		(void)fprintf(f, "  %-22s %s\n", head, commands[i]->summary);
+	}
+	(void)fprintf(f, "\n'pmemzctl COMMAND --help' shows the options of a command.\n");
+}
+
+void ctl_cmd_usage(const struct ctl_cmd *cmd, FILE *f)
+{
+	(void)fprintf(f,
+		      "Usage: pmemzctl [OPTIONS] %s %s\n%s\n\n"
+		      "Options:\n"
+		      "  -j, --json   JSON output\n"
+		      "  -u, --human  human-readable sizes (default)\n"
+		      "      --bytes  sizes in bytes\n"
+		      "  -h, --help   this help\n"
+		      "%s",
+		      cmd->name, cmd->args, cmd->summary, cmd->options ? cmd->options : "");
+}
+
+int ctl_usage_error(const struct ctl_cmd *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	(void)fputs("pmemzctl: ", stderr);
+	va_start(ap, fmt);
+	(void)vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	if (cmd)
+		(void)fprintf(stderr, "\nUsage: pmemzctl %s %s (see pmemzctl %s --help)\n",
+			      cmd->name, cmd->args, cmd->name);
+	else
+		(void)fputs(" (see pmemzctl --help)\n", stderr);
+	return CTL_EXIT_USAGE;
+}
+
+int ctl_common_opt(struct ctl *ctl, const struct ctl_cmd *cmd, int c)
+{
+	switch (c) {
+	case 'j':
+		ctl->json = true;
+		return -1;
+	case 'u':
+		ctl->human = true;
+		return -1;
+	case 'B':
+		ctl->human = false;
+		return -1;
+	case 'h':
+		ctl_cmd_usage(cmd, stdout);
+		return CTL_EXIT_OK;
+	default: /* getopt printed the reason */
+		(void)fprintf(stderr, "Usage: pmemzctl %s %s (see pmemzctl %s --help)\n",
+			      cmd->name, cmd->args, cmd->name);
+		return CTL_EXIT_USAGE;
+	}
+}
+
+int ctl_fail(void)
+{
+	(void)fprintf(stderr, "pmemzctl: %s\n", pmemz_errormsg());
+	return CTL_EXIT_FAIL;
+}
+
+int ctl_connect(struct ctl *ctl)
+{
+	if (ctl->client)
+		return 0;
+	if (pmemz_client_new(ctl->socket_path, &ctl->client) < 0)
+		return ctl_fail();
+	return 0;
+}
+
+int ctl_output(struct ctl *ctl)
+{
+	int r;
+
+	if (ctl->out)
+		return 0;
+	r = out_new(ctl->json ? &out_json_ops : &out_text_ops, stdout, ctl->human, &ctl->out);
+	if (r < 0) {
+		(void)fprintf(stderr, "pmemzctl: %s\n", strerror(-r));
+		return CTL_EXIT_FAIL;
+	}
+	return 0;
+}
+
+int ctl_finish(struct ctl *ctl)
+{
+	int r = ctl->out->ops->finish(ctl->out);
+
+	if (r < 0) {
+		(void)fprintf(stderr, "pmemzctl: cannot write the output: %s\n", strerror(-r));
+		return CTL_EXIT_FAIL;
+	}
+	return CTL_EXIT_OK;
+}
+
+static const struct ctl_cmd *find_command(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		if (strcmp(commands[i]->name, name) == 0)
+			return commands[i];
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"socket", required_argument, NULL, 's'},
+		{"version", no_argument, NULL, 'V'},
+		CTL_COMMON_OPTS,
+		{},
+	};
+	struct ctl ctl = {.human = true};
+	const struct ctl_cmd *cmd;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, "+s:V" CTL_COMMON_SHORT, opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			ctl.socket_path = optarg;
+			break;
+		case 'V':
+			(void)printf("pmemzctl %s (libpmemzclient %d.%d)\n", PMEMZ_VERSION,
+				     PMEMZ_CLIENT_MAJOR, PMEMZ_CLIENT_MINOR);
+			return CTL_EXIT_OK;
+		case 'h':
+			usage(stdout);
+			return CTL_EXIT_OK;
+		case 'j':
+		case 'u':
+		case 'B':
+			(void)ctl_common_opt(&ctl, NULL, c);
+			break;
+		default:
+			(void)fputs("Try 'pmemzctl --help'.\n", stderr);
+			return CTL_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return CTL_EXIT_USAGE;
+	}
+	if (strcmp(argv[optind], "help") == 0) {
+		usage(stdout);
+		return CTL_EXIT_OK;
+	}
+	cmd = find_command(argv[optind]);
+	if (!cmd)
+		return ctl_usage_error(NULL, "unknown command '%s'", argv[optind]);
+
+	/* The command sees argv[0] = its name; getopt restarts with optind = 0. */
+	argc -= optind;
+	argv += optind;
+	optind = 0;
+	r = cmd->exec(&ctl, argc, argv);
+	out_free(ctl.out);
+	pmemz_client_free(ctl.client);
+	return r;
+}

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pmemzctl: the admin CLI.  One file per command (cmd-*.c), each exporting a
+ * const struct ctl_cmd collected in the table in pmemzctl.c; output goes
+ * through a vtable (text tables or json-c) so commands never test --json.
+ */
+#ifndef PMEMZCTL_H
+#define PMEMZCTL_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "client-private.h"
+
+/* ---- output vtable (output.c) ----------------------------------------- */
+
+enum field_type {
+	F_STR,
+	F_U64,	    /* a count */
+	F_SIZE,	    /* bytes: human-readable in text unless --bytes */
+	F_RATE,	    /* bytes per second */
+	F_DURATION, /* seconds */
+	F_BOOL,
+	F_RUNS,	    /* extent runs: "0-15,32-47" in text, [{first,count}] in JSON */
+};
+
+struct field {
+	const char *key;   /* JSON key */
+	const char *label; /* text label or column header */
+	enum field_type type;
+	bool detail; /* JSON only: too much for a text table */
+	union {
+		const char *s;
+		uint64_t u;
+		double d;
+		bool b;
+		struct {
+			Pmemz__Run *const *v;
+			size_t n;
+		} runs;
+	} v;
+};
+
+struct out;
+struct out_ops {
+	const char *name;
+	int (*init)(struct out *o); /* set up o->priv; 0 or -errno */
+	/* A keyed object (JSON) / a block of "label: value" lines (text). */
+	void (*object_begin)(struct out *o, const char *key);
+	void (*object_end)(struct out *o);
+	/* A keyed array of objects (JSON) / a table, one row per item (text). */
+	void (*list_begin)(struct out *o, const char *key, const char *empty_text);
+	void (*list_end)(struct out *o);
+	void (*item_begin)(struct out *o);
+	void (*item_end)(struct out *o);
+	void (*field)(struct out *o, const struct field *f);
+	/* Emit the document; 0 or -errno. */
+	int (*finish)(struct out *o);
+	void (*free)(struct out *o);
+};
+
+struct out {
+	const struct out_ops *ops;
+	FILE *f;
+	bool human; /* sizes and rates as "1.5 GiB" (text only; JSON is always raw) */
+	bool detail; /* fields added now are details (see out_details()) */
+	void *priv;
+};
+
+extern const struct out_ops out_text_ops;
+extern const struct out_ops out_json_ops;
+
+int out_new(const struct out_ops *ops, FILE *f, bool human, struct out **out);
+void out_free(struct out *o);
+
+/* Fields between out_details(o, true) and out_details(o, false) are JSON-only details. */
+static inline void out_details(struct out *o, bool on)
+{
+	o->detail = on;
+}
+#define OUT_FIELD(o, ...) (o)->ops->field((o), &(struct field){.detail = (o)->detail, __VA_ARGS__})
+
+static inline void out_str(struct out *o, const char *key, const char *label, const char *s)
+{
+	OUT_FIELD(o, .key = key, .label = label, .type = F_STR, .v.s = s);
+}
+static inline void out_u64(struct out *o, const char *key, const char *label, uint64_t u)
+{
+	OUT_FIELD(o, .key = key, .label = label, .type = F_U64, .v.u = u);
+}
+static inline void out_size(struct out *o, const char *key, const char *label, uint64_t u)
+{
+	OUT_FIELD(o, .key = key, .label = label, .type = F_SIZE, .v.u = u);
+}
+static inline void out_rate(struct out *o, const char *key, const char *label, double d)
+{
+	OUT_FIELD(o, .key = key, .label = label, .type = F_RATE, .v.d = d);
+}
+static inline void out_duration(struct out *o, const char *key, const char *label, uint64_t s)
+{
+	OUT_FIELD(o, .key = key, .label = label, .type = F_DURATION, .v.u = s);
+}
+static inline void out_bool(struct out *o, const char *key, const char *label, bool b)
+{
+	OUT_FIELD(o, .key = key, .label = label, .type = F_BOOL, .v.b = b);
+}
+static inline void out_runs(struct out *o, const char *key, const char *label,
+			    Pmemz__Run *const *runs, size_t n)
+{
+	OUT_FIELD(o, .key = key, .label = label, .type = F_RUNS, .v.runs = {.v = runs, .n = n});
+}
+
+/* ---- formatting (format.c) -------------------------------------------- */
+
+/* "1.5 GiB" when human, else "1610612736". */
+const char *ctl_format_size(uint64_t bytes, bool human, char *buf, size_t len);
+/* "1.2 GiB/s" when human, else whole bytes per second. */
+const char *ctl_format_rate(double bytes_per_sec, bool human, char *buf, size_t len);
+/* "45s", "2m 03s", "1h 02m 03s", "3d 04h 05m" when human, else seconds. */
+const char *ctl_format_duration(uint64_t sec, bool human, char *buf, size_t len);
+/* Extent runs as "0-15,32,40-47"; ends in ",..." when it does not fit. */
+const char *ctl_format_runs(Pmemz__Run *const *runs, size_t n, char *buf, size_t len);
+/* 16 bytes as 8-4-4-4-12 hex; "" when not 16 bytes. */
+const char *ctl_format_uuid(const uint8_t *b, size_t n, char *buf, size_t len);
+
+/* ---- commands --------------------------------------------------------- */
+
+struct ctl {
+	const char *socket_path; /* NULL: $PMEMZ_SOCKET, then the default */
+	bool json;
+	bool human;
+	struct pmemz_client *client; /* connected by ctl_connect() */
+	struct out *out;
+};
+
+struct ctl_cmd {
+	const char *name;
+	const char *args;    /* usage after the command name */
+	const char *summary; /* one line for --help */
+	const char *options; /* help lines for the command's own options, or NULL */
+	int (*exec)(struct ctl *ctl, int argc, char **argv);
+};
+
+/* Exit statuses. */
+#define CTL_EXIT_OK 0
+#define CTL_EXIT_FAIL 1
+#define CTL_EXIT_USAGE 2
+
+/*
+ * Every command takes the common output options (--json, -u/--human,
+ * --bytes, -h/--help) besides its own: put CTL_COMMON_OPTS in its
+ * getopt_long table and CTL_COMMON_SHORT in its short options, and hand
+ * every option it does not know to ctl_common_opt(): -1 means handled,
+ * carry on; anything else is the exit status (--help 0, a bad option 2).
+ */
+#define CTL_COMMON_OPTS                                                                            \
+	{"json", no_argument, NULL, 'j'}, {"human", no_argument, NULL, 'u'},                       \
+		{"bytes", no_argument, NULL, 'B'}, {"help", no_argument, NULL, 'h'}
+#define CTL_COMMON_SHORT "juh"
+int ctl_common_opt(struct ctl *ctl, const struct ctl_cmd *cmd, int c);
+void ctl_cmd_usage(const struct ctl_cmd *cmd, FILE *f);
+
+/* Connect (once) and set up the output; prints the reason on failure. */
+int ctl_connect(struct ctl *ctl);
+int ctl_output(struct ctl *ctl);
+/* Emit the output; CTL_EXIT_OK or, after printing why, CTL_EXIT_FAIL. */
+int ctl_finish(struct ctl *ctl);
+/* Print "pmemzctl: <last library error>" and return CTL_EXIT_FAIL. */
+int ctl_fail(void);
+int ctl_usage_error(const struct ctl_cmd *cmd, const char *fmt, ...) _printf_(2, 3);
+
+extern const struct ctl_cmd cmd_status;
+extern const struct ctl_cmd cmd_regions;
+extern const struct ctl_cmd cmd_tags;
+
+#endif

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The daemon's main-loop state: event base, regions, connections, the
+ * lease table and group commit.
+ *
+ * Group commit: handlers never make state durable themselves.  A reply that
+ * attests a state change is held (connection_hold) and the commit event,
+ * at the lowest priority, is activated; it runs once the loop iteration's
+ * request callbacks are done, calls region_sync() on every region (one or
+ * two drains for all of the iteration's changes) and only then releases
+ * the held replies.
+ */
+#ifndef PMEMZ_MANAGER_H
+#define PMEMZ_MANAGER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include "conf.h"
+#include "region.h"
+#include "util.h"
+
+struct event;
+struct event_base;
+struct connection;
+struct listener;
+struct lease_table;
+
+/* Event priorities: requests and zeroer completions first, group commit last. */
+#define MANAGER_PRIO_IO 0
+#define MANAGER_PRIO_COMMIT 1
+#define MANAGER_NPRIO 2
+
+/* An ALLOCATE waiting for the zeroer (FIFO per region). */
+struct waiter {
+	struct connection *conn;
+	uint64_t req_id;
+	uint64_t n_extents;
+	unsigned region;
+	TAILQ_ENTRY(waiter) region_link;
+	TAILQ_ENTRY(waiter) conn_link;
+};
+TAILQ_HEAD(waiter_list, waiter);
+
+struct manager_region {
+	struct manager *m;
+	unsigned index;
+	struct region *r;
+	const struct region_conf *rc;
+	struct region_info info; /* strings point into the region */
+	struct event *zeroer_ev;
+	struct waiter_list waiters;
+	uint64_t n_waiters;
+	bool urgent; /* told the zeroer that allocations wait */
+	uint64_t allocations, commits, frees; /* since start */
+};
+
+TAILQ_HEAD(connection_list, connection);
+
+struct manager {
+	struct event_base *base;
+	const struct daemon_conf *conf;
+	struct manager_region *regions;
+	size_t n_regions;
+
+	struct listener *listener;
+	struct connection_list connections;
+	uint64_t n_connections;
+	uint64_t connection_serial;
+	struct connection_list held; /* connections with replies waiting for the commit */
+	struct connection_list dead; /* closed, freed by the reaper */
+	struct event *reaper_ev;
+
+	struct lease_table *leases;
+
+	struct event *commit_ev;
+	bool commit_pending;
+	uint64_t commit_since_ns;
+	uint64_t group_commits;	   /* commit passes that had work */
+	uint64_t group_commit_drains;
+	uint64_t held_replies;	   /* replies released by a commit pass */
+
+	struct event *sig_ev[3];
+	struct event *status_ev;
+	struct event *watchdog_ev;
+	char status[256];
+
+	uint64_t start_ns;
+	int exit_status; /* 0 or -errno, returned by manager_run() */
+	bool stopping;
+};
+
+/* Event base and regions (each region_open logs its own failure). */
+int manager_new(const struct daemon_conf *conf, struct manager **out);
+/* Listen, install signal handlers and timers, tell systemd READY=1. */
+int manager_start(struct manager *m);
+/* Run until SIGTERM/SIGINT or a fatal error; 0 or -errno. */
+int manager_run(struct manager *m);
+/* Closes connections, syncs and closes every region. */
+void manager_free(struct manager *m);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct manager *, manager_free)
+
+/* Schedule a group commit at the end of this loop iteration. */
+void manager_request_commit(struct manager *m);
+/*
+ * Run a pending commit now if it has been held back for too long by a
+ * stream of higher-priority events (bounds reply latency under load).
+ */
+void manager_commit_if_overdue(struct manager *m);
+
+struct manager_region *manager_find_region(struct manager *m, const char *name);
+/* Tell the region's zeroer whether allocations are waiting for it. */
+void manager_update_urgent(struct manager_region *mr);
+
+/* Begin an orderly shutdown (as on SIGTERM) with the given exit status. */
+void manager_stop(struct manager *m, int status);
+
+#endif

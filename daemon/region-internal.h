@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internals shared by region*.c and zeroer.c (and the unit tests).
+ *
+ * Volatile index: per extent a state (the logical one: what region_get_stats
+ * counts) and flags, a bitmap of ZEROED extents (what region_lease picks
+ * from) and a bitmap of "ready" extents (DIRTY, record durable, not in a
+ * batch: what the zeroer gets).  The media record may lag the volatile state
+ * only while r->pending is set: region_sync() makes them equal again.
+ */
+#ifndef PMEMZ_REGION_INTERNAL_H
+#define PMEMZ_REGION_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "layout.h"
+#include "pstore.h"
+#include "region.h"
+#include "zeroer.h"
+
+/* vflags */
+#define VF_IN_BATCH 0x01u   /* DIRTY, inside a zeroer batch */
+#define VF_PENDING 0x02u    /* DIRTY, not handed to the zeroer before region_sync */
+#define VF_QUARANTINE 0x04u /* BAD in memory only: damaged record, left as is on media */
+
+enum vtag_state {
+	VT_FREE = 0,
+	VT_COMMITTING, /* phase 1 stored; VALID at the next region_sync */
+	VT_VALID,
+	VT_FREEING, /* slot FREE stored; extents go DIRTY at the next region_sync */
+	VT_DAMAGED, /* slot unreadable (bad checksum/state): hidden, never reused */
+};
+
+struct vtag {
+	uint8_t state;
+	uid_t uid;
+	uint32_t hnext; /* next id in the hash chain, 0 ends */
+	char name[LAYOUT_TAG_NAME_MAX + 1];
+	struct run *runs; /* sorted, merged */
+	size_t n_runs, cap_runs;
+	uint64_t n_extents;
+};
+
+struct runvec {
+	struct run *v;
+	size_t n, cap;
+};
+
+struct idvec {
+	uint32_t *v;
+	size_t n, cap;
+};
+
+struct region {
+	const struct region_conf *rc; /* owned by the caller, outlives the region */
+	const char *name;
+	int fd;
+	bool devdax;
+	uint64_t size;
+	uint64_t alignment;
+	struct pstore *ps;
+	uint8_t *base;
+	struct layout_header hdr;
+	uint64_t *recs;		  /* extent table (pmem) */
+	struct layout_tag *slots; /* tag table (pmem); id n is slots[n - 1] */
+	uint64_t extent_count;
+	uint64_t extent_size;
+	uint64_t data_off;
+	uint32_t tag_count;
+
+	/* region-alloc.c */
+	uint8_t *vstate;
+	uint8_t *vflags;
+	uint64_t *zeroed_bm;
+	uint64_t *ready_bm;
+	size_t bm_words;
+	uint64_t count[EXT_NSTATES];
+	uint64_t n_ready;
+	uint64_t n_in_batch;
+	uint64_t n_quarantined;
+	uint64_t zero_cursor;
+	struct runvec pend_dirty; /* VF_PENDING extents, released by region_sync */
+	bool pend_scan;		  /* pend_dirty is incomplete (ENOMEM): scan */
+
+	/* region-tag.c */
+	struct vtag *tags; /* [0] unused */
+	uint32_t *free_ids;
+	uint32_t n_free_ids;
+	uint32_t *hash;
+	uint32_t hash_mask;
+	uint32_t n_tags; /* COMMITTING + VALID */
+	struct idvec pend_commit;
+	struct idvec pend_free;
+
+	bool pending; /* stores since the last region_sync */
+	struct region_stats st; /* bytes_zeroed, zero_batches, zero_busy_ns, drains */
+
+	/* zeroer.c */
+	struct zeroer *z;
+	unsigned zeroer_threads;
+	unsigned batch_extents;
+	bool zeroer_paused;
+	unsigned zeroer_outstanding; /* batches submitted, not yet collected */
+};
+
+static inline uint8_t *region_extent_addr(const struct region *r, uint64_t i)
+{
+	return r->base + r->data_off + i * r->extent_size;
+}
+
+/* ---- region-alloc.c ---- */
+int region_index_init(struct region *r);
+void region_index_free(struct region *r);
+/* Volatile state change, keeping counts and the ZEROED bitmap. */
+void region_vset(struct region *r, uint64_t i, unsigned state);
+uint64_t region_rec_load(const struct region *r, uint64_t i);
+/* One 8-byte store of the record; not flushed. */
+void region_rec_store(struct region *r, uint64_t i, unsigned state, uint32_t tag, uint32_t gen);
+void region_rec_flush(struct region *r, uint64_t first, uint64_t count);
+/* DIRTY extent, record durable: hand to the zeroer. */
+void region_make_ready(struct region *r, uint64_t i);
+/* DIRTY extents whose record is not durable yet: held back until region_sync. */
+int region_defer_dirty(struct region *r, uint64_t first, uint64_t count); /* -ENOMEM: set pend_scan */
+void region_release_pending(struct region *r);
+int runvec_push(struct runvec *v, uint64_t first, uint64_t count);
+int idvec_push(struct idvec *v, uint32_t id);
+/* Sort and merge runs in place; -EINVAL for empty, overlapping or out of range runs. */
+int runs_normalize(const struct region *r, struct run *runs, size_t *n_runs);
+
+/* ---- region-tag.c ---- */
+int region_tags_init(struct region *r);
+void region_tags_free(struct region *r);
+/* Recovery: register slot id as a visible tag. */
+int region_tag_install(struct region *r, uint32_t id, uid_t uid, const char *name);
+int region_vtag_add_extent(struct vtag *t, uint64_t i);
+/* Sync: phase-2 stores (VALID slots, DIRTY records); true when it stored anything. */
+bool region_tags_phase2(struct region *r);
+/* Sync: after the last drain. */
+void region_tags_synced(struct region *r);
+
+/* ---- region-recovery.c ---- */
+int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n_bbs);
+
+/* ---- zeroer.c ---- */
+int region_zeroer_start(struct region *r);
+void region_zeroer_stop(struct region *r);
+/* Submit batches while DIRTY extents are ready and workers are short of work. */
+void region_zeroer_kick(struct region *r);
+
+/* ---- test hooks ---- */
+/*
+ * Close as a crash would: stop the zeroer and unmap without region_sync,
+ * so this iteration's second phases never happen and nothing more is drained.
+ */
+void region_close_abandon(struct region *r);
+struct pstore *region_get_pstore(const struct region *r);
+/*
+ * Cross-check the volatile index: counts against the per-extent states and
+ * bitmaps, and (when nothing is pending) every record on media against the
+ * volatile state.  0, or -EUCLEAN with the first mismatch logged.
+ */
+int region_verify(const struct region *r);
+
+#endif

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Request dispatch.  Each rpc-*.c file exports one const descriptor; the
+ * table in rpc.c maps a request's op to it.  A handler either sends its
+ * reply (rpc_reply) and returns 0, defers it (a waiting ALLOCATE) and
+ * returns 0, or returns -errno after rpc_fail() set the message, and the
+ * dispatcher sends the error reply.
+ */
+#ifndef PMEMZ_RPC_H
+#define PMEMZ_RPC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "frame.h"
+#include "manager.h"
+#include "util.h"
+
+struct connection;
+
+static inline void pmemz__request__free_unpackedp(Pmemz__Request **p)
+{
+	if (*p)
+		pmemz__request__free_unpacked(*p, NULL);
+}
+
+#define RPC_MSG_MAX 256
+#define RPC_TAG_MAX 4096 /* sanity bound; the tag table sets the real limit */
+
+enum rpc_reply_mode {
+	RPC_REPLY_NOW,	   /* attests nothing about extent state (HELLO, NOOP) */
+	RPC_REPLY_ORDERED, /* reads state: after a pending group commit, if any */
+	RPC_REPLY_COMMIT,  /* attests a state change: after the group commit */
+};
+
+struct rpc_call {
+	struct manager *m;
+	struct connection *c;
+	const Pmemz__Request *req;
+	uint64_t id;
+	char msg[RPC_MSG_MAX];
+};
+
+struct rpc_descriptor {
+	const char *name;
+	Pmemz__Request__OpCase op;
+	bool admin_only;
+	int (*handler)(struct rpc_call *call);
+};
+
+extern const struct rpc_descriptor rpc_hello;
+extern const struct rpc_descriptor rpc_open_region;
+extern const struct rpc_descriptor rpc_allocate;
+extern const struct rpc_descriptor rpc_commit;
+extern const struct rpc_descriptor rpc_free;
+extern const struct rpc_descriptor rpc_flush;
+extern const struct rpc_descriptor rpc_list;
+extern const struct rpc_descriptor rpc_stat;
+extern const struct rpc_descriptor rpc_noop;
+
+const struct rpc_descriptor *rpc_lookup(Pmemz__Request__OpCase op);
+/* Run one decoded request (version already checked). */
+void rpc_dispatch(struct manager *m, struct connection *c, const Pmemz__Request *req);
+
+/* Set the error message of the call; returns r (a negative errno). */
+int rpc_fail(struct rpc_call *call, int r, const char *fmt, ...) _printf_(3, 4);
+
+/* Pack resp (id and status 0 are filled in) and queue it; fd < 0 for none. */
+int rpc_reply(struct rpc_call *call, Pmemz__Response *resp, int fd, enum rpc_reply_mode mode);
+int rpc_send(struct manager *m, struct connection *c, uint64_t id, Pmemz__Response *resp, int fd,
+	     enum rpc_reply_mode mode);
+int rpc_send_error(struct manager *m, struct connection *c, uint64_t id, int status,
+		   const char *msg, enum rpc_reply_mode mode);
+/* Would resp fit in one frame? */
+bool rpc_response_fits(const Pmemz__Response *resp);
+
+/* Find a region by name and check the caller may use it (-ENOENT / -EACCES). */
+int rpc_region(struct rpc_call *call, const char *name, struct manager_region **out);
+bool rpc_region_allowed(const struct connection *c, const struct manager_region *mr);
+
+/* This connection's lease id in region mr: -ENOENT, -EPERM, -EINVAL . */
+struct lease;
+int rpc_own_lease(struct rpc_call *call, const struct manager_region *mr, uint64_t id,
+		  struct lease **out);
+
+/* Runs <-> protobuf.  The arrays are malloc'ed; free both with free(). */
+int rpc_runs_to_pb(const struct run *runs, size_t n_runs, Pmemz__Run **storage, Pmemz__Run ***ptrs);
+void rpc_region_info_to_pb(const struct region_info *info, Pmemz__RegionInfo *pb);
+
+/* Waiting allocations (rpc-allocate.c). */
+void rpc_allocate_serve_waiters(struct manager *m, struct manager_region *mr);
+void rpc_waiter_free(struct manager *m, struct waiter *w);
+
+#endif

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The zeroer worker pool of one region.  The main loop submits batches of
+ * DIRTY extents; a worker zeroes each extent with non-temporal stores
+ * (pstore_zero_nt, no drain), issues ONE pstore_drain() for the batch, puts
+ * it on the done queue and makes the eventfd readable.  Workers touch only
+ * the data ranges of their batch (through pstore) and the queues; every
+ * state change is the main loop's (region_zeroer_collect in zeroer.c).
+ *
+ * Workers run at SCHED_IDLE (else nice 19), pinned to the region's NUMA
+ * node when known, and share one token bucket of `rate` bytes/s unless
+ * urgent.  Paused workers finish the extent they are on, then wait.
+ */
+#ifndef PMEMZ_ZEROER_H
+#define PMEMZ_ZEROER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pstore.h"
+
+struct zbatch {
+	struct zbatch *next;
+	uint32_t n;	  /* extents in ext[] */
+	uint32_t done;	  /* ext[0..done) are zero and drained */
+	uint64_t busy_ns; /* time spent storing + draining */
+	uint64_t ext[];	  /* extent indices */
+};
+
+struct zeroer_params {
+	const char *name; /* region name, for messages */
+	struct pstore *ps;
+	uint8_t *data; /* address of extent 0 */
+	uint64_t extent_size;
+	unsigned threads;
+	uint64_t rate; /* bytes per second, 0 = unlimited */
+	int numa_node; /* -1: unknown */
+};
+
+struct zeroer;
+
+/* Starts the threads.  Logs its failures. */
+int zeroer_new(const struct zeroer_params *p, struct zeroer **out);
+/* Stops (abandoning queued work: it stays DIRTY), joins, frees every batch. */
+void zeroer_free(struct zeroer *z);
+
+int zeroer_fd(const struct zeroer *z);
+void zeroer_submit(struct zeroer *z, struct zbatch *b);
+/* Reads the eventfd and returns the finished batches (a list), or NULL. */
+struct zbatch *zeroer_take_done(struct zeroer *z);
+
+void zeroer_set_paused(struct zeroer *z, bool paused);
+void zeroer_set_urgent(struct zeroer *z, bool urgent);
+void zeroer_set_rate(struct zeroer *z, uint64_t bytes_per_sec);
+
+#endif

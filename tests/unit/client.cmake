@@ -1,0 +1,29 @@
+# libpmemzclient and pmemzctl tests that need no daemon (the integration
+# tests in tests/integration/ run them against the real one).
+if(NOT TARGET pmemzclient)
+  return()
+endif()
+
+# ABI: exports == version script == public header functions.
+add_test(NAME client-symbols
+  COMMAND sh ${PMEMZ_TEST_SRC}/unit/test-symbols.sh $<TARGET_FILE:pmemzclient>
+          ${PMEMZ_CLIENT_SRC_DIR}/libpmemzclient.sym
+          ${PMEMZ_CLIENT_SRC_DIR}/libpmemzclient.h ${CMAKE_C_COMPILER})
+set_tests_properties(client-symbols PROPERTIES SKIP_RETURN_CODE 77 LABELS "unit;client")
+
+# Argument checks, connection errors, the transport against a fake daemon.
+add_executable(test-libpmemzclient ${PMEMZ_TEST_SRC}/unit/test-libpmemzclient.c)
+target_link_libraries(test-libpmemzclient PRIVATE pmemzclient_static PkgConfig::CMOCKA)
+add_test(NAME client-lib COMMAND test-libpmemzclient)
+set_tests_properties(client-lib PROPERTIES TIMEOUT 60 LABELS "unit;client")
+
+# pmemzctl: value formatting and the text/JSON output backends.
+add_executable(test-pmemzctl-output ${PMEMZ_TEST_SRC}/unit/test-pmemzctl-output.c)
+target_link_libraries(test-pmemzctl-output PRIVATE pmemzctl_output PkgConfig::CMOCKA)
+add_test(NAME client-ctl-output COMMAND test-pmemzctl-output)
+set_tests_properties(client-ctl-output PROPERTIES LABELS "unit;client")
+
+# pmemzctl: usage errors and an unreachable daemon give one line and a non-zero exit.
+add_test(NAME client-ctl-cli
+  COMMAND sh ${PMEMZ_TEST_SRC}/unit/test-pmemzctl-cli.sh $<TARGET_FILE:pmemzctl>)
+set_tests_properties(client-ctl-cli PROPERTIES LABELS "unit;client")

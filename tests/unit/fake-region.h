@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * An in-memory stand-in for the storage core (daemon/region.h) so the
+ * server can be tested without pmem: extent states in an array, a
+ * "zeroer" the test drives through an eventfd, and a region_sync() that
+ * publishes the durable state only after a delay, so a reply sent before
+ * its group commit is caught.
+ */
+#ifndef PMEMZ_FAKE_REGION_H
+#define PMEMZ_FAKE_REGION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "region.h"
+
+/* The n-th region opened since start (0-based), NULL if none. */
+struct region *fake_region_get(unsigned i);
+/* Thread-safe: let the zeroer turn n more DIRTY extents ZEROED. */
+void fake_region_zero(struct region *r, uint64_t n);
+/* Thread-safe: extent counts per state as of the last region_sync(). */
+uint64_t fake_region_durable(struct region *r, enum extent_state s);
+bool fake_region_urgent(struct region *r);
+uint64_t fake_region_syncs(struct region *r);
+void fake_region_reset(void);
+
+#endif

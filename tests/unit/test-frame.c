@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: MIT */
+/* Framing: header peek, the size cap, pack/unpack round trips. */
+#include <errno.h>
+#include <stdbool.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "frame.h"
+
+static void put_len(uint8_t *b, uint32_t len)
+{
+	b[0] = (uint8_t)len;
+	b[1] = (uint8_t)(len >> 8);
+	b[2] = (uint8_t)(len >> 16);
+	b[3] = (uint8_t)(len >> 24);
+}
+
+static void test_peek_short_header(void **state)
+{
+	uint8_t b[4] = {0};
+	size_t len = 99;
+
+	put_len(b, 10);
+	for (size_t avail = 0; avail < PMEMZ_FRAME_HDR; avail++) {
+		assert_int_equal(pmemz_frame_peek(b, avail, &len), 0);
+		assert_int_equal(len, 0);
+	}
+}
+
+static void test_peek_exact(void **state)
+{
+	uint8_t b[8] = {0};
+	size_t len = 0;
+
+	put_len(b, 1);
+	assert_int_equal(pmemz_frame_peek(b, 4, &len), 0);
+	assert_int_equal(len, 1);
+	/* The header alone is enough; the payload may still be missing. */
+	put_len(b, PMEMZ_FRAME_MAX);
+	assert_int_equal(pmemz_frame_peek(b, 4, &len), 0);
+	assert_int_equal(len, PMEMZ_FRAME_MAX);
+	/* Little endian. */
+	b[0] = 0x34;
+	b[1] = 0x12;
+	b[2] = 0;
+	b[3] = 0;
+	assert_int_equal(pmemz_frame_peek(b, 8, &len), 0);
+	assert_int_equal(len, 0x1234);
+}
+
+static void test_peek_oversize(void **state)
+{
+	uint8_t b[4];
+	size_t len = 7;
+
+	put_len(b, PMEMZ_FRAME_MAX + 1);
+	assert_int_equal(pmemz_frame_peek(b, 4, &len), -EMSGSIZE);
+	put_len(b, UINT32_MAX);
+	assert_int_equal(pmemz_frame_peek(b, 4, &len), -EMSGSIZE);
+	assert_int_equal(len, 0);
+}
+
+static void test_peek_zero(void **state)
+{
+	uint8_t b[4] = {0};
+	size_t len = 7;
+
+	assert_int_equal(pmemz_frame_peek(b, 4, &len), -EBADMSG);
+}
+
+static void test_request_round_trip(void **state)
+{
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__AllocateReq alloc = PMEMZ__ALLOCATE_REQ__INIT;
+	Pmemz__Request *out = NULL;
+	uint8_t *frame = NULL;
+	size_t frame_len = 0, len = 0;
+
+	alloc.region = (char *)"test";
+	alloc.bytes = 3 << 20;
+	alloc.has_nowait = true;
+	alloc.nowait = true;
+	req.version = PMEMZ_PROTO_VERSION;
+	req.id = 0x123456789abcull;
+	req.op_case = PMEMZ__REQUEST__OP_ALLOCATE;
+	req.allocate = &alloc;
+
+	assert_int_equal(pmemz_frame_pack_request(&req, &frame, &frame_len), 0);
+	assert_int_equal(pmemz_frame_peek(frame, frame_len, &len), 0);
+	assert_int_equal(len + PMEMZ_FRAME_HDR, frame_len);
+	assert_int_equal(pmemz_frame_unpack_request(frame + PMEMZ_FRAME_HDR, len, &out), 0);
+	assert_int_equal(out->version, PMEMZ_PROTO_VERSION);
+	assert_int_equal(out->id, 0x123456789abcull);
+	assert_int_equal(out->op_case, PMEMZ__REQUEST__OP_ALLOCATE);
+	assert_string_equal(out->allocate->region, "test");
+	assert_int_equal(out->allocate->bytes, 3 << 20);
+	assert_true(out->allocate->has_nowait && out->allocate->nowait);
+	pmemz__request__free_unpacked(out, NULL);
+	free(frame);
+}
+
+static void test_response_round_trip(void **state)
+{
+	Pmemz__Response resp = PMEMZ__RESPONSE__INIT;
+	Pmemz__AllocateResp alloc = PMEMZ__ALLOCATE_RESP__INIT;
+	Pmemz__Run runs[3];
+	Pmemz__Run *ptrs[3];
+	Pmemz__Response *out = NULL;
+	uint8_t *frame = NULL;
+	size_t frame_len = 0, len = 0;
+
+	for (int i = 0; i < 3; i++) {
+		pmemz__run__init(&runs[i]);
+		runs[i].first = (uint64_t)i * 100;
+		runs[i].count = (uint64_t)i + 1;
+		ptrs[i] = &runs[i];
+	}
+	alloc.lease = 42;
+	alloc.n_runs = 3;
+	alloc.runs = ptrs;
+	resp.id = 7;
+	resp.status = -ENOSPC;
+	resp.message = (char *)"no space";
+	resp.op_case = PMEMZ__RESPONSE__OP_ALLOCATE;
+	resp.allocate = &alloc;
+
+	assert_int_equal(pmemz_frame_pack_response(&resp, &frame, &frame_len), 0);
+	assert_int_equal(pmemz_frame_peek(frame, frame_len, &len), 0);
+	assert_int_equal(pmemz_frame_unpack_response(frame + PMEMZ_FRAME_HDR, len, &out), 0);
+	assert_int_equal(out->id, 7);
+	assert_int_equal(out->status, -ENOSPC);
+	assert_string_equal(out->message, "no space");
+	assert_int_equal(out->allocate->lease, 42);
+	assert_int_equal(out->allocate->n_runs, 3);
+	assert_int_equal(out->allocate->runs[2]->first, 200);
+	assert_int_equal(out->allocate->runs[2]->count, 3);
+	pmemz__response__free_unpacked(out, NULL);
+	free(frame);
+}
+
+static void test_pack_too_large(void **state)
+{
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__NoopReq noop = PMEMZ__NOOP_REQ__INIT;
+	size_t big = PMEMZ_FRAME_MAX + 1;
+	uint8_t *payload = calloc(1, big);
+	uint8_t *frame = (uint8_t *)1;
+	size_t frame_len = 0;
+
+	assert_non_null(payload);
+	noop.has_payload = true;
+	noop.payload.data = payload;
+	noop.payload.len = big;
+	req.version = PMEMZ_PROTO_VERSION;
+	req.id = 1;
+	req.op_case = PMEMZ__REQUEST__OP_NOOP;
+	req.noop = &noop;
+	assert_int_equal(pmemz_frame_pack_request(&req, &frame, &frame_len), -EMSGSIZE);
+	assert_ptr_equal(frame, (uint8_t *)1); /* untouched */
+
+	/* Just under the cap packs. */
+	noop.payload.len = PMEMZ_FRAME_MAX - 32;
+	assert_int_equal(pmemz_frame_pack_request(&req, &frame, &frame_len), 0);
+	assert_true(frame_len <= PMEMZ_FRAME_HDR + PMEMZ_FRAME_MAX);
+	free(frame);
+	free(payload);
+}
+
+static void test_unpack_garbage(void **state)
+{
+	static const uint8_t garbage[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x12};
+	/* Valid encoding, but the required fields (version, id) are missing. */
+	static const uint8_t missing[] = {0x52, 0x00}; /* field 10 (hello), empty */
+	Pmemz__Request *req = NULL;
+
+	assert_int_equal(pmemz_frame_unpack_request(garbage, sizeof(garbage), &req), -EBADMSG);
+	assert_null(req);
+	assert_int_equal(pmemz_frame_unpack_request(missing, sizeof(missing), &req), -EBADMSG);
+	assert_int_equal(pmemz_frame_unpack_request(garbage, PMEMZ_FRAME_MAX + 1, &req), -EMSGSIZE);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_peek_short_header),
+		cmocka_unit_test(test_peek_exact),
+		cmocka_unit_test(test_peek_oversize),
+		cmocka_unit_test(test_peek_zero),
+		cmocka_unit_test(test_request_round_trip),
+		cmocka_unit_test(test_response_round_trip),
+		cmocka_unit_test(test_pack_too_large),
+		cmocka_unit_test(test_unpack_garbage),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

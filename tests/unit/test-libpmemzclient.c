@@ -1,0 +1,886 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libpmemzclient without a daemon: argument checking, connection errors,
+ * and the transport against a scripted fake daemon (a thread on a private
+ * Unix socket) — HELLO version check, region mapping from a passed memfd,
+ * extent address arithmetic, request contents, daemon error pass-through,
+ * out-of-order and multi-threaded replies, fd routing, oversize and
+ * undecodable frames.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "client-private.h"
+
+/* ---- fake daemon ------------------------------------------------------ */
+
+struct fake;
+/* Answer one request (after HELLO); return -1 to close the connection. */
+typedef int (*fake_handler)(struct fake *f, int cfd, Pmemz__Request *req);
+
+struct fake {
+	char dir[64];
+	char path[128];
+	int lfd;
+	pthread_t thread;
+	uint32_t hello_version;
+	fake_handler handler;
+	/* what the handlers saw / use */
+	Pmemz__Request **last; /* every request after HELLO, in order; freed at stop */
+	size_t n_last, cap_last;
+	int region_fd;
+	uint64_t region_size, extent_size, extent_count, data_offset;
+	void *priv;
+};
+
+static int read_full(int fd, void *buf, size_t len)
+{
+	uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t n = read(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static Pmemz__Request *srv_read(int cfd)
+{
+	uint8_t hdr[4], *payload;
+	Pmemz__Request *req = NULL;
+	size_t len;
+
+	if (read_full(cfd, hdr, 4) < 0)
+		return NULL;
+	if (pmemz_frame_peek(hdr, 4, &len) < 0 || len == 0)
+		return NULL;
+	payload = malloc(len);
+	if (read_full(cfd, payload, len) == 0)
+		(void)pmemz_frame_unpack_request(payload, len, &req);
+	free(payload);
+	return req;
+}
+
+/* Send raw bytes, the first with fd attached when fd >= 0. */
+static int srv_send_raw(int cfd, const void *buf, size_t len, int fd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} cbuf;
+	struct iovec iov = {.iov_base = (void *)(uintptr_t)buf, .iov_len = len};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+
+	if (fd >= 0) {
+		struct cmsghdr *cm;
+
+		memset(&cbuf, 0, sizeof(cbuf));
+		msg.msg_control = cbuf.buf;
+		msg.msg_controllen = sizeof(cbuf.buf);
+		cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	}
+	return sendmsg(cfd, &msg, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -1;
+}
+
+static int srv_send(int cfd, const Pmemz__Response *resp, int fd)
+{
+	uint8_t *frame;
+	size_t len;
+	int r;
+
+	if (pmemz_frame_pack_response(resp, &frame, &len) < 0)
+		return -1;
+	r = srv_send_raw(cfd, frame, len, fd);
+	free(frame);
+	return r;
+}
+
+static int srv_status(int cfd, uint64_t id, int status, const char *msg)
+{
+	Pmemz__Response resp = PMEMZ__RESPONSE__INIT;
+
+	resp.id = id;
+	resp.status = status;
+	resp.message = (char *)(uintptr_t)msg;
+	return srv_send(cfd, &resp, -1);
+}
+
+static void *fake_main(void *arg)
+{
+	struct fake *f = arg;
+	int cfd = accept4(f->lfd, NULL, NULL, SOCK_CLOEXEC);
+	Pmemz__Request *req;
+
+	if (cfd < 0)
+		return NULL;
+	while ((req = srv_read(cfd))) {
+		if (req->op_case == PMEMZ__REQUEST__OP_HELLO) {
+			Pmemz__Response resp = PMEMZ__RESPONSE__INIT;
+			Pmemz__HelloResp h = PMEMZ__HELLO_RESP__INIT;
+
+			h.version = f->hello_version;
+			h.daemon_version = "fake-1";
+			h.uid = 1000;
+			h.gid = 1000;
+			resp.id = req->id;
+			resp.op_case = PMEMZ__RESPONSE__OP_HELLO;
+			resp.hello = &h;
+			pmemz__request__free_unpacked(req, NULL);
+			if (srv_send(cfd, &resp, -1) < 0)
+				break;
+			continue;
+		}
+		if (f->n_last == f->cap_last) {
+			f->cap_last = f->cap_last ? 2 * f->cap_last : 64;
+			f->last = realloc(f->last, f->cap_last * sizeof(*f->last));
+			if (!f->last)
+				abort();
+		}
+		f->last[f->n_last++] = req;
+		if (!f->handler || f->handler(f, cfd, req) < 0)
+			break;
+	}
+	(void)close(cfd);
+	return NULL;
+}
+
+static struct fake *fake_start(fake_handler handler)
+{
+	struct fake *f = calloc(1, sizeof(*f));
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+
+	assert_non_null(f);
+	f->hello_version = PMEMZ_PROTO_VERSION;
+	f->handler = handler;
+	f->region_fd = -1;
+	strcpy(f->dir, "/tmp/pmemz-test-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	(void)snprintf(f->path, sizeof(f->path), "%s/sock", f->dir);
+	strcpy(sa.sun_path, f->path);
+	f->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(f->lfd >= 0);
+	assert_int_equal(bind(f->lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(f->lfd, 4), 0);
+	assert_int_equal(pthread_create(&f->thread, NULL, fake_main, f), 0);
+	return f;
+}
+
+/* Call after the client is freed (the fake then sees EOF). */
+static void fake_stop(struct fake *f)
+{
+	(void)shutdown(f->lfd, SHUT_RDWR); /* wakes accept() if nobody connected */
+	pthread_join(f->thread, NULL);
+	(void)close(f->lfd);
+	for (size_t i = 0; i < f->n_last; i++)
+		pmemz__request__free_unpacked(f->last[i], NULL);
+	free(f->last);
+	if (f->region_fd >= 0)
+		(void)close(f->region_fd);
+	(void)unlink(f->path);
+	(void)rmdir(f->dir);
+	free(f);
+}
+
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	(void)closedir(d);
+	return n - 1; /* the DIR's own fd */
+}
+
+/* ---- no daemon -------------------------------------------------------- */
+
+static void test_connect_enoent(void **state)
+{
+	struct pmemz_client *c = (void *)1;
+
+	assert_int_equal(pmemz_client_new("/nonexistent-pmemz/sock", &c), -ENOENT);
+	assert_null(c);
+	assert_non_null(strstr(pmemz_errormsg(), "cannot connect to /nonexistent-pmemz/sock"));
+	assert_non_null(strstr(pmemz_errormsg(), "No such file or directory"));
+}
+
+static void test_connect_refused(void **state)
+{
+	char dir[] = "/tmp/pmemz-test-XXXXXX", path[128];
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct pmemz_client *c;
+	int fd;
+
+	assert_non_null(mkdtemp(dir));
+	(void)snprintf(path, sizeof(path), "%s/sock", dir);
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0); /* not listening */
+	assert_int_equal(pmemz_client_new(path, &c), -ECONNREFUSED);
+	assert_non_null(strstr(pmemz_errormsg(), "Connection refused"));
+	assert_non_null(strstr(pmemz_errormsg(), path));
+	(void)close(fd);
+	(void)unlink(path);
+	(void)rmdir(dir);
+}
+
+static void test_socket_env(void **state)
+{
+	struct pmemz_client *c;
+
+	assert_int_equal(setenv(PMEMZ_SOCKET_ENV, "/nonexistent-pmemz/env.sock", 1), 0);
+	assert_int_equal(pmemz_client_new(NULL, &c), -ENOENT);
+	assert_non_null(strstr(pmemz_errormsg(), "/nonexistent-pmemz/env.sock"));
+	assert_int_equal(unsetenv(PMEMZ_SOCKET_ENV), 0);
+
+	assert_int_equal(pmemz_client_new("", &c), -EINVAL);
+	assert_int_equal(pmemz_client_new(
+				 "/tmp/a-socket-path-that-is-much-too-long-for-sockaddr_un-"
+				 "because-it-goes-on-and-on-and-on-past-108-bytes/sock",
+				 &c),
+			 -ENAMETOOLONG);
+}
+
+static void test_invalid_args(void **state)
+{
+	struct pmemz_region *r = (void *)1;
+	struct pmemz_alloc *a = (void *)1;
+	size_t len = 42;
+	char x;
+
+	assert_int_equal(pmemz_client_new(NULL, NULL), -EINVAL);
+	assert_string_not_equal(pmemz_errormsg(), "");
+	assert_int_equal(pmemz_region_open(NULL, "r", &r), -EINVAL);
+	assert_null(r);
+	assert_non_null(strstr(pmemz_errormsg(), "client is NULL"));
+	assert_int_equal(pmemz_region_open(NULL, "r", NULL), -EINVAL);
+	assert_int_equal(pmemz_alloc_new(NULL, 4096, 0, &a), -EINVAL);
+	assert_null(a);
+	assert_int_equal(pmemz_alloc_new(NULL, 4096, 0, NULL), -EINVAL);
+	assert_int_equal(pmemz_alloc_open(NULL, "t", &a), -EINVAL);
+	assert_int_equal(pmemz_alloc_commit(NULL, "t", 0), -EINVAL);
+	assert_int_equal(pmemz_alloc_release(NULL), -EINVAL);
+	assert_int_equal(pmemz_persist(NULL, &x, 1), -EINVAL);
+	assert_int_equal(pmemz_flush(NULL, &x, 1, 0), -EINVAL);
+	assert_int_equal(pmemz_alloc_count(NULL), 0);
+	assert_int_equal(pmemz_alloc_size(NULL), 0);
+	assert_null(pmemz_alloc_range(NULL, 0, &len));
+	assert_int_equal(len, 0);
+	assert_null(pmemz_alloc_range(NULL, 0, NULL));
+	assert_int_equal(pmemz_region_extent_size(NULL), 0);
+	assert_int_equal(pmemz_region_size(NULL), 0);
+	assert_null(pmemz_region_address(NULL));
+	pmemz_alloc_close(NULL);
+	pmemz_region_close(NULL);
+	pmemz_client_free(NULL);
+}
+
+/* ---- against the fake daemon ------------------------------------------ */
+
+static void test_hello_version_mismatch(void **state)
+{
+	struct fake *f = fake_start(NULL);
+	struct pmemz_client *c;
+
+	f->hello_version = PMEMZ_PROTO_VERSION + 1;
+	assert_int_equal(pmemz_client_new(f->path, &c), -EPROTO);
+	assert_non_null(strstr(pmemz_errormsg(), "protocol version"));
+	fake_stop(f);
+}
+
+/* A region of 8 MiB: 1 MiB of metadata, 6 extents of 1 MiB, 1 MiB slack. */
+static int region_handler(struct fake *f, int cfd, Pmemz__Request *req)
+{
+	Pmemz__Response resp = PMEMZ__RESPONSE__INIT;
+	Pmemz__Run r0 = PMEMZ__RUN__INIT, r1 = PMEMZ__RUN__INIT;
+	Pmemz__Run *runs[2] = {&r0, &r1};
+	uint8_t uuid[16] = {1, 2, 3};
+
+	resp.id = req->id;
+	resp.op_case = (Pmemz__Response__OpCase)req->op_case;
+	switch (req->op_case) {
+	case PMEMZ__REQUEST__OP_OPEN_REGION: {
+		Pmemz__OpenRegionResp o = PMEMZ__OPEN_REGION_RESP__INIT;
+		Pmemz__RegionInfo in = PMEMZ__REGION_INFO__INIT;
+
+		if (strcmp(req->open_region->region, "r") != 0)
+			return srv_status(cfd, req->id, -ENOENT, "no region 'nope'");
+		in.name = "r";
+		in.path = "/fake/r";
+		in.size = f->region_size;
+		in.extent_size = f->extent_size;
+		in.extent_count = f->extent_count;
+		in.data_offset = f->data_offset;
+		in.uuid.data = uuid;
+		in.uuid.len = sizeof(uuid);
+		in.alignment = 4096;
+		in.granularity = "page";
+		o.info = &in;
+		o.fd_follows = true;
+		resp.open_region = &o;
+		return srv_send(cfd, &resp, f->region_fd);
+	}
+	case PMEMZ__REQUEST__OP_ALLOCATE: {
+		Pmemz__AllocateResp a = PMEMZ__ALLOCATE_RESP__INIT;
+
+		if (req->allocate->bytes > 3 * f->extent_size)
+			return srv_status(cfd, req->id, -ENOSPC, "region 'r' is full");
+		r0.first = 2;
+		r0.count = 2;
+		r1.first = 5;
+		r1.count = 1;
+		a.lease = 77;
+		a.n_runs = 2;
+		a.runs = runs;
+		resp.allocate = &a;
+		return srv_send(cfd, &resp, -1);
+	}
+	case PMEMZ__REQUEST__OP_COMMIT: {
+		Pmemz__CommitResp cm = PMEMZ__COMMIT_RESP__INIT;
+
+		resp.commit = &cm;
+		return srv_send(cfd, &resp, -1);
+	}
+	case PMEMZ__REQUEST__OP_FREE: {
+		Pmemz__FreeResp fr = PMEMZ__FREE_RESP__INIT;
+
+		fr.extents = 3;
+		resp.free = &fr;
+		return srv_send(cfd, &resp, -1);
+	}
+	case PMEMZ__REQUEST__OP_FLUSH: {
+		Pmemz__FlushResp fl = PMEMZ__FLUSH_RESP__INIT;
+
+		resp.flush = &fl;
+		return srv_send(cfd, &resp, -1);
+	}
+	case PMEMZ__REQUEST__OP_LIST: {
+		Pmemz__ListResp l = PMEMZ__LIST_RESP__INIT;
+		Pmemz__TagInfo other = PMEMZ__TAG_INFO__INIT, t = PMEMZ__TAG_INFO__INIT;
+		Pmemz__TagInfo *tags[2] = {&other, &t};
+
+		r0.first = 5;
+		r0.count = 1;
+		r1.first = 2;
+		r1.count = 2;
+		other.name = "prefix-of-mine";
+		other.uid = 1000;
+		other.n_runs = 1;
+		other.runs = runs;
+		other.bytes = f->extent_size;
+		t.name = "mine";
+		t.uid = 1000;
+		t.n_runs = 2;
+		t.runs = runs;
+		t.bytes = 3 * f->extent_size;
+		l.n_tags = req->list->tag && strcmp(req->list->tag, "mine") == 0 ? 2 : 0;
+		l.tags = tags;
+		resp.list = &l;
+		return srv_send(cfd, &resp, -1);
+	}
+	default:
+		return srv_status(cfd, req->id, -EOPNOTSUPP, "not in the fake");
+	}
+}
+
+static struct fake *region_fake(void)
+{
+	struct fake *f = fake_start(region_handler);
+
+	f->extent_size = 1 << 20;
+	f->extent_count = 6;
+	f->data_offset = 1 << 20;
+	f->region_size = 8 << 20;
+	f->region_fd = memfd_create("pmemz-test-region", MFD_CLOEXEC);
+	assert_true(f->region_fd >= 0);
+	assert_int_equal(ftruncate(f->region_fd, (off_t)f->region_size), 0);
+	return f;
+}
+
+static void test_region_and_alloc(void **state)
+{
+	struct fake *f = region_fake();
+	struct pmemz_client *c;
+	struct pmemz_region *r;
+	struct pmemz_alloc *a;
+	uint8_t *base, *p;
+	size_t len;
+	int fds;
+
+	assert_int_equal(pmemz_client_new(f->path, &c), 0);
+	assert_string_equal(pmemz_client_hello(c)->daemon_version, "fake-1");
+
+	assert_int_equal(pmemz_region_open(c, "nope", &r), -ENOENT);
+	assert_string_equal(pmemz_errormsg(), "no region 'nope'"); /* passed through */
+
+	fds = count_fds();
+	assert_int_equal(pmemz_region_open(c, "r", &r), 0);
+	assert_int_equal(count_fds(), fds); /* the region fd is closed after mapping */
+	assert_int_equal(pmemz_region_extent_size(r), 1 << 20);
+	assert_int_equal(pmemz_region_size(r), 8 << 20);
+	base = pmemz_region_address(r);
+	assert_non_null(base);
+
+	/* arguments */
+	assert_int_equal(pmemz_alloc_new(r, 0, 0, &a), -EINVAL);
+	assert_int_equal(pmemz_alloc_new(r, 1, 0x80, &a), -EINVAL);
+	assert_non_null(strstr(pmemz_errormsg(), "flags"));
+	assert_int_equal(pmemz_alloc_new(r, 4 << 20, PMEMZ_ALLOC_NOWAIT, &a), -ENOSPC);
+	assert_string_equal(pmemz_errormsg(), "region 'r' is full");
+	assert_true(f->last[f->n_last - 1]->allocate->nowait);
+
+	/* ALLOCATE: runs {2,2},{5,1} -> addresses from data_offset */
+	assert_int_equal(pmemz_alloc_new(r, 3 << 20, 0, &a), 0);
+	assert_false(f->last[f->n_last - 1]->allocate->nowait);
+	assert_int_equal(pmemz_alloc_count(a), 2);
+	assert_int_equal(pmemz_alloc_size(a), 3 << 20);
+	p = pmemz_alloc_range(a, 0, &len);
+	assert_ptr_equal(p, base + (1 << 20) + 2 * (1 << 20));
+	assert_int_equal(len, 2 << 20);
+	p = pmemz_alloc_range(a, 1, &len);
+	assert_ptr_equal(p, base + (1 << 20) + 5 * (1 << 20));
+	assert_int_equal(len, 1 << 20);
+	len = 99;
+	assert_null(pmemz_alloc_range(a, 2, &len));
+	assert_int_equal(len, 0);
+	assert_non_null(strstr(pmemz_errormsg(), "does not exist"));
+
+	/* the mapping is shared with the daemon's fd */
+	memset(p, 0xab, 4096);
+	assert_int_equal(pmemz_persist(r, p, 4096), 0);
+	assert_int_equal(pmemz_persist(r, base, 0), 0);
+	assert_int_equal(pmemz_persist(r, base + (8 << 20) - 1, 2), -ERANGE);
+	assert_int_equal(pmemz_persist(r, base - 1, 1), -ERANGE);
+	assert_int_equal(pmemz_persist(r, (void *)UINTPTR_MAX, 2), -ERANGE);
+	{
+		uint8_t b;
+
+		assert_int_equal(pread(f->region_fd, &b, 1, 6 << 20), 1);
+		assert_int_equal(b, 0xab);
+	}
+
+	/* FLUSH carries region offsets */
+	assert_int_equal(pmemz_flush(r, p + 100, 200, PMEMZ_FLUSH_DEEP), 0);
+	{
+		const Pmemz__FlushReq *fl = f->last[f->n_last - 1]->flush;
+
+		assert_string_equal(fl->region, "r");
+		assert_int_equal(fl->n_ranges, 1);
+		assert_int_equal(fl->ranges[0]->offset, (6 << 20) + 100);
+		assert_int_equal(fl->ranges[0]->length, 200);
+		assert_true(fl->deep);
+	}
+	assert_int_equal(pmemz_flush(r, p, 1, 0x10), -EINVAL);
+	assert_int_equal(pmemz_flush(r, base + (8 << 20), 1, 0), -ERANGE);
+
+	/* COMMIT */
+	assert_int_equal(pmemz_alloc_commit(a, "", 0), -EINVAL);
+	assert_int_equal(pmemz_alloc_commit(a, NULL, 0), -EINVAL);
+	assert_int_equal(pmemz_alloc_commit(a, "mine", 0x4), -EINVAL);
+	assert_int_equal(pmemz_alloc_commit(a, "mine", PMEMZ_COMMIT_FLUSH), 0);
+	{
+		const Pmemz__CommitReq *cm = f->last[f->n_last - 1]->commit;
+
+		assert_int_equal(cm->lease, 77);
+		assert_string_equal(cm->tag, "mine");
+		assert_true(cm->flush_data);
+	}
+	assert_int_equal(pmemz_alloc_commit(a, "again", 0), -EINVAL);
+	assert_non_null(strstr(pmemz_errormsg(), "already committed"));
+	pmemz_alloc_close(a); /* committed: no FREE */
+	assert_int_equal(f->last[f->n_last - 1]->op_case, PMEMZ__REQUEST__OP_COMMIT);
+
+	/* LIST finds the exact tag, not a similar one */
+	assert_int_equal(pmemz_alloc_open(r, "missing", &a), -ENOENT);
+	assert_non_null(strstr(pmemz_errormsg(), "missing"));
+	assert_int_equal(pmemz_alloc_open(r, "mine", &a), 0);
+	assert_string_equal(f->last[f->n_last - 1]->list->tag, "mine");
+	assert_int_equal(pmemz_alloc_count(a), 2);
+	assert_int_equal(pmemz_alloc_size(a), 3 << 20);
+	assert_ptr_equal(pmemz_alloc_range(a, 0, &len), base + (6 << 20));
+	assert_int_equal(len, 1 << 20);
+
+	/* closing the region keeps the mapping while handles live */
+	pmemz_region_close(r);
+	assert_int_equal(((uint8_t *)pmemz_alloc_range(a, 0, &len))[0], 0xab);
+
+	/* RELEASE of a tag */
+	assert_int_equal(pmemz_alloc_release(a), 0);
+	assert_string_equal(f->last[f->n_last - 1]->free->tag, "mine");
+	assert_false(f->last[f->n_last - 1]->free->has_lease);
+
+	/* an uncommitted lease is freed by close, by release too */
+	assert_int_equal(pmemz_region_open(c, "r", &r), 0);
+	assert_int_equal(pmemz_alloc_new(r, 1, 0, &a), 0);
+	pmemz_alloc_close(a);
+	assert_int_equal(f->last[f->n_last - 1]->op_case, PMEMZ__REQUEST__OP_FREE);
+	assert_true(f->last[f->n_last - 1]->free->has_lease);
+	assert_int_equal(f->last[f->n_last - 1]->free->lease, 77);
+	assert_null(f->last[f->n_last - 1]->free->tag);
+	assert_int_equal(pmemz_alloc_new(r, 1, 0, &a), 0);
+	assert_int_equal(pmemz_alloc_release(a), 0);
+	assert_int_equal(f->last[f->n_last - 1]->free->lease, 77);
+
+	/* the client handle goes first: regions and allocations keep it alive */
+	assert_int_equal(pmemz_alloc_new(r, 1, 0, &a), 0);
+	pmemz_client_free(c);
+	assert_int_equal(pmemz_alloc_commit(a, "late", 0), -ENOTCONN);
+	pmemz_alloc_close(a);
+	pmemz_region_close(r);
+	fake_stop(f);
+}
+
+/* Answers NOOPs in batches of `batch`, last request first. */
+struct batch {
+	size_t batch;
+	Pmemz__Request *held[64]; /* owned by f->last */
+	size_t n;
+};
+
+static int noop_reverse_handler(struct fake *f, int cfd, Pmemz__Request *req)
+{
+	struct batch *b = f->priv;
+
+	b->held[b->n++] = req;
+	if (b->n < b->batch)
+		return 0;
+	while (b->n > 0) {
+		Pmemz__Request *q = b->held[--b->n];
+		Pmemz__Response resp = PMEMZ__RESPONSE__INIT;
+		Pmemz__NoopResp no = PMEMZ__NOOP_RESP__INIT;
+
+		no.has_payload = q->noop->has_payload;
+		no.payload = q->noop->payload;
+		resp.id = q->id;
+		resp.op_case = PMEMZ__RESPONSE__OP_NOOP;
+		resp.noop = &no;
+		if (srv_send(cfd, &resp, -1) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void submit_noop(struct pmemz_client *c, uint64_t v, struct pmemz_pending **t)
+{
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__NoopReq no = PMEMZ__NOOP_REQ__INIT;
+
+	no.has_payload = true;
+	no.payload.data = (uint8_t *)&v;
+	no.payload.len = sizeof(v);
+	req.op_case = PMEMZ__REQUEST__OP_NOOP;
+	req.noop = &no;
+	assert_int_equal(pmemz_client_submit(c, &req, t), 0);
+}
+
+static uint64_t noop_value(const Pmemz__Response *resp)
+{
+	uint64_t v;
+
+	assert_int_equal(resp->op_case, PMEMZ__RESPONSE__OP_NOOP);
+	assert_int_equal(resp->noop->payload.len, sizeof(v));
+	memcpy(&v, resp->noop->payload.data, sizeof(v));
+	return v;
+}
+
+static void test_out_of_order(void **state)
+{
+	struct batch b = {.batch = 4};
+	struct fake *f = fake_start(noop_reverse_handler);
+	struct pmemz_pending *t[4];
+	struct pmemz_client *c;
+
+	f->priv = &b;
+	assert_int_equal(pmemz_client_new(f->path, &c), 0);
+	for (uint64_t i = 0; i < 4; i++)
+		submit_noop(c, 100 + i, &t[i]);
+	/* The responses come back 3, 2, 1, 0: wait for them in submit order. */
+	for (uint64_t i = 0; i < 4; i++) {
+		Pmemz__Response *resp;
+
+		assert_int_equal(pmemz_client_wait(c, t[i], &resp, NULL), 0);
+		assert_int_equal(noop_value(resp), 100 + i);
+		pmemz_response_free(resp);
+	}
+	pmemz_client_free(c);
+	fake_stop(f);
+}
+
+#define THREADS 8
+#define CALLS 300
+
+struct worker {
+	struct pmemz_client *c;
+	unsigned idx;
+	int errors;
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+
+	for (uint64_t i = 0; i < CALLS; i++) {
+		uint64_t v = (uint64_t)w->idx << 32 | i, got;
+		Pmemz__Request req = PMEMZ__REQUEST__INIT;
+		Pmemz__NoopReq no = PMEMZ__NOOP_REQ__INIT;
+		Pmemz__Response *resp;
+
+		no.has_payload = true;
+		no.payload.data = (uint8_t *)&v;
+		no.payload.len = sizeof(v);
+		req.op_case = PMEMZ__REQUEST__OP_NOOP;
+		req.noop = &no;
+		if (pmemz_client_call(w->c, &req, &resp) < 0) {
+			w->errors++;
+			continue;
+		}
+		memcpy(&got, resp->noop->payload.data, sizeof(got));
+		w->errors += got != v;
+		pmemz_response_free(resp);
+	}
+	return NULL;
+}
+
+static void test_threads(void **state)
+{
+	/* Batches of THREADS, answered in reverse: every thread waits for the others. */
+	struct batch b = {.batch = THREADS};
+	struct fake *f = fake_start(noop_reverse_handler);
+	struct worker w[THREADS];
+	pthread_t th[THREADS];
+	struct pmemz_client *c;
+
+	f->priv = &b;
+	assert_int_equal(pmemz_client_new(f->path, &c), 0);
+	for (unsigned i = 0; i < THREADS; i++) {
+		w[i] = (struct worker){.c = c, .idx = i};
+		assert_int_equal(pthread_create(&th[i], NULL, worker_main, &w[i]), 0);
+	}
+	for (unsigned i = 0; i < THREADS; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(w[i].errors, 0);
+	}
+	pmemz_client_free(c);
+	fake_stop(f);
+}
+
+/* Two OPEN_REGIONs pipelined, answered in reverse: each gets its own fd. */
+static int two_regions_handler(struct fake *f, int cfd, Pmemz__Request *req)
+{
+	struct batch *b = f->priv;
+	static const char *const names[] = {"a", "b"};
+
+	b->held[b->n++] = req;
+	if (b->n < 2)
+		return 0;
+	for (int i = 1; i >= 0; i--) {
+		Pmemz__Response resp = PMEMZ__RESPONSE__INIT;
+		Pmemz__OpenRegionResp o = PMEMZ__OPEN_REGION_RESP__INIT;
+		Pmemz__RegionInfo in = PMEMZ__REGION_INFO__INIT;
+		int fd = memfd_create(names[i], MFD_CLOEXEC);
+		uint64_t size = (uint64_t)(i + 1) << 20;
+
+		/* no cmocka asserts in the fake's thread */
+		if (fd < 0 || ftruncate(fd, (off_t)size) < 0)
+			return -1;
+		in.name = (char *)(uintptr_t)names[i];
+		in.path = "/fake";
+		in.size = size;
+		in.extent_size = 4096;
+		in.extent_count = size / 4096;
+		in.granularity = "page";
+		o.info = &in;
+		o.fd_follows = true;
+		resp.id = b->held[i]->id;
+		resp.op_case = PMEMZ__RESPONSE__OP_OPEN_REGION;
+		resp.open_region = &o;
+		if (srv_send(cfd, &resp, fd) < 0)
+			return -1;
+		(void)close(fd);
+	}
+	b->n = 0;
+	return 0;
+}
+
+static void test_fd_routing(void **state)
+{
+	struct batch b = {.batch = 2};
+	struct fake *f = fake_start(two_regions_handler);
+	struct pmemz_pending *t[2];
+	struct pmemz_client *c;
+	const char *names[] = {"a", "b"};
+	int fds;
+
+	f->priv = &b;
+	assert_int_equal(pmemz_client_new(f->path, &c), 0);
+	fds = count_fds();
+	for (int i = 0; i < 2; i++) {
+		Pmemz__Request req = PMEMZ__REQUEST__INIT;
+		Pmemz__OpenRegionReq o = PMEMZ__OPEN_REGION_REQ__INIT;
+
+		o.region = (char *)(uintptr_t)names[i];
+		req.op_case = PMEMZ__REQUEST__OP_OPEN_REGION;
+		req.open_region = &o;
+		assert_int_equal(pmemz_client_submit(c, &req, &t[i]), 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		Pmemz__Response *resp;
+		int fd;
+
+		assert_int_equal(pmemz_client_wait(c, t[i], &resp, &fd), 0);
+		assert_true(fd >= 0);
+		assert_string_equal(resp->open_region->info->name, names[i]);
+		/* the fd is the one sent with this response: its size tells */
+		assert_int_equal(lseek(fd, 0, SEEK_END), (off_t)(i + 1) << 20);
+		(void)close(fd);
+		pmemz_response_free(resp);
+	}
+	assert_int_equal(count_fds(), fds);
+	pmemz_client_free(c);
+	fake_stop(f);
+}
+
+/* NOOP answered with an fd nobody asked for. */
+static int stray_fd_handler(struct fake *f, int cfd, Pmemz__Request *req)
+{
+	Pmemz__Response resp = PMEMZ__RESPONSE__INIT;
+	Pmemz__NoopResp no = PMEMZ__NOOP_RESP__INIT;
+	int fd = memfd_create("stray", MFD_CLOEXEC), r;
+
+	resp.id = req->id;
+	resp.op_case = PMEMZ__RESPONSE__OP_NOOP;
+	resp.noop = &no;
+	r = srv_send(cfd, &resp, fd);
+	(void)close(fd);
+	return r;
+}
+
+static void test_stray_fd_closed(void **state)
+{
+	struct fake *f = fake_start(stray_fd_handler);
+	struct pmemz_client *c;
+	int fds;
+
+	assert_int_equal(pmemz_client_new(f->path, &c), 0);
+	fds = count_fds();
+	for (int i = 0; i < 5; i++) {
+		Pmemz__Request req = PMEMZ__REQUEST__INIT;
+		Pmemz__NoopReq no = PMEMZ__NOOP_REQ__INIT;
+		Pmemz__Response *resp;
+
+		req.op_case = PMEMZ__REQUEST__OP_NOOP;
+		req.noop = &no;
+		assert_int_equal(pmemz_client_call(c, &req, &resp), 0);
+		pmemz_response_free(resp);
+	}
+	assert_int_equal(count_fds(), fds);
+	pmemz_client_free(c);
+	fake_stop(f);
+}
+
+/* Bad frames: kind selected by f->priv. */
+enum bad { BAD_OVERSIZE, BAD_GARBAGE, BAD_CLOSE, BAD_WRONG_KIND, BAD_STATUS };
+
+static int bad_handler(struct fake *f, int cfd, Pmemz__Request *req)
+{
+	enum bad kind = *(enum bad *)f->priv;
+	static const uint8_t oversize[] = {0x00, 0x00, 0x10, 0x00, 0x08}; /* 1 MiB */
+	static const uint8_t garbage[] = {0x03, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff};
+
+	switch (kind) {
+	case BAD_OVERSIZE:
+		return srv_send_raw(cfd, oversize, sizeof(oversize), -1);
+	case BAD_GARBAGE:
+		return srv_send_raw(cfd, garbage, sizeof(garbage), -1);
+	case BAD_CLOSE:
+		return -1;
+	case BAD_WRONG_KIND: {
+		Pmemz__Response resp = PMEMZ__RESPONSE__INIT;
+		Pmemz__FlushResp fl = PMEMZ__FLUSH_RESP__INIT;
+
+		resp.id = req->id;
+		resp.op_case = PMEMZ__RESPONSE__OP_FLUSH;
+		resp.flush = &fl;
+		return srv_send(cfd, &resp, -1);
+	}
+	case BAD_STATUS:
+		return srv_status(cfd, req->id, 5, "positive status");
+	}
+	return -1;
+}
+
+static void check_bad(enum bad kind, int first_err, int later_err)
+{
+	struct fake *f = fake_start(bad_handler);
+	struct pmemz_client *c;
+
+	f->priv = &kind;
+	assert_int_equal(pmemz_client_new(f->path, &c), 0);
+	for (int i = 0; i < 2; i++) {
+		Pmemz__Request req = PMEMZ__REQUEST__INIT;
+		Pmemz__NoopReq no = PMEMZ__NOOP_REQ__INIT;
+		Pmemz__Response *resp = (void *)1;
+
+		req.op_case = PMEMZ__REQUEST__OP_NOOP;
+		req.noop = &no;
+		assert_int_equal(pmemz_client_call(c, &req, &resp), i == 0 ? first_err : later_err);
+		assert_null(resp);
+		assert_string_not_equal(pmemz_errormsg(), "");
+	}
+	pmemz_client_free(c);
+	fake_stop(f);
+}
+
+static void test_bad_frames(void **state)
+{
+	check_bad(BAD_OVERSIZE, -EBADMSG, -ENOTCONN);
+	check_bad(BAD_GARBAGE, -EBADMSG, -ENOTCONN);
+	check_bad(BAD_CLOSE, -ECONNRESET, -ENOTCONN);
+	/* a well-formed but wrong answer fails the call, not the connection */
+	check_bad(BAD_WRONG_KIND, -EPROTO, -EPROTO);
+	check_bad(BAD_STATUS, -EPROTO, -EPROTO);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_connect_enoent),
+		cmocka_unit_test(test_connect_refused),
+		cmocka_unit_test(test_socket_env),
+		cmocka_unit_test(test_invalid_args),
+		cmocka_unit_test(test_hello_version_mismatch),
+		cmocka_unit_test(test_region_and_alloc),
+		cmocka_unit_test(test_out_of_order),
+		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_fd_routing),
+		cmocka_unit_test(test_stray_fd_closed),
+		cmocka_unit_test(test_bad_frames),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

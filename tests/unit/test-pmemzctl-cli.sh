@@ -1,0 +1,51 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# test-pmemzctl-cli.sh PMEMZCTL: exit statuses and one-line reasons without a daemon.
+set -u
+ctl=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+
+# expect STATUS REGEX-ON-STDERR ARGS...
+expect() {
+	want=$1 re=$2
+	shift 2
+	"$ctl" "$@" >"$tmp/out" 2>"$tmp/err"
+	got=$?
+	if [ "$got" -ne "$want" ] || ! grep -Eq "$re" "$tmp/err"; then
+		echo "FAIL: pmemzctl $*: exit $got (want $want), stderr:"
+		cat "$tmp/err"
+		fail=1
+	else
+		echo "ok: pmemzctl $* -> $got"
+	fi
+}
+
+expect 1 '^pmemzctl: cannot connect to /nonexistent-pmemz/sock: No such file or directory$' \
+	--socket /nonexistent-pmemz/sock status
+expect 1 '^pmemzctl: cannot connect to /nonexistent-pmemz/sock: ' -s /nonexistent-pmemz/sock regions
+export PMEMZ_SOCKET=/nonexistent-pmemz/env.sock
+expect 1 '^pmemzctl: cannot connect to /nonexistent-pmemz/env.sock: ' status
+expect 1 'env\.sock' --json tags r --all
+unset PMEMZ_SOCKET
+# exactly one line when unreachable
+[ "$(wc -l <"$tmp/err")" -eq 1 ] || { echo "FAIL: more than one line"; fail=1; }
+
+# a socket nobody listens on
+if command -v python3 >/dev/null 2>&1; then
+	python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$tmp/sock"
+	expect 1 "^pmemzctl: cannot connect to $tmp/sock: Connection refused\$" -s "$tmp/sock" status
+fi
+
+expect 2 'unknown command' bogus
+expect 2 'which region' -s /nonexistent-pmemz/sock tags
+expect 2 'unexpected argument' -s /nonexistent-pmemz/sock status extra
+expect 2 'Usage' -s /nonexistent-pmemz/sock regions --frobnicate
+expect 2 'Usage' --no-such-option status
+expect 2 'Usage' # no command
+
+"$ctl" --help | grep -q '^Commands:' || { echo "FAIL: --help"; fail=1; }
+"$ctl" tags --help | grep -q -- '--all' || { echo "FAIL: tags --help"; fail=1; }
+"$ctl" --version | grep -q '^pmemzctl [0-9]' || { echo "FAIL: --version"; fail=1; }
+exit $fail

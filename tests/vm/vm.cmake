@@ -1,0 +1,30 @@
+# VM tests: boot a Debian kernel under QEMU (TCG) with an emulated NVDIMM and
+# run pmemzerod on the real device-DAX path (/dev/dax0.0), once per
+# libpmem2 store granularity.  QEMU, busybox-static, ndctl, daxctl and the
+# kernel package are fetched at test time and cached in the build tree
+# (${CMAKE_BINARY_DIR}/vm-cache); exit 77 (skip) only when they cannot be
+# installed.  See docs/vm-test.md.
+if(TARGET pmemzerod AND TARGET pmemzctl AND TARGET pmemz-demo)
+  set(_vm_bins
+    --bin $<TARGET_FILE:pmemzerod>
+    --bin $<TARGET_FILE:pmemzctl>
+    --bin $<TARGET_FILE:pmemz-demo>)
+  foreach(_vm_gran cacheline byte)
+    if(_vm_gran STREQUAL "cacheline")
+      set(_vm_arg cache_line)
+    else()
+      set(_vm_arg byte)
+    endif()
+    add_test(NAME vm-devdax-${_vm_gran}
+      COMMAND ${CMAKE_CURRENT_LIST_DIR}/run-vm-test ${CMAKE_BINARY_DIR}
+        --granularity ${_vm_arg} --timeout 240 ${_vm_bins})
+    # One QEMU at a time: TCG is CPU-bound.
+    set_tests_properties(vm-devdax-${_vm_gran} PROPERTIES
+      SKIP_RETURN_CODE 77
+      TIMEOUT 600
+      RESOURCE_LOCK pmemz-vm
+      LABELS vm)
+  endforeach()
+else()
+  message(STATUS "VM tests not registered: need targets pmemzerod, pmemzctl and pmemz-demo")
+endif()
