@@ -16,7 +16,8 @@
 #include "manager.h"
 #include "rpc.h"
 
-#define READ_CHUNK (128 * 1024)
+#define READ_CHUNK (16 * 1024) /* per recv; well below malloc's mmap threshold */
+#define READ_MAX_PER_EVENT 8		/* recvs per read event, for fairness */
 #define WRITE_IOV_MAX 64
 #define PEER_GROUPS_START 64u
 #define PEER_GROUPS_MAX 65536u
@@ -299,19 +300,51 @@ static bool connection_process(struct connection *c)
 	return false;
 }
 
+/*
+ * recv straight into the input evbuffer (evbuffer_read would add a
+ * FIONREAD ioctl per call).  Returns bytes read, 0 at EOF, -errno.
+ */
+static ssize_t connection_recv(struct connection *c)
+{
+	ssize_t total = 0;
+
+	for (int i = 0; i < READ_MAX_PER_EVENT; i++) {
+		struct evbuffer_iovec v;
+		ssize_t n;
+
+		if (evbuffer_reserve_space(c->in, READ_CHUNK, &v, 1) < 1)
+			return total ? total : -ENOMEM;
+		n = recv(c->fd, v.iov_base, READ_CHUNK, MSG_DONTWAIT);
+		if (n <= 0) {
+			if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+				return total ? total : -EAGAIN;
+			if (total)
+				return total; /* EOF or error again on the next event */
+			return n < 0 ? -errno : 0;
+		}
+		v.iov_len = (size_t)n;
+		if (evbuffer_commit_space(c->in, &v, 1) < 0)
+			return -ENOMEM;
+		total += n;
+		if (n < READ_CHUNK)
+			break; /* drained the socket for now */
+	}
+	return total;
+}
+
 static void connection_read_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct connection *c = arg;
 	bool more = false;
-	int n;
+	ssize_t n;
 
 	c->in_read = true;
-	n = evbuffer_read(c->in, fd, READ_CHUNK);
+	n = connection_recv(c);
 	if (n == 0) {
 		log_debug("connection %" PRIu64 ": closed by the peer", c->serial);
 		connection_close(c);
-	} else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-		(void)log_debug_errno(errno, "connection %" PRIu64 ": read failed: %m", c->serial);
+	} else if (n < 0 && n != -EAGAIN) {
+		(void)log_debug_errno((int)n, "connection %" PRIu64 ": read failed: %m", c->serial);
 		connection_close(c);
 	} else {
 		more = connection_process(c);

@@ -321,15 +321,6 @@ int manager_start(struct manager *m)
 		log_debug("Watchdog every %" PRIu64 " us", wd_usec / 2);
 	}
 
-	for (size_t i = 0; i < m->n_regions; i++) {
-		const struct region_info *in = &m->regions[i].info;
-		char size_s[32], ext_s[32];
-
-		log_info("Region '%s': %s, %s in %" PRIu64 " extents of %s, %s mapping", in->name,
-			 in->path ? in->path : "?", pmemz_format_size(in->size, size_s, sizeof(size_s)),
-			 in->extent_count, pmemz_format_size(in->extent_size, ext_s, sizeof(ext_s)),
-			 in->granularity ? in->granularity : "?");
-	}
 	manager_format_status(m, m->status, sizeof(m->status));
 	log_info("Ready, listening on %s", listener_describe(m->listener));
 	notify_ready(m->status);

@@ -57,6 +57,7 @@ struct region {
 	const char *name;
 	int fd;
 	bool devdax;
+	bool created; /* the file was created by this region_open (undone on failure) */
 	uint64_t size;
 	uint64_t alignment;
 	struct pstore *ps;

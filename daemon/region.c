@@ -59,7 +59,8 @@ static int devdax_geometry(const char *name, const char *path, dev_t rdev, uint6
 
 /* ---- open the backing fd ---- */
 
-static int open_file(const struct region_conf *rc, int *fd_out, uint64_t *size_out)
+static int open_file(const struct region_conf *rc, int *fd_out, uint64_t *size_out,
+		     bool *created_out)
 {
 	_cleanup_close_ int fd = -1;
 	struct stat st;
@@ -106,6 +107,7 @@ static int open_file(const struct region_conf *rc, int *fd_out, uint64_t *size_o
 			log_info("region '%s': created %s (%s)", rc->name, rc->path,
 				 pmemz_format_size(rc->size, s1, sizeof(s1)));
 		*size_out = rc->size;
+		*created_out = created;
 	} else if (rc->size && (uint64_t)st.st_size != rc->size) {
 		return log_error_errno(EINVAL,
 				       "region '%s': %s is %s but the configured size is %s; "
@@ -154,7 +156,7 @@ static int open_backing(struct region *r)
 		r->alignment = align;
 		return 0;
 	}
-	ret = open_file(rc, &r->fd, &r->size);
+	ret = open_file(rc, &r->fd, &r->size, &r->created);
 	if (ret < 0)
 		return ret;
 	r->devdax = false;
@@ -173,6 +175,8 @@ static void region_free(struct region *r)
 	pstore_close(r->ps);
 	if (r->fd >= 0)
 		(void)close(r->fd);
+	if (r->created) /* region_open failed on a file it had just created */
+		(void)unlink(r->rc->path);
 	free(r);
 }
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct region *, region_free)
@@ -187,6 +191,7 @@ int region_open(const struct region_conf *rc, struct region **out)
 	char s1[32], s2[32];
 	int ret;
 
+	*out = NULL;
 	if (!rc || !rc->name || !rc->path)
 		return -EINVAL;
 	r = calloc(1, sizeof(*r));
@@ -252,6 +257,7 @@ int region_open(const struct region_conf *rc, struct region **out)
 		 r->name, r->devdax ? "device-DAX" : "file", rc->path, r->extent_count,
 		 pmemz_format_size(r->extent_size, s1, sizeof(s1)),
 		 pstore_granularity_name(r->ps), r->zeroer_threads);
+	r->created = false;
 	*out = TAKE_PTR(r);
 	return 0;
 }

@@ -106,25 +106,26 @@ static struct timespec deadline_after(uint64_t ns)
 	return ts;
 }
 
+enum go { GO, YIELD, STOP };
+
 /*
- * Wait until len bytes may be zeroed: not paused, and the token bucket
- * allows it (unless urgent or unlimited).  Called with the lock held.
- * false: stop.
+ * May len more bytes be zeroed now?  Waits for the token bucket (unless
+ * urgent or unlimited).  YIELD when paused: the batch ends early and goes
+ * back to the main loop.  Called with the lock held.
  */
-static bool throttle_locked(struct zeroer *z, uint64_t len)
+static enum go throttle_locked(struct zeroer *z, uint64_t len)
 {
 	for (;;) {
 		uint64_t now, burst;
 		double need;
+		struct timespec ts;
 
 		if (z->stop)
-			return false;
-		if (z->paused) {
-			pthread_cond_wait(&z->cond, &z->lock);
-			continue;
-		}
+			return STOP;
+		if (z->paused)
+			return YIELD;
 		if (z->rate == 0 || z->urgent)
-			return true;
+			return GO;
 		now = pmemz_now_ns();
 		burst = MAX(len, z->rate / 10);
 		z->tokens += (double)(now - z->refill_ns) * (double)z->rate / 1e9;
@@ -133,10 +134,10 @@ static bool throttle_locked(struct zeroer *z, uint64_t len)
 		z->refill_ns = now;
 		if (z->tokens >= (double)len) {
 			z->tokens -= (double)len;
-			return true;
+			return GO;
 		}
 		need = ((double)len - z->tokens) * 1e9 / (double)z->rate;
-		struct timespec ts = deadline_after((uint64_t)need + 1);
+		ts = deadline_after((uint64_t)need + 1);
 		(void)pthread_cond_timedwait(&z->cond, &z->lock, &ts);
 	}
 }
@@ -145,34 +146,32 @@ static void zero_batch(struct zeroer *z, struct zbatch *b)
 {
 	uint64_t busy = 0, t0;
 	uint32_t k;
-	bool stopped = false;
+	enum go go = GO;
 
-	for (k = 0; k < b->n && !stopped; k++) {
+	for (k = 0; k < b->n; k++) {
 		uint8_t *p = z->data + b->ext[k] * z->extent_size;
 
 		for (uint64_t off = 0; off < z->extent_size; off += ZERO_CHUNK) {
 			uint64_t len = MIN(ZERO_CHUNK, z->extent_size - off);
-			bool go;
 
 			pthread_mutex_lock(&z->lock);
 			go = throttle_locked(z, len);
 			pthread_mutex_unlock(&z->lock);
-			if (!go) {
-				stopped = true;
+			if (go != GO)
 				break;
-			}
 			t0 = pmemz_now_ns();
 			pstore_zero_nt(z->ps, p + off, len);
 			busy += pmemz_now_ns() - t0;
 		}
-		if (stopped)
-			break;
+		if (go != GO)
+			break; /* ext[k] is not (fully) zeroed */
 	}
 	/* One fence for the whole batch: every zero stored above is durable after it. */
 	t0 = pmemz_now_ns();
 	pstore_drain(z->ps);
 	busy += pmemz_now_ns() - t0;
 	b->done = k;
+	b->ran = true;
 	b->busy_ns = busy;
 }
 
@@ -313,8 +312,19 @@ struct zbatch *zeroer_take_done(struct zeroer *z)
 
 void zeroer_set_paused(struct zeroer *z, bool paused)
 {
+	uint64_t one = 1;
+
 	pthread_mutex_lock(&z->lock);
 	z->paused = paused;
+	if (paused && z->todo) {
+		/* Queued batches go back untouched (done = 0). */
+		*z->done_tail = z->todo;
+		z->done_tail = z->todo_tail;
+		z->todo = NULL;
+		z->todo_tail = &z->todo;
+		if (write(z->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+			log_debug("region '%s': zeroer eventfd: %m", z->name);
+	}
 	pthread_cond_broadcast(&z->cond);
 	pthread_mutex_unlock(&z->lock);
 }
@@ -407,6 +417,7 @@ void region_zeroer_kick(struct region *r)
 		}
 		b->n = (uint32_t)n;
 		b->done = 0;
+		b->ran = false;
 		b->busy_ns = 0;
 		r->zeroer_outstanding++;
 		zeroer_submit(r->z, b);
@@ -455,7 +466,7 @@ uint64_t region_zeroer_collect(struct region *r)
 		if (seg_n)
 			region_rec_flush(r, seg, seg_n);
 		r->st.bytes_zeroed += (uint64_t)b->done * r->extent_size;
-		r->st.zero_batches++;
+		r->st.zero_batches += b->ran;
 		r->st.zero_busy_ns += b->busy_ns;
 		r->zeroer_outstanding--;
 		free(b);

@@ -9,7 +9,8 @@
  *
  * Workers run at SCHED_IDLE (else nice 19), pinned to the region's NUMA
  * node when known, and share one token bucket of `rate` bytes/s unless
- * urgent.  Paused workers finish the extent they are on, then wait.
+ * urgent.  Pausing hands every unfinished batch back promptly: queued ones
+ * untouched, running ones after the current chunk (done < n, still drained).
  */
 #ifndef PMEMZ_ZEROER_H
 #define PMEMZ_ZEROER_H
@@ -23,6 +24,7 @@ struct zbatch {
 	struct zbatch *next;
 	uint32_t n;	  /* extents in ext[] */
 	uint32_t done;	  /* ext[0..done) are zero and drained */
+	bool ran;	  /* a worker took it (and drained once) */
 	uint64_t busy_ns; /* time spent storing + draining */
 	uint64_t ext[];	  /* extent indices */
 };

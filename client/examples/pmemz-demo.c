@@ -82,7 +82,7 @@ static void report_zeroing(struct demo *d)
 	       "%" PRIu64 " extents zeroed and ready, %" PRIu64 " dirty\n",
 	       size_str(rs->bytes_zeroed), rs->zero_batches,
 	       size_str((uint64_t)(rs->zero_bytes_per_sec > 0 ? rs->zero_bytes_per_sec : 0)),
-	       rs->zeroed, rs->dirty + rs->zeroing);
+	       rs->zeroed, rs->dirty);
 }
 
 static int phase_write(struct demo *d)

@@ -44,6 +44,7 @@ int pmemz_runs_from_wire(const struct pmemz_region *r, Pmemz__Run *const *wr, si
 
 static void alloc_free(struct pmemz_alloc *a)
 {
+	pthread_mutex_destroy(&a->lock);
 	pmemz_region_unref(a->r);
 	free(a->runs);
 	free(a->tag);
@@ -65,6 +66,7 @@ static int alloc_make(struct pmemz_region *r, Pmemz__Run *const *wr, size_t n,
 		free(a);
 		return ret;
 	}
+	pthread_mutex_init(&a->lock, NULL);
 	a->n_runs = n;
 	a->bytes = extents * (size_t)r->extent_size; /* inside the mapping: no overflow */
 	a->r = r;
@@ -178,12 +180,17 @@ PMEMZ_EXPORT int pmemz_alloc_commit(struct pmemz_alloc *a, const char *tag, unsi
 		return pmemz_err(-EINVAL, "pmemz_alloc_commit: empty tag");
 	if (flags & ~PMEMZ_COMMIT_FLUSH)
 		return pmemz_err(-EINVAL, "pmemz_alloc_commit: unknown flags 0x%x", flags);
-	if (a->committed)
-		return pmemz_err(-EINVAL, "pmemz_alloc_commit: already committed as tag '%s'",
-				 a->tag);
 	name = strdup(tag);
 	if (!name)
 		return pmemz_err(-ENOMEM, "out of memory");
+
+	pthread_mutex_lock(&a->lock);
+	if (a->committed) {
+		ret = pmemz_err(-EINVAL, "pmemz_alloc_commit: already committed as tag '%s'",
+				a->tag);
+		pthread_mutex_unlock(&a->lock);
+		return ret;
+	}
 
 	cm.region = a->r->name;
 	cm.lease = a->lease;
@@ -193,11 +200,12 @@ PMEMZ_EXPORT int pmemz_alloc_commit(struct pmemz_alloc *a, const char *tag, unsi
 	req.op_case = PMEMZ__REQUEST__OP_COMMIT;
 	req.commit = &cm;
 	ret = pmemz_client_call(a->r->c, &req, &resp);
-	if (ret < 0)
-		return ret;
-	a->tag = TAKE_PTR(name);
-	a->committed = true;
-	return 0;
+	if (ret == 0) {
+		a->tag = TAKE_PTR(name);
+		a->committed = true;
+	}
+	pthread_mutex_unlock(&a->lock);
+	return ret;
 }
 
 PMEMZ_EXPORT int pmemz_alloc_open(struct pmemz_region *r, const char *tag,

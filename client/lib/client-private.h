@@ -133,6 +133,7 @@ struct pmemz_run {
 };
 
 struct pmemz_alloc {
+	pthread_mutex_t lock; /* serialises commits of this handle */
 	struct pmemz_region *r;
 	uint64_t lease;	 /* valid while !committed */
 	char *tag;	 /* set once committed */

@@ -235,8 +235,11 @@ static int conn_read_frame(struct pmemz_client *c, Pmemz__Response **out, int *o
 				(void)close(fd);
 			}
 		}
-		memmove(c->rxfds, c->rxfds + used, (c->n_rxfds - used) * sizeof(*c->rxfds));
-		c->n_rxfds -= used;
+		if (used > 0) {
+			memmove(c->rxfds, c->rxfds + used,
+				(c->n_rxfds - used) * sizeof(*c->rxfds));
+			c->n_rxfds -= used;
+		}
 		*out = resp;
 		return 0;
 	}

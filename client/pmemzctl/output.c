@@ -376,8 +376,8 @@ static void json_field(struct out *o, const struct field *f)
 	case F_DURATION:
 		v = json_object_new_uint64(f->v.u);
 		break;
-	case F_RATE:
-		v = json_object_new_double(f->v.d);
+	case F_RATE: /* whole bytes per second */
+		v = json_object_new_uint64(f->v.d > 0 && f->v.d < 1.8e19 ? (uint64_t)(f->v.d + 0.5) : 0);
 		break;
 	case F_BOOL:
 		v = json_object_new_boolean(f->v.b);

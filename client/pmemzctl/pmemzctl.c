@@ -151,6 +151,7 @@ int main(int argc, char **argv)
 	const struct ctl_cmd *cmd;
 	int c, r;
 
+	argv[0] = (char *)"pmemzctl"; /* getopt's messages name the program, not its path */
 	while ((c = getopt_long(argc, argv, "+s:V" CTL_COMMON_SHORT, opts, NULL)) != -1) {
 		switch (c) {
 		case 's':

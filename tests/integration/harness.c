@@ -183,6 +183,14 @@ int itest_teardown(void **state)
 					fprintf(stderr, "teardown: daemon ended with status 0x%x\n",
 						status);
 					r = -1;
+				} else {
+					char *log = itest_read_log(e);
+
+					if (strstr(log, "Sanitizer") || strstr(log, "runtime error:")) {
+						itest_dump_log(e, true);
+						r = -1;
+					}
+					free(log);
 				}
 				break;
 			}
@@ -270,6 +278,22 @@ char *itest_read_log(const struct itest_env *e)
 	s[len - from] = 0;
 	free(all);
 	return s;
+}
+
+/* Sanitizer reports in the daemon's log since its last start fail the test. */
+static void check_log_clean(const struct itest_env *e)
+{
+	static const char *const bad[] = {"AddressSanitizer", "LeakSanitizer",
+					  "UndefinedBehaviorSanitizer", "runtime error:"};
+	char *log = itest_read_log(e);
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (strstr(log, bad[i])) {
+			itest_dump_log(e, true);
+			free(log);
+			fail_msg("the daemon log has a sanitizer report ('%s')", bad[i]);
+		}
+	free(log);
 }
 
 static bool sock_accepts(const char *path)
@@ -372,6 +396,7 @@ int itest_daemon_expect_exit(struct itest_env *e, int timeout_ms)
 	}
 	live_del(pid);
 	e->pid = 0;
+	check_log_clean(e);
 	return status;
 }
 
@@ -441,6 +466,7 @@ void itest_daemon_stop(struct itest_env *e)
 	}
 	live_del(pid);
 	e->pid = 0;
+	check_log_clean(e);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		itest_dump_log(e, true);
 		fail_msg("pmemzerod did not exit 0 after SIGTERM (%s %d)",

@@ -303,7 +303,7 @@ static void test_region_in_use(void **state)
 	itest_env_init(&e2, "itest-startup-second");
 	itest_daemon_arg(&e2, "--region");
 	itest_daemon_arg(&e2, spec);
-	status = itest_daemon_expect_exit(&e2, ITEST_START_TIMEOUT_MS);
+	status = itest_daemon_expect_exit(&e2, 5000);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) == 0) {
 		itest_dump_log(&e2, true);
 		itest_env_cleanup(&e2);

@@ -560,6 +560,7 @@ struct batch {
 	size_t batch;
 	Pmemz__Request *held[64]; /* owned by f->last */
 	size_t n;
+	int fds[2]; /* for the OPEN_REGION answers */
 };
 
 static int noop_reverse_handler(struct fake *f, int cfd, Pmemz__Request *req)
@@ -702,12 +703,7 @@ static int two_regions_handler(struct fake *f, int cfd, Pmemz__Request *req)
 		Pmemz__Response resp = PMEMZ__RESPONSE__INIT;
 		Pmemz__OpenRegionResp o = PMEMZ__OPEN_REGION_RESP__INIT;
 		Pmemz__RegionInfo in = PMEMZ__REGION_INFO__INIT;
-		int fd = memfd_create(names[i], MFD_CLOEXEC);
 		uint64_t size = (uint64_t)(i + 1) << 20;
-
-		/* no cmocka asserts in the fake's thread */
-		if (fd < 0 || ftruncate(fd, (off_t)size) < 0)
-			return -1;
 		in.name = (char *)(uintptr_t)names[i];
 		in.path = "/fake";
 		in.size = size;
@@ -719,9 +715,8 @@ static int two_regions_handler(struct fake *f, int cfd, Pmemz__Request *req)
 		resp.id = b->held[i]->id;
 		resp.op_case = PMEMZ__RESPONSE__OP_OPEN_REGION;
 		resp.open_region = &o;
-		if (srv_send(cfd, &resp, fd) < 0)
+		if (srv_send(cfd, &resp, b->fds[i]) < 0)
 			return -1;
-		(void)close(fd);
 	}
 	b->n = 0;
 	return 0;
@@ -737,6 +732,11 @@ static void test_fd_routing(void **state)
 	int fds;
 
 	f->priv = &b;
+	for (int i = 0; i < 2; i++) {
+		b.fds[i] = memfd_create(names[i], MFD_CLOEXEC);
+		assert_true(b.fds[i] >= 0);
+		assert_int_equal(ftruncate(b.fds[i], (off_t)(i + 1) << 20), 0);
+	}
 	assert_int_equal(pmemz_client_new(f->path, &c), 0);
 	fds = count_fds();
 	for (int i = 0; i < 2; i++) {
@@ -763,6 +763,8 @@ static void test_fd_routing(void **state)
 	assert_int_equal(count_fds(), fds);
 	pmemz_client_free(c);
 	fake_stop(f);
+	(void)close(b.fds[0]);
+	(void)close(b.fds[1]);
 }
 
 /* NOOP answered with an fd nobody asked for. */
@@ -770,14 +772,12 @@ static int stray_fd_handler(struct fake *f, int cfd, Pmemz__Request *req)
 {
 	Pmemz__Response resp = PMEMZ__RESPONSE__INIT;
 	Pmemz__NoopResp no = PMEMZ__NOOP_RESP__INIT;
-	int fd = memfd_create("stray", MFD_CLOEXEC), r;
 
+	/* f->region_fd is opened by the test before it counts fds (same process) */
 	resp.id = req->id;
 	resp.op_case = PMEMZ__RESPONSE__OP_NOOP;
 	resp.noop = &no;
-	r = srv_send(cfd, &resp, fd);
-	(void)close(fd);
-	return r;
+	return srv_send(cfd, &resp, f->region_fd);
 }
 
 static void test_stray_fd_closed(void **state)
@@ -786,6 +786,8 @@ static void test_stray_fd_closed(void **state)
 	struct pmemz_client *c;
 	int fds;
 
+	f->region_fd = memfd_create("stray", MFD_CLOEXEC);
+	assert_true(f->region_fd >= 0);
 	assert_int_equal(pmemz_client_new(f->path, &c), 0);
 	fds = count_fds();
 	for (int i = 0; i < 5; i++) {

@@ -42,7 +42,7 @@ expect 2 'unknown command' bogus
 expect 2 'which region' -s /nonexistent-pmemz/sock tags
 expect 2 'unexpected argument' -s /nonexistent-pmemz/sock status extra
 expect 2 'Usage' -s /nonexistent-pmemz/sock regions --frobnicate
-expect 2 'Usage' --no-such-option status
+expect 2 "^pmemzctl: unrecognized option '--no-such-option'" --no-such-option status
 expect 2 'Usage' # no command
 
 "$ctl" --help | grep -q '^Commands:' || { echo "FAIL: --help"; fail=1; }

@@ -64,7 +64,8 @@ static void test_format_runs(void **state)
 	assert_string_equal(ctl_format_runs(runs, 0, buf, sizeof(buf)), "");
 	/* "0-15,32" + ",..." fits in 11 characters; "40-47" does not */
 	assert_string_equal(ctl_format_runs(runs, 3, small, sizeof(small)), "0-15,32,...");
-	assert_string_equal(ctl_format_runs(runs, 3, small, 6), "0-15");
+	assert_string_equal(ctl_format_runs(runs, 3, small, 9), "0-15,...");
+	assert_string_equal(ctl_format_runs(runs, 3, small, 6), "..."); /* no room for "0-15,..." */
 	assert_true(strlen(ctl_format_runs(runs, 3, small, 4)) < 4);
 }
 

@@ -1,12 +1,14 @@
 # Guest-side workload of the device-DAX VM test (busybox sh; run by
 # tests/vm/guest-init as "sh -e /vmtest/workload").
 #
-# Boot 1: start pmemzerod on /dev/dax0.0 (region "dax"), show its view of the
-#   device, run pmemz-demo --phase write (allocate, verify zero, write a
-#   pattern, commit a tag, release another allocation), stop the daemon.
+# Boot 1: start pmemzerod on /dev/dax0.0 (region "dax"), check it took the
+#   device-DAX path (size, alignment, granularity), show its view, run
+#   pmemz-demo --phase write (allocate, verify zero, write a pattern, commit
+#   tag "demo"), write+commit+release a second tag, stop the daemon.
 # Boot 2 (same backing file): start the daemon again, pmemz-demo --phase
-#   verify (the committed tag and its data survived; free space allocates as
-#   zero), --phase cleanup, stop the daemon.
+#   verify (the committed tag and its data survived), allocate every free
+#   extent (each must read zero: pmemz-demo checks every byte), release all,
+#   stop the daemon.
 # Environment from guest-init: VMTEST_BOOT, VMTEST_BOOTS, VMTEST_GRANULARITY,
 # VMTEST_DEV, VMTEST_NAMESPACE.
 
@@ -77,50 +79,82 @@ stop_daemon() {
 	[ "$st" -eq 0 ] || fail "pmemzerod exited with status $st after SIGTERM"
 }
 
+# One number from "pmemzctl --json regions" (this test has one region).
+region_field() {
+	pmemzctl --socket "$SOCK" --json regions |
+		sed -n "s/^ *\"$1\": *\"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}\$/\1/p" | head -n1
+}
+
 # The guest's view: device, alignment, granularity, extents, zeroed bytes.
 show_view() {
-	say "--- guest view ($1): device $VMTEST_DEV, size $(cat /sys/bus/dax/devices/dax0.0/size 2>/dev/null) B," \
-		"align $(cat /sys/bus/dax/devices/dax0.0/align 2>/dev/null) B," \
-		"persistence domain $(grep . /sys/bus/nd/devices/region0/persistence_domain 2>/dev/null || echo none)", \
+	say "--- guest view ($1): device $VMTEST_DEV, size $(cat /sys/bus/dax/devices/dax0.0/size) B," \
+		"align $(cat /sys/bus/dax/devices/dax0.0/align) B," \
+		"persistence domain $(grep . /sys/bus/nd/devices/region0/persistence_domain 2>/dev/null || echo none)," \
 		"expected granularity $VMTEST_GRANULARITY"
 	run pmemzctl --socket "$SOCK" regions
 	run pmemzctl --socket "$SOCK" status
 }
 
-# Did the daemon's mapping get the granularity this machine provides?
-check_granularity() {
-	case $VMTEST_GRANULARITY in
-	cache_line) pat='cache[_ -]?line' ;;
-	*) pat='(^|[^a-z_])byte($|[^a-z_])' ;;
-	esac
-	if pmemzctl --socket "$SOCK" regions 2>/dev/null | grep -qiE "$pat"; then
-		say "granularity $VMTEST_GRANULARITY confirmed by pmemzctl regions"
-	elif grep -i granularity "$DAEMON_LOG" | grep -qiE "$pat"; then
-		say "granularity $VMTEST_GRANULARITY confirmed by the daemon log"
-	else
-		fail "neither pmemzctl regions nor the daemon log report granularity $VMTEST_GRANULARITY"
-	fi
+# The daemon must have taken the device-DAX path: size and alignment from
+# libdaxctl, extents and the data area aligned to the device, and the store
+# granularity this machine provides (CACHE_LINE, or BYTE with eADR).
+check_region() {
+	dev_size=$(cat /sys/bus/dax/devices/dax0.0/size)
+	dev_align=$(cat /sys/bus/dax/devices/dax0.0/align)
+	devdax=$(region_field devdax)
+	gran=$(region_field granularity)
+	align=$(region_field alignment)
+	size=$(region_field size)
+	ext=$(region_field extent_size)
+	data=$(region_field data_offset)
+	say "daemon's view: devdax=$devdax size=$size alignment=$align extent_size=$ext data_offset=$data granularity=$gran"
+	[ "$devdax" = true ] || fail "the daemon does not report region '$REGION' as device-DAX"
+	[ "$gran" = "$VMTEST_GRANULARITY" ] || fail "granularity is '$gran', expected '$VMTEST_GRANULARITY'"
+	[ "$size" = "$dev_size" ] || fail "region size $size != device size $dev_size"
+	[ "$align" = "$dev_align" ] || fail "region alignment $align != device alignment $dev_align"
+	[ $((ext % dev_align)) -eq 0 ] || fail "extent size $ext is not a multiple of the device alignment $dev_align"
+	[ $((data % dev_align)) -eq 0 ] || fail "data offset $data is not aligned to $dev_align"
+}
+
+free_extents() {
+	echo $(($(region_field zeroed) + $(region_field dirty)))
 }
 
 DEMO="pmemz-demo --socket $SOCK --region $REGION"
 
 case $VMTEST_BOOT in
 1)
+	[ "$VMTEST_NAMESPACE" = created ] || fail "boot 1 expects a fresh backing file"
 	start_daemon
-	check_granularity
+	check_region
 	show_view "fresh region"
-	run $DEMO --phase write
+	# allocate, verify zero, write a pattern, persist, commit as 'demo'
+	run $DEMO --tag demo --extents 8 --phase write
+	# another allocation, written, committed, then released: its extents
+	# hold a pattern and must come back zeroed
+	run $DEMO --tag scratch --extents 4 --phase write
+	run $DEMO --tag scratch --phase cleanup
 	show_view "after the write phase"
 	stop_daemon
 	;;
 *)
 	[ "$VMTEST_NAMESPACE" = existing ] || fail "boot $VMTEST_BOOT created a new namespace: the backing file lost it"
 	start_daemon
-	check_granularity
+	check_region
 	show_view "after reboot"
-	run $DEMO --phase verify
-	run $DEMO --phase cleanup
+	[ "$(region_field committed)" -eq 8 ] || fail "expected 8 committed extents after reboot, found $(region_field committed)"
+	run pmemzctl --socket "$SOCK" tags "$REGION"
+	# the tag and its data survived the power-off
+	run $DEMO --tag demo --phase verify
+	# I1 across a reboot: every free extent (including the released,
+	# once-written ones) allocates as zero
+	n=$(free_extents)
+	say "allocating all $n free extents; each must read zero"
+	run $DEMO --tag fill --extents "$n" --phase write
+	run $DEMO --tag fill --phase cleanup
+	run $DEMO --tag demo --phase cleanup
 	show_view "after cleanup"
+	[ "$(free_extents)" -eq "$(region_field extents)" ] || fail "not every extent is free after cleanup (leak?)"
 	say "pmemzctl check (offline checker) does not exist yet: skipped"
 	stop_daemon
 	;;

@@ -1,0 +1,1211 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of the storage core (daemon/region*.c, layout.c, zeroer.c,
+ * pstore.c) on real libpmem2 mappings of files in /dev/shm.  Run by ctest
+ * with the default granularity and with PMEM2_FORCE_GRANULARITY=CACHE_LINE.
+ *
+ * A crash is simulated with region_close_abandon() (no second phase, no
+ * more drains) and by writing records into the file directly.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "layout.h"
+#include "log.h"
+#include "region-internal.h"
+#include "region.h"
+
+#define MiB (1ull << 20)
+#define KiB (1ull << 10)
+
+struct fx {
+	char path[128];
+	struct region_conf rc;
+	char name[16];
+};
+
+static const char *tmp_dir(void)
+{
+	struct stat st;
+
+	return stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) ? "/dev/shm" : "/tmp";
+}
+
+/* A fresh, empty file and a configuration for it. */
+static void fx_init(struct fx *f, uint64_t size, uint64_t extent)
+{
+	int fd;
+
+	memset(f, 0, sizeof(*f));
+	snprintf(f->path, sizeof(f->path), "%s/pmemz-test-XXXXXX", tmp_dir());
+	fd = mkstemp(f->path);
+	assert_true(fd >= 0);
+	close(fd);
+	strcpy(f->name, "test");
+	f->rc.name = f->name;
+	f->rc.path = f->path;
+	f->rc.size = size;
+	f->rc.extent_size = extent;
+	f->rc.zeroer_threads = 1;
+	f->rc.batch_extents = 8;
+	f->rc.source = f->name;
+}
+
+static void fx_fini(struct fx *f)
+{
+	(void)unlink(f->path);
+}
+
+static int fx_setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+
+	assert_non_null(f);
+	fx_init(f, 16 * MiB, 256 * KiB);
+	*state = f;
+	return 0;
+}
+
+static int fx_teardown(void **state)
+{
+	fx_fini(*state);
+	free(*state);
+	return 0;
+}
+
+static void read_at(const char *path, uint64_t off, void *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, buf, len, (off_t)off), (ssize_t)len);
+	close(fd);
+}
+
+static void write_at(const char *path, uint64_t off, const void *buf, size_t len)
+{
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, buf, len, (off_t)off), (ssize_t)len);
+	close(fd);
+}
+
+static uint64_t file_hash(const char *path)
+{
+	static uint8_t buf[1 << 16];
+	uint64_t h = 1469598103934665603ull;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	assert_true(fd >= 0);
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		for (ssize_t i = 0; i < n; i++)
+			h = (h ^ buf[i]) * 1099511628211ull;
+	close(fd);
+	return h;
+}
+
+static void read_header(const char *path, uint64_t off, struct layout_header *h)
+{
+	static uint8_t block[LAYOUT_BLOCK];
+
+	read_at(path, off, block, sizeof(block));
+	assert_int_equal(layout_header_check(block, h, NULL, 0), HDR_OK);
+}
+
+static uint64_t read_rec(const char *path, const struct layout_header *h, uint64_t i)
+{
+	uint64_t rec;
+
+	read_at(path, h->extent_table_off + i * 8, &rec, sizeof(rec));
+	return rec;
+}
+
+static void write_rec(const char *path, const struct layout_header *h, uint64_t i, uint64_t rec)
+{
+	write_at(path, h->extent_table_off + i * 8, &rec, sizeof(rec));
+}
+
+static void read_slot(const char *path, const struct layout_header *h, uint32_t id,
+		      struct layout_tag *t)
+{
+	read_at(path, h->tag_table_off + (uint64_t)(id - 1) * LAYOUT_TAG_SLOT_SIZE, t, sizeof(*t));
+}
+
+static void write_slot(const char *path, const struct layout_header *h, uint32_t id,
+		       const struct layout_tag *t)
+{
+	write_at(path, h->tag_table_off + (uint64_t)(id - 1) * LAYOUT_TAG_SLOT_SIZE, t, sizeof(*t));
+}
+
+/* I3 and the index's own consistency, after every step. */
+static void check_i3(struct region *r)
+{
+	struct region_stats st;
+	struct region_info info;
+	uint64_t sum = 0;
+
+	region_get_stats(r, &st);
+	region_get_info(r, &info);
+	for (int s = 0; s < EXT_NSTATES; s++)
+		sum += st.count[s];
+	assert_int_equal(sum, info.extent_count);
+	assert_int_equal(region_count_free(r), st.count[EXT_DIRTY] + st.count[EXT_ZEROED]);
+	assert_int_equal(region_verify(r), 0);
+}
+
+static uint64_t count_of(struct region *r, enum extent_state s)
+{
+	struct region_stats st;
+
+	region_get_stats(r, &st);
+	return st.count[s];
+}
+
+/* Drive the main-loop side until every free extent is ZEROED (and durable). */
+static void wait_all_zeroed(struct region *r)
+{
+	uint64_t deadline = pmemz_now_ns() + 30ull * 1000000000ull;
+
+	while (region_count_zeroed(r) < region_count_free(r)) {
+		struct pollfd p = {.fd = region_zeroer_fd(r), .events = POLLIN};
+		(void)poll(&p, 1, 100);
+		(void)region_zeroer_collect(r);
+		(void)region_sync(r);
+		check_i3(r);
+		assert_true(pmemz_now_ns() < deadline);
+	}
+	(void)region_sync(r);
+}
+
+static struct region *open_ok(struct fx *f)
+{
+	struct region *r = NULL;
+
+	assert_int_equal(region_open(&f->rc, &r), 0);
+	assert_non_null(r);
+	check_i3(r);
+	return r;
+}
+
+/* ---- format, reopen, header handling ---- */
+
+static void test_format_reopen(void **state)
+{
+	struct fx *f = *state;
+	struct region *r;
+	struct region_info info;
+	struct layout_header hp, hb;
+	uint8_t uuid[16];
+	struct stat st;
+
+	r = open_ok(f);
+	region_get_info(r, &info);
+	assert_string_equal(info.name, "test");
+	assert_int_equal(info.size, 16 * MiB);
+	assert_int_equal(info.extent_size, 256 * KiB);
+	assert_int_equal(info.extent_count, 63);
+	assert_int_equal(info.data_offset, 256 * KiB);
+	assert_false(info.devdax);
+	assert_non_null(info.granularity);
+	if (getenv("PMEM2_FORCE_GRANULARITY"))
+		assert_string_equal(info.granularity, "cache_line");
+	assert_true(region_get_fd(r) >= 0);
+	assert_ptr_equal(region_get_conf(r), &f->rc);
+	memcpy(uuid, info.uuid, 16);
+	assert_int_equal(uuid[6] >> 4, 4); /* v4 */
+	/* A fresh region is all DIRTY. */
+	assert_int_equal(count_of(r, EXT_DIRTY), 63);
+	region_close(r);
+
+	assert_int_equal(stat(f->path, &st), 0);
+	assert_int_equal(st.st_size, 16 * MiB);
+	read_header(f->path, 0, &hp);
+	read_header(f->path, LAYOUT_BACKUP_OFF, &hb);
+	assert_memory_equal(&hp, &hb, sizeof(hp));
+	assert_memory_equal(hp.uuid, uuid, 16);
+	assert_int_equal(hp.extent_count, 63);
+	assert_int_equal(hp.extent_size, 256 * KiB);
+	assert_int_equal(hp.region_size, 16 * MiB);
+
+	/* Reopen, also with no configured size or extent size. */
+	f->rc.size = 0;
+	f->rc.extent_size = 0;
+	r = open_ok(f);
+	region_get_info(r, &info);
+	assert_memory_equal(info.uuid, uuid, 16);
+	assert_int_equal(info.extent_count, 63);
+	assert_int_equal(info.extent_size, 256 * KiB);
+	region_close(r);
+}
+
+static void test_create_and_size_rules(void **state)
+{
+	struct fx *f = *state;
+	struct region *r = NULL;
+	uint64_t h;
+
+	/* A missing file is created at its size. */
+	unlink(f->path);
+	r = open_ok(f);
+	region_close(r);
+	h = file_hash(f->path);
+
+	/* A configured size different from the file's: refused, untouched. */
+	f->rc.size = 32 * MiB;
+	assert_int_equal(region_open(&f->rc, &r), -EINVAL);
+	assert_null(r);
+	assert_int_equal(file_hash(f->path), h);
+
+	/* Missing, with no size: refused, not created. */
+	unlink(f->path);
+	f->rc.size = 0;
+	assert_int_equal(region_open(&f->rc, &r), -ENOENT);
+	assert_int_equal(access(f->path, F_OK), -1);
+
+	/* A size that is not a multiple of 4 KiB. */
+	f->rc.size = 16 * MiB + 100;
+	assert_int_equal(region_open(&f->rc, &r), -EINVAL);
+	assert_int_equal(access(f->path, F_OK), -1);
+
+	/* Too small for one extent: refused with -ENOSPC, the new file removed. */
+	f->rc.size = 256 * KiB;
+	assert_int_equal(region_open(&f->rc, &r), -ENOSPC);
+	assert_int_equal(access(f->path, F_OK), -1);
+
+	/* An extent size that is not a multiple of 4 KiB. */
+	unlink(f->path);
+	f->rc.size = 16 * MiB;
+	f->rc.extent_size = 6000;
+	assert_int_equal(region_open(&f->rc, &r), -EINVAL);
+}
+
+static void test_primary_corrupt_uses_backup(void **state)
+{
+	struct fx *f = *state;
+	struct region *r;
+	struct layout_header h0, h1;
+	uint8_t b = 0;
+
+	r = open_ok(f);
+	region_close(r);
+	read_header(f->path, 0, &h0);
+
+	/* One flipped bit in the extent count. */
+	read_at(f->path, offsetof(struct layout_header, extent_count), &b, 1);
+	b ^= 0x01;
+	write_at(f->path, offsetof(struct layout_header, extent_count), &b, 1);
+
+	r = open_ok(f);
+	region_close(r);
+	read_header(f->path, 0, &h1); /* repaired */
+	assert_memory_equal(&h0, &h1, sizeof(h0));
+
+	/* A wiped (all zero) primary with a good backup: also repaired. */
+	{
+		static uint8_t zero[LAYOUT_BLOCK];
+		write_at(f->path, 0, zero, sizeof(zero));
+	}
+	r = open_ok(f);
+	region_close(r);
+	read_header(f->path, 0, &h1);
+	assert_memory_equal(&h0, &h1, sizeof(h0));
+
+	/* A damaged backup is rewritten from the primary. */
+	b = 0xff;
+	write_at(f->path, LAYOUT_BACKUP_OFF + 40, &b, 1);
+	r = open_ok(f);
+	region_close(r);
+	read_header(f->path, LAYOUT_BACKUP_OFF, &h1);
+	assert_memory_equal(&h0, &h1, sizeof(h0));
+}
+
+static void test_both_corrupt_refused(void **state)
+{
+	struct fx *f = *state;
+	struct region *r = NULL;
+	uint64_t h;
+	uint8_t b = 0x5a;
+
+	r = open_ok(f);
+	region_close(r);
+	write_at(f->path, 20, &b, 1);
+	write_at(f->path, LAYOUT_BACKUP_OFF + 20, &b, 1);
+	h = file_hash(f->path);
+	assert_int_equal(region_open(&f->rc, &r), -EUCLEAN);
+	assert_null(r);
+	assert_int_equal(file_hash(f->path), h);
+}
+
+static void test_foreign_refused(void **state)
+{
+	struct fx *f = *state;
+	struct region *r = NULL;
+	uint64_t h;
+
+	/* Ours once, now a filesystem's magic over the primary: never repaired. */
+	r = open_ok(f);
+	region_close(r);
+	write_at(f->path, 0, "XFSB", 4);
+	h = file_hash(f->path);
+	assert_int_equal(region_open(&f->rc, &r), -EMEDIUMTYPE);
+	assert_null(r);
+	assert_int_equal(file_hash(f->path), h);
+
+	/* Someone else's data from the start: never formatted. */
+	{
+		uint8_t junk[3 * LAYOUT_BLOCK];
+		for (size_t i = 0; i < sizeof(junk); i++)
+			junk[i] = (uint8_t)(i * 31 + 7);
+		write_at(f->path, 0, junk, sizeof(junk));
+	}
+	h = file_hash(f->path);
+	assert_int_equal(region_open(&f->rc, &r), -EMEDIUMTYPE);
+	assert_int_equal(file_hash(f->path), h);
+
+	/* Blank primary but a non-blank backup block: not blank, refused. */
+	{
+		static uint8_t zero[LAYOUT_BLOCK];
+		write_at(f->path, 0, zero, sizeof(zero));
+	}
+	h = file_hash(f->path);
+	assert_int_equal(region_open(&f->rc, &r), -EUCLEAN);
+	assert_int_equal(file_hash(f->path), h);
+}
+
+static void test_geometry_mismatch_refused(void **state)
+{
+	struct fx *f = *state;
+	struct region *r = NULL;
+	uint64_t h;
+
+	r = open_ok(f);
+	region_close(r);
+	h = file_hash(f->path);
+
+	f->rc.extent_size = 512 * KiB;
+	assert_int_equal(region_open(&f->rc, &r), -EINVAL);
+	assert_null(r);
+	assert_int_equal(file_hash(f->path), h);
+
+	/* The file grew: the header no longer describes it. */
+	f->rc.extent_size = 256 * KiB;
+	assert_int_equal(truncate(f->path, 20 * MiB), 0);
+	h = file_hash(f->path);
+	f->rc.size = 0;
+	assert_int_equal(region_open(&f->rc, &r), -EINVAL);
+	assert_int_equal(file_hash(f->path), h);
+}
+
+static void test_unsupported_version_refused(void **state)
+{
+	struct fx *f = *state;
+	struct region *r = NULL;
+	struct layout_header hd;
+	uint64_t h;
+
+	r = open_ok(f);
+	region_close(r);
+	read_header(f->path, 0, &hd);
+	hd.version = LAYOUT_VERSION + 1;
+	layout_header_seal(&hd);
+	write_at(f->path, 0, &hd, sizeof(hd));
+	h = file_hash(f->path);
+	assert_int_equal(region_open(&f->rc, &r), -ENOTSUP);
+	assert_int_equal(file_hash(f->path), h);
+}
+
+/* ---- state transitions ---- */
+
+static void test_lease_unlease(void **state)
+{
+	struct fx *f = *state;
+	struct region *r;
+	struct layout_header hd;
+	struct run *runs = NULL;
+	size_t n_runs = 0;
+	uint64_t gen0;
+
+	r = open_ok(f);
+	/* Nothing collected yet: nothing ZEROED. */
+	assert_int_equal(region_count_zeroed(r), 0);
+	assert_int_equal(region_lease(r, 1, &runs, &n_runs), -EAGAIN);
+	assert_int_equal(region_lease(r, 64, &runs, &n_runs), -ENOSPC);
+	assert_int_equal(region_lease(r, 0, &runs, &n_runs), -EINVAL);
+	wait_all_zeroed(r);
+	assert_int_equal(region_count_zeroed(r), 63);
+	read_header(f->path, 0, &hd);
+	gen0 = layout_rec_gen(read_rec(f->path, &hd, 0));
+
+	assert_int_equal(region_lease(r, 5, &runs, &n_runs), 0);
+	assert_int_equal(n_runs, 1); /* contiguous when possible */
+	assert_int_equal(runs[0].count, 5);
+	assert_int_equal(count_of(r, EXT_LEASED), 5);
+	assert_int_equal(region_count_zeroed(r), 58);
+	assert_int_equal(region_count_free(r), 58);
+	assert_int_equal(region_sync(r), 1);
+	check_i3(r);
+	for (uint64_t i = runs[0].first; i < runs[0].first + 5; i++) {
+		uint64_t rec = read_rec(f->path, &hd, i);
+		assert_int_equal(layout_rec_state(rec), EXT_LEASED);
+		if (i == 0)
+			assert_int_equal(layout_rec_gen(rec), gen0 + 1);
+	}
+	assert_int_equal(region_sync(r), 0); /* nothing pending */
+
+	region_unlease(r, runs, n_runs);
+	assert_int_equal(count_of(r, EXT_LEASED), 0);
+	assert_int_equal(count_of(r, EXT_DIRTY), 5);
+	check_i3(r);
+	/* Unleasing again is ignored, never counted twice. */
+	region_unlease(r, runs, n_runs);
+	assert_int_equal(count_of(r, EXT_DIRTY), 5);
+	assert_int_equal(count_of(r, EXT_LEASED), 0);
+	/* Out of range runs too. */
+	{
+		struct run bogus = {62, 5};
+		region_unlease(r, &bogus, 1);
+	}
+	assert_int_equal(region_sync(r), 1);
+	check_i3(r);
+	for (uint64_t i = runs[0].first; i < runs[0].first + 5; i++)
+		assert_int_equal(layout_rec_state(read_rec(f->path, &hd, i)), EXT_DIRTY);
+	free(runs);
+
+	/* They come back zeroed. */
+	wait_all_zeroed(r);
+	assert_int_equal(region_count_zeroed(r), 63);
+
+	/* Lease everything: then -ENOSPC. */
+	assert_int_equal(region_lease(r, 63, &runs, &n_runs), 0);
+	assert_int_equal(n_runs, 1);
+	assert_int_equal(region_lease(r, 1, &runs, &n_runs), -ENOSPC);
+	(void)region_sync(r);
+	check_i3(r);
+	free(runs);
+	region_close(r);
+}
+
+static void test_lease_fragmented(void **state)
+{
+	struct fx *f = *state;
+	struct region *r;
+	struct run *a = NULL, *b = NULL, *runs = NULL;
+	size_t na, nb, n_runs;
+	uint64_t total = 0;
+
+	r = open_ok(f);
+	wait_all_zeroed(r);
+	/* Lease all but keep every other extent: 31 holes of one... */
+	assert_int_equal(region_lease(r, 63, &a, &na), 0);
+	for (uint64_t i = 0; i < 63; i += 2) {
+		struct run one = {i, 1};
+		region_unlease(r, &one, 1);
+	}
+	(void)region_sync(r);
+	/* ...plus one hole of 3. */
+	{
+		struct run three = {11, 3};
+		region_unlease(r, &three, 1);
+	}
+	(void)region_sync(r);
+	check_i3(r);
+	wait_all_zeroed(r);
+	/* Best fit: the run of 3 (10..14 merged with neighbours 10 and 14 -> 10..14). */
+	assert_int_equal(region_lease(r, 3, &b, &nb), 0);
+	assert_int_equal(nb, 1);
+	free(b);
+	/* More than any run: the longest runs, sorted, no duplicates. */
+	assert_int_equal(region_lease(r, 10, &runs, &n_runs), 0);
+	for (size_t k = 0; k < n_runs; k++) {
+		total += runs[k].count;
+		if (k)
+			assert_true(runs[k].first >= runs[k - 1].first + runs[k - 1].count);
+	}
+	assert_int_equal(total, 10);
+	(void)region_sync(r);
+	check_i3(r);
+	free(runs);
+	free(a);
+	region_close(r);
+}
+
+static void test_recovery_leases(void **state)
+{
+	struct fx *f = *state;
+	struct region *r;
+	struct run *runs = NULL;
+	size_t n_runs;
+
+	r = open_ok(f);
+	wait_all_zeroed(r);
+	assert_int_equal(region_lease(r, 10, &runs, &n_runs), 0);
+	assert_int_equal(region_sync(r), 1);
+	free(runs);
+	region_close_abandon(r); /* a crash */
+
+	r = open_ok(f);
+	assert_int_equal(count_of(r, EXT_LEASED), 0);
+	assert_int_equal(count_of(r, EXT_DIRTY), 10);
+	assert_int_equal(count_of(r, EXT_ZEROED), 53);
+	wait_all_zeroed(r);
+	region_close(r);
+}
+
+static void fill_pattern(struct fx *f, struct region *r, const struct run *runs, size_t n,
+			 uint8_t seed)
+{
+	struct region_info info;
+	static uint8_t buf[256 * KiB];
+
+	region_get_info(r, &info);
+	for (size_t k = 0; k < n; k++)
+		for (uint64_t i = runs[k].first; i < runs[k].first + runs[k].count; i++) {
+			for (size_t j = 0; j < sizeof(buf); j++)
+				buf[j] = (uint8_t)(seed + i + j);
+			write_at(f->path, info.data_offset + i * info.extent_size, buf, sizeof(buf));
+		}
+}
+
+static void check_pattern(struct fx *f, const struct layout_header *hd, const struct run *runs,
+			  size_t n, uint8_t seed)
+{
+	static uint8_t buf[256 * KiB];
+
+	for (size_t k = 0; k < n; k++)
+		for (uint64_t i = runs[k].first; i < runs[k].first + runs[k].count; i++) {
+			read_at(f->path, hd->data_off + i * hd->extent_size, buf, sizeof(buf));
+			for (size_t j = 0; j < sizeof(buf); j++)
+				assert_int_equal(buf[j], (uint8_t)(seed + i + j));
+		}
+}
+
+static void test_commit_durable(void **state)
+{
+	struct fx *f = *state;
+	struct region *r;
+	struct layout_header hd;
+	struct run *runs = NULL, *got = NULL;
+	size_t n_runs, n_got;
+	uint64_t n_ext;
+	uint32_t id;
+	const char *name;
+	uid_t uid;
+
+	r = open_ok(f);
+	wait_all_zeroed(r);
+	assert_int_equal(region_lease(r, 4, &runs, &n_runs), 0);
+	assert_int_equal(region_sync(r), 1);
+	fill_pattern(f, r, runs, n_runs, 3);
+	assert_int_equal(region_commit(r, runs, n_runs, "db", 1000, true), 0);
+	assert_int_equal(count_of(r, EXT_COMMITTED), 4);
+	check_i3(r);
+	assert_int_equal(region_sync(r), 2); /* drain, VALID, drain */
+	check_i3(r);
+	region_close(r);
+
+	read_header(f->path, 0, &hd);
+	r = open_ok(f);
+	assert_int_equal(region_tag_lookup(r, "db", 1000, &id), 0);
+	assert_int_equal(region_tag_get(r, id, &name, &uid), 0);
+	assert_string_equal(name, "db");
+	assert_int_equal(uid, 1000);
+	assert_int_equal(region_tag_runs(r, id, &got, &n_got, &n_ext), 0);
+	assert_int_equal(n_ext, 4);
+	assert_int_equal(n_got, n_runs);
+	assert_memory_equal(got, runs, n_runs * sizeof(*runs));
+	assert_int_equal(count_of(r, EXT_COMMITTED), 4);
+	check_pattern(f, &hd, got, n_got, 3);
+	free(got);
+	free(runs);
+	region_close(r);
+}
+
+static void test_commit_rolled_back(void **state)
+{
+	struct fx *f = *state;
+	struct region *r;
+	struct layout_header hd;
+	struct layout_tag slot;
+	struct run *runs = NULL;
+	size_t n_runs;
+	uint32_t id;
+
+	r = open_ok(f);
+	wait_all_zeroed(r);
+	assert_int_equal(region_lease(r, 4, &runs, &n_runs), 0);
+	assert_int_equal(region_sync(r), 1);
+	assert_int_equal(region_commit(r, runs, n_runs, "half", 1000, false), 0);
+	assert_int_equal(region_tag_lookup(r, "half", 1000, &id), 0);
+	region_close_abandon(r); /* crash before region_sync */
+
+	read_header(f->path, 0, &hd);
+	/* Phase 1 is on media: slot WRITTEN, records COMMITTED. */
+	read_slot(f->path, &hd, id, &slot);
+	assert_int_equal(slot.state, TAG_WRITTEN);
+	assert_int_equal(layout_rec_state(read_rec(f->path, &hd, runs[0].first)), EXT_COMMITTED);
+
+	r = open_ok(f);
+	assert_int_equal(region_tag_lookup(r, "half", 1000, &id), -ENOENT);
+	assert_int_equal(region_tag_next(r, 0), 0);
+	assert_int_equal(count_of(r, EXT_COMMITTED), 0);
+	assert_int_equal(count_of(r, EXT_LEASED), 0);
+	assert_int_equal(count_of(r, EXT_DIRTY), 4);
+	read_slot(f->path, &hd, 1, &slot);
+	assert_int_equal(slot.state, TAG_FREE);
+	for (uint64_t i = runs[0].first; i < runs[0].first + runs[0].count; i++)
+		assert_int_equal(read_rec(f->path, &hd, i) & 0xffffffffu, EXT_DIRTY);
+	free(runs);
+	region_close(r);
+}
+
+static void test_free_atomic(void **state)
+{
+	struct fx *f = *state;
+	struct region *r;
+	struct layout_header hd;
+	struct run *runs = NULL;
+	size_t n_runs;
+	uint64_t n_ext = 0;
+	uint32_t id, id2;
+
+	r = open_ok(f);
+	wait_all_zeroed(r);
+	assert_int_equal(region_lease(r, 6, &runs, &n_runs), 0);
+	assert_int_equal(region_sync(r), 1);
+	assert_int_equal(region_commit(r, runs, n_runs, "t", 7, false), 0);
+	assert_int_equal(region_sync(r), 2);
+	assert_int_equal(region_tag_lookup(r, "t", 7, &id), 0);
+
+	/* Free phase 1 only, then crash: the free completes at recovery. */
+	assert_int_equal(region_tag_free(r, id, &n_ext), 0);
+	assert_int_equal(n_ext, 6);
+	assert_int_equal(count_of(r, EXT_DIRTY), 6);
+	assert_int_equal(region_tag_lookup(r, "t", 7, &id2), -ENOENT);
+	check_i3(r);
+	region_close_abandon(r);
+
+	read_header(f->path, 0, &hd);
+	assert_int_equal(layout_rec_state(read_rec(f->path, &hd, runs[0].first)), EXT_COMMITTED);
+	r = open_ok(f);
+	assert_int_equal(region_tag_lookup(r, "t", 7, &id2), -ENOENT);
+	assert_int_equal(count_of(r, EXT_COMMITTED), 0);
+	assert_int_equal(count_of(r, EXT_DIRTY), 6);
+	assert_int_equal(layout_rec_state(read_rec(f->path, &hd, runs[0].first)), EXT_DIRTY);
+	wait_all_zeroed(r);
+	free(runs);
+
+	/* A full free: two drains, DIRTY on media, then zeroed. */
+	assert_int_equal(region_lease(r, 2, &runs, &n_runs), 0);
+	assert_int_equal(region_commit(r, runs, n_runs, "u", 7, false), 0);
+	assert_int_equal(region_sync(r), 2);
+	assert_int_equal(region_tag_lookup(r, "u", 7, &id), 0);
+	assert_int_equal(region_tag_free(r, id, NULL), 0);
+	assert_int_equal(region_tag_free(r, id, NULL), -ENOENT); /* not twice */
+	assert_int_equal(region_sync(r), 2);
+	check_i3(r);
+	assert_int_equal(layout_rec_state(read_rec(f->path, &hd, runs[0].first)), EXT_DIRTY);
+	wait_all_zeroed(r);
+	assert_int_equal(region_count_zeroed(r), 63);
+	free(runs);
+	region_close(r);
+}
+
+static void test_tags(void **state)
+{
+	struct fx *f = *state;
+	struct region *r;
+	struct run *runs = NULL, *got = NULL;
+	size_t n_runs, n_got;
+	uint32_t id_a, id_b, id;
+	char longname[80];
+	uint64_t n;
+	struct region_stats st;
+
+	r = open_ok(f);
+	wait_all_zeroed(r);
+	assert_int_equal(region_lease(r, 10, &runs, &n_runs), 0);
+	assert_int_equal(n_runs, 1);
+
+	/* Bad names and bad runs change nothing. */
+	memset(longname, 'n', sizeof(longname));
+	longname[64] = '\0';
+	assert_int_equal(region_commit(r, runs, n_runs, longname, 1, false), -ENAMETOOLONG);
+	assert_int_equal(region_commit(r, runs, n_runs, "", 1, false), -EINVAL);
+	assert_int_equal(region_commit(r, runs, 0, "x", 1, false), -EINVAL);
+	{
+		struct run overlap[2] = {{runs[0].first, 2}, {runs[0].first + 1, 2}};
+		assert_int_equal(region_commit(r, overlap, 2, "x", 1, false), -EINVAL);
+		struct run outside = {runs[0].first + 9, 2}; /* one not leased */
+		assert_int_equal(region_commit(r, &outside, 1, "x", 1, false), -EINVAL);
+		struct run range = {60, 10};
+		assert_int_equal(region_commit(r, &range, 1, "x", 1, false), -EINVAL);
+	}
+	assert_int_equal(count_of(r, EXT_LEASED), 10);
+	assert_int_equal(region_sync(r), 1);
+
+	/* Same name, two uids; split runs given out of order are merged. */
+	{
+		struct run a[2] = {{runs[0].first + 2, 2}, {runs[0].first, 2}};
+		struct run b = {runs[0].first + 4, 3};
+		assert_int_equal(region_commit(r, a, 2, "data", 1000, false), 0);
+		assert_int_equal(region_commit(r, &b, 1, "data", 1001, false), 0);
+		/* Visible at once (the reply waits for region_sync anyway). */
+		struct run c = {runs[0].first + 7, 1};
+		assert_int_equal(region_commit(r, &c, 1, "data", 1001, false), -EEXIST);
+		/* The extents of a commit are no longer leased. */
+		assert_int_equal(region_commit(r, &b, 1, "other", 1001, false), -EINVAL);
+	}
+	assert_int_equal(region_sync(r), 2);
+	check_i3(r);
+	assert_int_equal(region_tag_lookup(r, "data", 1000, &id_a), 0);
+	assert_int_equal(region_tag_lookup(r, "data", 1001, &id_b), 0);
+	assert_int_not_equal(id_a, id_b);
+	assert_int_equal(region_tag_lookup(r, "data", 1002, &id), -ENOENT);
+	assert_int_equal(region_tag_lookup(r, longname, 1000, &id), -ENAMETOOLONG);
+	assert_int_equal(region_tag_runs(r, id_a, &got, &n_got, &n), 0);
+	assert_int_equal(n_got, 1);
+	assert_int_equal(got[0].first, runs[0].first);
+	assert_int_equal(got[0].count, 4);
+	assert_int_equal(n, 4);
+	free(got);
+
+	/* Iteration. */
+	{
+		unsigned seen = 0;
+		for (uint32_t t = region_tag_next(r, 0); t; t = region_tag_next(r, t))
+			seen++;
+		assert_int_equal(seen, 2);
+	}
+	region_get_stats(r, &st);
+	assert_int_equal(st.tags, 2);
+	assert_int_equal(region_tag_get(r, 0, NULL, NULL), -ENOENT);
+	assert_int_equal(region_tag_get(r, 9999, NULL, NULL), -ENOENT);
+	assert_int_equal(region_tag_free(r, 9999, NULL), -ENOENT);
+
+	/* Commit and free in one iteration: nothing survives, slot not reused early. */
+	{
+		struct run c = {runs[0].first + 7, 3};
+		assert_int_equal(region_commit(r, &c, 1, "tmp", 5, false), 0);
+		assert_int_equal(region_tag_lookup(r, "tmp", 5, &id), 0);
+		assert_int_equal(region_tag_free(r, id, &n), 0);
+		assert_int_equal(n, 3);
+		assert_int_equal(region_sync(r), 2);
+		check_i3(r);
+		assert_int_equal(region_tag_lookup(r, "tmp", 5, &id), -ENOENT);
+	}
+	free(runs);
+
+	/* Free one; the other survives a restart. */
+	assert_int_equal(region_tag_free(r, id_a, &n), 0);
+	assert_int_equal(n, 4);
+	assert_int_equal(region_sync(r), 2);
+	check_i3(r);
+	region_close(r);
+	r = open_ok(f);
+	assert_int_equal(region_tag_lookup(r, "data", 1000, &id), -ENOENT);
+	assert_int_equal(region_tag_lookup(r, "data", 1001, &id), 0);
+	assert_int_equal(id, id_b);
+	assert_int_equal(count_of(r, EXT_COMMITTED), 3);
+	region_close(r);
+}
+
+/* Records and slots crafted in the file: the recovery rules and damage handling. */
+static void test_recovery_crafted(void **state)
+{
+	struct fx *f = *state;
+	struct region *r;
+	struct layout_header hd;
+	struct layout_tag slot;
+	uint32_t id;
+
+	r = open_ok(f);
+	region_close(r);
+	read_header(f->path, 0, &hd);
+
+	write_rec(f->path, &hd, 0, layout_rec(7, 0, 1));		/* unknown state */
+	write_rec(f->path, &hd, 1, layout_rec(EXT_COMMITTED, 9999, 1)); /* tag out of range */
+	write_rec(f->path, &hd, 2, layout_rec(EXT_COMMITTED, 3, 1));	/* slot 3 WRITTEN */
+	write_rec(f->path, &hd, 3, layout_rec(EXT_COMMITTED, 5, 1));	/* slot 5 damaged */
+	write_rec(f->path, &hd, 4, layout_rec(EXT_COMMITTED, 6, 1));	/* slot 6 VALID */
+	write_rec(f->path, &hd, 5, layout_rec(EXT_LEASED, 0, 1));
+	write_rec(f->path, &hd, 6, layout_rec(EXT_ZEROED, 0, 1));
+	write_rec(f->path, &hd, 7, layout_rec(EXT_BAD, 0, 1));
+	write_rec(f->path, &hd, 8, layout_rec(EXT_COMMITTED, 0, 1)); /* no tag */
+
+	memset(&slot, 0, sizeof(slot));
+	slot.uid = 1;
+	strcpy(slot.name, "w");
+	slot.n_extents = 1;
+	slot.checksum = layout_tag_checksum(&slot);
+	slot.state = TAG_WRITTEN;
+	write_slot(f->path, &hd, 3, &slot);
+	strcpy(slot.name, "empty");
+	slot.checksum = layout_tag_checksum(&slot);
+	slot.state = TAG_VALID;
+	write_slot(f->path, &hd, 4, &slot); /* VALID without extents */
+	strcpy(slot.name, "damaged");
+	slot.checksum = layout_tag_checksum(&slot) ^ 1;
+	write_slot(f->path, &hd, 5, &slot);
+	strcpy(slot.name, "good");
+	slot.checksum = layout_tag_checksum(&slot);
+	write_slot(f->path, &hd, 6, &slot);
+
+	r = open_ok(f);
+	/* 0, 1, 3, 8 quarantined in memory; 7 really BAD. */
+	assert_int_equal(count_of(r, EXT_BAD), 5);
+	assert_int_equal(count_of(r, EXT_COMMITTED), 1);
+	assert_int_equal(count_of(r, EXT_LEASED), 0);
+	assert_int_equal(count_of(r, EXT_ZEROED), 1);
+	assert_int_equal(count_of(r, EXT_DIRTY), 63 - 7);
+	assert_int_equal(region_tag_lookup(r, "good", 1, &id), 0);
+	assert_int_equal(id, 6);
+	assert_int_equal(region_tag_lookup(r, "w", 1, &id), -ENOENT);
+	assert_int_equal(region_tag_lookup(r, "empty", 1, &id), -ENOENT);
+	assert_int_equal(region_tag_lookup(r, "damaged", 1, &id), -ENOENT);
+	region_close(r);
+
+	/* Repairs on media; damage left as it was. */
+	assert_true(read_rec(f->path, &hd, 0) == layout_rec(7, 0, 1));
+	assert_true(read_rec(f->path, &hd, 1) == layout_rec(EXT_COMMITTED, 9999, 1));
+	assert_true(read_rec(f->path, &hd, 2) == layout_rec(EXT_DIRTY, 0, 1));
+	assert_true(read_rec(f->path, &hd, 3) == layout_rec(EXT_COMMITTED, 5, 1));
+	assert_true(read_rec(f->path, &hd, 5) == layout_rec(EXT_DIRTY, 0, 1));
+	read_slot(f->path, &hd, 3, &slot);
+	assert_int_equal(slot.state, TAG_FREE);
+	read_slot(f->path, &hd, 4, &slot);
+	assert_int_equal(slot.state, TAG_FREE);
+	read_slot(f->path, &hd, 5, &slot);
+	assert_int_equal(slot.state, TAG_VALID);
+	/* Extent 2, 5 were zeroed meanwhile or are DIRTY: never anything else. */
+	r = open_ok(f);
+	assert_int_equal(count_of(r, EXT_BAD), 5);
+	region_close(r);
+}
+
+/* ---- zeroing ---- */
+
+static void test_zeroer_fills_zeroes(void **state)
+{
+	struct fx *f = *state;
+	struct region *r;
+	struct layout_header hd;
+	struct region_stats st;
+	static uint8_t buf[1 * MiB];
+	uint64_t data_len;
+
+	f->rc.zeroer_threads = 2;
+	f->rc.batch_extents = 4;
+	r = open_ok(f); /* format */
+	region_close(r);
+	read_header(f->path, 0, &hd);
+
+	/* Stale data everywhere in the data area, every record DIRTY. */
+	data_len = hd.extent_count * hd.extent_size;
+	memset(buf, 0xab, sizeof(buf));
+	for (uint64_t off = 0; off < data_len; off += sizeof(buf))
+		write_at(f->path, hd.data_off + off, buf, MIN(sizeof(buf), data_len - off));
+	for (uint64_t i = 0; i < hd.extent_count; i++)
+		write_rec(f->path, &hd, i, 0);
+
+	r = open_ok(f);
+	assert_int_equal(count_of(r, EXT_DIRTY), hd.extent_count);
+	wait_all_zeroed(r);
+	region_get_stats(r, &st);
+	assert_int_equal(st.count[EXT_ZEROED], hd.extent_count);
+	assert_int_equal(st.bytes_zeroed, data_len);
+	assert_true(st.zero_batches >= DIV_ROUND_UP(hd.extent_count, 4));
+	assert_int_equal(st.zeroing, 0);
+	assert_true(st.drains > 0);
+	region_close(r);
+
+	for (uint64_t off = 0; off < data_len; off += sizeof(buf)) {
+		size_t len = MIN(sizeof(buf), data_len - off);
+		read_at(f->path, hd.data_off + off, buf, len);
+		for (size_t j = 0; j < len; j++)
+			if (buf[j])
+				fail_msg("byte %llu of the data area is 0x%02x",
+					 (unsigned long long)(off + j), buf[j]);
+	}
+	for (uint64_t i = 0; i < hd.extent_count; i++)
+		assert_int_equal(layout_rec_state(read_rec(f->path, &hd, i)), EXT_ZEROED);
+}
+
+/* A tracer recording the order of stores, flushes and drains per thread. */
+struct ev {
+	pthread_t thread;
+	char kind; /* 's' store, 'n' nt store, 'f' flush, 'd' drain */
+	const void *p;
+	size_t len;
+};
+struct trace {
+	pthread_mutex_t lock;
+	struct ev *ev;
+	size_t n, cap;
+};
+
+static void trace_add(struct trace *t, char kind, const void *p, size_t len)
+{
+	pthread_mutex_lock(&t->lock);
+	if (t->n == t->cap) {
+		t->cap = t->cap ? t->cap * 2 : 1024;
+		t->ev = realloc(t->ev, t->cap * sizeof(*t->ev));
+		assert_non_null(t->ev);
+	}
+	t->ev[t->n++] = (struct ev){pthread_self(), kind, p, len};
+	pthread_mutex_unlock(&t->lock);
+}
+static void tr_store(void *ctx, const void *dst, size_t len, bool nt)
+{
+	trace_add(ctx, nt ? 'n' : 's', dst, len);
+}
+static void tr_flush(void *ctx, const void *p, size_t len)
+{
+	trace_add(ctx, 'f', p, len);
+}
+static void tr_drain(void *ctx)
+{
+	trace_add(ctx, 'd', NULL, 0);
+}
+
+/*
+ * I5 for zeroing: one drain per batch on the worker, and every ZEROED
+ * record is stored only after the worker's drain that covers its zeroes.
+ */
+static void test_zeroer_order(void **state)
+{
+	struct fx *f = *state;
+	struct region *r;
+	struct trace t = {.lock = PTHREAD_MUTEX_INITIALIZER};
+	struct pstore_tracer tracer = {tr_store, tr_flush, tr_drain, &t};
+	struct region_stats st0, st1;
+	struct region_info info;
+	uint8_t *base;
+	pthread_t main_thread = pthread_self();
+	uint64_t worker_drains = 0, zeroed_stores = 0;
+	size_t *zero_at, *drained_at;
+	pthread_t *zeroer;
+
+	f->rc.batch_extents = 4;
+	r = open_ok(f);
+	region_get_info(r, &info);
+	/* Let the batches already submitted finish, untraced. */
+	region_zeroer_pause(r, true);
+	while (r->zeroer_outstanding) {
+		struct pollfd p = {.fd = region_zeroer_fd(r), .events = POLLIN};
+		(void)poll(&p, 1, 100);
+		(void)region_zeroer_collect(r);
+	}
+	(void)region_sync(r);
+	region_get_stats(r, &st0);
+	pstore_set_tracer(region_get_pstore(r), &tracer);
+	region_zeroer_pause(r, false);
+	wait_all_zeroed(r);
+	region_get_stats(r, &st1);
+	pstore_set_tracer(region_get_pstore(r), NULL);
+
+	base = pstore_base(region_get_pstore(r));
+	zero_at = calloc(info.extent_count, sizeof(size_t));
+	drained_at = calloc(info.extent_count, sizeof(size_t));
+	zeroer = calloc(info.extent_count, sizeof(pthread_t));
+	assert_non_null(zero_at);
+	assert_non_null(drained_at);
+	assert_non_null(zeroer);
+	for (uint64_t i = 0; i < info.extent_count; i++)
+		zero_at[i] = drained_at[i] = SIZE_MAX;
+	for (size_t k = 0; k < t.n; k++) {
+		struct ev *e = &t.ev[k];
+		const uint8_t *p = e->p;
+
+		if (pthread_equal(e->thread, main_thread)) {
+			if (e->kind == 'n')
+				fail_msg("NT store from the main thread");
+			if (e->kind == 's' && e->len == 8 && p >= base + r->hdr.extent_table_off &&
+			    p < base + r->hdr.tag_table_off) {
+				uint64_t i = (uint64_t)(p - base - r->hdr.extent_table_off) / 8;
+				if (layout_rec_state(*(const uint64_t *)p) == EXT_ZEROED) {
+					zeroed_stores++;
+					/* I5: the zeroes were drained by their worker before. */
+					assert_true(drained_at[i] != SIZE_MAX);
+					assert_true(drained_at[i] < k);
+				}
+			}
+			continue;
+		}
+		/* A worker: only NT zeroes of the data area, flushes and drains. */
+		switch (e->kind) {
+		case 'n': {
+			uint64_t off = (uint64_t)(p - base), i;
+			assert_true(off >= info.data_offset);
+			i = (off - info.data_offset) / info.extent_size;
+			assert_true(i < info.extent_count);
+			zero_at[i] = k;
+			zeroer[i] = e->thread;
+			drained_at[i] = SIZE_MAX;
+			break;
+		}
+		case 'f':
+			break;
+		case 'd':
+			worker_drains++;
+			for (uint64_t i = 0; i < info.extent_count; i++)
+				if (zero_at[i] != SIZE_MAX && drained_at[i] == SIZE_MAX &&
+				    pthread_equal(zeroer[i], e->thread))
+					drained_at[i] = k;
+			break;
+		default:
+			fail_msg("cached store from a zeroer thread");
+		}
+	}
+	assert_int_equal(zeroed_stores, info.extent_count - st0.count[EXT_ZEROED]);
+	assert_int_equal(worker_drains, st1.zero_batches - st0.zero_batches);
+	{
+		uint64_t traced = 0;
+		for (uint64_t i = 0; i < info.extent_count; i++)
+			traced += zero_at[i] != SIZE_MAX;
+		assert_int_equal(traced, info.extent_count - st0.count[EXT_ZEROED]);
+	}
+	free(zero_at);
+	free(drained_at);
+	free(zeroer);
+	free(t.ev);
+	region_close(r);
+}
+
+static void test_rate_limit_and_urgent(void **state)
+{
+	struct fx *f = *state;
+	struct region *r;
+	uint64_t t0, ms;
+
+	/* 16 MiB region, 64 KiB extents: ~15.7 MiB to zero at 32 MiB/s. */
+	f->rc.extent_size = 64 * KiB;
+	f->rc.zero_rate = 32 * MiB;
+	t0 = pmemz_now_ns();
+	r = open_ok(f);
+	wait_all_zeroed(r);
+	ms = (pmemz_now_ns() - t0) / 1000000;
+	assert_true(ms >= 300); /* 3.2 MiB of burst, the rest at the rate: >= ~0.4 s */
+	region_close(r);
+
+	/* Unleased again at a crawl, then urgent: done quickly anyway. */
+	{
+		struct layout_header hd;
+		read_header(f->path, 0, &hd);
+		for (uint64_t i = 0; i < hd.extent_count; i++)
+			write_rec(f->path, &hd, i, 0);
+	}
+	f->rc.zero_rate = 1 * MiB;
+	t0 = pmemz_now_ns();
+	r = open_ok(f);
+	region_zeroer_set_urgent(r, true);
+	wait_all_zeroed(r);
+	ms = (pmemz_now_ns() - t0) / 1000000;
+	assert_true(ms < 5000);
+	region_zeroer_set_urgent(r, false);
+	region_zeroer_set_rate(r, 0);
+	region_close(r);
+}
+
+static void test_pause(void **state)
+{
+	struct fx *f = *state;
+	struct region *r;
+	uint64_t z;
+
+	r = open_ok(f);
+	region_zeroer_pause(r, true);
+	/* Collect what was in flight, then nothing moves. */
+	for (int i = 0; i < 20 && r->zeroer_outstanding; i++) {
+		struct pollfd p = {.fd = region_zeroer_fd(r), .events = POLLIN};
+		(void)poll(&p, 1, 100);
+		(void)region_zeroer_collect(r);
+	}
+	z = region_count_zeroed(r);
+	assert_true(z < 63);
+	usleep(200000);
+	(void)region_zeroer_collect(r);
+	assert_int_equal(region_count_zeroed(r), z);
+	region_zeroer_pause(r, false);
+	wait_all_zeroed(r);
+	region_close(r);
+}
+
+/* ---- flush, sync ---- */
+
+static void test_flush_and_sync(void **state)
+{
+	struct fx *f = *state;
+	struct region *r;
+	struct region_info info;
+	struct region_stats st;
+	uint64_t d0;
+
+	r = open_ok(f);
+	region_get_info(r, &info);
+	wait_all_zeroed(r);
+	assert_int_equal(region_sync(r), 0);
+
+	assert_int_equal(region_flush(r, 0, 4096), -ERANGE); /* metadata */
+	assert_int_equal(region_flush(r, info.data_offset - 1, 2), -ERANGE);
+	assert_int_equal(region_flush(r, info.size - 10, 11), -ERANGE);
+	assert_int_equal(region_flush(r, info.data_offset, UINT64_MAX), -ERANGE);
+	assert_int_equal(region_flush(r, UINT64_MAX - 1, 2), -ERANGE);
+	assert_int_equal(region_flush(r, info.data_offset, 0), 0);
+	assert_int_equal(region_sync(r), 0);
+	assert_int_equal(region_flush(r, info.data_offset + 100, 5000), 0);
+	region_get_stats(r, &st);
+	d0 = st.drains;
+	assert_int_equal(region_sync(r), 1); /* a flush needs its drain */
+	region_get_stats(r, &st);
+	assert_int_equal(st.drains, d0 + 1);
+	assert_int_equal(region_deep_flush(r, 0, 4096), -ERANGE);
+	assert_int_equal(region_deep_flush(r, info.data_offset, info.extent_size), 0);
+	region_close(r);
+}
+
+int main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
+	const struct CMUnitTest tests[] = {
+		T(test_format_reopen),
+		T(test_create_and_size_rules),
+		T(test_primary_corrupt_uses_backup),
+		T(test_both_corrupt_refused),
+		T(test_foreign_refused),
+		T(test_geometry_mismatch_refused),
+		T(test_unsupported_version_refused),
+		T(test_lease_unlease),
+		T(test_lease_fragmented),
+		T(test_recovery_leases),
+		T(test_commit_durable),
+		T(test_commit_rolled_back),
+		T(test_free_atomic),
+		T(test_tags),
+		T(test_recovery_crafted),
+		T(test_zeroer_fills_zeroes),
+		T(test_zeroer_order),
+		T(test_rate_limit_and_urgent),
+		T(test_pause),
+		T(test_flush_and_sync),
+	};
+
+	log_set_max_level(getenv("PMEMZ_TEST_DEBUG") ? LOG_DEBUG : LOG_CRIT);
+	if (getenv("PMEMZ_TEST_FILTER"))
+		cmocka_set_test_filter(getenv("PMEMZ_TEST_FILTER"));
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

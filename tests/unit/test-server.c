@@ -1,0 +1,1071 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The server side end to end, in one process: the real manager, listener,
+ * connections and RPC handlers on a temporary socket, over the in-memory
+ * fake storage (fake-region.c), driven by raw protocol frames.  Checks
+ * group commit (no reply before the durable state), waiting allocations
+ * (pipelining, FIFO, -ENOSPC, dropped on disconnect), lease isolation,
+ * access control, protocol errors, output backpressure and shutdown.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fake-region.h"
+#include "frame.h"
+#include "listener.h"
+#include "log.h"
+#include "manager.h"
+
+#define MiB (1ull << 20)
+#define OTHER_UID 65534
+
+enum { R_TEST, R_WAIT, R_SECRET, N_REGIONS };
+
+static char tmpdir[64];
+static char sock_path[96];
+static struct daemon_conf conf;
+static struct region_conf rcs[N_REGIONS];
+static uid_t allow_me[1];
+static struct manager *mgr;
+static pthread_t loop_thread;
+static int loop_result = -1;
+
+/* protobuf-c only reads the strings we hand it while packing. */
+static char *mut(const char *s)
+{
+	return (char *)(uintptr_t)s;
+}
+
+/* ---- a tiny raw client ---- */
+
+static int cli_connect(void)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct timeval tv = {.tv_sec = 5};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	memcpy(sa.sun_path, sock_path, strlen(sock_path) + 1);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
+	/* A lost reply fails the test instead of hanging it. */
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		ssize_t w = send(fd, p, len, MSG_NOSIGNAL);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Read exactly len bytes; the fd of SCM_RIGHTS, if any, into *passed. */
+static int read_all(int fd, void *buf, size_t len, int *passed)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		union {
+			char b[CMSG_SPACE(sizeof(int))];
+			struct cmsghdr a;
+		} ctl;
+		struct iovec iov = {.iov_base = p, .iov_len = len};
+		struct msghdr msg = {.msg_iov = &iov,
+				     .msg_iovlen = 1,
+				     .msg_control = ctl.b,
+				     .msg_controllen = sizeof(ctl.b)};
+		ssize_t n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -ECONNRESET;
+		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
+			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+				int got;
+
+				memcpy(&got, CMSG_DATA(cm), sizeof(int));
+				if (passed && *passed < 0)
+					*passed = got;
+				else
+					close(got);
+			}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static void cli_send(int fd, Pmemz__Request *req)
+{
+	uint8_t *frame;
+	size_t len;
+
+	if (!req->version)
+		req->version = PMEMZ_PROTO_VERSION;
+	assert_int_equal(pmemz_frame_pack_request(req, &frame, &len), 0);
+	assert_int_equal(write_all(fd, frame, len), 0);
+	free(frame);
+}
+
+/* NULL on EOF / error. */
+static Pmemz__Response *cli_recv_fd(int fd, int *passed)
+{
+	uint8_t hdr[PMEMZ_FRAME_HDR];
+	uint8_t *payload;
+	size_t len;
+	Pmemz__Response *resp = NULL;
+
+	if (passed)
+		*passed = -1;
+	if (read_all(fd, hdr, sizeof(hdr), passed) < 0)
+		return NULL;
+	assert_int_equal(pmemz_frame_peek(hdr, sizeof(hdr), &len), 0);
+	payload = malloc(len);
+	assert_non_null(payload);
+	assert_int_equal(read_all(fd, payload, len, passed), 0);
+	assert_int_equal(pmemz_frame_unpack_response(payload, len, &resp), 0);
+	free(payload);
+	return resp;
+}
+
+static Pmemz__Response *cli_recv(int fd)
+{
+	Pmemz__Response *resp = cli_recv_fd(fd, NULL);
+
+	assert_non_null(resp);
+	return resp;
+}
+
+static Pmemz__Response *cli_call(int fd, Pmemz__Request *req)
+{
+	Pmemz__Response *resp;
+
+	cli_send(fd, req);
+	resp = cli_recv(fd);
+	assert_int_equal(resp->id, req->id);
+	return resp;
+}
+
+static void resp_free(Pmemz__Response *resp)
+{
+	pmemz__response__free_unpacked(resp, NULL);
+}
+
+static bool cli_eof(int fd)
+{
+	char c;
+
+	return recv(fd, &c, 1, 0) <= 0;
+}
+
+/* ---- request builders: each sends and returns the reply ---- */
+
+static uint64_t next_id = 100;
+
+static Pmemz__Response *do_hello(int fd)
+{
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__HelloReq h = PMEMZ__HELLO_REQ__INIT;
+
+	h.client_name = (char *)"test-server";
+	req.id = next_id++;
+	req.op_case = PMEMZ__REQUEST__OP_HELLO;
+	req.hello = &h;
+	return cli_call(fd, &req);
+}
+
+static void send_alloc(int fd, uint64_t id, const char *region, uint64_t bytes, bool nowait)
+{
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__AllocateReq a = PMEMZ__ALLOCATE_REQ__INIT;
+
+	a.region = mut(region);
+	a.bytes = bytes;
+	a.has_nowait = nowait;
+	a.nowait = nowait;
+	req.id = id;
+	req.op_case = PMEMZ__REQUEST__OP_ALLOCATE;
+	req.allocate = &a;
+	cli_send(fd, &req);
+}
+
+static Pmemz__Response *do_alloc(int fd, const char *region, uint64_t bytes, bool nowait)
+{
+	Pmemz__Response *resp;
+	uint64_t id = next_id++;
+
+	send_alloc(fd, id, region, bytes, nowait);
+	resp = cli_recv(fd);
+	assert_int_equal(resp->id, id);
+	return resp;
+}
+
+static Pmemz__Response *do_commit(int fd, const char *region, uint64_t lease, const char *tag)
+{
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__CommitReq c = PMEMZ__COMMIT_REQ__INIT;
+
+	c.region = mut(region);
+	c.lease = lease;
+	c.tag = mut(tag);
+	c.has_flush_data = true;
+	c.flush_data = true;
+	req.id = next_id++;
+	req.op_case = PMEMZ__REQUEST__OP_COMMIT;
+	req.commit = &c;
+	return cli_call(fd, &req);
+}
+
+static Pmemz__Response *do_free(int fd, const char *region, bool has_lease, uint64_t lease,
+				const char *tag)
+{
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__FreeReq f = PMEMZ__FREE_REQ__INIT;
+
+	f.region = mut(region);
+	f.has_lease = has_lease;
+	f.lease = lease;
+	f.tag = mut(tag);
+	req.id = next_id++;
+	req.op_case = PMEMZ__REQUEST__OP_FREE;
+	req.free = &f;
+	return cli_call(fd, &req);
+}
+
+static Pmemz__Response *do_list(int fd, const char *region, const char *tag, bool all)
+{
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__ListReq l = PMEMZ__LIST_REQ__INIT;
+
+	l.region = mut(region);
+	l.tag = mut(tag);
+	l.has_all_users = all;
+	l.all_users = all;
+	req.id = next_id++;
+	req.op_case = PMEMZ__REQUEST__OP_LIST;
+	req.list = &l;
+	return cli_call(fd, &req);
+}
+
+static Pmemz__Response *do_stat(int fd, const char *region)
+{
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__StatReq s = PMEMZ__STAT_REQ__INIT;
+
+	s.region = mut(region);
+	req.id = next_id++;
+	req.op_case = PMEMZ__REQUEST__OP_STAT;
+	req.stat = &s;
+	return cli_call(fd, &req);
+}
+
+static Pmemz__Response *do_open(int fd, const char *region, int *passed)
+{
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__OpenRegionReq o = PMEMZ__OPEN_REGION_REQ__INIT;
+	Pmemz__Response *resp;
+
+	o.region = mut(region);
+	req.id = next_id++;
+	req.op_case = PMEMZ__REQUEST__OP_OPEN_REGION;
+	req.open_region = &o;
+	cli_send(fd, &req);
+	resp = cli_recv_fd(fd, passed);
+	assert_non_null(resp);
+	assert_int_equal(resp->id, req.id);
+	return resp;
+}
+
+static Pmemz__Response *do_flush(int fd, const char *region, uint64_t off, uint64_t len)
+{
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__FlushReq f = PMEMZ__FLUSH_REQ__INIT;
+	Pmemz__ByteRange br = PMEMZ__BYTE_RANGE__INIT;
+	Pmemz__ByteRange *brs[1] = {&br};
+
+	br.offset = off;
+	br.length = len;
+	f.region = mut(region);
+	f.n_ranges = 1;
+	f.ranges = brs;
+	req.id = next_id++;
+	req.op_case = PMEMZ__REQUEST__OP_FLUSH;
+	req.flush = &f;
+	return cli_call(fd, &req);
+}
+
+static void send_noop(int fd, uint64_t id, const void *payload, size_t len)
+{
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__NoopReq n = PMEMZ__NOOP_REQ__INIT;
+
+	n.has_payload = payload != NULL;
+	n.payload.data = (uint8_t *)(uintptr_t)payload;
+	n.payload.len = len;
+	req.id = id;
+	req.op_case = PMEMZ__REQUEST__OP_NOOP;
+	req.noop = &n;
+	cli_send(fd, &req);
+}
+
+static uint64_t runs_total(Pmemz__Run **runs, size_t n)
+{
+	uint64_t t = 0;
+
+	for (size_t i = 0; i < n; i++)
+		t += runs[i]->count;
+	return t;
+}
+
+static void wait_until(bool (*cond)(void *), void *arg)
+{
+	for (int i = 0; i < 500 && !cond(arg); i++)
+		usleep(10 * 1000);
+	assert_true(cond(arg));
+}
+
+static bool region_not_urgent(void *arg)
+{
+	return !fake_region_urgent(arg);
+}
+
+/* Disconnects are processed asynchronously: wait for their leases to go. */
+static void wait_no_leases(int fd, const char *region)
+{
+	for (int i = 0; i < 500; i++) {
+		Pmemz__Response *resp = do_stat(fd, region);
+		uint64_t leased = resp->stat->regions[0]->leased;
+
+		resp_free(resp);
+		if (!leased)
+			return;
+		usleep(10000);
+	}
+	fail_msg("leases of closed connections were not released");
+}
+
+/* ---- the daemon in a thread ---- */
+
+static void *loop_main(void *arg)
+{
+	loop_result = manager_run(mgr);
+	return NULL;
+}
+
+static void region_conf_init(struct region_conf *rc, const char *name, uint64_t extents,
+			     bool mine)
+{
+	rc->name = mut(name);
+	rc->path = mut(name);
+	rc->size = extents * MiB;
+	rc->extent_size = MiB;
+	rc->zeroer_threads = 1;
+	rc->batch_extents = 8;
+	if (mine && getuid() != 0) {
+		rc->allow_uids = allow_me;
+		rc->n_allow_uids = 1;
+	}
+}
+
+static int setup(void **state)
+{
+	sigset_t set;
+
+	if (getenv("PMEMZ_TEST_DEBUG"))
+		log_set_max_level(LOG_DEBUG);
+	else
+		log_set_max_level(LOG_WARNING);
+	/* systemd might have started us: never talk to it from a test. */
+	unsetenv("NOTIFY_SOCKET");
+	unsetenv("LISTEN_FDS");
+	unsetenv("WATCHDOG_USEC");
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/pmemz-test-server-XXXXXX");
+	if (!mkdtemp(tmpdir))
+		return -1;
+	chmod(tmpdir, 0755); /* the other-uid test connects too */
+	snprintf(sock_path, sizeof(sock_path), "%s/run/sock", tmpdir);
+
+	allow_me[0] = getuid();
+	region_conf_init(&rcs[R_TEST], "test", 16, true);
+	region_conf_init(&rcs[R_WAIT], "wait", 8, true);
+	region_conf_init(&rcs[R_SECRET], "secret", 8, false); /* root only */
+	conf.socket_path = sock_path;
+	conf.regions = rcs;
+	conf.n_regions = N_REGIONS;
+	conf.log_level = LOG_WARNING;
+
+	fake_region_reset();
+	if (manager_new(&conf, &mgr) < 0 || manager_start(mgr) < 0)
+		return -1;
+	if (pthread_create(&loop_thread, NULL, loop_main, NULL) != 0)
+		return -1;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char dir[160];
+
+	snprintf(dir, sizeof(dir), "%s/run", tmpdir);
+	(void)rmdir(dir);
+	(void)rmdir(tmpdir);
+	return 0;
+}
+
+/* ---- tests ---- */
+
+static void test_hello(void **state)
+{
+	int fd = cli_connect();
+	Pmemz__Response *resp;
+
+	assert_true(fd >= 0);
+	resp = do_hello(fd);
+	assert_int_equal(resp->status, 0);
+	assert_int_equal(resp->op_case, PMEMZ__RESPONSE__OP_HELLO);
+	assert_int_equal(resp->hello->version, PMEMZ_PROTO_VERSION);
+	assert_string_equal(resp->hello->daemon_version, PMEMZ_VERSION);
+	assert_int_equal(resp->hello->uid, getuid());
+	assert_int_equal(resp->hello->gid, getgid());
+	assert_int_equal(resp->hello->admin, getuid() == 0);
+	resp_free(resp);
+	close(fd);
+}
+
+static void test_socket_mode(void **state)
+{
+	struct stat st;
+
+	assert_int_equal(stat(sock_path, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	assert_int_equal(st.st_mode & 0777, 0666);
+}
+
+static void test_second_daemon_refused(void **state)
+{
+	struct listener *l = NULL;
+	int level = log_get_max_level();
+
+	log_set_max_level(LOG_CRIT); /* the refusal is logged as an error */
+	assert_int_equal(listener_new(mgr, sock_path, &l), -EADDRINUSE);
+	log_set_max_level(level);
+	assert_null(l);
+}
+
+static void test_open_region(void **state)
+{
+	int fd = cli_connect(), rfd = -1;
+	Pmemz__Response *resp;
+	struct stat st;
+
+	resp = do_open(fd, "test", &rfd);
+	assert_int_equal(resp->status, 0);
+	assert_true(resp->open_region->fd_follows);
+	assert_string_equal(resp->open_region->info->name, "test");
+	assert_int_equal(resp->open_region->info->size, 16 * MiB);
+	assert_int_equal(resp->open_region->info->extent_size, MiB);
+	assert_int_equal(resp->open_region->info->extent_count, 16);
+	assert_int_equal(resp->open_region->info->uuid.len, 16);
+	assert_string_equal(resp->open_region->info->granularity, "page");
+	assert_true(rfd >= 0);
+	assert_int_equal(fstat(rfd, &st), 0);
+	assert_int_equal(st.st_size, 16 * MiB);
+	close(rfd);
+	resp_free(resp);
+
+	/* Twice on one connection: each reply brings its own fd. */
+	rfd = -1;
+	resp = do_open(fd, "test", &rfd);
+	assert_true(rfd >= 0);
+	close(rfd);
+	resp_free(resp);
+
+	rfd = -1;
+	resp = do_open(fd, "nope", &rfd);
+	assert_int_equal(resp->status, -ENOENT);
+	assert_string_equal(resp->message, "no region 'nope'");
+	assert_int_equal(rfd, -1);
+	resp_free(resp);
+	close(fd);
+}
+
+/* ALLOCATE, COMMIT, LIST, FREE, and every reply after its durable state. */
+static void test_allocate_commit_free(void **state)
+{
+	struct region *r = fake_region_get(R_TEST);
+	int fd = cli_connect();
+	Pmemz__Response *resp;
+	uint64_t lease, lease2, syncs;
+
+	resp = do_alloc(fd, "test", MiB, true);
+	assert_int_equal(resp->status, -EAGAIN); /* nothing zeroed yet */
+	assert_non_null(resp->message);
+	resp_free(resp);
+
+	fake_region_zero(r, 8);
+	resp = do_alloc(fd, "test", 2 * MiB - 1, false); /* waits for the zeroer */
+	assert_int_equal(resp->status, 0);
+	assert_int_equal(runs_total(resp->allocate->runs, resp->allocate->n_runs), 2);
+	lease = resp->allocate->lease;
+	assert_true(lease > 0);
+	/* Group commit: LEASED was durable before the reply left. */
+	assert_true(fake_region_durable(r, EXT_LEASED) >= 2);
+	resp_free(resp);
+
+	resp = do_alloc(fd, "test", 7 * MiB, true);
+	assert_int_equal(resp->status, -EAGAIN); /* 6 zeroed */
+	resp_free(resp);
+	resp = do_alloc(fd, "test", 1, true);
+	assert_int_equal(resp->status, 0);
+	assert_int_equal(runs_total(resp->allocate->runs, resp->allocate->n_runs), 1);
+	lease2 = resp->allocate->lease;
+	assert_true(lease2 > lease);
+	assert_int_equal(fake_region_durable(r, EXT_LEASED), 3);
+	resp_free(resp);
+
+	resp = do_alloc(fd, "test", 0, true);
+	assert_int_equal(resp->status, -EINVAL);
+	resp_free(resp);
+	resp = do_alloc(fd, "test", 17 * MiB, false);
+	assert_int_equal(resp->status, -ENOSPC);
+	resp_free(resp);
+	resp = do_alloc(fd, "nope", MiB, false);
+	assert_int_equal(resp->status, -ENOENT);
+	resp_free(resp);
+
+	resp = do_commit(fd, "test", lease, "t1");
+	assert_int_equal(resp->status, 0);
+	assert_int_equal(fake_region_durable(r, EXT_COMMITTED), 2);
+	resp_free(resp);
+	resp = do_commit(fd, "test", lease, "t1");
+	assert_int_equal(resp->status, -ENOENT); /* the lease is gone */
+	resp_free(resp);
+	resp = do_commit(fd, "test", lease2, "t1");
+	assert_int_equal(resp->status, -EEXIST);
+	resp_free(resp);
+	resp = do_commit(fd, "test", lease2, "");
+	assert_int_equal(resp->status, -EINVAL);
+	resp_free(resp);
+
+	resp = do_list(fd, "test", NULL, false);
+	assert_int_equal(resp->status, 0);
+	assert_int_equal(resp->list->n_tags, 1);
+	assert_string_equal(resp->list->tags[0]->name, "t1");
+	assert_int_equal(resp->list->tags[0]->uid, getuid());
+	assert_int_equal(resp->list->tags[0]->bytes, 2 * MiB);
+	assert_int_equal(runs_total(resp->list->tags[0]->runs, resp->list->tags[0]->n_runs), 2);
+	resp_free(resp);
+	resp = do_list(fd, "test", "t1", false);
+	assert_int_equal(resp->status, 0);
+	assert_int_equal(resp->list->n_tags, 1);
+	resp_free(resp);
+	resp = do_list(fd, "test", "nope", false);
+	assert_int_equal(resp->status, -ENOENT);
+	resp_free(resp);
+
+	resp = do_free(fd, "test", true, lease2, "t1");
+	assert_int_equal(resp->status, -EINVAL); /* both */
+	resp_free(resp);
+	resp = do_free(fd, "test", false, 0, NULL);
+	assert_int_equal(resp->status, -EINVAL); /* neither */
+	resp_free(resp);
+	resp = do_free(fd, "test", false, 0, "nope");
+	assert_int_equal(resp->status, -ENOENT);
+	resp_free(resp);
+
+	syncs = fake_region_syncs(r);
+	resp = do_free(fd, "test", false, 0, "t1");
+	assert_int_equal(resp->status, 0);
+	assert_int_equal(resp->free->extents, 2);
+	assert_int_equal(fake_region_durable(r, EXT_COMMITTED), 0);
+	assert_true(fake_region_syncs(r) > syncs);
+	resp_free(resp);
+	resp = do_free(fd, "test", true, lease2, NULL);
+	assert_int_equal(resp->status, 0);
+	assert_int_equal(resp->free->extents, 1);
+	resp_free(resp);
+	assert_int_equal(fake_region_durable(r, EXT_LEASED), 0);
+
+	resp = do_list(fd, "test", NULL, false);
+	assert_int_equal(resp->list->n_tags, 0);
+	resp_free(resp);
+	close(fd);
+}
+
+/* A waiting ALLOCATE does not hold up the requests behind it. */
+static void test_pipelining(void **state)
+{
+	struct region *r = fake_region_get(R_WAIT);
+	int fd = cli_connect();
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__HelloReq h = PMEMZ__HELLO_REQ__INIT;
+	Pmemz__Response *resp;
+	bool seen2 = false, seen3 = false;
+
+	send_alloc(fd, 1, "wait", 3 * MiB, false);
+	send_noop(fd, 2, "ping", 4);
+	req.id = 3;
+	req.op_case = PMEMZ__REQUEST__OP_HELLO;
+	req.hello = &h;
+	cli_send(fd, &req);
+	for (int i = 0; i < 2; i++) {
+		resp = cli_recv(fd);
+		assert_int_equal(resp->status, 0);
+		if (resp->id == 2) {
+			assert_int_equal(resp->noop->payload.len, 4);
+			assert_memory_equal(resp->noop->payload.data, "ping", 4);
+			seen2 = true;
+		} else {
+			assert_int_equal(resp->id, 3);
+			seen3 = true;
+		}
+		resp_free(resp);
+	}
+	assert_true(seen2 && seen3);
+	assert_true(fake_region_urgent(r)); /* the zeroer was told */
+
+	fake_region_zero(r, 3);
+	resp = cli_recv(fd);
+	assert_int_equal(resp->id, 1);
+	assert_int_equal(resp->status, 0);
+	assert_int_equal(runs_total(resp->allocate->runs, resp->allocate->n_runs), 3);
+	resp_free(resp);
+	assert_false(fake_region_urgent(r));
+	close(fd); /* the lease goes back: 8 DIRTY again */
+}
+
+/* Waiters are served in order; one that can no longer fit gets -ENOSPC. */
+static void test_waiters_fifo_enospc(void **state)
+{
+	struct region *r = fake_region_get(R_WAIT);
+	int a = cli_connect(), b = cli_connect(), c;
+	Pmemz__Response *resp;
+
+	/* All 8 extents DIRTY (zeroed ones from the last test were leased). */
+	wait_no_leases(a, "wait");
+	resp = do_stat(a, "wait");
+	assert_int_equal(resp->stat->regions[0]->zeroed, 0);
+	assert_int_equal(resp->stat->regions[0]->dirty, 8);
+	resp_free(resp);
+
+	send_alloc(a, 10, "wait", 6 * MiB, false);
+	send_alloc(b, 20, "wait", 4 * MiB, false);
+	resp = do_alloc(b, "wait", MiB, true);
+	assert_int_equal(resp->status, -EAGAIN);
+	resp_free(resp);
+	resp = do_alloc(b, "wait", 9 * MiB, false);
+	assert_int_equal(resp->status, -ENOSPC);
+	resp_free(resp);
+	resp = do_stat(b, "wait");
+	assert_int_equal(resp->stat->regions[0]->waiters, 2);
+	resp_free(resp);
+
+	fake_region_zero(r, 8);
+	resp = cli_recv(a);
+	assert_int_equal(resp->id, 10);
+	assert_int_equal(resp->status, 0);
+	assert_int_equal(runs_total(resp->allocate->runs, resp->allocate->n_runs), 6);
+	resp_free(resp);
+	resp = cli_recv(b);
+	assert_int_equal(resp->id, 20);
+	assert_int_equal(resp->status, -ENOSPC);
+	resp_free(resp);
+	close(a); /* 6 DIRTY + 2 ZEROED */
+	wait_no_leases(b, "wait");
+
+	/* A waiter that disconnects is dropped and takes nothing. */
+	c = cli_connect();
+	send_alloc(c, 30, "wait", 8 * MiB, false);
+	resp = do_hello(c); /* the ALLOCATE was processed */
+	resp_free(resp);
+	assert_true(fake_region_urgent(r));
+	close(c);
+	wait_until(region_not_urgent, r);
+	resp = do_alloc(b, "wait", 2 * MiB, true);
+	assert_int_equal(resp->status, 0);
+	resp_free(resp);
+	resp = do_stat(b, "wait");
+	assert_int_equal(resp->stat->regions[0]->waiters, 0);
+	assert_int_equal(resp->stat->regions[0]->leased, 2);
+	resp_free(resp);
+	close(b);
+}
+
+/* Leases belong to their connection. */
+static void test_lease_isolation(void **state)
+{
+	int a = cli_connect(), b = cli_connect();
+	Pmemz__Response *resp;
+	uint64_t lease;
+
+	resp = do_alloc(a, "test", MiB, false);
+	assert_int_equal(resp->status, 0);
+	lease = resp->allocate->lease;
+	resp_free(resp);
+
+	resp = do_commit(b, "test", lease, "stolen");
+	assert_int_equal(resp->status, -EPERM);
+	resp_free(resp);
+	resp = do_free(b, "test", true, lease, NULL);
+	assert_int_equal(resp->status, -EPERM);
+	resp_free(resp);
+	resp = do_commit(b, "test", 999999, "x");
+	assert_int_equal(resp->status, -ENOENT);
+	resp_free(resp);
+	resp = do_commit(a, "wait", lease, "x");
+	assert_int_equal(resp->status, -EINVAL); /* wrong region */
+	resp_free(resp);
+
+	/* A disconnect releases the lease. */
+	resp = do_stat(b, "test");
+	assert_int_equal(resp->stat->regions[0]->leased, 1);
+	resp_free(resp);
+	close(a);
+	wait_no_leases(b, "test");
+	close(b);
+}
+
+static void test_flush_and_misc(void **state)
+{
+	int fd = cli_connect();
+	Pmemz__Response *resp;
+
+	resp = do_flush(fd, "test", 0, 16 * MiB);
+	assert_int_equal(resp->status, 0);
+	resp_free(resp);
+	resp = do_flush(fd, "test", 16 * MiB, 1);
+	assert_int_equal(resp->status, -ERANGE);
+	resp_free(resp);
+	resp = do_flush(fd, "test", UINT64_MAX, 2);
+	assert_int_equal(resp->status, -ERANGE);
+	resp_free(resp);
+
+	resp = do_stat(fd, NULL);
+	assert_int_equal(resp->status, 0);
+	assert_string_equal(resp->stat->daemon_version, PMEMZ_VERSION);
+	assert_int_equal(resp->stat->n_regions, N_REGIONS);
+	assert_true(resp->stat->connections >= 1);
+	assert_true(resp->stat->has_group_commits && resp->stat->group_commits > 0);
+	for (size_t i = 0; i < resp->stat->n_regions; i++) {
+		const Pmemz__RegionStat *rs = resp->stat->regions[i];
+
+		/* I3 as the daemon reports it. */
+		assert_int_equal(rs->zeroed + rs->dirty + rs->leased + rs->committed + rs->bad,
+				 rs->info->extent_count);
+	}
+	assert_true(resp->stat->regions[R_TEST]->allocations >= 2);
+	resp_free(resp);
+	resp = do_stat(fd, "nope");
+	assert_int_equal(resp->status, -ENOENT);
+	resp_free(resp);
+
+	if (getuid() == 0) {
+		resp = do_list(fd, "test", NULL, true);
+		assert_int_equal(resp->status, 0);
+		resp_free(resp);
+	}
+	close(fd);
+}
+
+/* Another uid: no access to regions it is not allowed, no admin calls. */
+static int other_user_checks(void)
+{
+	int fd = cli_connect(), rfd = -1, bad = 0;
+	Pmemz__Response *resp;
+
+	if (fd < 0)
+		return 1;
+	resp = do_hello(fd);
+	bad |= resp->hello->uid != getuid() || resp->hello->admin;
+	resp_free(resp);
+	resp = do_open(fd, "secret", &rfd);
+	bad |= (resp->status != -EACCES || rfd >= 0) << 1;
+	resp_free(resp);
+	resp = do_alloc(fd, "secret", MiB, true);
+	bad |= (resp->status != -EACCES) << 2;
+	resp_free(resp);
+	resp = do_stat(fd, NULL); /* open to everyone */
+	bad |= (resp->status != 0) << 3;
+	resp_free(resp);
+	close(fd);
+	return bad;
+}
+
+static void test_other_user(void **state)
+{
+	pid_t pid;
+	int status;
+
+	if (getuid() != 0) {
+		/* We are the other user: "secret" is root's only. */
+		assert_int_equal(other_user_checks(), 0);
+		return;
+	}
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (setgroups(0, NULL) < 0 || setgid(OTHER_UID) < 0 || setuid(OTHER_UID) < 0)
+			_exit(100);
+		_exit(other_user_checks());
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void expect_protocol_error(const void *bytes, size_t len, uint64_t id, int status)
+{
+	int fd = cli_connect();
+	Pmemz__Response *resp;
+
+	assert_int_equal(write_all(fd, bytes, len), 0);
+	resp = cli_recv(fd);
+	assert_int_equal(resp->id, id);
+	assert_int_equal(resp->status, status);
+	assert_non_null(resp->message);
+	resp_free(resp);
+	assert_true(cli_eof(fd)); /* and the connection is closed */
+	close(fd);
+}
+
+static void test_protocol_errors(void **state)
+{
+	static const uint8_t oversize[] = {0x01, 0x00, 0x01, 0x00}; /* 64 KiB + 1 */
+	static const uint8_t empty[] = {0, 0, 0, 0};
+	static const uint8_t garbage[] = {5, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff};
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__Response *resp;
+	uint8_t *frame;
+	size_t len;
+	int fd;
+
+	expect_protocol_error(oversize, sizeof(oversize), 0, -EMSGSIZE);
+	expect_protocol_error(empty, sizeof(empty), 0, -EBADMSG);
+	expect_protocol_error(garbage, sizeof(garbage), 0, -EBADMSG);
+
+	req.version = PMEMZ_PROTO_VERSION + 1;
+	req.id = 77;
+	req.op_case = PMEMZ__REQUEST__OP_NOOP;
+	req.noop = &(Pmemz__NoopReq)PMEMZ__NOOP_REQ__INIT;
+	assert_int_equal(pmemz_frame_pack_request(&req, &frame, &len), 0);
+	expect_protocol_error(frame, len, 77, -EPROTO);
+	free(frame);
+
+	/* A request without an operation (a newer client's): error, stay open. */
+	fd = cli_connect();
+	req.version = PMEMZ_PROTO_VERSION;
+	req.id = 78;
+	req.op_case = PMEMZ__REQUEST__OP__NOT_SET;
+	resp = cli_call(fd, &req);
+	assert_int_equal(resp->status, -EOPNOTSUPP);
+	resp_free(resp);
+	resp = do_hello(fd);
+	assert_int_equal(resp->status, 0);
+	resp_free(resp);
+
+	/* A frame split over many writes is still one request. */
+	req.id = 79;
+	req.op_case = PMEMZ__REQUEST__OP_HELLO;
+	req.hello = &(Pmemz__HelloReq)PMEMZ__HELLO_REQ__INIT;
+	assert_int_equal(pmemz_frame_pack_request(&req, &frame, &len), 0);
+	for (size_t i = 0; i < len; i++) {
+		assert_int_equal(write_all(fd, frame + i, 1), 0);
+		usleep(1000);
+	}
+	free(frame);
+	resp = cli_recv(fd);
+	assert_int_equal(resp->id, 79);
+	resp_free(resp);
+	close(fd);
+}
+
+/*
+ * A client that writes and does not read: the daemon stops reading it
+ * (bounded backlog) and resumes once the client drains its replies.
+ */
+static void test_backpressure(void **state)
+{
+	enum { N = 400, PAYLOAD = 60000 };
+	uint8_t *payload = calloc(1, PAYLOAD);
+	uint8_t *stream = NULL, *frame;
+	size_t stream_len = 0, sent = 0, stalled_at = 0, len;
+	uint8_t *inbuf = malloc(4 * PAYLOAD);
+	size_t in_len = 0;
+	uint64_t got = 0;
+	int fd = cli_connect();
+
+	assert_non_null(payload);
+	assert_non_null(inbuf);
+	for (int i = 0; i < N; i++) {
+		Pmemz__Request req = PMEMZ__REQUEST__INIT;
+		Pmemz__NoopReq n = PMEMZ__NOOP_REQ__INIT;
+
+		n.has_payload = true;
+		n.payload.data = payload;
+		n.payload.len = PAYLOAD;
+		req.version = PMEMZ_PROTO_VERSION;
+		req.id = (uint64_t)i + 1;
+		req.op_case = PMEMZ__REQUEST__OP_NOOP;
+		req.noop = &n;
+		assert_int_equal(pmemz_frame_pack_request(&req, &frame, &len), 0);
+		stream = realloc(stream, stream_len + len);
+		assert_non_null(stream);
+		memcpy(stream + stream_len, frame, len);
+		stream_len += len;
+		free(frame);
+	}
+	assert_int_equal(fcntl(fd, F_SETFL, O_NONBLOCK), 0);
+
+	/* Write without reading until the daemon stops taking more. */
+	for (int idle = 0; idle < 20 && sent < stream_len;) {
+		ssize_t w = send(fd, stream + sent, stream_len - sent, MSG_NOSIGNAL);
+
+		if (w > 0) {
+			sent += (size_t)w;
+			idle = 0;
+		} else {
+			assert_true(errno == EAGAIN);
+			idle++;
+			usleep(10000);
+		}
+	}
+	stalled_at = sent;
+	assert_true(stalled_at < stream_len / 2);
+
+	/* Now read every reply (in order), writing the rest as room appears. */
+	while (got < N) {
+		struct pollfd p = {.fd = fd, .events = POLLIN | (sent < stream_len ? POLLOUT : 0)};
+		size_t plen;
+
+		assert_true(poll(&p, 1, 5000) > 0);
+		if ((p.revents & POLLOUT) && sent < stream_len) {
+			ssize_t w = send(fd, stream + sent, stream_len - sent, MSG_NOSIGNAL);
+
+			if (w > 0)
+				sent += (size_t)w;
+		}
+		if (p.revents & POLLIN) {
+			ssize_t n = recv(fd, inbuf + in_len, 4 * PAYLOAD - in_len, 0);
+
+			assert_true(n > 0 || errno == EAGAIN);
+			if (n > 0)
+				in_len += (size_t)n;
+		}
+		while (in_len >= PMEMZ_FRAME_HDR &&
+		       pmemz_frame_peek(inbuf, in_len, &plen) == 0 && plen &&
+		       in_len >= PMEMZ_FRAME_HDR + plen) {
+			Pmemz__Response *resp = NULL;
+
+			assert_int_equal(pmemz_frame_unpack_response(inbuf + PMEMZ_FRAME_HDR, plen,
+								     &resp),
+					 0);
+			assert_int_equal(resp->status, 0);
+			assert_int_equal(resp->id, got + 1);
+			assert_int_equal(resp->noop->payload.len, PAYLOAD);
+			resp_free(resp);
+			got++;
+			memmove(inbuf, inbuf + PMEMZ_FRAME_HDR + plen,
+				in_len - PMEMZ_FRAME_HDR - plen);
+			in_len -= PMEMZ_FRAME_HDR + plen;
+		}
+	}
+	assert_int_equal(sent, stream_len);
+	free(stream);
+	free(payload);
+	free(inbuf);
+	close(fd);
+}
+
+/* SIGTERM: connections closed (their leases released), loop ends in time. */
+static void test_shutdown(void **state)
+{
+	int fd = cli_connect();
+	Pmemz__Response *resp;
+	struct timespec t0, t1;
+	struct stat st;
+	double secs;
+
+	resp = do_alloc(fd, "test", MiB, false);
+	assert_int_equal(resp->status, 0);
+	resp_free(resp);
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(kill(getpid(), SIGTERM), 0);
+	assert_int_equal(pthread_join(loop_thread, NULL), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	assert_int_equal(loop_result, 0);
+	assert_true(secs < 1.0);
+	assert_true(cli_eof(fd));
+	close(fd);
+	assert_int_equal(lstat(sock_path, &st), -1); /* the socket is gone */
+	manager_free(mgr);
+	mgr = NULL;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hello),
+		cmocka_unit_test(test_socket_mode),
+		cmocka_unit_test(test_second_daemon_refused),
+		cmocka_unit_test(test_open_region),
+		cmocka_unit_test(test_allocate_commit_free),
+		cmocka_unit_test(test_pipelining),
+		cmocka_unit_test(test_waiters_fifo_enospc),
+		cmocka_unit_test(test_lease_isolation),
+		cmocka_unit_test(test_flush_and_misc),
+		cmocka_unit_test(test_other_user),
+		cmocka_unit_test(test_protocol_errors),
+		cmocka_unit_test(test_backpressure),
+		cmocka_unit_test(test_shutdown),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
