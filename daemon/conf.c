@@ -806,21 +806,22 @@ int conf_add_region_spec(struct daemon_conf *c, const char *spec, FILE *errout)
 
 static void usage(FILE *out)
 {
-	fprintf(out, "Usage: pmemzerod [OPTIONS]\n"
-		     "Hands out pre-zeroed, durable persistent-memory extents.\n"
-		     "\n"
-		     "  -d, --foreground        plain log lines on stderr (no journald <N> prefixes)\n"
-		     "  -c, --config FILE       read the configuration FILE\n"
-		     "  -n, --check-config      check the configuration, print it and exit\n"
-		     "      --socket PATH       listen on PATH (overrides [daemon] socket)\n"
-		     "      --region NAME=PATH[,size=SIZE][,extent=SIZE]\n"
-		     "                          add (or override) a region; repeatable\n"
-		     "  -v, --verbose           log more (repeatable: info -> debug)\n"
-		     "  -h, --help              show this help\n"
-		     "      --version           show the version\n"
-		     "\n"
-		     "Sizes take K, M, G or T suffixes (binary).  See pmemzerod(8) and\n"
-		     "pmemzerod.conf(5).\n");
+	fprintf(out,
+		"Usage: pmemzerod [OPTIONS]\n"
+		"Hands out pre-zeroed, durable persistent-memory extents.\n"
+		"\n"
+		"  -d, --foreground        plain log lines on stderr (no journald <N> prefixes)\n"
+		"  -c, --config FILE       read the configuration FILE\n"
+		"  -n, --check-config      check the configuration, print it and exit\n"
+		"      --socket PATH       listen on PATH (overrides [daemon] socket)\n"
+		"      --region NAME=PATH[,size=SIZE][,extent=SIZE]\n"
+		"                          add (or override) a region; repeatable\n"
+		"  -v, --verbose           log more (repeatable: info -> debug)\n"
+		"  -h, --help              show this help\n"
+		"      --version           show the version\n"
+		"\n"
+		"Sizes take K, M, G or T suffixes (binary).  See pmemzerod(8) and\n"
+		"pmemzerod.conf(5).\n");
 }
 
 enum { ARG_SOCKET = 0x100, ARG_REGION, ARG_VERSION };

@@ -17,7 +17,7 @@
 #include "rpc.h"
 
 #define READ_CHUNK (16 * 1024) /* per recv; well below malloc's mmap threshold */
-#define READ_MAX_PER_EVENT 8		/* recvs per read event, for fairness */
+#define READ_MAX_PER_EVENT 8   /* recvs per read event, for fairness */
 #define WRITE_IOV_MAX 64
 #define PEER_GROUPS_START 64u
 #define PEER_GROUPS_MAX 65536u
@@ -266,8 +266,9 @@ static bool connection_process(struct connection *c)
 			uint32_t len = (uint32_t)data[0] | (uint32_t)data[1] << 8 |
 				       (uint32_t)data[2] << 16 | (uint32_t)data[3] << 24;
 
-			(void)snprintf(msg, sizeof(msg), "frame of %u bytes exceeds the %u byte limit",
-				       len, PMEMZ_FRAME_MAX);
+			(void)snprintf(msg, sizeof(msg),
+				       "frame of %u bytes exceeds the %u byte limit", len,
+				       PMEMZ_FRAME_MAX);
 			connection_protocol_error(c, 0, r, msg);
 			return false;
 		}
@@ -392,15 +393,16 @@ int connection_new(struct manager *m, int fd, struct connection **out)
 	LIST_INIT(&c->leases);
 	TAILQ_INIT(&c->waiters);
 	connection_get_groups(c);
-	c->admin = c->uid == 0 ||
-		   (m->conf->has_admin_gid && connection_in_group(c, m->conf->admin_gid));
+	c->admin =
+	    c->uid == 0 || (m->conf->has_admin_gid && connection_in_group(c, m->conf->admin_gid));
 
 	c->in = evbuffer_new();
 	c->read_ev = event_new(m->base, fd, EV_READ | EV_PERSIST, connection_read_cb, c);
 	c->write_ev = event_new(m->base, fd, EV_WRITE | EV_PERSIST, connection_write_cb, c);
 	if (!c->in || !c->read_ev || !c->write_ev ||
 	    event_priority_set(c->read_ev, MANAGER_PRIO_IO) < 0 ||
-	    event_priority_set(c->write_ev, MANAGER_PRIO_IO) < 0 || event_add(c->read_ev, NULL) < 0) {
+	    event_priority_set(c->write_ev, MANAGER_PRIO_IO) < 0 ||
+	    event_add(c->read_ev, NULL) < 0) {
 		c->closing = true; /* nothing to release yet */
 		connection_free(c);
 		return log_warning_errno(ENOMEM, "Out of memory accepting a connection");

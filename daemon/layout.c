@@ -90,14 +90,14 @@ int layout_compute(uint64_t region_size, uint64_t extent_size, uint64_t align,
 		return -ENOSPC;
 
 	*g = (struct layout_geometry){
-		.region_size = region_size,
-		.extent_size = extent_size,
-		.data_align = align,
-		.extent_count = n,
-		.extent_table_off = LAYOUT_EXTENT_TABLE_OFF,
-		.tag_table_off = LAYOUT_EXTENT_TABLE_OFF + ALIGN_UP(n * 8, (uint64_t)LAYOUT_BLOCK),
-		.tag_count = MIN(n, (uint64_t)LAYOUT_MAX_TAGS),
-		.data_off = data_off_for(n, extent_size, align),
+	    .region_size = region_size,
+	    .extent_size = extent_size,
+	    .data_align = align,
+	    .extent_count = n,
+	    .extent_table_off = LAYOUT_EXTENT_TABLE_OFF,
+	    .tag_table_off = LAYOUT_EXTENT_TABLE_OFF + ALIGN_UP(n * 8, (uint64_t)LAYOUT_BLOCK),
+	    .tag_count = MIN(n, (uint64_t)LAYOUT_MAX_TAGS),
+	    .data_off = data_off_for(n, extent_size, align),
 	};
 	return 0;
 }
@@ -266,11 +266,12 @@ int layout_format(struct pstore *ps, const char *name, uint64_t extent_size, uin
 				       " is not a multiple of 4 KiB and of the device alignment %s",
 				       name, extent_size, pmemz_format_size(align, s1, sizeof(s1)));
 	if (r < 0)
-		return log_error_errno(r,
-				       "region '%s': too small (%s) to hold one %s extent after its "
-				       "metadata",
-				       name, pmemz_format_size(pstore_size(ps), s1, sizeof(s1)),
-				       pmemz_format_size(extent_size, s2, sizeof(s2)));
+		return log_error_errno(
+		    r,
+		    "region '%s': too small (%s) to hold one %s extent after its "
+		    "metadata",
+		    name, pmemz_format_size(pstore_size(ps), s1, sizeof(s1)),
+		    pmemz_format_size(extent_size, s2, sizeof(s2)));
 
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, LAYOUT_MAGIC, sizeof(h.magic));
@@ -298,7 +299,7 @@ int layout_format(struct pstore *ps, const char *name, uint64_t extent_size, uin
 	pstore_drain(ps);
 	pstore_zero_nt(ps, base + g.extent_table_off,
 		       g.tag_table_off - g.extent_table_off +
-			       ALIGN_UP(g.tag_count * LAYOUT_TAG_SLOT_SIZE, (uint64_t)LAYOUT_BLOCK));
+			   ALIGN_UP(g.tag_count * LAYOUT_TAG_SLOT_SIZE, (uint64_t)LAYOUT_BLOCK));
 	pstore_drain(ps);
 	r = write_header(ps, LAYOUT_BACKUP_OFF, &h);
 	if (r >= 0)
@@ -358,13 +359,15 @@ int layout_load(struct pstore *ps, const char *name, uint64_t extent_size, uint6
 		h = hp;
 		if (sb != HDR_OK || memcmp(&hp, &hb, sizeof(hp)) != 0) {
 			if (sb == HDR_UNREADABLE)
-				log_warning("region '%s': backup header is unreadable (media error); "
-					    "continuing with the primary",
-					    name);
+				log_warning(
+				    "region '%s': backup header is unreadable (media error); "
+				    "continuing with the primary",
+				    name);
 			else {
 				log_warning("region '%s': backup header %s (%s); rewriting it from "
 					    "the primary",
-					    name, sb == HDR_OK ? "differs" : layout_hdr_status_str(sb),
+					    name,
+					    sb == HDR_OK ? "differs" : layout_hdr_status_str(sb),
 					    whyb);
 				repair_backup = true;
 			}
@@ -377,23 +380,24 @@ int layout_load(struct pstore *ps, const char *name, uint64_t extent_size, uint6
 				       name, "offset 0", whyp);
 	case HDR_UNSUPPORTED:
 		return log_error_errno(ENOTSUP,
-				       "region '%s': primary header has %s; refusing to touch it", name,
-				       whyp);
+				       "region '%s': primary header has %s; refusing to touch it",
+				       name, whyp);
 	case HDR_BLANK:
 	case HDR_CORRUPT:
 	case HDR_UNREADABLE:
 		if (sb != HDR_OK) {
 			if (sp == HDR_BLANK)
-				return log_error_errno(EUCLEAN,
-						       "region '%s': primary header is blank but the "
-						       "backup header block is %s (%s); refusing to "
-						       "touch it",
-						       name, layout_hdr_status_str(sb), whyb);
-			return log_error_errno(EUCLEAN,
-					       "region '%s': primary header %s (%s) and backup header "
-					       "%s (%s); refusing to touch it",
-					       name, layout_hdr_status_str(sp), whyp,
-					       layout_hdr_status_str(sb), whyb);
+				return log_error_errno(
+				    EUCLEAN,
+				    "region '%s': primary header is blank but the "
+				    "backup header block is %s (%s); refusing to "
+				    "touch it",
+				    name, layout_hdr_status_str(sb), whyb);
+			return log_error_errno(
+			    EUCLEAN,
+			    "region '%s': primary header %s (%s) and backup header "
+			    "%s (%s); refusing to touch it",
+			    name, layout_hdr_status_str(sp), whyp, layout_hdr_status_str(sb), whyb);
 		}
 		h = hb;
 		log_warning("region '%s': primary header %s (%s); using the backup header%s", name,
@@ -421,8 +425,8 @@ int layout_load(struct pstore *ps, const char *name, uint64_t extent_size, uint6
 				       "on-media layout (extent size %s) does not satisfy",
 				       name, pmemz_format_size(align, s1, sizeof(s1)),
 				       pmemz_format_size(h.extent_size, s2, sizeof(s2)));
-	meta_len = h.tag_table_off + ALIGN_UP(h.tag_count * LAYOUT_TAG_SLOT_SIZE,
-					      (uint64_t)LAYOUT_BLOCK) -
+	meta_len = h.tag_table_off +
+		   ALIGN_UP(h.tag_count * LAYOUT_TAG_SLOT_SIZE, (uint64_t)LAYOUT_BLOCK) -
 		   h.extent_table_off;
 	if (layout_range_bad(bbs, n_bbs, h.extent_table_off, meta_len))
 		return log_error_errno(EIO,

@@ -55,7 +55,8 @@ _Static_assert(sizeof(struct layout_header) == 256, "header size");
 /* Extent record: bits 0-7 state, 8-31 tag id (0 = none), 32-63 generation. */
 static inline uint64_t layout_rec(unsigned state, uint32_t tag, uint32_t gen)
 {
-	return (uint64_t)(state & 0xffu) | ((uint64_t)(tag & 0xffffffu) << 8) | ((uint64_t)gen << 32);
+	return (uint64_t)(state & 0xffu) | ((uint64_t)(tag & 0xffffffu) << 8) |
+	       ((uint64_t)gen << 32);
 }
 static inline unsigned layout_rec_state(uint64_t rec)
 {
@@ -78,12 +79,12 @@ enum layout_tag_state {
 };
 
 struct layout_tag {
-	uint64_t state;	   /*   0 enum layout_tag_state */
-	uint32_t uid;	   /*   8 owner */
-	uint32_t checksum; /*  12 CRC32C of uid and bytes 16..127 */
-	uint64_t ctime;	   /*  16 commit time, seconds since the Epoch */
+	uint64_t state;	    /*   0 enum layout_tag_state */
+	uint32_t uid;	    /*   8 owner */
+	uint32_t checksum;  /*  12 CRC32C of uid and bytes 16..127 */
+	uint64_t ctime;	    /*  16 commit time, seconds since the Epoch */
 	uint64_t n_extents; /* 24 extents committed under the tag */
-	char name[64];	   /*  32 NUL-terminated, zero-padded */
+	char name[64];	    /*  32 NUL-terminated, zero-padded */
 	uint8_t reserved[32];
 };
 _Static_assert(sizeof(struct layout_tag) == LAYOUT_TAG_SLOT_SIZE, "tag slot size");

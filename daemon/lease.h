@@ -18,9 +18,9 @@
 
 struct lease {
 	uint64_t id;
-	const void *owner;  /* the connection; compared, never dereferenced */
-	unsigned region;    /* index into the manager's regions */
-	struct run *runs;   /* owned */
+	const void *owner; /* the connection; compared, never dereferenced */
+	unsigned region;   /* index into the manager's regions */
+	struct run *runs;  /* owned */
 	size_t n_runs;
 	uint64_t n_extents;
 	struct lease *hnext;	      /* hash chain */

@@ -25,7 +25,7 @@ struct listener {
 	int fd;
 	struct event *accept_ev;
 	struct event *resume_ev;
-	char *path;	  /* what we bound (NULL when socket-activated) */
+	char *path; /* what we bound (NULL when socket-activated) */
 	bool paused;
 	char desc[128];
 };
@@ -105,8 +105,8 @@ static int listener_remove_stale(const char *path, const struct sockaddr_un *sa)
 		return log_error_errno(errno, "Cannot access socket path %s: %m", path);
 	}
 	if (!S_ISSOCK(st.st_mode))
-		return log_error_errno(EEXIST, "%s exists and is not a socket, refusing to replace it",
-				       path);
+		return log_error_errno(
+		    EEXIST, "%s exists and is not a socket, refusing to replace it", path);
 	probe = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (probe < 0)
 		return log_error_errno(errno, "Failed to create a socket: %m");
@@ -179,9 +179,9 @@ static int listener_activated(struct listener *l, int n)
 			(void)close(SD_LISTEN_FDS_START + i);
 	}
 	if (sd_is_socket_unix(fd, SOCK_STREAM, 1, NULL, 0) <= 0)
-		return log_error_errno(EINVAL,
-				       "The socket passed by systemd is not a listening Unix stream "
-				       "socket");
+		return log_error_errno(
+		    EINVAL, "The socket passed by systemd is not a listening Unix stream "
+			    "socket");
 	flags = fcntl(fd, F_GETFL);
 	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0 ||
 	    fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)

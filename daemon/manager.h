@@ -52,7 +52,7 @@ struct manager_region {
 	struct event *zeroer_ev;
 	struct waiter_list waiters;
 	uint64_t n_waiters;
-	bool urgent; /* told the zeroer that allocations wait */
+	bool urgent;			      /* told the zeroer that allocations wait */
 	uint64_t allocations, commits, frees; /* since start */
 };
 
@@ -77,9 +77,9 @@ struct manager {
 	struct event *commit_ev;
 	bool commit_pending;
 	uint64_t commit_since_ns;
-	uint64_t group_commits;	   /* commit passes that had work */
+	uint64_t group_commits; /* commit passes that had work */
 	uint64_t group_commit_drains;
-	uint64_t held_replies;	   /* replies released by a commit pass */
+	uint64_t held_replies; /* replies released by a commit pass */
 
 	struct event *sig_ev[3];
 	struct event *status_ev;

@@ -79,8 +79,8 @@ int pstore_open(int fd, uint64_t size, const char *name, struct pstore **out)
 
 	r = pmem2_source_from_fd(&src, fd);
 	if (r < 0)
-		return log_error_errno(pstore_errno(r), "region '%s': pmem2_source_from_fd: %s", name,
-				       pmem2_errormsg());
+		return log_error_errno(pstore_errno(r), "region '%s': pmem2_source_from_fd: %s",
+				       name, pmem2_errormsg());
 	r = pmem2_config_new(&cfg);
 	if (r < 0)
 		return log_error_errno(pstore_errno(r), "region '%s': pmem2_config_new: %s", name,

@@ -262,47 +262,42 @@ static int run_cmp_len_desc(const void *a, const void *b)
 	return x->first < y->first ? -1 : x->first > y->first;
 }
 
-/* Choose n ZEROED extents: one run if any is long enough (best fit), else the longest runs. */
+/*
+ * Choose n ZEROED extents: the first run long enough (first fit, so the
+ * cost is bounded by how far it is, not by the whole bitmap), else the
+ * longest runs, handed out in address order.
+ */
 static int choose_runs(const struct region *r, uint64_t n, struct runvec *out)
 {
 	_cleanup_free_ struct run *all = NULL;
 	size_t n_all = 0, cap = 0;
-	uint64_t best_first = 0, best_len = UINT64_MAX, need = n;
-	uint64_t i = 0, nbits = r->extent_count;
+	uint64_t need = n, i = 0, nbits = r->extent_count;
 
 	for (;;) {
 		uint64_t s = bm_next_set(r->zeroed_bm, nbits, i), e;
 		if (s >= nbits)
 			break;
 		e = bm_next_clear(r->zeroed_bm, nbits, s);
-		if (e - s >= n && e - s < best_len) {
-			best_first = s;
-			best_len = e - s;
+		if (e - s >= n)
+			return runvec_push(out, s, n);
+		if (n_all == cap) {
+			size_t ncap = cap ? cap * 2 : 64;
+			struct run *nv = realloc(all, ncap * sizeof(*nv));
+			if (!nv)
+				return -ENOMEM;
+			all = nv;
+			cap = ncap;
 		}
-		if (best_len == UINT64_MAX) {
-			if (n_all == cap) {
-				size_t ncap = cap ? cap * 2 : 64;
-				struct run *nv = realloc(all, ncap * sizeof(*nv));
-				if (!nv)
-					return -ENOMEM;
-				all = nv;
-				cap = ncap;
-			}
-			all[n_all++] = (struct run){s, e - s};
-		}
-		if (best_len == n)
-			break;
+		all[n_all++] = (struct run){s, e - s};
 		i = e;
 	}
-	if (best_len != UINT64_MAX)
-		return runvec_push(out, best_first, n);
 
 	qsort(all, n_all, sizeof(*all), run_cmp_len_desc);
 	for (size_t k = 0; k < n_all && need; k++) {
 		uint64_t take = MIN(need, all[k].count);
-		int r2 = runvec_push(out, all[k].first, take);
-		if (r2 < 0)
-			return r2;
+		int ret = runvec_push(out, all[k].first, take);
+		if (ret < 0)
+			return ret;
 		need -= take;
 	}
 	assert(need == 0);
@@ -448,8 +443,8 @@ int region_verify(const struct region *r)
 		if (!r->pending && !(f & VF_QUARANTINE)) {
 			uint64_t rec = region_rec_load(r, i);
 			if (layout_rec_state(rec) != s)
-				BAD_INDEX("verify: extent %" PRIu64 " media state %u, volatile %u", i,
-					  layout_rec_state(rec), s);
+				BAD_INDEX("verify: extent %" PRIu64 " media state %u, volatile %u",
+					  i, layout_rec_state(rec), s);
 			if (s != EXT_COMMITTED && layout_rec_tag(rec) != 0)
 				BAD_INDEX("verify: extent %" PRIu64 " state %u with tag %u", i, s,
 					  layout_rec_tag(rec));
@@ -477,11 +472,11 @@ int region_verify(const struct region *r)
 			for (uint64_t i = t->runs[k].first; i < t->runs[k].first + t->runs[k].count;
 			     i++) {
 				if (r->vstate[i] != EXT_COMMITTED)
-					BAD_INDEX("verify: tag %u extent %" PRIu64 " state %u", id, i,
-						  r->vstate[i]);
+					BAD_INDEX("verify: tag %u extent %" PRIu64 " state %u", id,
+						  i, r->vstate[i]);
 				if (layout_rec_tag(region_rec_load(r, i)) != id)
-					BAD_INDEX("verify: tag %u extent %" PRIu64 " has tag %u", id,
-						  i, layout_rec_tag(region_rec_load(r, i)));
+					BAD_INDEX("verify: tag %u extent %" PRIu64 " has tag %u",
+						  id, i, layout_rec_tag(region_rec_load(r, i)));
 				n++;
 			}
 		if (n != t->n_extents)

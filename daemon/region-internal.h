@@ -94,7 +94,7 @@ struct region {
 	struct idvec pend_commit;
 	struct idvec pend_free;
 
-	bool pending; /* stores since the last region_sync */
+	bool pending;		/* stores since the last region_sync */
 	struct region_stats st; /* bytes_zeroed, zero_batches, zero_busy_ns, drains */
 
 	/* zeroer.c */
@@ -122,7 +122,8 @@ void region_rec_flush(struct region *r, uint64_t first, uint64_t count);
 /* DIRTY extent, record durable: hand to the zeroer. */
 void region_make_ready(struct region *r, uint64_t i);
 /* DIRTY extents whose record is not durable yet: held back until region_sync. */
-int region_defer_dirty(struct region *r, uint64_t first, uint64_t count); /* -ENOMEM: set pend_scan */
+int region_defer_dirty(struct region *r, uint64_t first,
+		       uint64_t count); /* -ENOMEM: set pend_scan */
 void region_release_pending(struct region *r);
 int runvec_push(struct runvec *v, uint64_t first, uint64_t count);
 int idvec_push(struct idvec *v, uint32_t id);

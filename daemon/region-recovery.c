@@ -177,9 +177,10 @@ int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n
 			{
 				uint32_t dup;
 				if (region_tag_lookup(r, slot->name, slot->uid, &dup) == 0) {
-					log_error("region '%s': tag '%s' of uid %u is in slots %u and "
-						  "%u; hiding slot %u and quarantining its extents",
-						  r->name, slot->name, slot->uid, dup, id, id);
+					log_error(
+					    "region '%s': tag '%s' of uid %u is in slots %u and "
+					    "%u; hiding slot %u and quarantining its extents",
+					    r->name, slot->name, slot->uid, dup, id, id);
 					for (size_t k = 0; k < t->n_runs; k++)
 						for (uint64_t i = t->runs[k].first;
 						     i < t->runs[k].first + t->runs[k].count; i++)
@@ -190,10 +191,10 @@ int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n
 				}
 			}
 			if (slot->n_extents != t->n_extents)
-				log_warning("region '%s': tag '%s' (uid %u) was committed with %" PRIu64
-					    " extents but %" PRIu64 " are still its own",
-					    r->name, slot->name, slot->uid, slot->n_extents,
-					    t->n_extents);
+				log_warning(
+				    "region '%s': tag '%s' (uid %u) was committed with %" PRIu64
+				    " extents but %" PRIu64 " are still its own",
+				    r->name, slot->name, slot->uid, slot->n_extents, t->n_extents);
 			(void)region_tag_install(r, id, slot->uid, slot->name);
 			break;
 		case SK_DAMAGED:
@@ -232,9 +233,11 @@ int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n
 				bad_marked++;
 				stored = true;
 			} else if (st == EXT_COMMITTED) {
-				log_warning("region '%s': committed extent %" PRIu64 " (tag '%s') has "
+				log_warning("region '%s': committed extent %" PRIu64
+					    " (tag '%s') has "
 					    "media errors",
-					    r->name, i, r->tags[layout_rec_tag(region_rec_load(r, i))].name);
+					    r->name, i,
+					    r->tags[layout_rec_tag(region_rec_load(r, i))].name);
 			}
 		}
 	}
@@ -248,7 +251,8 @@ int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n
 			region_make_ready(r, i);
 
 	if (damaged_recs)
-		log_error("region '%s': %" PRIu64 " extent records are damaged (first: extent %" PRIu64
+		log_error("region '%s': %" PRIu64
+			  " extent records are damaged (first: extent %" PRIu64
 			  ", record 0x%016" PRIx64 "); quarantined in memory, left as they are",
 			  r->name, damaged_recs, first_damaged, region_rec_load(r, first_damaged));
 	if (damaged_tags)

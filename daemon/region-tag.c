@@ -256,7 +256,8 @@ int region_commit(struct region *r, const struct run *runs, size_t n_runs, const
 	strcpy(body.name, tag);
 	body.checksum = layout_tag_checksum(&body);
 	pstore_memcpy(r->ps, (uint8_t *)slot + sizeof(slot->state),
-		      (const uint8_t *)&body + sizeof(body.state), sizeof(body) - sizeof(body.state));
+		      (const uint8_t *)&body + sizeof(body.state),
+		      sizeof(body) - sizeof(body.state));
 	pstore_store64(r->ps, &slot->state, TAG_WRITTEN);
 	pstore_flush(r->ps, &slot->state, sizeof(slot->state));
 

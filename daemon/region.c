@@ -35,21 +35,23 @@ static int devdax_geometry(const char *name, const char *path, dev_t rdev, uint6
 	r = daxctl_new(&ctx);
 	if (r < 0)
 		return log_error_errno(r, "region '%s': libdaxctl: %m", name);
-	daxctl_region_foreach(ctx, reg) daxctl_dev_foreach(reg, dev)
-	{
-		if ((unsigned)daxctl_dev_get_major(dev) != major(rdev) ||
-		    (unsigned)daxctl_dev_get_minor(dev) != minor(rdev))
-			continue;
-		*size = daxctl_dev_get_size(dev);
-		*align = daxctl_dev_get_align(dev);
-		if (*align == 0)
-			*align = daxctl_region_get_align(reg);
-		if (*size == 0)
-			return log_error_errno(ENODEV, "region '%s': %s (%s) is disabled or empty",
-					       name, path, daxctl_dev_get_devname(dev));
-		log_debug("region '%s': %s is %s, %" PRIu64 " bytes, alignment %" PRIu64, name,
-			  path, daxctl_dev_get_devname(dev), *size, *align);
-		return 0;
+	for (reg = daxctl_region_get_first(ctx); reg; reg = daxctl_region_get_next(reg)) {
+		for (dev = daxctl_dev_get_first(reg); dev; dev = daxctl_dev_get_next(dev)) {
+			if ((unsigned)daxctl_dev_get_major(dev) != major(rdev) ||
+			    (unsigned)daxctl_dev_get_minor(dev) != minor(rdev))
+				continue;
+			*size = daxctl_dev_get_size(dev);
+			*align = daxctl_dev_get_align(dev);
+			if (*align == 0)
+				*align = daxctl_region_get_align(reg);
+			if (*size == 0)
+				return log_error_errno(ENODEV,
+						       "region '%s': %s (%s) is disabled or empty",
+						       name, path, daxctl_dev_get_devname(dev));
+			log_debug("region '%s': %s is %s, %" PRIu64 " bytes, alignment %" PRIu64,
+				  name, path, daxctl_dev_get_devname(dev), *size, *align);
+			return 0;
+		}
 	}
 	return log_error_errno(ENODEV,
 			       "region '%s': %s is a character device that libdaxctl does not "
@@ -58,6 +60,25 @@ static int devdax_geometry(const char *name, const char *path, dev_t rdev, uint6
 }
 
 /* ---- open the backing fd ---- */
+
+/*
+ * One daemon per region: a POSIX write lock on the whole file (per process,
+ * so a client holding the fd it got by SCM_RIGHTS does not keep it).
+ */
+static int lock_backing(int fd, const struct region_conf *rc)
+{
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
+
+	if (fcntl(fd, F_SETLK, &fl) == 0)
+		return 0;
+	if (errno == EACCES || errno == EAGAIN) {
+		(void)fcntl(fd, F_GETLK, &fl);
+		return log_error_errno(EBUSY, "region '%s': %s is in use by process %d", rc->name,
+				       rc->path, (int)fl.l_pid);
+	}
+	log_debug("region '%s': cannot lock %s: %m", rc->name, rc->path);
+	return 0; /* a filesystem without locks: go on */
+}
 
 static int open_file(const struct region_conf *rc, int *fd_out, uint64_t *size_out,
 		     bool *created_out)
@@ -79,7 +100,11 @@ static int open_file(const struct region_conf *rc, int *fd_out, uint64_t *size_o
 		created = fd >= 0;
 	}
 	if (fd < 0)
-		return log_error_errno(errno, "region '%s': cannot open %s: %m", rc->name, rc->path);
+		return log_error_errno(errno, "region '%s': cannot open %s: %m", rc->name,
+				       rc->path);
+	r = lock_backing(fd, rc);
+	if (r < 0)
+		goto fail;
 	if (fstat(fd, &st) < 0)
 		return log_error_errno(errno, "region '%s': stat %s: %m", rc->name, rc->path);
 	if (!S_ISREG(st.st_mode))
@@ -90,9 +115,9 @@ static int open_file(const struct region_conf *rc, int *fd_out, uint64_t *size_o
 	if (st.st_size == 0 && rc->size) {
 		/* New (or empty) file: blank, give it its configured size. */
 		if (rc->size % LAYOUT_BLOCK) {
-			r = log_error_errno(EINVAL,
-					    "region '%s': size %" PRIu64 " is not a multiple of 4 KiB",
-					    rc->name, rc->size);
+			r = log_error_errno(
+			    EINVAL, "region '%s': size %" PRIu64 " is not a multiple of 4 KiB",
+			    rc->name, rc->size);
 			goto fail;
 		}
 		r = posix_fallocate(fd, 0, (off_t)rc->size);
@@ -147,14 +172,15 @@ static int open_backing(struct region *r)
 			return log_error_errno(errno, "region '%s': cannot open %s: %m", rc->name,
 					       rc->path);
 		if (rc->size && rc->size != size)
-			log_notice("region '%s': ignoring the configured size: %s is a device-DAX of "
-				   "%" PRIu64 " bytes",
-				   rc->name, rc->path, size);
+			log_notice(
+			    "region '%s': ignoring the configured size: %s is a device-DAX of "
+			    "%" PRIu64 " bytes",
+			    rc->name, rc->path, size);
 		r->fd = fd;
 		r->devdax = true;
 		r->size = size;
 		r->alignment = align;
-		return 0;
+		return lock_backing(fd, rc);
 	}
 	ret = open_file(rc, &r->fd, &r->size, &r->created);
 	if (ret < 0)
@@ -200,7 +226,8 @@ int region_open(const struct region_conf *rc, struct region **out)
 	r->fd = -1;
 	r->rc = rc;
 	r->name = rc->name;
-	r->zeroer_threads = rc->zeroer_threads ? MIN(rc->zeroer_threads, CONF_MAX_ZEROER_THREADS) : 1;
+	r->zeroer_threads =
+	    rc->zeroer_threads ? MIN(rc->zeroer_threads, CONF_MAX_ZEROER_THREADS) : 1;
 	r->batch_extents = rc->batch_extents ? rc->batch_extents : CONF_DEFAULT_BATCH_EXTENTS;
 
 	ret = open_backing(r);
@@ -255,8 +282,8 @@ int region_open(const struct region_conf *rc, struct region **out)
 	log_info("region '%s': %s %s, %" PRIu64 " extents of %s, granularity %s, %u zeroer "
 		 "thread(s)",
 		 r->name, r->devdax ? "device-DAX" : "file", rc->path, r->extent_count,
-		 pmemz_format_size(r->extent_size, s1, sizeof(s1)),
-		 pstore_granularity_name(r->ps), r->zeroer_threads);
+		 pmemz_format_size(r->extent_size, s1, sizeof(s1)), pstore_granularity_name(r->ps),
+		 r->zeroer_threads);
 	r->created = false;
 	*out = TAKE_PTR(r);
 	return 0;

@@ -27,8 +27,8 @@ static int allocate_now(struct manager *m, struct connection *c, struct manager_
 
 	r = region_lease(mr->r, n, &runs, &n_runs);
 	if (r == -EAGAIN) {
-		(void)snprintf(msg, msg_len, "%" PRIu64 " extents wanted, %" PRIu64 " zeroed now", n,
-			       region_count_zeroed(mr->r));
+		(void)snprintf(msg, msg_len, "%" PRIu64 " extents wanted, %" PRIu64 " zeroed now",
+			       n, region_count_zeroed(mr->r));
 		return r;
 	}
 	if (r == -ENOSPC) {
@@ -70,7 +70,8 @@ static int allocate_now(struct manager *m, struct connection *c, struct manager_
 		return r;
 	}
 	mr->allocations++;
-	log_debug("connection %" PRIu64 ": lease %" PRIu64 ": %" PRIu64 " extents of '%s' in %zu runs",
+	log_debug("connection %" PRIu64 ": lease %" PRIu64 ": %" PRIu64
+		  " extents of '%s' in %zu runs",
 		  c->serial, l->id, l->n_extents, mr->info.name, l->n_runs);
 	(void)rpc_send(m, c, id, &resp, -1, RPC_REPLY_COMMIT);
 	return 0;
@@ -147,10 +148,9 @@ static int rpc_allocate_handler(struct rpc_call *call)
 			return r;
 	}
 	if (req->has_nowait && req->nowait)
-		return rpc_fail(call, -EAGAIN,
-				"%" PRIu64 " extents wanted, %" PRIu64 " zeroed now%s", n,
-				region_count_zeroed(mr->r),
-				mr->n_waiters ? ", others waiting" : "");
+		return rpc_fail(
+		    call, -EAGAIN, "%" PRIu64 " extents wanted, %" PRIu64 " zeroed now%s", n,
+		    region_count_zeroed(mr->r), mr->n_waiters ? ", others waiting" : "");
 	if (n > region_count_free(mr->r))
 		return rpc_fail(call, -ENOSPC,
 				"region '%s' has %" PRIu64 " free extents, %" PRIu64 " wanted",
@@ -177,8 +177,8 @@ static int rpc_allocate_handler(struct rpc_call *call)
 }
 
 const struct rpc_descriptor rpc_allocate = {
-	.name = "ALLOCATE",
-	.op = PMEMZ__REQUEST__OP_ALLOCATE,
-	.admin_only = false,
-	.handler = rpc_allocate_handler,
+    .name = "ALLOCATE",
+    .op = PMEMZ__REQUEST__OP_ALLOCATE,
+    .admin_only = false,
+    .handler = rpc_allocate_handler,
 };

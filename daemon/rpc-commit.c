@@ -60,8 +60,8 @@ static int rpc_commit_handler(struct rpc_call *call)
 }
 
 const struct rpc_descriptor rpc_commit = {
-	.name = "COMMIT",
-	.op = PMEMZ__REQUEST__OP_COMMIT,
-	.admin_only = false,
-	.handler = rpc_commit_handler,
+    .name = "COMMIT",
+    .op = PMEMZ__REQUEST__OP_COMMIT,
+    .admin_only = false,
+    .handler = rpc_commit_handler,
 };

@@ -26,8 +26,8 @@ static int rpc_flush_handler(struct rpc_call *call)
 
 		if (br->offset > size || br->length > size - br->offset)
 			return rpc_fail(call, -ERANGE,
-					"range %" PRIu64 "+%" PRIu64 " outside region '%s' (%" PRIu64
-					" bytes)",
+					"range %" PRIu64 "+%" PRIu64
+					" outside region '%s' (%" PRIu64 " bytes)",
 					br->offset, br->length, mr->info.name, size);
 	}
 	for (size_t i = 0; i < req->n_ranges; i++) {
@@ -47,8 +47,8 @@ static int rpc_flush_handler(struct rpc_call *call)
 }
 
 const struct rpc_descriptor rpc_flush = {
-	.name = "FLUSH",
-	.op = PMEMZ__REQUEST__OP_FLUSH,
-	.admin_only = false,
-	.handler = rpc_flush_handler,
+    .name = "FLUSH",
+    .op = PMEMZ__REQUEST__OP_FLUSH,
+    .admin_only = false,
+    .handler = rpc_flush_handler,
 };

@@ -63,8 +63,8 @@ static int rpc_free_handler(struct rpc_call *call)
 }
 
 const struct rpc_descriptor rpc_free = {
-	.name = "FREE",
-	.op = PMEMZ__REQUEST__OP_FREE,
-	.admin_only = false,
-	.handler = rpc_free_handler,
+    .name = "FREE",
+    .op = PMEMZ__REQUEST__OP_FREE,
+    .admin_only = false,
+    .handler = rpc_free_handler,
 };

@@ -26,8 +26,8 @@ static int rpc_hello_handler(struct rpc_call *call)
 }
 
 const struct rpc_descriptor rpc_hello = {
-	.name = "HELLO",
-	.op = PMEMZ__REQUEST__OP_HELLO,
-	.admin_only = false,
-	.handler = rpc_hello_handler,
+    .name = "HELLO",
+    .op = PMEMZ__REQUEST__OP_HELLO,
+    .admin_only = false,
+    .handler = rpc_hello_handler,
 };

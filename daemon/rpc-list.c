@@ -79,7 +79,8 @@ static int rpc_list_handler(struct rpc_call *call)
 	if (r < 0)
 		return r;
 	if (all && !c->admin)
-		return rpc_fail(call, -EPERM, "listing every user's tags needs root or the admin group");
+		return rpc_fail(call, -EPERM,
+				"listing every user's tags needs root or the admin group");
 	if (req->tag && (!*req->tag || strlen(req->tag) > RPC_TAG_MAX))
 		return rpc_fail(call, -EINVAL, "invalid tag name");
 
@@ -127,14 +128,14 @@ static int rpc_list_handler(struct rpc_call *call)
 	resp.op_case = PMEMZ__RESPONSE__OP_LIST;
 	resp.list = &lr;
 	if (!rpc_response_fits(&resp))
-		return rpc_fail(call, -EMSGSIZE, "%zu tags are too many for one reply; ask for one tag",
-				tags.n);
+		return rpc_fail(call, -EMSGSIZE,
+				"%zu tags are too many for one reply; ask for one tag", tags.n);
 	return rpc_reply(call, &resp, -1, RPC_REPLY_ORDERED);
 }
 
 const struct rpc_descriptor rpc_list = {
-	.name = "LIST",
-	.op = PMEMZ__REQUEST__OP_LIST,
-	.admin_only = false,
-	.handler = rpc_list_handler,
+    .name = "LIST",
+    .op = PMEMZ__REQUEST__OP_LIST,
+    .admin_only = false,
+    .handler = rpc_list_handler,
 };

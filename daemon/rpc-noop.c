@@ -20,8 +20,8 @@ static int rpc_noop_handler(struct rpc_call *call)
 }
 
 const struct rpc_descriptor rpc_noop = {
-	.name = "NOOP",
-	.op = PMEMZ__REQUEST__OP_NOOP,
-	.admin_only = false,
-	.handler = rpc_noop_handler,
+    .name = "NOOP",
+    .op = PMEMZ__REQUEST__OP_NOOP,
+    .admin_only = false,
+    .handler = rpc_noop_handler,
 };

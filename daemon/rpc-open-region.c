@@ -26,8 +26,8 @@ static int rpc_open_region_handler(struct rpc_call *call)
 }
 
 const struct rpc_descriptor rpc_open_region = {
-	.name = "OPEN_REGION",
-	.op = PMEMZ__REQUEST__OP_OPEN_REGION,
-	.admin_only = false,
-	.handler = rpc_open_region_handler,
+    .name = "OPEN_REGION",
+    .op = PMEMZ__REQUEST__OP_OPEN_REGION,
+    .admin_only = false,
+    .handler = rpc_open_region_handler,
 };

@@ -36,7 +36,7 @@ static void region_stat_fill(const struct manager_region *mr, Pmemz__RegionStat 
 	rs->zeroing = st.zeroing;
 	rs->bytes_zeroed = st.bytes_zeroed;
 	rs->zero_bytes_per_sec =
-		st.zero_busy_ns ? (double)st.bytes_zeroed * 1e9 / (double)st.zero_busy_ns : 0.0;
+	    st.zero_busy_ns ? (double)st.bytes_zeroed * 1e9 / (double)st.zero_busy_ns : 0.0;
 	rs->zero_batches = st.zero_batches;
 	rs->drains = st.drains;
 	rs->allocations = mr->allocations;
@@ -94,8 +94,8 @@ static int rpc_stat_handler(struct rpc_call *call)
 }
 
 const struct rpc_descriptor rpc_stat = {
-	.name = "STAT",
-	.op = PMEMZ__REQUEST__OP_STAT,
-	.admin_only = false,
-	.handler = rpc_stat_handler,
+    .name = "STAT",
+    .op = PMEMZ__REQUEST__OP_STAT,
+    .admin_only = false,
+    .handler = rpc_stat_handler,
 };

@@ -11,8 +11,8 @@
 #include "rpc.h"
 
 static const struct rpc_descriptor *const rpc_table[] = {
-	&rpc_hello, &rpc_open_region, &rpc_allocate, &rpc_commit, &rpc_free,
-	&rpc_flush, &rpc_list,	      &rpc_stat,     &rpc_noop,
+    &rpc_hello, &rpc_open_region, &rpc_allocate, &rpc_commit, &rpc_free,
+    &rpc_flush, &rpc_list,	  &rpc_stat,	 &rpc_noop,
 };
 
 const struct rpc_descriptor *rpc_lookup(Pmemz__Request__OpCase op)
@@ -54,7 +54,8 @@ int rpc_send(struct manager *m, struct connection *c, uint64_t id, Pmemz__Respon
 		return rpc_send_error(m, c, id, -EMSGSIZE, "reply too large", mode);
 	}
 	if (r < 0) {
-		(void)log_warning_errno(r, "Failed to pack the reply to request %" PRIu64 ": %m", id);
+		(void)log_warning_errno(r, "Failed to pack the reply to request %" PRIu64 ": %m",
+					id);
 		connection_close(c);
 		return r;
 	}
@@ -134,7 +135,8 @@ int rpc_own_lease(struct rpc_call *call, const struct manager_region *mr, uint64
 	if (!l)
 		return rpc_fail(call, -ENOENT, "no lease %" PRIu64, id);
 	if (l->owner != call->c)
-		return rpc_fail(call, -EPERM, "lease %" PRIu64 " belongs to another connection", id);
+		return rpc_fail(call, -EPERM, "lease %" PRIu64 " belongs to another connection",
+				id);
 	if (l->region != mr->index)
 		return rpc_fail(call, -EINVAL, "lease %" PRIu64 " is not in region '%s'", id,
 				mr->info.name);

@@ -56,10 +56,22 @@ static void free_list(struct zbatch *b)
 
 /* ---- worker side ---- */
 
-static void lower_priority(struct zeroer *z)
+/*
+ * Idle priority normally (SCHED_IDLE, else nice 19); normal priority while
+ * allocations wait, so a busy machine cannot starve them.  Leaving
+ * SCHED_IDLE needs CAP_SYS_NICE (or RLIMIT_NICE): without it the boost
+ * quietly does not happen and only the rate limit is lifted.
+ */
+static void set_priority(struct zeroer *z, bool urgent)
 {
 	struct sched_param sp = {.sched_priority = 0};
 
+	if (urgent) {
+		if (pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp) != 0 ||
+		    setpriority(PRIO_PROCESS, (id_t)gettid(), 0) < 0)
+			log_debug("region '%s': zeroer cannot raise its priority", z->name);
+		return;
+	}
 	if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp) != 0 &&
 	    setpriority(PRIO_PROCESS, (id_t)gettid(), 19) < 0)
 		log_debug("region '%s': zeroer keeps its priority: %m", z->name);
@@ -178,13 +190,15 @@ static void zero_batch(struct zeroer *z, struct zbatch *b)
 static void *worker(void *arg)
 {
 	struct zeroer *z = arg;
+	bool boosted = false;
 
-	lower_priority(z);
+	set_priority(z, false);
 	pin_to_node(z);
 	pthread_mutex_lock(&z->lock);
 	for (;;) {
 		struct zbatch *b;
 		uint64_t one = 1;
+		bool urgent;
 
 		while (!z->stop && (z->paused || !z->todo))
 			pthread_cond_wait(&z->cond, &z->lock);
@@ -195,8 +209,13 @@ static void *worker(void *arg)
 		if (!z->todo)
 			z->todo_tail = &z->todo;
 		b->next = NULL;
+		urgent = z->urgent;
 		pthread_mutex_unlock(&z->lock);
 
+		if (urgent != boosted) {
+			set_priority(z, urgent);
+			boosted = urgent;
+		}
 		zero_batch(z, b);
 
 		pthread_mutex_lock(&z->lock);
@@ -352,13 +371,13 @@ void zeroer_set_rate(struct zeroer *z, uint64_t bytes_per_sec)
 int region_zeroer_start(struct region *r)
 {
 	struct zeroer_params p = {
-		.name = r->name,
-		.ps = r->ps,
-		.data = r->base + r->data_off,
-		.extent_size = r->extent_size,
-		.threads = r->zeroer_threads,
-		.rate = r->rc->zero_rate,
-		.numa_node = r->devdax ? pstore_numa_node(r->ps) : -1,
+	    .name = r->name,
+	    .ps = r->ps,
+	    .data = r->base + r->data_off,
+	    .extent_size = r->extent_size,
+	    .threads = r->zeroer_threads,
+	    .rate = r->rc->zero_rate,
+	    .numa_node = r->devdax ? pstore_numa_node(r->ps) : -1,
 	};
 
 	return zeroer_new(&p, &r->z);
@@ -388,8 +407,8 @@ static uint64_t bm_next(const uint64_t *bm, uint64_t nbits, uint64_t from)
 
 void region_zeroer_kick(struct region *r)
 {
-	uint64_t per = MAX((uint64_t)1, MIN((uint64_t)r->batch_extents,
-					    BATCH_MAX_BYTES / r->extent_size));
+	uint64_t per =
+	    MAX((uint64_t)1, MIN((uint64_t)r->batch_extents, BATCH_MAX_BYTES / r->extent_size));
 
 	if (!r->z || r->zeroer_paused)
 		return;
@@ -451,7 +470,8 @@ uint64_t region_zeroer_collect(struct region *r)
 				continue;
 			}
 			/* The worker drained the zeroes: ZEROED may be stored now (I5). */
-			region_rec_store(r, i, EXT_ZEROED, 0, layout_rec_gen(region_rec_load(r, i)));
+			region_rec_store(r, i, EXT_ZEROED, 0,
+					 layout_rec_gen(region_rec_load(r, i)));
 			region_vset(r, i, EXT_ZEROED);
 			if (seg_n && i == seg + seg_n) {
 				seg_n++;

@@ -8,9 +8,10 @@
  * state change is the main loop's (region_zeroer_collect in zeroer.c).
  *
  * Workers run at SCHED_IDLE (else nice 19), pinned to the region's NUMA
- * node when known, and share one token bucket of `rate` bytes/s unless
- * urgent.  Pausing hands every unfinished batch back promptly: queued ones
- * untouched, running ones after the current chunk (done < n, still drained).
+ * node when known, and share one token bucket of `rate` bytes/s.  Urgent
+ * (allocations wait): no rate limit, and normal priority where the process
+ * may raise it (from the next batch on).  Pausing hands every unfinished batch back promptly:
+ * queued ones untouched, running ones after the current chunk (done < n, still drained).
  */
 #ifndef PMEMZ_ZEROER_H
 #define PMEMZ_ZEROER_H

@@ -120,8 +120,8 @@ static int phase_write(struct demo *d)
 				uint64_t off = (uint64_t)((const uint8_t *)&w[k] - base);
 
 				pmemz_alloc_close(a);
-				return die("stale data: region offset %" PRIu64 " reads 0x%016" PRIx64
-					   " instead of zero",
+				return die("stale data: region offset %" PRIu64
+					   " reads 0x%016" PRIx64 " instead of zero",
 					   off, w[k]);
 			}
 	}
@@ -169,8 +169,8 @@ static int phase_verify(struct demo *d)
 		for (size_t k = 0; k < len / 8; k++)
 			if (w[k] != pattern(off + 8 * k)) {
 				pmemz_alloc_close(a);
-				return die("data lost: region offset %" PRIu64 " reads 0x%016" PRIx64
-					   ", expected 0x%016" PRIx64,
+				return die("data lost: region offset %" PRIu64
+					   " reads 0x%016" PRIx64 ", expected 0x%016" PRIx64,
 					   off + 8 * k, w[k], pattern(off + 8 * k));
 			}
 	}
@@ -207,13 +207,13 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"socket", required_argument, NULL, 's'},
-		{"region", required_argument, NULL, 'r'},
-		{"tag", required_argument, NULL, 't'},
-		{"extents", required_argument, NULL, 'n'},
-		{"phase", required_argument, NULL, 'p'},
-		{"help", no_argument, NULL, 'h'},
-		{},
+	    {"socket", required_argument, NULL, 's'},
+	    {"region", required_argument, NULL, 'r'},
+	    {"tag", required_argument, NULL, 't'},
+	    {"extents", required_argument, NULL, 'n'},
+	    {"phase", required_argument, NULL, 'p'},
+	    {"help", no_argument, NULL, 'h'},
+	    {},
 	};
 	struct demo d = {.region_name = "default", .tag = "demo", .extents = 8};
 	const char *phase = NULL;

@@ -27,7 +27,8 @@ static int fail(const char *what, int err)
 
 int main(int argc, char **argv)
 {
-	const char *socket_path = argc > 1 ? argv[1] : NULL; /* NULL: $PMEMZ_SOCKET or the default */
+	const char *socket_path =
+	    argc > 1 ? argv[1] : NULL; /* NULL: $PMEMZ_SOCKET or the default */
 	const char *region_name = argc > 2 ? argv[2] : "default";
 	static const char message[] = "hello from pmemz-example";
 	struct pmemz_client *client;

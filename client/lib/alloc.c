@@ -186,8 +186,8 @@ PMEMZ_EXPORT int pmemz_alloc_commit(struct pmemz_alloc *a, const char *tag, unsi
 
 	pthread_mutex_lock(&a->lock);
 	if (a->committed) {
-		ret = pmemz_err(-EINVAL, "pmemz_alloc_commit: already committed as tag '%s'",
-				a->tag);
+		ret =
+		    pmemz_err(-EINVAL, "pmemz_alloc_commit: already committed as tag '%s'", a->tag);
 		pthread_mutex_unlock(&a->lock);
 		return ret;
 	}
@@ -208,8 +208,7 @@ PMEMZ_EXPORT int pmemz_alloc_commit(struct pmemz_alloc *a, const char *tag, unsi
 	return ret;
 }
 
-PMEMZ_EXPORT int pmemz_alloc_open(struct pmemz_region *r, const char *tag,
-				  struct pmemz_alloc **out)
+PMEMZ_EXPORT int pmemz_alloc_open(struct pmemz_region *r, const char *tag, struct pmemz_alloc **out)
 {
 	_cleanup_response_ Pmemz__Response *resp = NULL;
 	Pmemz__Request req = PMEMZ__REQUEST__INIT;

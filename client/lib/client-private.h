@@ -49,7 +49,7 @@ struct pmemz_rxfd {
 };
 
 struct pmemz_client {
-	unsigned refs;	  /* user handle + regions + allocations (atomic) */
+	unsigned refs; /* user handle + regions + allocations (atomic) */
 	int fd;
 	char *path;
 	struct pmemz_hello hello;
@@ -58,9 +58,9 @@ struct pmemz_client {
 	pthread_mutex_t lock;	   /* everything below */
 	pthread_cond_t cond;	   /* a response was filed / the reader role is free */
 	uint64_t next_id;
-	bool reading;	  /* a thread is the reader (leader) */
-	bool closed;	  /* pmemz_client_free was called */
-	int broken;	  /* 0, or why the connection is unusable (-errno) */
+	bool reading; /* a thread is the reader (leader) */
+	bool closed;  /* pmemz_client_free was called */
+	int broken;   /* 0, or why the connection is unusable (-errno) */
 	char broken_msg[160];
 	struct pmemz_pending *pending; /* list of outstanding requests */
 
@@ -135,8 +135,8 @@ struct pmemz_run {
 struct pmemz_alloc {
 	pthread_mutex_t lock; /* serialises commits of this handle */
 	struct pmemz_region *r;
-	uint64_t lease;	 /* valid while !committed */
-	char *tag;	 /* set once committed */
+	uint64_t lease; /* valid while !committed */
+	char *tag;	/* set once committed */
 	bool committed;
 	size_t n_runs;
 	struct pmemz_run *runs;

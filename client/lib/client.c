@@ -135,10 +135,10 @@ static int conn_recv(struct pmemz_client *c)
 	} cbuf;
 	struct iovec iov = {.iov_base = c->rbuf + c->rlen, .iov_len = RBUF_SIZE - c->rlen};
 	struct msghdr msg = {
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = cbuf.buf,
-		.msg_controllen = sizeof(cbuf.buf),
+	    .msg_iov = &iov,
+	    .msg_iovlen = 1,
+	    .msg_control = cbuf.buf,
+	    .msg_controllen = sizeof(cbuf.buf),
 	};
 	ssize_t n;
 
@@ -191,11 +191,12 @@ static int conn_read_frame(struct pmemz_client *c, Pmemz__Response **out, int *o
 
 		r = pmemz_frame_peek(p, avail, &plen);
 		if (r == -EMSGSIZE)
-			return pmemz_err(-EBADMSG,
-					 "response frame of %u bytes from %s exceeds the %u byte limit",
-					 (unsigned)p[0] | (unsigned)p[1] << 8 | (unsigned)p[2] << 16 |
-						 (unsigned)p[3] << 24,
-					 c->path, PMEMZ_FRAME_MAX);
+			return pmemz_err(
+			    -EBADMSG,
+			    "response frame of %u bytes from %s exceeds the %u byte limit",
+			    (unsigned)p[0] | (unsigned)p[1] << 8 | (unsigned)p[2] << 16 |
+				(unsigned)p[3] << 24,
+			    c->path, PMEMZ_FRAME_MAX);
 		if (r < 0)
 			return pmemz_err(-EBADMSG, "empty response frame from %s", c->path);
 
@@ -236,8 +237,7 @@ static int conn_read_frame(struct pmemz_client *c, Pmemz__Response **out, int *o
 			}
 		}
 		if (used > 0) {
-			memmove(c->rxfds, c->rxfds + used,
-				(c->n_rxfds - used) * sizeof(*c->rxfds));
+			memmove(c->rxfds, c->rxfds + used, (c->n_rxfds - used) * sizeof(*c->rxfds));
 			c->n_rxfds -= used;
 		}
 		*out = resp;
@@ -445,9 +445,9 @@ static int client_hello(struct pmemz_client *c)
 	if (r < 0)
 		return r;
 	if (resp->hello->version != PMEMZ_PROTO_VERSION)
-		return pmemz_err(-EPROTO,
-				 "daemon at %s speaks protocol version %u, libpmemzclient speaks %u",
-				 c->path, resp->hello->version, PMEMZ_PROTO_VERSION);
+		return pmemz_err(
+		    -EPROTO, "daemon at %s speaks protocol version %u, libpmemzclient speaks %u",
+		    c->path, resp->hello->version, PMEMZ_PROTO_VERSION);
 	c->hello.version = resp->hello->version;
 	c->hello.daemon_version = strdup(resp->hello->daemon_version);
 	if (!c->hello.daemon_version)
@@ -544,6 +544,8 @@ PMEMZ_EXPORT int pmemz_client_new(const char *socket_path, struct pmemz_client *
 	while (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		if (errno == EINTR)
 			continue;
+		if (errno == EISCONN) /* an interrupted connect went through */
+			break;
 		r = -errno;
 		r = pmemz_err(r, "cannot connect to %s: %s", path, pmemz_strerror(r));
 		(void)close(fd);

@@ -135,11 +135,10 @@ PMEMZ_EXPORT int pmemz_region_open(struct pmemz_client *c, const char *name,
 	if (ret < 0)
 		return ret;
 	if (r->map_size < r->data_offset + r->extent_count * r->extent_size)
-		return pmemz_err(-EPROTO,
-				 "region '%s' maps %zu bytes, less than its %llu byte layout",
-				 name, r->map_size,
-				 (unsigned long long)(r->data_offset +
-						      r->extent_count * r->extent_size));
+		return pmemz_err(
+		    -EPROTO, "region '%s' maps %zu bytes, less than its %llu byte layout", name,
+		    r->map_size,
+		    (unsigned long long)(r->data_offset + r->extent_count * r->extent_size));
 	*out = TAKE_PTR(r);
 	return 0;
 }
@@ -183,8 +182,8 @@ PMEMZ_EXPORT void *pmemz_region_address(const struct pmemz_region *r)
 }
 
 /* [addr, addr+len) inside the mapping?  Sets the region offset. */
-static int region_range(const struct pmemz_region *r, const void *addr, size_t len,
-			uint64_t *off, const char *fn)
+static int region_range(const struct pmemz_region *r, const void *addr, size_t len, uint64_t *off,
+			const char *fn)
 {
 	uintptr_t a = (uintptr_t)addr, b = (uintptr_t)r->base, end;
 

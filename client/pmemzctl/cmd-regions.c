@@ -55,7 +55,8 @@ static int regions_exec(struct ctl *ctl, int argc, char **argv)
 		out_details(o, true);
 		out_u64(o, "data_offset", "data offset", in->data_offset);
 		out_u64(o, "alignment", "alignment", in->alignment);
-		out_str(o, "uuid", "uuid", ctl_format_uuid(in->uuid.data, in->uuid.len, uuid, sizeof(uuid)));
+		out_str(o, "uuid", "uuid",
+			ctl_format_uuid(in->uuid.data, in->uuid.len, uuid, sizeof(uuid)));
 		out_u64(o, "tags", "tags", rs->tags);
 		out_u64(o, "zeroer_threads", "zeroer threads", rs->zeroer_threads);
 		out_rate(o, "zero_rate_limit", "zero rate limit", (double)rs->zero_rate_limit);
@@ -67,8 +68,8 @@ static int regions_exec(struct ctl *ctl, int argc, char **argv)
 }
 
 const struct ctl_cmd cmd_regions = {
-	.name = "regions",
-	.args = "[REGION]",
-	.summary = "regions: path, size, extent size and count, states, granularity",
-	.exec = regions_exec,
+    .name = "regions",
+    .args = "[REGION]",
+    .summary = "regions: path, size, extent size and count, states, granularity",
+    .exec = regions_exec,
 };

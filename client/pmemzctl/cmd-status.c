@@ -49,7 +49,7 @@ static int status_exec(struct ctl *ctl, int argc, char **argv)
 
 		o->ops->item_begin(o);
 		out_str(o, "name", "region", rs->info->name);
-		out_size(o, "size", "size", rs->info->extent_count * rs->info->extent_size);
+		out_size(o, "capacity", "capacity", rs->info->extent_count * rs->info->extent_size);
 		out_u64(o, "extents", "extents", rs->info->extent_count);
 		out_u64(o, "zeroed", "zeroed", rs->zeroed);
 		out_u64(o, "zeroing", "zeroing", rs->zeroing);
@@ -78,8 +78,8 @@ static int status_exec(struct ctl *ctl, int argc, char **argv)
 }
 
 const struct ctl_cmd cmd_status = {
-	.name = "status",
-	.args = "",
-	.summary = "daemon version, uptime, connections; per region extent states and zeroing",
-	.exec = status_exec,
+    .name = "status",
+    .args = "",
+    .summary = "daemon version, uptime, connections; per region extent states and zeroing",
+    .exec = status_exec,
 };

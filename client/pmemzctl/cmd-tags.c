@@ -5,9 +5,9 @@
 static int tags_exec(struct ctl *ctl, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		CTL_COMMON_OPTS,
-		{"all", no_argument, NULL, 'a'},
-		{},
+	    CTL_COMMON_OPTS,
+	    {"all", no_argument, NULL, 'a'},
+	    {},
 	};
 	_cleanup_response_ Pmemz__Response *resp = NULL;
 	Pmemz__Request req = PMEMZ__REQUEST__INIT;
@@ -64,9 +64,9 @@ static int tags_exec(struct ctl *ctl, int argc, char **argv)
 }
 
 const struct ctl_cmd cmd_tags = {
-	.name = "tags",
-	.args = "REGION [--all]",
-	.summary = "committed tags of the caller (--all: of every user, admin only)",
-	.options = "  -a, --all    tags of every user (admin only)\n",
-	.exec = tags_exec,
+    .name = "tags",
+    .args = "REGION [--all]",
+    .summary = "committed tags of the caller (--all: of every user, admin only)",
+    .options = "  -a, --all    tags of every user (admin only)\n",
+    .exec = tags_exec,
 };

@@ -24,7 +24,8 @@ const char *ctl_format_rate(double bytes_per_sec, bool human, char *buf, size_t 
 		(void)snprintf(buf, len, "%.0f", bytes_per_sec);
 		return buf;
 	}
-	(void)snprintf(buf, len, "%s/s", pmemz_format_size((uint64_t)bytes_per_sec, sz, sizeof(sz)));
+	(void)snprintf(buf, len, "%s/s",
+		       pmemz_format_size((uint64_t)bytes_per_sec, sz, sizeof(sz)));
 	return buf;
 }
 

@@ -57,9 +57,9 @@ static void strv_free(struct strv *s)
 }
 
 struct text {
-	int err;     /* first allocation failure */
-	int blocks;  /* blocks printed so far: separate them with a blank line */
-	int depth;   /* object nesting */
+	int err;    /* first allocation failure */
+	int blocks; /* blocks printed so far: separate them with a blank line */
+	int depth;  /* object nesting */
 	/* key/value block being collected */
 	struct strv kv_labels, kv_values;
 	/* table being collected */
@@ -233,7 +233,8 @@ static void text_list_end(struct out *o)
 	}
 	for (size_t r = 0; r <= t->rows; r++) {
 		for (size_t c = 0; c < t->ncols; c++) {
-			const char *s = r == 0 ? t->headers.v[c] : t->cells.v[(r - 1) * t->ncols + c];
+			const char *s =
+			    r == 0 ? t->headers.v[c] : t->cells.v[(r - 1) * t->ncols + c];
 			bool last = c + 1 == t->ncols;
 
 			if (t->right[c])
@@ -281,17 +282,17 @@ static int text_init(struct out *o)
 }
 
 const struct out_ops out_text_ops = {
-	.name = "text",
-	.init = text_init,
-	.object_begin = text_object_begin,
-	.object_end = text_object_end,
-	.list_begin = text_list_begin,
-	.list_end = text_list_end,
-	.item_begin = text_item_begin,
-	.item_end = text_item_end,
-	.field = text_field,
-	.finish = text_finish,
-	.free = text_free,
+    .name = "text",
+    .init = text_init,
+    .object_begin = text_object_begin,
+    .object_end = text_object_end,
+    .list_begin = text_list_begin,
+    .list_end = text_list_end,
+    .item_begin = text_item_begin,
+    .item_end = text_item_end,
+    .field = text_field,
+    .finish = text_finish,
+    .free = text_free,
 };
 
 /* ---- JSON ------------------------------------------------------------- */
@@ -377,7 +378,8 @@ static void json_field(struct out *o, const struct field *f)
 		v = json_object_new_uint64(f->v.u);
 		break;
 	case F_RATE: /* whole bytes per second */
-		v = json_object_new_uint64(f->v.d > 0 && f->v.d < 1.8e19 ? (uint64_t)(f->v.d + 0.5) : 0);
+		v = json_object_new_uint64(f->v.d > 0 && f->v.d < 1.8e19 ? (uint64_t)(f->v.d + 0.5)
+									 : 0);
 		break;
 	case F_BOOL:
 		v = json_object_new_boolean(f->v.b);
@@ -411,8 +413,8 @@ static int json_finish(struct out *o)
 	if (j->err)
 		return j->err;
 	s = json_object_to_json_string_ext(j->stack[0], JSON_C_TO_STRING_PRETTY |
-								JSON_C_TO_STRING_SPACED |
-								JSON_C_TO_STRING_NOSLASHESCAPE);
+							    JSON_C_TO_STRING_SPACED |
+							    JSON_C_TO_STRING_NOSLASHESCAPE);
 	if (!s)
 		return -ENOMEM;
 	(void)fprintf(o->f, "%s\n", s);
@@ -446,17 +448,17 @@ static int json_init(struct out *o)
 }
 
 const struct out_ops out_json_ops = {
-	.name = "json",
-	.init = json_init,
-	.object_begin = json_object_begin_,
-	.object_end = json_pop,
-	.list_begin = json_list_begin,
-	.list_end = json_pop,
-	.item_begin = json_item_begin,
-	.item_end = json_pop,
-	.field = json_field,
-	.finish = json_finish,
-	.free = json_free_,
+    .name = "json",
+    .init = json_init,
+    .object_begin = json_object_begin_,
+    .object_end = json_pop,
+    .list_begin = json_list_begin,
+    .list_end = json_pop,
+    .item_begin = json_item_begin,
+    .item_end = json_pop,
+    .field = json_field,
+    .finish = json_finish,
+    .free = json_free_,
 };
 
 /* ---- common ----------------------------------------------------------- */

@@ -11,26 +11,25 @@
 #include "pmemzctl.h"
 
 static const struct ctl_cmd *const commands[] = {
-	&cmd_status,
-	&cmd_regions,
-	&cmd_tags,
+    &cmd_status,
+    &cmd_regions,
+    &cmd_tags,
 };
 
 static void usage(FILE *f)
 {
-	(void)fprintf(f,
-		      "Usage: pmemzctl [OPTIONS] COMMAND [ARGS]\n"
-		      "Inspect a running pmemzerod.\n\n"
-		      "Options:\n"
-		      "  -s, --socket PATH  daemon socket (default: $" PMEMZ_SOCKET_ENV
-		      ", then the system\n"
-		      "                     socket, then the per-user one)\n"
-		      "  -j, --json         JSON output (sizes in bytes)\n"
-		      "  -u, --human        human-readable sizes (default)\n"
-		      "      --bytes        sizes in bytes\n"
-		      "  -h, --help         this help\n"
-		      "  -V, --version      print the version\n\n"
-		      "Commands:\n");
+	(void)fprintf(f, "Usage: pmemzctl [OPTIONS] COMMAND [ARGS]\n"
+			 "Inspect a running pmemzerod.\n\n"
+			 "Options:\n"
+			 "  -s, --socket PATH  daemon socket (default: $" PMEMZ_SOCKET_ENV
+			 ", then the system\n"
+			 "                     socket, then the per-user one)\n"
+			 "  -j, --json         JSON output (sizes in bytes)\n"
+			 "  -u, --human        human-readable sizes (default)\n"
+			 "      --bytes        sizes in bytes\n"
+			 "  -h, --help         this help\n"
+			 "  -V, --version      print the version\n\n"
+			 "Commands:\n");
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
 		char head[64];
 
@@ -85,8 +84,8 @@ int ctl_common_opt(struct ctl *ctl, const struct ctl_cmd *cmd, int c)
 		ctl_cmd_usage(cmd, stdout);
 		return CTL_EXIT_OK;
 	default: /* getopt printed the reason */
-		(void)fprintf(stderr, "Usage: pmemzctl %s %s (see pmemzctl %s --help)\n",
-			      cmd->name, cmd->args, cmd->name);
+		(void)fprintf(stderr, "Usage: pmemzctl %s %s (see pmemzctl %s --help)\n", cmd->name,
+			      cmd->args, cmd->name);
 		return CTL_EXIT_USAGE;
 	}
 }
@@ -142,10 +141,10 @@ static const struct ctl_cmd *find_command(const char *name)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"socket", required_argument, NULL, 's'},
-		{"version", no_argument, NULL, 'V'},
-		CTL_COMMON_OPTS,
-		{},
+	    {"socket", required_argument, NULL, 's'},
+	    {"version", no_argument, NULL, 'V'},
+	    CTL_COMMON_OPTS,
+	    {},
 	};
 	struct ctl ctl = {.human = true};
 	const struct ctl_cmd *cmd;

@@ -23,7 +23,7 @@ enum field_type {
 	F_RATE,	    /* bytes per second */
 	F_DURATION, /* seconds */
 	F_BOOL,
-	F_RUNS,	    /* extent runs: "0-15,32-47" in text, [{first,count}] in JSON */
+	F_RUNS, /* extent runs: "0-15,32-47" in text, [{first,count}] in JSON */
 };
 
 struct field {
@@ -64,7 +64,7 @@ struct out_ops {
 struct out {
 	const struct out_ops *ops;
 	FILE *f;
-	bool human; /* sizes and rates as "1.5 GiB" (text only; JSON is always raw) */
+	bool human;  /* sizes and rates as "1.5 GiB" (text only; JSON is always raw) */
 	bool detail; /* fields added now are details (see out_details()) */
 	void *priv;
 };
@@ -155,9 +155,11 @@ struct ctl_cmd {
  * every option it does not know to ctl_common_opt(): -1 means handled,
  * carry on; anything else is the exit status (--help 0, a bad option 2).
  */
+/* clang-format off */
 #define CTL_COMMON_OPTS                                                                            \
 	{"json", no_argument, NULL, 'j'}, {"human", no_argument, NULL, 'u'},                       \
 		{"bytes", no_argument, NULL, 'B'}, {"help", no_argument, NULL, 'h'}
+/* clang-format on */
 #define CTL_COMMON_SHORT "juh"
 int ctl_common_opt(struct ctl *ctl, const struct ctl_cmd *cmd, int c);
 void ctl_cmd_usage(const struct ctl_cmd *cmd, FILE *f);

@@ -176,6 +176,64 @@ static void test_waiting_alloc_does_not_block(void **state)
 	itest_daemon_stop(e);
 }
 
+/*
+ * Clients that ask for a waiting allocation and hang up at once: whether the
+ * daemon answered first or not, nothing stays leased and no waiter remains.
+ */
+static void test_waiter_disconnect(void **state)
+{
+	struct itest_env *e = *state;
+	struct itest_stat st;
+	uint64_t n, deadline;
+
+	write_conf(e);
+	itest_daemon_start(e);
+	itest_stat(e->sock, "slow", &st);
+	n = st.extent_count;
+	for (int i = 0; i < 20; i++) {
+		Pmemz__Request req = PMEMZ__REQUEST__INIT;
+		Pmemz__AllocateReq al = PMEMZ__ALLOCATE_REQ__INIT;
+		int fd = itest_raw_connect(e->sock);
+
+		assert_true(fd >= 0);
+		al.region = "slow";
+		al.bytes = (i % 2 ? n : (uint64_t)(i + 1)) * MIB;
+		req.version = PMEMZ_PROTO_VERSION;
+		req.id = 1;
+		req.op_case = PMEMZ__REQUEST__OP_ALLOCATE;
+		req.allocate = &al;
+		assert_int_equal(itest_raw_send(fd, &req), 0);
+		if (i % 3 == 0)
+			itest_msleep(5); /* sometimes after the answer, sometimes before */
+		close(fd);
+	}
+	deadline = itest_now_ms() + 10000;
+	for (;;) {
+		itest_stat(e->sock, "slow", &st);
+		itest_assert_accounting(&st, "after disconnecting waiters");
+		if (st.leased == 0 && st.waiters == 0)
+			break;
+		if (itest_now_ms() > deadline)
+			fail_msg("after 20 waiters hung up: leased %llu waiters %llu",
+				 (unsigned long long)st.leased, (unsigned long long)st.waiters);
+		itest_msleep(10);
+	}
+	/* and the region is still fully usable */
+	{
+		struct pmemz_client *c = NULL;
+		struct pmemz_region *r = NULL;
+		struct pmemz_alloc *a = NULL;
+
+		open_region(e, "slow", &c, &r);
+		assert_int_equal(pmemz_alloc_new(r, n * MIB, 0, &a), 0);
+		itest_assert_alloc_zero(r, a);
+		pmemz_alloc_close(a);
+		pmemz_region_close(r);
+		pmemz_client_free(c);
+	}
+	itest_daemon_stop(e);
+}
+
 static void test_enospc(void **state)
 {
 	struct itest_env *e = *state;
@@ -243,6 +301,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_nowait_eagain, itest_setup, itest_teardown),
 		cmocka_unit_test_setup_teardown(test_waiting_alloc_does_not_block, itest_setup,
+						itest_teardown),
+		cmocka_unit_test_setup_teardown(test_waiter_disconnect, itest_setup,
 						itest_teardown),
 		cmocka_unit_test_setup_teardown(test_enospc, itest_setup, itest_teardown),
 	};

@@ -323,6 +323,39 @@ static void test_region_in_use(void **state)
 	itest_daemon_stop(e);
 }
 
+/* A second daemon on a socket path a live daemon listens on must not steal it. */
+static void test_socket_in_use(void **state)
+{
+	struct itest_env *e = *state;
+	struct itest_env e2;
+	struct itest_stat st;
+	int status;
+
+	itest_cli_region(e, "first", "32M");
+	itest_daemon_start(e);
+
+	itest_env_init(&e2, "itest-startup-sock");
+	snprintf(e2.sock, sizeof(e2.sock), "%s", e->sock); /* same socket */
+	itest_cli_region(&e2, "second", "32M");
+	status = itest_daemon_expect_exit(&e2, 5000);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) == 0) {
+		itest_dump_log(&e2, true);
+		itest_env_cleanup(&e2);
+		fail_msg("a second pmemzerod started on a socket path in use");
+	}
+	{
+		char *log = itest_read_log(&e2);
+
+		print_message("second daemon on the same socket: %s", log);
+		free(log);
+	}
+	itest_env_cleanup(&e2);
+	/* the socket still leads to the first daemon */
+	itest_stat(e->sock, "first", &st);
+	itest_assert_accounting(&st, "first daemon after the second one failed");
+	itest_daemon_stop(e);
+}
+
 /* A blank (all-zero) header over stale data: formatted; the stale data never leaks. */
 static void test_blank_header_over_stale_data(void **state)
 {
@@ -444,6 +477,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_extent_size_changed, itest_setup,
 						itest_teardown),
 		cmocka_unit_test_setup_teardown(test_region_in_use, itest_setup, itest_teardown),
+		cmocka_unit_test_setup_teardown(test_socket_in_use, itest_setup, itest_teardown),
 		cmocka_unit_test_setup_teardown(test_blank_header_over_stale_data, itest_setup,
 						itest_teardown),
 		cmocka_unit_test_setup_teardown(test_check_config, itest_setup, itest_teardown),

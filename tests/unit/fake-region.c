@@ -191,8 +191,8 @@ static int collect_runs(const struct region *r, enum extent_state s, uint32_t ta
 	return 0;
 }
 
-static void set_runs(struct region *r, const struct run *runs, size_t n_runs, enum extent_state from,
-		     enum extent_state to, uint32_t tag)
+static void set_runs(struct region *r, const struct run *runs, size_t n_runs,
+		     enum extent_state from, enum extent_state to, uint32_t tag)
 {
 	for (size_t i = 0; i < n_runs; i++)
 		for (uint64_t e = runs[i].first; e < runs[i].first + runs[i].count && e < r->n; e++)
@@ -268,7 +268,8 @@ int region_tag_get(const struct region *r, uint32_t id, const char **name, uid_t
 int region_tag_lookup(const struct region *r, const char *name, uid_t uid, uint32_t *id)
 {
 	for (uint32_t i = 1; i <= FAKE_TAGS; i++)
-		if (r->tags[i].used && r->tags[i].uid == uid && strcmp(r->tags[i].name, name) == 0) {
+		if (r->tags[i].used && r->tags[i].uid == uid &&
+		    strcmp(r->tags[i].name, name) == 0) {
 			*id = i;
 			return 0;
 		}

@@ -188,14 +188,10 @@ static void test_unpack_garbage(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_peek_short_header),
-		cmocka_unit_test(test_peek_exact),
-		cmocka_unit_test(test_peek_oversize),
-		cmocka_unit_test(test_peek_zero),
-		cmocka_unit_test(test_request_round_trip),
-		cmocka_unit_test(test_response_round_trip),
-		cmocka_unit_test(test_pack_too_large),
-		cmocka_unit_test(test_unpack_garbage),
+	    cmocka_unit_test(test_peek_short_header),  cmocka_unit_test(test_peek_exact),
+	    cmocka_unit_test(test_peek_oversize),      cmocka_unit_test(test_peek_zero),
+	    cmocka_unit_test(test_request_round_trip), cmocka_unit_test(test_response_round_trip),
+	    cmocka_unit_test(test_pack_too_large),     cmocka_unit_test(test_unpack_garbage),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

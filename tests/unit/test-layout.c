@@ -66,8 +66,8 @@ static void test_geometry(void **state)
 	{
 		struct layout_geometry g2 = g;
 		uint64_t n = g.extent_count + 1;
-		uint64_t meta = 8192 + ALIGN_UP(n * 8, 4096ull) +
-				ALIGN_UP(MIN(n, 65536ull) * 128, 4096ull);
+		uint64_t meta =
+		    8192 + ALIGN_UP(n * 8, 4096ull) + ALIGN_UP(MIN(n, 65536ull) * 128, 4096ull);
 		assert_true(ALIGN_UP(meta, 4096ull) + n * 4096 > g2.region_size);
 	}
 	assert_int_equal(g.tag_count, MIN(g.extent_count, 65536ull));
@@ -235,10 +235,10 @@ static void test_bad_ranges(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_crc32c),	     cmocka_unit_test(test_records),
-		cmocka_unit_test(test_geometry),     cmocka_unit_test(test_header_check),
-		cmocka_unit_test(test_tag_names),    cmocka_unit_test(test_tag_checksum),
-		cmocka_unit_test(test_bad_ranges),
+	    cmocka_unit_test(test_crc32c),     cmocka_unit_test(test_records),
+	    cmocka_unit_test(test_geometry),   cmocka_unit_test(test_header_check),
+	    cmocka_unit_test(test_tag_names),  cmocka_unit_test(test_tag_checksum),
+	    cmocka_unit_test(test_bad_ranges),
 	};
 
 	log_set_max_level(LOG_WARNING);

@@ -109,7 +109,8 @@ static void test_owners_and_growth(void **state)
 		bool e = i % 2 == 0;
 
 		assert_int_equal(lease_table_add(t, e ? &even : &odd, e ? &owner_even : &owner_odd,
-						 (unsigned)(i % 4), make_runs(2, (uint64_t)i), 2, NULL),
+						 (unsigned)(i % 4), make_runs(2, (uint64_t)i), 2,
+						 NULL),
 				 0);
 	}
 	assert_int_equal(lease_table_count(t), N);
@@ -143,10 +144,10 @@ static void test_owners_and_growth(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_add_find_remove),
-		cmocka_unit_test(test_ids_not_reused),
-		cmocka_unit_test(test_invalid),
-		cmocka_unit_test(test_owners_and_growth),
+	    cmocka_unit_test(test_add_find_remove),
+	    cmocka_unit_test(test_ids_not_reused),
+	    cmocka_unit_test(test_invalid),
+	    cmocka_unit_test(test_owners_and_growth),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -259,11 +259,11 @@ static void test_socket_env(void **state)
 	assert_int_equal(unsetenv(PMEMZ_SOCKET_ENV), 0);
 
 	assert_int_equal(pmemz_client_new("", &c), -EINVAL);
-	assert_int_equal(pmemz_client_new(
-				 "/tmp/a-socket-path-that-is-much-too-long-for-sockaddr_un-"
-				 "because-it-goes-on-and-on-and-on-past-108-bytes/sock",
-				 &c),
-			 -ENAMETOOLONG);
+	assert_int_equal(
+	    pmemz_client_new("/tmp/a-socket-path-that-is-much-too-long-for-sockaddr_un-"
+			     "because-it-goes-on-and-on-and-on-past-108-bytes/sock",
+			     &c),
+	    -ENAMETOOLONG);
 }
 
 static void test_invalid_args(void **state)
@@ -871,17 +871,17 @@ static void test_bad_frames(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_connect_enoent),
-		cmocka_unit_test(test_connect_refused),
-		cmocka_unit_test(test_socket_env),
-		cmocka_unit_test(test_invalid_args),
-		cmocka_unit_test(test_hello_version_mismatch),
-		cmocka_unit_test(test_region_and_alloc),
-		cmocka_unit_test(test_out_of_order),
-		cmocka_unit_test(test_threads),
-		cmocka_unit_test(test_fd_routing),
-		cmocka_unit_test(test_stray_fd_closed),
-		cmocka_unit_test(test_bad_frames),
+	    cmocka_unit_test(test_connect_enoent),
+	    cmocka_unit_test(test_connect_refused),
+	    cmocka_unit_test(test_socket_env),
+	    cmocka_unit_test(test_invalid_args),
+	    cmocka_unit_test(test_hello_version_mismatch),
+	    cmocka_unit_test(test_region_and_alloc),
+	    cmocka_unit_test(test_out_of_order),
+	    cmocka_unit_test(test_threads),
+	    cmocka_unit_test(test_fd_routing),
+	    cmocka_unit_test(test_stray_fd_closed),
+	    cmocka_unit_test(test_bad_frames),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -45,9 +45,9 @@ static void test_format_duration(void **state)
 	assert_string_equal(ctl_format_duration(45, true, buf, sizeof(buf)), "45s");
 	assert_string_equal(ctl_format_duration(123, true, buf, sizeof(buf)), "2m 03s");
 	assert_string_equal(ctl_format_duration(3723, true, buf, sizeof(buf)), "1h 02m 03s");
-	assert_string_equal(ctl_format_duration(3 * 86400 + 4 * 3600 + 5 * 60 + 6, true, buf,
-						sizeof(buf)),
-			    "3d 04h 05m");
+	assert_string_equal(
+	    ctl_format_duration(3 * 86400 + 4 * 3600 + 5 * 60 + 6, true, buf, sizeof(buf)),
+	    "3d 04h 05m");
 	assert_string_equal(ctl_format_duration(3723, false, buf, sizeof(buf)), "3723");
 }
 
@@ -174,10 +174,10 @@ static void test_json_output(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_format_size),	cmocka_unit_test(test_format_rate),
-		cmocka_unit_test(test_format_duration), cmocka_unit_test(test_format_runs),
-		cmocka_unit_test(test_format_uuid),	cmocka_unit_test(test_text_output),
-		cmocka_unit_test(test_json_output),
+	    cmocka_unit_test(test_format_size),	    cmocka_unit_test(test_format_rate),
+	    cmocka_unit_test(test_format_duration), cmocka_unit_test(test_format_runs),
+	    cmocka_unit_test(test_format_uuid),	    cmocka_unit_test(test_text_output),
+	    cmocka_unit_test(test_json_output),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -287,6 +288,14 @@ static void test_create_and_size_rules(void **state)
 	assert_int_equal(region_open(&f->rc, &r), -ENOSPC);
 	assert_int_equal(access(f->path, F_OK), -1);
 
+	/* A character device that is not a device-DAX. */
+	{
+		struct region_conf rc = f->rc;
+		rc.path = (char *)"/dev/null";
+		assert_int_equal(region_open(&rc, &r), -ENODEV);
+		assert_null(r);
+	}
+
 	/* An extent size that is not a multiple of 4 KiB. */
 	unlink(f->path);
 	f->rc.size = 16 * MiB;
@@ -429,6 +438,43 @@ static void test_unsupported_version_refused(void **state)
 	assert_int_equal(file_hash(f->path), h);
 }
 
+static void test_one_daemon_per_region(void **state)
+{
+	struct fx *f = *state;
+	struct region *r = NULL;
+	int to_child[2], from_child[2];
+	pid_t pid;
+	char c;
+
+	r = open_ok(f);
+	region_close(r);
+	assert_int_equal(pipe(to_child), 0);
+	assert_int_equal(pipe(from_child), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct region *cr = NULL;
+		int ok = region_open(&f->rc, &cr) == 0;
+		(void)!write(from_child[1], ok ? "y" : "n", 1);
+		(void)!read(to_child[0], &c, 1);
+		if (cr)
+			region_close(cr);
+		_exit(0);
+	}
+	assert_int_equal(read(from_child[0], &c, 1), 1);
+	assert_int_equal(c, 'y');
+	assert_int_equal(region_open(&f->rc, &r), -EBUSY);
+	assert_null(r);
+	assert_int_equal(write(to_child[1], "x", 1), 1);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	r = open_ok(f);
+	region_close(r);
+	close(to_child[0]);
+	close(to_child[1]);
+	close(from_child[0]);
+	close(from_child[1]);
+}
+
 /* ---- state transitions ---- */
 
 static void test_lease_unlease(void **state)
@@ -510,14 +556,14 @@ static void test_lease_fragmented(void **state)
 
 	r = open_ok(f);
 	wait_all_zeroed(r);
-	/* Lease all but keep every other extent: 31 holes of one... */
+	/* Lease all, then free every other extent: 32 holes of one... */
 	assert_int_equal(region_lease(r, 63, &a, &na), 0);
 	for (uint64_t i = 0; i < 63; i += 2) {
 		struct run one = {i, 1};
 		region_unlease(r, &one, 1);
 	}
 	(void)region_sync(r);
-	/* ...plus one hole of 3. */
+	/* ...and 11..13, joining 10..14 into one run of 5. */
 	{
 		struct run three = {11, 3};
 		region_unlease(r, &three, 1);
@@ -525,9 +571,11 @@ static void test_lease_fragmented(void **state)
 	(void)region_sync(r);
 	check_i3(r);
 	wait_all_zeroed(r);
-	/* Best fit: the run of 3 (10..14 merged with neighbours 10 and 14 -> 10..14). */
+	/* First fit: 10..14 (11 and 13 joined the single holes 10, 12, 14). */
 	assert_int_equal(region_lease(r, 3, &b, &nb), 0);
 	assert_int_equal(nb, 1);
+	assert_int_equal(b[0].first, 10);
+	assert_int_equal(b[0].count, 3);
 	free(b);
 	/* More than any run: the longest runs, sorted, no duplicates. */
 	assert_int_equal(region_lease(r, 10, &runs, &n_runs), 0);
@@ -577,7 +625,8 @@ static void fill_pattern(struct fx *f, struct region *r, const struct run *runs,
 		for (uint64_t i = runs[k].first; i < runs[k].first + runs[k].count; i++) {
 			for (size_t j = 0; j < sizeof(buf); j++)
 				buf[j] = (uint8_t)(seed + i + j);
-			write_at(f->path, info.data_offset + i * info.extent_size, buf, sizeof(buf));
+			write_at(f->path, info.data_offset + i * info.extent_size, buf,
+				 sizeof(buf));
 		}
 }
 
@@ -1182,26 +1231,27 @@ int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 	const struct CMUnitTest tests[] = {
-		T(test_format_reopen),
-		T(test_create_and_size_rules),
-		T(test_primary_corrupt_uses_backup),
-		T(test_both_corrupt_refused),
-		T(test_foreign_refused),
-		T(test_geometry_mismatch_refused),
-		T(test_unsupported_version_refused),
-		T(test_lease_unlease),
-		T(test_lease_fragmented),
-		T(test_recovery_leases),
-		T(test_commit_durable),
-		T(test_commit_rolled_back),
-		T(test_free_atomic),
-		T(test_tags),
-		T(test_recovery_crafted),
-		T(test_zeroer_fills_zeroes),
-		T(test_zeroer_order),
-		T(test_rate_limit_and_urgent),
-		T(test_pause),
-		T(test_flush_and_sync),
+	    T(test_format_reopen),
+	    T(test_create_and_size_rules),
+	    T(test_primary_corrupt_uses_backup),
+	    T(test_both_corrupt_refused),
+	    T(test_foreign_refused),
+	    T(test_geometry_mismatch_refused),
+	    T(test_unsupported_version_refused),
+	    T(test_one_daemon_per_region),
+	    T(test_lease_unlease),
+	    T(test_lease_fragmented),
+	    T(test_recovery_leases),
+	    T(test_commit_durable),
+	    T(test_commit_rolled_back),
+	    T(test_free_atomic),
+	    T(test_tags),
+	    T(test_recovery_crafted),
+	    T(test_zeroer_fills_zeroes),
+	    T(test_zeroer_order),
+	    T(test_rate_limit_and_urgent),
+	    T(test_pause),
+	    T(test_flush_and_sync),
 	};
 
 	log_set_max_level(getenv("PMEMZ_TEST_DEBUG") ? LOG_DEBUG : LOG_CRIT);

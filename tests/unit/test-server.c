@@ -393,8 +393,7 @@ static void *loop_main(void *arg)
 	return NULL;
 }
 
-static void region_conf_init(struct region_conf *rc, const char *name, uint64_t extents,
-			     bool mine)
+static void region_conf_init(struct region_conf *rc, const char *name, uint64_t extents, bool mine)
 {
 	rc->name = mut(name);
 	rc->path = mut(name);
@@ -997,14 +996,12 @@ static void test_backpressure(void **state)
 			if (n > 0)
 				in_len += (size_t)n;
 		}
-		while (in_len >= PMEMZ_FRAME_HDR &&
-		       pmemz_frame_peek(inbuf, in_len, &plen) == 0 && plen &&
-		       in_len >= PMEMZ_FRAME_HDR + plen) {
+		while (in_len >= PMEMZ_FRAME_HDR && pmemz_frame_peek(inbuf, in_len, &plen) == 0 &&
+		       plen && in_len >= PMEMZ_FRAME_HDR + plen) {
 			Pmemz__Response *resp = NULL;
 
-			assert_int_equal(pmemz_frame_unpack_response(inbuf + PMEMZ_FRAME_HDR, plen,
-								     &resp),
-					 0);
+			assert_int_equal(
+			    pmemz_frame_unpack_response(inbuf + PMEMZ_FRAME_HDR, plen, &resp), 0);
 			assert_int_equal(resp->status, 0);
 			assert_int_equal(resp->id, got + 1);
 			assert_int_equal(resp->noop->payload.len, PAYLOAD);
@@ -1052,19 +1049,19 @@ static void test_shutdown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_hello),
-		cmocka_unit_test(test_socket_mode),
-		cmocka_unit_test(test_second_daemon_refused),
-		cmocka_unit_test(test_open_region),
-		cmocka_unit_test(test_allocate_commit_free),
-		cmocka_unit_test(test_pipelining),
-		cmocka_unit_test(test_waiters_fifo_enospc),
-		cmocka_unit_test(test_lease_isolation),
-		cmocka_unit_test(test_flush_and_misc),
-		cmocka_unit_test(test_other_user),
-		cmocka_unit_test(test_protocol_errors),
-		cmocka_unit_test(test_backpressure),
-		cmocka_unit_test(test_shutdown),
+	    cmocka_unit_test(test_hello),
+	    cmocka_unit_test(test_socket_mode),
+	    cmocka_unit_test(test_second_daemon_refused),
+	    cmocka_unit_test(test_open_region),
+	    cmocka_unit_test(test_allocate_commit_free),
+	    cmocka_unit_test(test_pipelining),
+	    cmocka_unit_test(test_waiters_fifo_enospc),
+	    cmocka_unit_test(test_lease_isolation),
+	    cmocka_unit_test(test_flush_and_misc),
+	    cmocka_unit_test(test_other_user),
+	    cmocka_unit_test(test_protocol_errors),
+	    cmocka_unit_test(test_backpressure),
+	    cmocka_unit_test(test_shutdown),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

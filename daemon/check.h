@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Offline consistency check of a region image (file or device), without the
+ * daemon: the oracle of the crash tests and the operator's tool after an
+ * incident (`pmemzctl check PATH`).  Reads only; never writes.
+ */
+#ifndef PMEMZ_CHECK_H
+#define PMEMZ_CHECK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "layout.h"
+#include "region.h"
+
+/* check flags */
+#define CHECK_RECOVERED (1u << 0) /* image is after recovery: no LEASED, no WRITTEN tag */
+#define CHECK_NO_DATA (1u << 1)	  /* skip reading ZEROED extents' data (I1) */
+
+enum check_status {
+	CHECK_CLEAN = 0,	 /* exit 0 */
+	CHECK_INCONSISTENT = 1,	 /* exit 1: problems listed */
+	CHECK_UNUSABLE = 2,	 /* exit 2: not a region, unreadable, both headers bad */
+};
+
+struct check_tag {
+	uint32_t id;
+	uint32_t uid;
+	uint64_t state; /* enum layout_tag_state */
+	char name[LAYOUT_TAG_NAME_MAX + 1];
+	uint64_t n_extents; /* COMMITTED records naming this tag */
+};
+
+struct check_report {
+	enum check_status status;
+	char path[256];
+	uint64_t image_size;
+	bool primary_ok, backup_ok;
+	struct layout_header hdr; /* the header used (primary, else backup) */
+	uint64_t count[EXT_NSTATES];  /* records per state */
+	uint64_t invalid_records;     /* unknown state / tag out of range */
+	uint64_t zeroed_checked;      /* ZEROED extents whose data was read */
+	uint64_t zeroed_not_zero;     /* ... and found not all zero (I1) */
+	struct check_tag *tags;	      /* slots not FREE */
+	size_t n_tags;
+	char **problems;	      /* one line each, human readable */
+	size_t n_problems;
+};
+
+/* Check an image in memory (base points at offset 0 of the region). */
+int check_image(const void *base, uint64_t size, unsigned flags, struct check_report *rep);
+/* Open PATH read-only (file or /dev/daxX.Y), map it, check_image.  -errno if it cannot be read. */
+int check_path(const char *path, unsigned flags, struct check_report *rep);
+void check_report_free(struct check_report *rep);
+
+#endif
