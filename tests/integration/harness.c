@@ -142,6 +142,9 @@ void itest_env_cleanup(struct itest_env *e)
 	for (int i = 0; i < e->n_args; i++)
 		free(e->args[i]);
 	e->n_args = 0;
+	for (int i = 0; i < e->n_env; i++)
+		free(e->env[i]);
+	e->n_env = 0;
 	if (e->dir[0] && !getenv("PMEMZ_ITEST_KEEP"))
 		(void)nftw(e->dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
 	else if (e->dir[0])
@@ -230,6 +233,14 @@ void itest_daemon_arg(struct itest_env *e, const char *arg)
 	e->n_args++;
 }
 
+void itest_daemon_env(struct itest_env *e, const char *kv)
+{
+	assert_true(e->n_env < 8);
+	e->env[e->n_env] = strdup(kv);
+	assert_non_null(e->env[e->n_env]);
+	e->n_env++;
+}
+
 void itest_cli_region(struct itest_env *e, const char *name, const char *size)
 {
 	char spec[PATH_MAX + 128];
@@ -306,7 +317,7 @@ static bool sock_accepts(const char *path)
 	return true;
 }
 
-static void daemon_spawn(struct itest_env *e)
+void itest_daemon_spawn(struct itest_env *e)
 {
 	char *argv[ITEST_MAX_ARGS + 12];
 	int n = 0;
@@ -361,6 +372,17 @@ static void daemon_spawn(struct itest_env *e)
 		(void)unsetenv("LISTEN_FDNAMES");
 		(void)unsetenv("WATCHDOG_USEC");
 		(void)unsetenv("JOURNAL_STREAM");
+		for (int i = 0; i < e->n_env; i++)
+			(void)putenv(e->env[i]);
+		if (e->pass_listen_fd) {
+			char pidbuf[32];
+
+			if (dup2(e->listen_fd, 3) < 0 || fcntl(3, F_SETFD, 0) < 0)
+				_exit(125);
+			snprintf(pidbuf, sizeof(pidbuf), "%d", (int)getpid());
+			(void)setenv("LISTEN_FDS", "1", 1);
+			(void)setenv("LISTEN_PID", pidbuf, 1);
+		}
 		execv(argv[0], argv);
 		fprintf(stderr, "itest: exec %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
@@ -375,7 +397,7 @@ int itest_daemon_expect_exit(struct itest_env *e, int timeout_ms)
 	pid_t pid;
 	int status;
 
-	daemon_spawn(e);
+	itest_daemon_spawn(e);
 	pid = e->pid;
 	deadline = itest_now_ms() + (uint64_t)timeout_ms;
 	for (;;) {
@@ -405,7 +427,7 @@ bool itest_daemon_try_start(struct itest_env *e, int timeout_ms, int *status)
 	uint64_t deadline;
 	pid_t pid;
 
-	daemon_spawn(e);
+	itest_daemon_spawn(e);
 	pid = e->pid;
 	deadline = itest_now_ms() + (uint64_t)timeout_ms;
 	for (;;) {

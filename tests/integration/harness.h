@@ -46,6 +46,10 @@ struct itest_env {
 	bool has_conf;
 	char *args[ITEST_MAX_ARGS]; /* extra daemon arguments (owned) */
 	int n_args;
+	char *env[8];	  /* extra NAME=VALUE for the daemon (owned) */
+	int n_env;
+	bool pass_listen_fd; /* socket activation: listen_fd becomes fd 3, LISTEN_FDS=1 */
+	int listen_fd;
 	pid_t pid;	  /* running daemon, 0 when none */
 	long log_mark;	  /* log size when the daemon was last started */
 };
@@ -68,6 +72,8 @@ void itest_path(const struct itest_env *e, char *buf, size_t len, const char *na
 void itest_write_conf(struct itest_env *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Extra daemon argument(s), e.g. itest_daemon_arg(e, "--region"), itest_daemon_arg(e, "r=...") */
 void itest_daemon_arg(struct itest_env *e, const char *arg);
+/* Extra environment for the daemon ("NAME=VALUE"). */
+void itest_daemon_env(struct itest_env *e, const char *kv);
 /* Standard small file region on the command line: NAME=DIR/NAME.img,size=SIZE,extent=1M. */
 void itest_cli_region(struct itest_env *e, const char *name, const char *size);
 
@@ -77,6 +83,8 @@ void itest_cli_region(struct itest_env *e, const char *name, const char *size);
  * the test fails.
  */
 void itest_daemon_start(struct itest_env *e);
+/* Fork/exec the daemon and return at once (e->pid set). */
+void itest_daemon_spawn(struct itest_env *e);
 /*
  * Start the daemon expecting it to refuse to run: waits up to timeout_ms for
  * it to exit and returns the wait status (fails the test, with the log, if

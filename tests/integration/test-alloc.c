@@ -252,12 +252,58 @@ static void test_tag_reuse(void **state)
 	itest_daemon_stop(e);
 }
 
+/* A region size that is no multiple of the extent size: nothing past the end is handed out. */
+static void test_odd_geometry(void **state)
+{
+	struct itest_env *e = *state;
+	struct pmemz_client *c = NULL;
+	struct pmemz_region *r = NULL;
+	struct pmemz_alloc *a = NULL;
+	struct itest_stat st;
+
+	itest_write_conf(e,
+			 "[region odd]\n"
+			 "path = %s/odd.img\n"
+			 "size = 36708352\n" /* 35 MiB + 8 KiB */
+			 "extent_size = 2M\n",
+			 e->dir);
+	itest_daemon_start(e);
+	itest_wait_zeroed(e->sock, "odd", 10000, &st);
+	assert_int_equal(st.extent_size, 2 * MIB);
+	assert_true(st.data_offset % (2 * MIB) == 0);
+	assert_true(st.data_offset + st.extent_count * 2 * MIB <= st.size);
+	assert_true(st.data_offset + (st.extent_count + 1) * 2 * MIB > st.size);
+	assert_int_equal(pmemz_client_new(e->sock, &c), 0);
+	assert_int_equal(pmemz_region_open(c, "odd", &r), 0);
+	assert_int_equal(pmemz_region_size(r), 36708352);
+	assert_int_equal(pmemz_alloc_new(r, st.extent_count * 2 * MIB, 0, &a), 0);
+	itest_assert_alloc_in_region(r, a);
+	itest_assert_alloc_zero(r, a);
+	itest_fill_alloc(r, a, 5); /* would fault past the mapping */
+	itest_persist_alloc(r, a);
+	assert_int_equal(pmemz_alloc_commit(a, "odd", PMEMZ_COMMIT_FLUSH), 0);
+	pmemz_alloc_close(a);
+	pmemz_region_close(r);
+	pmemz_client_free(c);
+	itest_daemon_stop(e);
+	itest_daemon_start(e);
+	assert_int_equal(pmemz_client_new(e->sock, &c), 0);
+	assert_int_equal(pmemz_region_open(c, "odd", &r), 0);
+	assert_int_equal(pmemz_alloc_open(r, "odd", &a), 0);
+	itest_check_alloc(r, a, 5);
+	assert_int_equal(pmemz_alloc_release(a), 0);
+	pmemz_region_close(r);
+	pmemz_client_free(c);
+	itest_daemon_stop(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_commit_survives_restart, itest_setup,
 						itest_teardown),
 		cmocka_unit_test_setup_teardown(test_tag_reuse, itest_setup, itest_teardown),
+		cmocka_unit_test_setup_teardown(test_odd_geometry, itest_setup, itest_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,6 +6,7 @@
  * answers with an error or closes that connection and keeps serving everybody
  * else.  Bad inputs through the library and raw frames get exact errors.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
@@ -352,6 +353,10 @@ static void test_bad_rpc_inputs(void **state)
 	assert_int_equal(pmemz_flush(r, base - 4096, 4096, 0), -ERANGE);
 	assert_int_equal(pmemz_flush(r, base + st.data_offset, MIB, 0), 0);
 	assert_int_equal(pmemz_flush(r, base + st.data_offset, MIB, PMEMZ_FLUSH_DEEP), 0);
+	/* local persist outside the mapping */
+	assert_int_equal(pmemz_persist(r, base + size, 4096), -ERANGE);
+	assert_int_equal(pmemz_persist(r, base + size - 4096, 8192), -ERANGE);
+	assert_int_equal(pmemz_persist(r, base + st.data_offset, MIB), 0);
 
 	fd = itest_raw_connect(e->sock);
 	assert_true(fd >= 0);
@@ -422,11 +427,85 @@ static void test_bad_rpc_inputs(void **state)
 	itest_daemon_stop(e);
 }
 
+static int count_fds(pid_t pid)
+{
+	char path[64];
+	DIR *d;
+	struct dirent *de;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* Connections, region opens (fd passing) and abrupt hang-ups leak no daemon fds. */
+static void test_no_fd_leak(void **state)
+{
+	struct itest_env *e = *state;
+	struct itest_stat st;
+	int before, after = -1;
+	uint64_t deadline;
+
+	write_conf(e);
+	itest_daemon_start(e);
+	itest_wait_zeroed(e->sock, REGION, 10000, &st);
+	before = count_fds(e->pid);
+	for (int i = 0; i < 100; i++) {
+		struct pmemz_client *c = NULL;
+		struct pmemz_region *r = NULL;
+		struct pmemz_alloc *a = NULL;
+
+		assert_int_equal(pmemz_client_new(e->sock, &c), 0);
+		assert_int_equal(pmemz_region_open(c, REGION, &r), 0);
+		if (i % 10 == 0)
+			assert_int_equal(pmemz_alloc_new(r, MIB, 0, &a), 0);
+		pmemz_alloc_close(a);
+		pmemz_region_close(r);
+		pmemz_client_free(c);
+	}
+	for (int i = 0; i < 50; i++) {
+		/* OPEN_REGION sent, connection closed before the reply (and its fd) is read */
+		Pmemz__Request req = PMEMZ__REQUEST__INIT;
+		Pmemz__OpenRegionReq o = PMEMZ__OPEN_REGION_REQ__INIT;
+		int fd = itest_raw_connect(e->sock);
+
+		assert_true(fd >= 0);
+		o.region = REGION;
+		req.version = PMEMZ_PROTO_VERSION;
+		req.id = 1;
+		req.op_case = PMEMZ__REQUEST__OP_OPEN_REGION;
+		req.open_region = &o;
+		assert_int_equal(itest_raw_send(fd, &req), 0);
+		close(fd);
+	}
+	/* hang-ups are noticed asynchronously: give the daemon a moment */
+	deadline = itest_now_ms() + 5000;
+	while (itest_now_ms() < deadline) {
+		after = count_fds(e->pid);
+		if (after <= before)
+			break;
+		itest_msleep(20);
+	}
+	if (after > before)
+		fail_msg("daemon fds: %d before, %d after 150 short connections", before, after);
+	itest_stat(e->sock, REGION, &st);
+	itest_assert_accounting(&st, "after the short connections");
+	assert_int_equal(st.leased, 0);
+	itest_daemon_stop(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_bad_frames, itest_setup, itest_teardown),
 		cmocka_unit_test_setup_teardown(test_bad_rpc_inputs, itest_setup, itest_teardown),
+		cmocka_unit_test_setup_teardown(test_no_fd_leak, itest_setup, itest_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
