@@ -96,6 +96,16 @@ int pmemz_client_submit(struct pmemz_client *c, Pmemz__Request *req, struct pmem
 int pmemz_client_wait(struct pmemz_client *c, struct pmemz_pending *ticket, Pmemz__Response **resp,
 		      int *fd);
 
+/*
+ * Has the ticket's response arrived?  Never blocks for long: when no other
+ * thread is reading, it reads the frames that are already there.  true also
+ * when the connection broke (pmemz_client_wait then reports why).  The
+ * ticket must still be waited for.
+ */
+bool pmemz_client_poll(struct pmemz_client *c, struct pmemz_pending *ticket);
+/* A response's status and kind against the request's op: 0, or -errno with the message set. */
+int pmemz_check_response(int op, const Pmemz__Response *resp);
+
 /* The HELLO answer received at connect. */
 const struct pmemz_hello *pmemz_client_hello(const struct pmemz_client *c);
 const char *pmemz_client_path(const struct pmemz_client *c);
@@ -106,6 +116,25 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Pmemz__Response *, pmemz_response_free)
 #define _cleanup_response_ _cleanup_(pmemz_response_freep)
 
 /* ---- region.c --------------------------------------------------------- */
+
+/*
+ * The allocation reserve (pmemz_region_set_reserve, alloc.c): a FIFO of
+ * pipelined ALLOCATE requests of `unit` extents each, sent ahead of need.
+ * pmemz_alloc_new takes the oldest (whose answer has normally arrived
+ * while the caller was writing) and sends a replacement, so the caller
+ * waits for no round trip.  A failed refill sets `backoff`: no more
+ * refills until an ALLOCATE made on the caller's behalf succeeds.
+ */
+struct pmemz_reserve {
+	pthread_mutex_t lock;
+	size_t bytes;	 /* asked for; 0 = off */
+	uint64_t unit;	 /* extents per reserved lease */
+	size_t target;	 /* leases kept: DIV_ROUND_UP(bytes, unit bytes), capped */
+	struct pmemz_pending **q; /* ring of outstanding ALLOCATE tickets, oldest first */
+	size_t head, n, cap;
+	bool backoff;
+	uint64_t hits, misses, refills, refill_failures; /* for tests and benchmarks */
+};
 
 struct pmemz_region {
 	unsigned refs; /* user handle + allocations (atomic) */
@@ -121,6 +150,8 @@ struct pmemz_region {
 	uint8_t *base;
 	size_t map_size;
 	void (*persist)(const void *ptr, size_t size);
+
+	struct pmemz_reserve rsv;
 };
 
 void pmemz_region_ref(struct pmemz_region *r);
@@ -142,6 +173,14 @@ struct pmemz_alloc {
 	struct pmemz_run *runs;
 	size_t bytes;
 };
+
+/* Reserve: release every reserved lease (pmemz_region_close, set_reserve 0). */
+void pmemz_reserve_drop(struct pmemz_region *r);
+struct pmemz_reserve_stats {
+	size_t bytes, target, outstanding;
+	uint64_t unit_bytes, hits, misses, refills, refill_failures;
+};
+void pmemz_reserve_get_stats(struct pmemz_region *r, struct pmemz_reserve_stats *st);
 
 /* Runs from the wire, checked against the region's extent count (-EPROTO). */
 int pmemz_runs_from_wire(const struct pmemz_region *r, Pmemz__Run *const *wr, size_t n,

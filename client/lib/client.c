@@ -22,6 +22,7 @@
  * -ENOTCONN.
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -373,7 +374,51 @@ int pmemz_client_wait(struct pmemz_client *c, struct pmemz_pending *p, Pmemz__Re
 	return r;
 }
 
-static int check_response(int op, const Pmemz__Response *resp)
+/* Reader only: does the receive buffer already hold one complete frame? */
+static bool frame_buffered(const struct pmemz_client *c)
+{
+	size_t plen;
+
+	if (pmemz_frame_peek(c->rbuf + c->rpos, c->rlen - c->rpos, &plen) < 0)
+		return true; /* a bad frame: let conn_read_frame report it */
+	return plen > 0 && c->rlen - c->rpos >= PMEMZ_FRAME_HDR + plen;
+}
+
+bool pmemz_client_poll(struct pmemz_client *c, struct pmemz_pending *p)
+{
+	bool done;
+
+	pthread_mutex_lock(&c->lock);
+	while (!p->done && !c->broken && !c->reading) {
+		struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
+		Pmemz__Response *in;
+		int infd, rr;
+
+		/* Become the reader only while frames are there to read now. */
+		c->reading = true;
+		pthread_mutex_unlock(&c->lock);
+		if (!frame_buffered(c) && poll(&pfd, 1, 0) <= 0) {
+			pthread_mutex_lock(&c->lock);
+			c->reading = false;
+			pthread_cond_broadcast(&c->cond);
+			break;
+		}
+		/* Readable: a frame is (about to be) complete, the daemon writes whole frames. */
+		rr = conn_read_frame(c, &in, &infd);
+		pthread_mutex_lock(&c->lock);
+		c->reading = false;
+		if (rr < 0)
+			conn_break_locked(c, rr, pmemz_errormsg());
+		else
+			file_response(c, in, infd);
+		pthread_cond_broadcast(&c->cond);
+	}
+	done = p->done || c->broken;
+	pthread_mutex_unlock(&c->lock);
+	return done;
+}
+
+int pmemz_check_response(int op, const Pmemz__Response *resp)
 {
 	if (resp->status > 0 || resp->status < -4095)
 		return pmemz_err(-EPROTO, "daemon sent an invalid status %d", resp->status);
@@ -407,7 +452,7 @@ int pmemz_client_call_fd(struct pmemz_client *c, Pmemz__Request *req, Pmemz__Res
 	r = pmemz_client_wait(c, ticket, &resp, &fd);
 	if (r < 0)
 		return r;
-	r = check_response(op, resp);
+	r = pmemz_check_response(op, resp);
 	if (r < 0)
 		return r;
 	*out = TAKE_PTR(resp);

@@ -307,14 +307,30 @@ static void check_log_clean(const struct itest_env *e)
 	free(log);
 }
 
+/*
+ * Ready = a HELLO round trip works (a bare connect is not enough: with
+ * socket activation the listening socket exists before the daemon runs).
+ */
 static bool sock_accepts(const char *path)
 {
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__HelloReq h = PMEMZ__HELLO_REQ__INIT;
+	Pmemz__Response *resp = NULL;
 	int fd = itest_raw_connect(path);
+	bool ok;
 
 	if (fd < 0)
 		return false;
+	h.client_name = "itest-probe";
+	req.version = PMEMZ_PROTO_VERSION;
+	req.id = 1;
+	req.op_case = PMEMZ__REQUEST__OP_HELLO;
+	req.hello = &h;
+	ok = itest_raw_send(fd, &req) == 0 && itest_raw_recv(fd, 250, &resp, NULL) == 0 &&
+	     resp->id == 1 && resp->status == 0;
+	itest_resp_free(resp);
 	close(fd);
-	return true;
+	return ok;
 }
 
 void itest_daemon_spawn(struct itest_env *e)

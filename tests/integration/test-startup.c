@@ -299,6 +299,24 @@ static void test_region_in_use(void **state)
 	itest_daemon_arg(e, spec);
 	itest_daemon_start(e);
 	itest_wait_zeroed(e->sock, "busy", 10000, &st);
+	/*
+	 * Some traffic first: region fds passed to clients, commits, frees.  (A
+	 * POSIX record lock is dropped when the process closes any fd of the file.)
+	 */
+	for (int i = 0; i < 5; i++) {
+		struct pmemz_client *c = NULL;
+		struct pmemz_region *r = NULL;
+		struct pmemz_alloc *a = NULL;
+
+		assert_int_equal(pmemz_client_new(e->sock, &c), 0);
+		assert_int_equal(pmemz_region_open(c, "busy", &r), 0);
+		assert_int_equal(pmemz_alloc_new(r, 2 * MIB, 0, &a), 0);
+		assert_int_equal(pmemz_alloc_commit(a, "t", PMEMZ_COMMIT_FLUSH), 0);
+		assert_int_equal(pmemz_alloc_release(a), 0);
+		pmemz_region_close(r);
+		pmemz_client_free(c);
+	}
+	itest_wait_zeroed(e->sock, "busy", 10000, &st);
 
 	itest_env_init(&e2, "itest-startup-second");
 	itest_daemon_arg(&e2, "--region");
