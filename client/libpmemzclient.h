@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define PMEMZ_CLIENT_MAJOR 1
-#define PMEMZ_CLIENT_MINOR 0
+#define PMEMZ_CLIENT_MINOR 1
 
 /* Environment variable naming the daemon socket when the path is NULL. */
 #define PMEMZ_SOCKET_ENV "PMEMZ_SOCKET"
@@ -68,6 +68,23 @@ size_t pmemz_region_extent_size(const struct pmemz_region *r);
 size_t pmemz_region_size(const struct pmemz_region *r);
 /* Base address of the whole region mapping. */
 void *pmemz_region_address(const struct pmemz_region *r);
+
+/*
+ * Allocation reserve (since 1.1; off by default).  Keep about `bytes` of
+ * zeroed extents leased ahead of need for this region handle: pipelined
+ * ALLOCATE requests are sent at once and each one pmemz_alloc_new() takes
+ * is replaced asynchronously, so an allocation of the reserve's size waits
+ * for no daemon round trip.  The reserve is made of leases of one
+ * allocation size: one extent at first, then the size of two allocations
+ * in a row that it could not serve (other sizes go to the daemon as
+ * before).  Cost: DIV_ROUND_UP(bytes, that size) leases (at most 64), i.e.
+ * less than bytes + one allocation of the region held by this client and
+ * out of others' reach, counted as leased by the daemon.  0 turns it off
+ * and gives the leases back, as pmemz_region_close() does; after
+ * pmemz_client_free() the daemon releases them with the connection.
+ * -EINVAL when bytes exceed the region.
+ */
+int pmemz_region_set_reserve(struct pmemz_region *r, size_t bytes);
 
 /*
  * Lease at least `bytes` (rounded up to whole extents) of zeroed, durable

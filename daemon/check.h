@@ -46,7 +46,25 @@ struct check_report {
 	size_t n_tags;
 	char **problems;	      /* one line each, human readable */
 	size_t n_problems;
+
+	/* Added by the checker (all zero / NULL when not applicable). */
+	bool have_hdr;				/* hdr is valid (a header was usable) */
+	enum layout_hdr_status primary_status, backup_status;
+	char primary_why[160], backup_why[160]; /* layout_header_check()'s reasons */
+	bool headers_differ;			/* both valid, different bytes */
+	bool data_checked;			/* the I1 pass ran (no CHECK_NO_DATA) */
+	uint64_t valid_tags;			/* VALID slots */
+	uint64_t rollback_extents; /* COMMITTED under a WRITTEN slot: rolled back at recovery */
+	uint64_t release_extents;  /* COMMITTED under a FREE slot: released at recovery */
+	uint64_t problems_total;   /* problems found; > n_problems when lines were dropped */
+	char **notes;		   /* legal crash states recovery resolves; one line each */
+	size_t n_notes;
 };
+
+/* At most this many problem (and note) lines are kept; problems_total counts them all. */
+#define CHECK_MAX_LINES 1000u
+
+const char *check_status_str(enum check_status s); /* "clean", "inconsistent", "unusable" */
 
 /* Check an image in memory (base points at offset 0 of the region). */
 int check_image(const void *base, uint64_t size, unsigned flags, struct check_report *rep);

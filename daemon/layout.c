@@ -11,6 +11,7 @@
 #include "conf.h"
 #include "layout.h"
 #include "log.h"
+#include "region.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the on-media format is little-endian; add byte swapping before porting"
@@ -327,6 +328,47 @@ static enum layout_hdr_status check_at(const struct pstore *ps, uint64_t off,
 	return layout_header_check((const uint8_t *)pstore_base(ps) + off, h, why, why_len);
 }
 
+/*
+ * Both header blocks are blank: is the rest a region whose headers were
+ * wiped?  Counts the non-zero records of the extent table the format would
+ * write that are well-formed (a state we know, a tag only when COMMITTED)
+ * against those that are not.  Random or foreign data has almost no
+ * well-formed non-zero records; a used region has them (ZEROED, COMMITTED,
+ * generations) and few others.  Returns the well-formed count when they
+ * are not outnumbered (then *first is the first of them), else 0.
+ */
+static uint64_t wiped_region_records(const struct pstore *ps, uint64_t extent_size,
+				     uint64_t align, const struct pstore_badblock *bbs,
+				     size_t n_bbs, uint64_t *first)
+{
+	const uint8_t *base = pstore_base(ps);
+	struct layout_geometry g;
+	uint64_t ok = 0, bad = 0;
+
+	if (layout_compute(pstore_size(ps), extent_size, align, &g) < 0 ||
+	    layout_range_bad(bbs, n_bbs, g.extent_table_off, g.extent_count * 8))
+		return 0;
+	for (uint64_t i = 0; i < g.extent_count; i++) {
+		uint64_t rec;
+		unsigned st;
+		uint32_t tag;
+
+		memcpy(&rec, base + g.extent_table_off + i * 8, sizeof(rec));
+		if (rec == 0)
+			continue;
+		st = layout_rec_state(rec);
+		tag = layout_rec_tag(rec);
+		if (st < EXT_NSTATES &&
+		    (st == EXT_COMMITTED ? tag >= 1 && tag <= LAYOUT_MAX_TAGS : tag == 0)) {
+			if (ok++ == 0)
+				*first = i;
+		} else {
+			bad++;
+		}
+	}
+	return ok >= bad ? ok : 0;
+}
+
 int layout_load(struct pstore *ps, const char *name, uint64_t extent_size, uint64_t align,
 		const struct pstore_badblock *bbs, size_t n_bbs, struct layout_header *out,
 		bool *formatted)
@@ -346,8 +388,19 @@ int layout_load(struct pstore *ps, const char *name, uint64_t extent_size, uint6
 	sb = check_at(ps, LAYOUT_BACKUP_OFF, bbs, n_bbs, &hb, whyb, sizeof(whyb));
 
 	if (sp == HDR_BLANK && sb == HDR_BLANK) {
+		uint64_t used, first = 0;
+
 		if (extent_size == 0)
 			extent_size = CONF_DEFAULT_EXTENT_SIZE;
+		used = wiped_region_records(ps, extent_size, align, bbs, n_bbs, &first);
+		if (used)
+			return log_error_errno(
+			    EUCLEAN,
+			    "region '%s': both header blocks are blank, but the extent table "
+			    "holds %" PRIu64 " records of a used region (first: extent %" PRIu64
+			    " at offset %" PRIu64 "): were its headers wiped? Refusing to format "
+			    "over it (to reuse it as a new region, zero it first)",
+			    name, used, first, (uint64_t)LAYOUT_EXTENT_TABLE_OFF + first * 8);
 		r = layout_format(ps, name, extent_size, align, out);
 		if (r < 0)
 			return r;

@@ -17,6 +17,19 @@
  * a verify tool to inspect, and the affected extents are quarantined as BAD
  * in memory only, so they are neither handed out (their content and owner
  * are unknown) nor freed (they may hold someone's committed data).
+ *
+ * A VALID slot records how many extents were committed under it, and no
+ * crash changes that number before the slot stops being VALID (commit:
+ * records durable before VALID; free: FREE durable before the records
+ * change).  So a VALID slot named by a different number of records is
+ * damage too: the tag is hidden and its extents quarantined.  When records
+ * are missing (fewer than committed), the lost ones must be among the
+ * damaged records, the extents of damaged slots or the surplus of other
+ * tags; if those do not account for them, the records under FREE or
+ * WRITTEN slots (normally released) are held back as well, and if even
+ * they do not, the missing extents look free (DIRTY, ZEROED: a zeroed block
+ * of the table) and would be zeroed and handed out: the region is refused,
+ * untouched, with -EUCLEAN.  Everything up to that decision only reads.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -26,7 +39,12 @@
 #include "log.h"
 #include "region-internal.h"
 
-enum slot_kind { SK_FREE, SK_WRITTEN, SK_VALID, SK_DAMAGED };
+/*
+ * SK_HELD: a FREE or WRITTEN slot whose COMMITTED records may be another
+ * tag's lost extents: the records are quarantined, the slot is left as it
+ * is and never reused (a new tag in it would adopt the records).
+ */
+enum slot_kind { SK_FREE, SK_WRITTEN, SK_VALID, SK_DAMAGED, SK_HELD };
 
 struct flush_window {
 	uint64_t first, end; /* records [first, end) stored, not yet flushed */
@@ -61,6 +79,106 @@ static void quarantine(struct region *r, uint64_t i)
 	r->n_quarantined++;
 }
 
+static bool rec_damaged(const struct region *r, uint64_t rec)
+{
+	unsigned s = layout_rec_state(rec);
+	uint32_t tag = layout_rec_tag(rec);
+
+	return s >= EXT_NSTATES || (s == EXT_COMMITTED && (tag == 0 || tag > r->tag_count)) ||
+	       (s != EXT_COMMITTED && tag != 0);
+}
+
+/*
+ * Read only: compare each VALID slot with the records naming it, mark the
+ * mismatches damaged and decide what happens to records under FREE and
+ * WRITTEN slots.  -EUCLEAN (logged) when committed extents are missing
+ * and nothing damaged accounts for them.
+ */
+static int check_tag_counts(struct region *r, uint8_t *kind)
+{
+	_cleanup_free_ uint64_t *cnt = calloc((size_t)r->tag_count + 1, sizeof(*cnt));
+	uint64_t damaged_recs = 0, deficit = 0, held = 0, candidates = 0;
+	uint32_t n_short = 0, first_short = 0;
+
+	if (!cnt)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < r->extent_count; i++) {
+		uint64_t rec = region_rec_load(r, i);
+
+		if (rec_damaged(r, rec))
+			damaged_recs++;
+		else if (layout_rec_state(rec) == EXT_COMMITTED)
+			cnt[layout_rec_tag(rec)]++;
+	}
+	/*
+	 * Where lost extents may be: damaged records; under a damaged slot, its
+	 * records beyond its own count (all of them when the count is not
+	 * trustworthy: bad checksum); the surplus of other tags (below).
+	 */
+	candidates = damaged_recs;
+	for (uint32_t id = 1; id <= r->tag_count; id++) {
+		const struct layout_tag *slot = &r->slots[id - 1];
+
+		if (kind[id] != SK_DAMAGED)
+			continue;
+		if (layout_tag_checksum(slot) != slot->checksum)
+			candidates += cnt[id];
+		else if (cnt[id] > slot->n_extents)
+			candidates += cnt[id] - slot->n_extents;
+	}
+
+	for (uint32_t id = 1; id <= r->tag_count; id++) {
+		const struct layout_tag *slot = &r->slots[id - 1];
+		uint64_t n = slot->n_extents;
+
+		if (kind[id] != SK_VALID || cnt[id] == n)
+			continue;
+		if (cnt[id] < n) {
+			deficit += n - cnt[id];
+			if (n_short++ == 0)
+				first_short = id;
+		} else {
+			candidates += cnt[id] - n;
+		}
+		if (cnt[id] == 0) {
+			/* Nothing to quarantine: recovery frees it ("VALID without extents"). */
+			log_error("region '%s': tag '%s' (uid %u, slot %u) was committed with %" PRIu64
+				  " extents but no record names it any more",
+				  r->name, slot->name, slot->uid, id, n);
+			continue;
+		}
+		log_error("region '%s': tag '%s' (uid %u, slot %u) was committed with %" PRIu64
+			  " extents but %" PRIu64
+			  " records name it; hiding the tag and quarantining its extents",
+			  r->name, slot->name, slot->uid, id, n, cnt[id]);
+		kind[id] = SK_DAMAGED;
+	}
+	if (deficit <= candidates)
+		return 0;
+
+	/* Not accounted for: keep what recovery would release, too. */
+	for (uint32_t id = 1; id <= r->tag_count; id++)
+		if ((kind[id] == SK_FREE || kind[id] == SK_WRITTEN) && cnt[id]) {
+			kind[id] = SK_HELD;
+			held += cnt[id];
+		}
+	candidates += held;
+	if (held)
+		log_error("region '%s': %" PRIu64
+			  " committed extents are missing; holding back the %" PRIu64
+			  " COMMITTED records of free or half-made tags instead of releasing them",
+			  r->name, deficit, held);
+	if (deficit <= candidates)
+		return 0;
+	return log_error_errno(
+	    EUCLEAN,
+	    "region '%s': %" PRIu64 " committed extents of %u tags (first: '%s', slot %u) are "
+	    "missing from the extent table and no damaged record accounts for them: they would "
+	    "look free and be zeroed; refusing to open the region (inspect it with 'pmemzctl "
+	    "check %s')",
+	    r->name, deficit, n_short, r->slots[first_short - 1].name, first_short, r->rc->path);
+}
+
 static enum slot_kind classify_slot(const struct layout_tag *s)
 {
 	switch (s->state) {
@@ -84,7 +202,7 @@ int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n
 	_cleanup_free_ uint8_t *kind = NULL;
 	struct flush_window w = {0};
 	uint64_t leases = 0, rolled_ext = 0, freed_ext = 0, damaged_recs = 0, damaged_ext = 0;
-	uint64_t commits_rolled = 0, empty_tags = 0, damaged_tags = 0, bad_marked = 0;
+	uint64_t commits_rolled = 0, empty_tags = 0, damaged_tags = 0, bad_marked = 0, held_ext = 0;
 	uint64_t first_damaged = UINT64_MAX;
 	bool stored = false;
 	int ret;
@@ -93,9 +211,12 @@ int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n
 	if (!kind)
 		return -ENOMEM;
 
-	/* 1. Classify the slots (read only). */
+	/* 1. Classify the slots and check them against the records (read only). */
 	for (uint32_t id = 1; id <= r->tag_count; id++)
 		kind[id] = (uint8_t)classify_slot(&r->slots[id - 1]);
+	ret = check_tag_counts(r, kind);
+	if (ret < 0)
+		return ret;
 
 	/* 2. Extents. */
 	for (uint64_t i = 0; i < r->extent_count; i++) {
@@ -103,8 +224,7 @@ int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n
 		unsigned s = layout_rec_state(rec);
 		uint32_t tag = layout_rec_tag(rec), gen = layout_rec_gen(rec);
 
-		if (s >= EXT_NSTATES || (s == EXT_COMMITTED && (tag == 0 || tag > r->tag_count)) ||
-		    (s != EXT_COMMITTED && tag != 0)) {
+		if (rec_damaged(r, rec)) {
 			if (first_damaged == UINT64_MAX)
 				first_damaged = i;
 			damaged_recs++;
@@ -133,6 +253,10 @@ int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n
 				break;
 			case SK_DAMAGED:
 				damaged_ext++;
+				quarantine(r, i);
+				break;
+			case SK_HELD:
+				held_ext++;
 				quarantine(r, i);
 				break;
 			case SK_WRITTEN:
@@ -164,6 +288,8 @@ int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n
 			pstore_store64(r->ps, &slot->state, TAG_FREE);
 			pstore_flush(r->ps, &slot->state, sizeof(slot->state));
 			stored = true;
+			/* Reusable: its records are DIRTY, durable before any commit. */
+			kind[id] = SK_FREE;
 			break;
 		case SK_VALID:
 			if (t->n_extents == 0) {
@@ -190,21 +316,17 @@ int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n
 					break;
 				}
 			}
-			if (slot->n_extents != t->n_extents)
-				log_warning(
-				    "region '%s': tag '%s' (uid %u) was committed with %" PRIu64
-				    " extents but %" PRIu64 " are still its own",
-				    r->name, slot->name, slot->uid, slot->n_extents, t->n_extents);
 			(void)region_tag_install(r, id, slot->uid, slot->name);
 			break;
 		case SK_DAMAGED:
+		case SK_HELD:
 			break;
 		}
-		if (kind[id] == SK_DAMAGED) {
+		if (kind[id] == SK_DAMAGED || kind[id] == SK_HELD) {
 			free(t->runs);
 			memset(t, 0, sizeof(*t));
 			t->state = VT_DAMAGED;
-			if (slot->state != TAG_FREE)
+			if (kind[id] == SK_DAMAGED && slot->state != TAG_FREE)
 				damaged_tags++;
 		}
 	}
@@ -255,6 +377,10 @@ int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n
 			  " extent records are damaged (first: extent %" PRIu64
 			  ", record 0x%016" PRIx64 "); quarantined in memory, left as they are",
 			  r->name, damaged_recs, first_damaged, region_rec_load(r, first_damaged));
+	if (held_ext)
+		log_error("region '%s': %" PRIu64 " COMMITTED extents of free or half-made tags "
+			  "quarantined in memory, left as they are",
+			  r->name, held_ext);
 	if (damaged_tags)
 		log_error("region '%s': %" PRIu64 " tag slots are damaged; their %" PRIu64
 			  " extents are quarantined in memory, left as they are",

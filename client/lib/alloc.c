@@ -7,6 +7,8 @@
  * pmemz_region_close() until the last handle is closed.
  */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "client-private.h"
@@ -94,12 +96,294 @@ static int alloc_free_rpc(struct pmemz_region *r, uint64_t lease, const char *ta
 	return pmemz_client_call(r->c, &req, &resp);
 }
 
+static int allocate_submit(struct pmemz_region *r, uint64_t bytes, bool nowait,
+			   struct pmemz_pending **ticket)
+{
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__AllocateReq al = PMEMZ__ALLOCATE_REQ__INIT;
+
+	al.region = r->name;
+	al.bytes = bytes;
+	al.has_nowait = true;
+	al.nowait = nowait;
+	req.op_case = PMEMZ__REQUEST__OP_ALLOCATE;
+	req.allocate = &al;
+	return pmemz_client_submit(r->c, &req, ticket);
+}
+
+/* Wait for an ALLOCATE and make its handle; a lease we cannot describe is given back. */
+static int allocate_collect(struct pmemz_region *r, struct pmemz_pending *ticket,
+			    struct pmemz_alloc **out)
+{
+	_cleanup_response_ Pmemz__Response *resp = NULL;
+	int ret;
+
+	ret = pmemz_client_wait(r->c, ticket, &resp, NULL);
+	if (ret < 0)
+		return ret;
+	ret = pmemz_check_response(PMEMZ__REQUEST__OP_ALLOCATE, resp);
+	if (ret < 0)
+		return ret;
+	ret = alloc_make(r, resp->allocate->runs, resp->allocate->n_runs, out);
+	if (ret < 0) {
+		char msg[512];
+
+		/* Do not keep a lease we cannot describe; keep the reason. */
+		(void)snprintf(msg, sizeof(msg), "%s", pmemz_errormsg());
+		(void)alloc_free_rpc(r, resp->allocate->lease, NULL);
+		return pmemz_err(ret, "%s", msg);
+	}
+	(*out)->lease = resp->allocate->lease;
+	return 0;
+}
+
+/* ---- the allocation reserve (see struct pmemz_reserve) ---- */
+
+/* Below the daemon's limit of 256 waiting allocations per connection. */
+#define RESERVE_MAX_LEASES 64u
+
+static size_t reserve_target(const struct pmemz_region *r, size_t bytes, uint64_t unit)
+{
+	uint64_t unit_bytes = unit * r->extent_size;
+
+	return (size_t)MIN(DIV_ROUND_UP((uint64_t)bytes, unit_bytes), (uint64_t)RESERVE_MAX_LEASES);
+}
+
+static struct pmemz_pending *reserve_pop(struct pmemz_reserve *v)
+{
+	struct pmemz_pending *t = v->q[v->head];
+
+	v->head = (v->head + 1) % v->cap;
+	v->n--;
+	return t;
+}
+
+static int reserve_push(struct pmemz_reserve *v, struct pmemz_pending *t)
+{
+	if (v->n == v->cap) {
+		size_t cap = v->cap ? 2 * v->cap : 8;
+		struct pmemz_pending **q = calloc(cap, sizeof(*q));
+
+		if (!q)
+			return -ENOMEM;
+		for (size_t i = 0; i < v->n; i++)
+			q[i] = v->q[(v->head + i) % v->cap];
+		free(v->q);
+		v->q = q;
+		v->cap = cap;
+		v->head = 0;
+	}
+	v->q[(v->head + v->n) % v->cap] = t;
+	v->n++;
+	return 0;
+}
+
+/* Lock held: send ALLOCATEs until target leases are outstanding. */
+static void reserve_refill(struct pmemz_region *r)
+{
+	struct pmemz_reserve *v = &r->rsv;
+
+	while (!v->backoff && v->n < v->target) {
+		struct pmemz_pending *t;
+
+		if (allocate_submit(r, v->unit * r->extent_size, false, &t) < 0) {
+			v->backoff = true;
+			v->refill_failures++;
+			return;
+		}
+		if (reserve_push(v, t) < 0) {
+			/* Cannot track it: take the answer now and give the lease back. */
+			struct pmemz_alloc *a = NULL;
+
+			if (allocate_collect(r, t, &a) == 0)
+				pmemz_alloc_close(a);
+			v->backoff = true;
+			return;
+		}
+		v->refills++;
+	}
+}
+
+/* Lock held: give every reserved lease back (pipelined FREEs), keeping the caller's error. */
+static void reserve_drain(struct pmemz_region *r)
+{
+	struct pmemz_reserve *v = &r->rsv;
+	_cleanup_free_ struct pmemz_pending **frees = NULL;
+	size_t n_frees = 0;
+	char msg[512];
+
+	if (!v->n)
+		return;
+	(void)snprintf(msg, sizeof(msg), "%s", pmemz_errormsg());
+	frees = calloc(v->n, sizeof(*frees));
+	while (v->n) {
+		_cleanup_response_ Pmemz__Response *resp = NULL;
+		struct pmemz_pending *t = reserve_pop(v);
+		Pmemz__Request req = PMEMZ__REQUEST__INIT;
+		Pmemz__FreeReq fr = PMEMZ__FREE_REQ__INIT;
+
+		if (pmemz_client_wait(r->c, t, &resp, NULL) < 0 ||
+		    pmemz_check_response(PMEMZ__REQUEST__OP_ALLOCATE, resp) < 0)
+			continue; /* no lease (or no connection: the daemon released it) */
+		fr.region = r->name;
+		fr.has_lease = true;
+		fr.lease = resp->allocate->lease;
+		req.op_case = PMEMZ__REQUEST__OP_FREE;
+		req.free = &fr;
+		if (frees) {
+			if (pmemz_client_submit(r->c, &req, &frees[n_frees]) == 0)
+				n_frees++;
+		} else {
+			_cleanup_response_ Pmemz__Response *fresp = NULL;
+
+			(void)pmemz_client_call(r->c, &req, &fresp);
+		}
+	}
+	for (size_t i = 0; i < n_frees; i++) {
+		_cleanup_response_ Pmemz__Response *resp = NULL;
+
+		(void)pmemz_client_wait(r->c, frees[i], &resp, NULL);
+	}
+	(void)pmemz_err(0, "%s", msg);
+}
+
+/*
+ * Serve an allocation of n extents from the reserve: 1 when *out is set,
+ * 0 when the caller must ask the daemon itself (reserve off, another size,
+ * empty, failed, or NOWAIT and the oldest answer has not arrived).
+ */
+static int reserve_take(struct pmemz_region *r, uint64_t n, unsigned flags,
+			struct pmemz_alloc **out)
+{
+	struct pmemz_reserve *v = &r->rsv;
+	int served = 0;
+
+	if (!__atomic_load_n(&v->bytes, __ATOMIC_RELAXED))
+		return 0;
+	if (flags & PMEMZ_ALLOC_NOWAIT) {
+		if (pthread_mutex_trylock(&v->lock) != 0)
+			return 0;
+	} else {
+		pthread_mutex_lock(&v->lock);
+	}
+	if (v->bytes && n == v->unit) {
+		while (v->n && !served) {
+			if ((flags & PMEMZ_ALLOC_NOWAIT) && !pmemz_client_poll(r->c, v->q[v->head]))
+				break;
+			if (allocate_collect(r, reserve_pop(v), out) == 0) {
+				served = 1;
+			} else {
+				/* ENOSPC, or the connection broke: the caller's own ALLOCATE says why. */
+				v->backoff = true;
+				v->refill_failures++;
+			}
+		}
+		if (served)
+			reserve_refill(r);
+	}
+	if (v->bytes) {
+		if (served)
+			v->hits++;
+		else
+			v->misses++;
+	}
+	pthread_mutex_unlock(&v->lock);
+	return served;
+}
+
+/*
+ * After an ALLOCATE made for the caller succeeded: refill again; two
+ * allocations in a row of another size than the reserve's move the
+ * reserve to that size (its leases of the old size are given back).
+ */
+static void reserve_after_direct(struct pmemz_region *r, uint64_t n)
+{
+	struct pmemz_reserve *v = &r->rsv;
+
+	if (!__atomic_load_n(&v->bytes, __ATOMIC_RELAXED))
+		return;
+	pthread_mutex_lock(&v->lock);
+	if (v->bytes) {
+		if (n != v->unit) {
+			if (v->next_unit == n) {
+				reserve_drain(r);
+				v->unit = n;
+				v->target = reserve_target(r, v->bytes, n);
+				v->next_unit = 0;
+			} else {
+				v->next_unit = n;
+			}
+		} else {
+			v->next_unit = 0;
+		}
+		v->backoff = false;
+		reserve_refill(r);
+	}
+	pthread_mutex_unlock(&v->lock);
+}
+
+void pmemz_reserve_drop(struct pmemz_region *r)
+{
+	struct pmemz_reserve *v = &r->rsv;
+
+	pthread_mutex_lock(&v->lock);
+	reserve_drain(r);
+	__atomic_store_n(&v->bytes, 0, __ATOMIC_RELAXED);
+	v->target = 0;
+	v->next_unit = 0;
+	pthread_mutex_unlock(&v->lock);
+}
+
+void pmemz_reserve_get_stats(struct pmemz_region *r, struct pmemz_reserve_stats *st)
+{
+	struct pmemz_reserve *v = &r->rsv;
+
+	pthread_mutex_lock(&v->lock);
+	st->bytes = v->bytes;
+	st->target = v->target;
+	st->outstanding = v->n;
+	st->unit_bytes = v->unit * r->extent_size;
+	st->hits = v->hits;
+	st->misses = v->misses;
+	st->refills = v->refills;
+	st->refill_failures = v->refill_failures;
+	pthread_mutex_unlock(&v->lock);
+}
+
+PMEMZ_EXPORT int pmemz_region_set_reserve(struct pmemz_region *r, size_t bytes)
+{
+	struct pmemz_reserve *v;
+
+	if (!r)
+		return pmemz_err(-EINVAL, "pmemz_region_set_reserve: region is NULL");
+	if (bytes == 0) {
+		pmemz_reserve_drop(r);
+		return 0;
+	}
+	if ((uint64_t)bytes > r->extent_count * r->extent_size)
+		return pmemz_err(-EINVAL,
+				 "pmemz_region_set_reserve: %zu bytes exceed region '%s' (%llu bytes)",
+				 bytes, r->name,
+				 (unsigned long long)(r->extent_count * r->extent_size));
+	v = &r->rsv;
+	pthread_mutex_lock(&v->lock);
+	if (!v->unit)
+		v->unit = 1;
+	__atomic_store_n(&v->bytes, bytes, __ATOMIC_RELAXED);
+	v->target = reserve_target(r, bytes, v->unit);
+	if (v->n > v->target)
+		reserve_drain(r); /* shrunk: start over at the new size */
+	v->backoff = false;
+	reserve_refill(r);
+	pthread_mutex_unlock(&v->lock);
+	return 0;
+}
+
 PMEMZ_EXPORT int pmemz_alloc_new(struct pmemz_region *r, size_t bytes, unsigned flags,
 				 struct pmemz_alloc **out)
 {
-	_cleanup_response_ Pmemz__Response *resp = NULL;
-	Pmemz__Request req = PMEMZ__REQUEST__INIT;
-	Pmemz__AllocateReq al = PMEMZ__ALLOCATE_REQ__INIT;
+	struct pmemz_pending *ticket;
+	uint64_t n;
 	int ret;
 
 	if (!out)
@@ -112,26 +396,17 @@ PMEMZ_EXPORT int pmemz_alloc_new(struct pmemz_region *r, size_t bytes, unsigned 
 	if (flags & ~PMEMZ_ALLOC_NOWAIT)
 		return pmemz_err(-EINVAL, "pmemz_alloc_new: unknown flags 0x%x", flags);
 
-	al.region = r->name;
-	al.bytes = bytes;
-	al.has_nowait = true;
-	al.nowait = !!(flags & PMEMZ_ALLOC_NOWAIT);
-	req.op_case = PMEMZ__REQUEST__OP_ALLOCATE;
-	req.allocate = &al;
-	ret = pmemz_client_call(r->c, &req, &resp);
+	n = (uint64_t)bytes / r->extent_size + ((uint64_t)bytes % r->extent_size != 0);
+	if (reserve_take(r, n, flags, out))
+		return 0;
+
+	ret = allocate_submit(r, bytes, !!(flags & PMEMZ_ALLOC_NOWAIT), &ticket);
 	if (ret < 0)
 		return ret;
-
-	ret = alloc_make(r, resp->allocate->runs, resp->allocate->n_runs, out);
-	if (ret < 0) {
-		char msg[512];
-
-		/* Do not keep a lease we cannot describe; keep the reason. */
-		(void)snprintf(msg, sizeof(msg), "%s", pmemz_errormsg());
-		(void)alloc_free_rpc(r, resp->allocate->lease, NULL);
-		return pmemz_err(ret, "%s", msg);
-	}
-	(*out)->lease = resp->allocate->lease;
+	ret = allocate_collect(r, ticket, out);
+	if (ret < 0)
+		return ret;
+	reserve_after_direct(r, n);
 	return 0;
 }
 

@@ -133,6 +133,7 @@ struct pmemz_reserve {
 	struct pmemz_pending **q; /* ring of outstanding ALLOCATE tickets, oldest first */
 	size_t head, n, cap;
 	bool backoff;
+	uint64_t next_unit; /* size of the last allocation the reserve could not serve */
 	uint64_t hits, misses, refills, refill_failures; /* for tests and benchmarks */
 };
 

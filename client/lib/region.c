@@ -125,6 +125,7 @@ PMEMZ_EXPORT int pmemz_region_open(struct pmemz_client *c, const char *name,
 	r->refs = 1;
 	r->c = c;
 	pmemz_client_ref(c);
+	pthread_mutex_init(&r->rsv.lock, NULL);
 
 	ret = region_set_info(r, resp->open_region->info);
 	if (ret < 0)
@@ -155,6 +156,8 @@ void pmemz_region_unref(struct pmemz_region *r)
 	if (r->map)
 		(void)pmem2_map_delete(&r->map);
 	pmemz_client_unref(r->c);
+	pthread_mutex_destroy(&r->rsv.lock);
+	free(r->rsv.q);
 	free(r->name);
 	free(r->path);
 	free(r->granularity);
@@ -163,6 +166,9 @@ void pmemz_region_unref(struct pmemz_region *r)
 
 PMEMZ_EXPORT void pmemz_region_close(struct pmemz_region *r)
 {
+	if (!r)
+		return;
+	pmemz_reserve_drop(r); /* reserved leases go back to the daemon now */
 	pmemz_region_unref(r);
 }
 

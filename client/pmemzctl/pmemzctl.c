@@ -10,10 +10,13 @@
 
 #include "pmemzctl.h"
 
+extern const struct ctl_cmd cmd_check; /* cmd-check.c: offline, no daemon */
+
 static const struct ctl_cmd *const commands[] = {
     &cmd_status,
     &cmd_regions,
     &cmd_tags,
+    &cmd_check,
 };
 
 static void usage(FILE *f)

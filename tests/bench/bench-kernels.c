@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <cpuid.h>
 #include <immintrin.h>
@@ -102,20 +105,93 @@ void kern_memset_plain(uint8_t *p, size_t len)
 	__asm__ volatile("" : : "r"(p) : "memory");
 }
 
+void kern_write_durable(struct bench_map *m, uint8_t *dst, const uint8_t *src, size_t len)
+{
+	m->memcpy_fn(dst, src, len, PMEM2_F_MEM_NONTEMPORAL | PMEM2_F_MEM_NODRAIN);
+	m->drain_fn();
+}
+
+void bench_prefault(void *p, size_t len)
+{
+	uintptr_t a = (uintptr_t)p & ~(uintptr_t)4095;
+
+	len += (uintptr_t)p - a;
+	if (madvise((void *)a, len, MADV_POPULATE_WRITE) == 0)
+		return;
+	/* Older kernels: touch each page with a write that changes nothing, even
+	 * while another process stores to it (an atomic add of 0). */
+	for (size_t off = 0; off < len; off += 4096)
+		(void)__atomic_fetch_add((uint8_t *)(a + off), 0, __ATOMIC_RELAXED);
+}
+
+static bool env_is(const char *name, const char *value)
+{
+	const char *e = getenv(name);
+
+	return e && strcmp(e, value) == 0;
+}
+
+/*
+ * libpmem2 1.12 (pmem2_arch_init) picks, unless PMEM_NO_MOVNT=1: SSE2, then
+ * AVX unless PMEM_AVX=0, then AVX-512F unless PMEM_AVX512F=0, then
+ * MOVDIR64B only with PMEM_MOVDIR64B=1 (1.12.1 compiles it in but leaves it
+ * off); flushes with clwb, else clflushopt, else clflush (PMEM_NO_CLWB,
+ * PMEM_NO_CLFLUSHOPT).  Checked on this machine by single-stepping the
+ * memset function: vmovntdq %zmm by default, movdir64b with PMEM_MOVDIR64B=1.
+ */
 const char *bench_isa_path(void)
 {
+	static char buf[128];
 	unsigned a, b, c, d;
-	bool avx512f = false, clwb = false, clflushopt = false;
+	bool avx = false, avx512f = false, clwb = false, clflushopt = false, movdir64b = false;
+	const char *nt, *flush;
 
+	if (__get_cpuid(1, &a, &b, &c, &d))
+		avx = c & (1u << 28);
 	if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
 		avx512f = b & (1u << 16);
 		clflushopt = b & (1u << 23);
 		clwb = b & (1u << 24);
+		movdir64b = c & (1u << 28);
 	}
-	/* libpmem2 prefers AVX-512F NT stores, then AVX, then SSE2; flush
-	 * with clwb, then clflushopt, then clflush (PMEM_NO_* env vars aside). */
-	if (avx512f)
-		return clwb ? "avx512f NT stores + clwb" : clflushopt ? "avx512f + clflushopt"
-								     : "avx512f + clflush";
-	return clwb ? "avx/sse2 NT stores + clwb" : "sse2 NT stores + clflush";
+	if (env_is("PMEM_NO_MOVNT", "1"))
+		nt = "no NT stores (PMEM_NO_MOVNT)";
+	else if (movdir64b && env_is("PMEM_MOVDIR64B", "1"))
+		nt = "movdir64b";
+	else if (avx512f && !env_is("PMEM_AVX512F", "0"))
+		nt = "avx512f NT stores";
+	else if (avx && !env_is("PMEM_AVX", "0"))
+		nt = "avx NT stores";
+	else
+		nt = "sse2 NT stores";
+	if (clwb && !env_is("PMEM_NO_CLWB", "1"))
+		flush = "clwb";
+	else if (clflushopt && !env_is("PMEM_NO_CLFLUSHOPT", "1"))
+		flush = "clflushopt";
+	else
+		flush = "clflush";
+	(void)snprintf(buf, sizeof(buf), "%s + %s + sfence", nt, flush);
+	return buf;
+}
+
+const char *bench_cpu_model(void)
+{
+	static char model[160] = "unknown";
+	char line[256];
+	FILE *f = fopen("/proc/cpuinfo", "re");
+
+	if (!f)
+		return model;
+	while (fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+
+		if (strncmp(line, "model name", 10) != 0 || !colon)
+			continue;
+		colon += 1 + strspn(colon + 1, " \t");
+		colon[strcspn(colon, "\n")] = '\0';
+		(void)snprintf(model, sizeof(model), "%s", colon);
+		break;
+	}
+	(void)fclose(f);
+	return model;
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +9,7 @@
 
 #include "bench.h"
 
-static json_object *jroot, *jrows, *jtargets, *jmeta;
+static json_object *jroot, *jrows, *jtargets, *jmeta, *jnotes;
 static char *jpath;
 
 void samples_add(struct bench_samples *s, double v)
@@ -68,7 +69,9 @@ void report_open(const char *json_path)
 	jrows = json_object_new_array();
 	jtargets = json_object_new_array();
 	jmeta = json_object_new_object();
+	jnotes = json_object_new_array();
 	json_object_object_add(jroot, "meta", jmeta);
+	json_object_object_add(jroot, "notes", jnotes);
 	json_object_object_add(jroot, "rows", jrows);
 	json_object_object_add(jroot, "targets", jtargets);
 	jpath = json_path ? strdup(json_path) : NULL;
@@ -83,6 +86,29 @@ void report_meta(const char *key, const char *value)
 void report_section(const char *title)
 {
 	printf("\n== %s ==\n", title);
+	fflush(stdout);
+}
+
+void report_note(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	printf("  note: %s\n", buf);
+	fflush(stdout);
+	json_object_array_add(jnotes, json_object_new_string(buf));
+}
+
+void report_samples(const char *scenario, const char *name, const char *unit,
+		    struct bench_samples *s, double ref_median, const char *ratio_to)
+{
+	double med = samples_median(s);
+
+	report_row(scenario, name, unit, med, samples_min(s), samples_max(s),
+		   ref_median > 0 ? med / ref_median : 0, ratio_to);
 }
 
 void report_row(const char *scenario, const char *name, const char *unit, double median,

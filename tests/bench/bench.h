@@ -1,13 +1,103 @@
 /* SPDX-License-Identifier: MIT */
-/* pmemz-bench: scenarios, zeroing kernels and the report (table + JSON). */
+/*
+ * pmemz-bench: pmemzerod against the machine's limit and the alternatives,
+ * side by side in one run (issue 3, DESIGN.md section 9).
+ *
+ *   bench-main.c     options, machine facts, the run
+ *   bench-daemon.c   the region file, the daemon, client and STAT helpers
+ *   bench-kernels.c  libpmem2 mapping and the zeroing / writing kernels
+ *   bench-zero.c     scenario 1: zeroing bandwidth (in-process zeroer)
+ *   bench-alloc.c    scenarios 2 and 3: allocation latency and throughput
+ *   bench-fill.c     scenario 4: fill fresh space
+ *   bench-report.c   samples, the table and the JSON report
+ */
 #ifndef PMEMZ_BENCH_H
 #define PMEMZ_BENCH_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <libpmem2.h>
+
+#define KIB (1024ull)
+#define MIB (1024ull * 1024ull)
+#define GIB (1024ull * 1024ull * 1024ull)
+
+/* ---- options and environment (bench-main.c, bench-daemon.c) ---- */
+enum {
+	SC_ZERO = 1u << 0,
+	SC_ALLOC = 1u << 1,
+	SC_THROUGHPUT = 1u << 2,
+	SC_FILL = 1u << 3,
+	SC_ALL = 0xfu,
+};
+
+struct bench_opts {
+	const char *daemon_path; /* our pmemzerod unless --daemon */
+	const char *socket;	 /* --socket: use a running daemon */
+	const char *region;	 /* --region: its region (2 MiB extents expected) */
+	const char *small_region; /* --small-region: small-extent region for scenario 3 */
+	const char *json;
+	const char *dir; /* where the bench's files go (default /dev/shm) */
+	bool quick;
+	bool verbose;
+	bool keep;
+	unsigned reps;
+	unsigned scenarios;
+	uint64_t region_size; /* bytes of the region file */
+	uint64_t fill_bytes;  /* scenario 4 */
+	uint64_t reserve;     /* scenario 4 (d): pmemz_region_set_reserve bytes */
+};
+extern struct bench_opts opt;
+
+struct bench_env {
+	char dir[PATH_MAX];	   /* private temp dir */
+	char main_path[PATH_MAX];  /* region file of the main region (2 MiB extents) */
+	char small_path[PATH_MAX]; /* region file of the small region (64 KiB extents) */
+	char zero_path[PATH_MAX];  /* scenario 1's region file (== main_path when ours) */
+	char sock[PATH_MAX];
+	char conf[PATH_MAX];
+	char log[PATH_MAX];
+	const char *region;	  /* main region name */
+	const char *small_region; /* small region name */
+	pid_t pid;		  /* our daemon, 0 when none */
+	bool own_daemon;
+};
+
+int bench_env_init(struct bench_env *e);
+void bench_env_cleanup(struct bench_env *e);
+/* Create (fallocate) a region file of size bytes filled with a non-zero
+ * pattern: stale data, every page allocated as on a real device. */
+int bench_make_file(const char *path, uint64_t size);
+int bench_daemon_start(struct bench_env *e);
+void bench_daemon_stop(struct bench_env *e);
+
+struct pmemz_client;
+struct pmemz_region;
+int bench_connect(const struct bench_env *e, const char *region, struct pmemz_client **c,
+		  struct pmemz_region **r);
+
+struct bench_stat {
+	uint64_t zeroed, dirty, leased, committed, zeroing;
+	uint64_t extent_size, extent_count;
+	uint64_t drains, commits, allocations, frees, bytes_zeroed;
+	uint64_t group_commits;
+	double zero_bytes_per_sec;
+};
+int bench_stat(struct pmemz_client *c, const char *region, struct bench_stat *st);
+/* Wait until no free extent is DIRTY (all zeroed); -ETIMEDOUT. */
+int bench_wait_zeroed(struct pmemz_client *c, const char *region, double timeout_s);
+/* A NOOP round trip with a payload of n bytes (the transport floor). */
+int bench_noop(struct pmemz_client *c, size_t payload);
+/* Packed size of the ALLOCATE request and of a one-run reply, for sizing NOOPs. */
+void bench_alloc_frame_sizes(const char *region, size_t *req, size_t *resp);
+
+uint64_t bench_now_ns(void);
+void bench_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void bench_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
 /* ---- zeroing kernels (bench-kernels.c) ---- */
 struct bench_map {
@@ -23,6 +113,8 @@ struct bench_map {
 };
 int bench_map_open(const char *path, struct bench_map *m);
 void bench_map_close(struct bench_map *m);
+/* Fault every page of [p, p+len) in for writing (MADV_POPULATE_WRITE). */
+void bench_prefault(void *p, size_t len);
 
 /* libpmem2 NT memset of each chunk, one drain per `batch` chunks. */
 void kern_nt_zero(struct bench_map *m, uint8_t *p, size_t len, size_t chunk, size_t batch);
@@ -32,8 +124,21 @@ void kern_memset_clflush(uint8_t *p, size_t len);
 void kern_memset_clwb(uint8_t *p, size_t len);
 /* plain temporal memset, nothing made durable (unsafe). */
 void kern_memset_plain(uint8_t *p, size_t len);
-/* The ISA libpmem2 picked, as far as the CPU flags tell. */
+/* The application's write: libpmem2 NT copy of src, then one drain (durable). */
+void kern_write_durable(struct bench_map *m, uint8_t *dst, const uint8_t *src, size_t len);
+/* The ISA libpmem2 picked (CPU flags + libpmem2 1.12's PMEM_* rules). */
 const char *bench_isa_path(void);
+/* CPU model name from /proc/cpuinfo. */
+const char *bench_cpu_model(void);
+
+/* ---- scenarios ---- */
+/* Format and zero the region file in this process (no figures): the daemon
+ * then starts on a ZEROED region, as after scenario 1. */
+int bench_prepare_region(struct bench_env *e);
+int scenario_zero(struct bench_env *e);
+int scenario_alloc(struct bench_env *e);
+int scenario_throughput(struct bench_env *e);
+int scenario_fill(struct bench_env *e);
 
 /* ---- report (bench-report.c) ---- */
 struct bench_samples {
@@ -49,9 +154,13 @@ double samples_max(struct bench_samples *s);
 
 void report_open(const char *json_path);
 void report_section(const char *title);
+void report_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* One row: figure (median/min/max), unit, ratio to the reference (0: none). */
 void report_row(const char *scenario, const char *name, const char *unit, double median,
 		double min, double max, double ratio, const char *ratio_to);
+/* The same from samples (median, min, max). */
+void report_samples(const char *scenario, const char *name, const char *unit,
+		    struct bench_samples *s, double ref_median, const char *ratio_to);
 /* A row with latency percentiles. */
 void report_latency_row(const char *scenario, const char *name, double p50, double p99,
 			double p999, double ratio_p99, const char *ratio_to);

@@ -86,10 +86,11 @@ uint64_t itest_now_ms(void)
 
 int itest_skip(const char *why)
 {
-	fprintf(stderr, "\n"
-			"************************************************************\n"
-			"*** SKIP %s: %s\n"
-			"************************************************************\n\n",
+	fprintf(stderr,
+		"\n"
+		"************************************************************\n"
+		"*** SKIP %s: %s\n"
+		"************************************************************\n\n",
 		program_invocation_short_name, why);
 	return ITEST_SKIP;
 }
@@ -189,7 +190,8 @@ int itest_teardown(void **state)
 				} else {
 					char *log = itest_read_log(e);
 
-					if (strstr(log, "Sanitizer") || strstr(log, "runtime error:")) {
+					if (strstr(log, "Sanitizer") ||
+					    strstr(log, "runtime error:")) {
 						itest_dump_log(e, true);
 						r = -1;
 					}
@@ -364,7 +366,7 @@ void itest_daemon_spawn(struct itest_env *e)
 			fprintf(f, " %s", argv[i]);
 		fprintf(f, " (PMEM2_FORCE_GRANULARITY=%s)\n",
 			getenv("PMEM2_FORCE_GRANULARITY") ? getenv("PMEM2_FORCE_GRANULARITY")
-							   : "unset");
+							  : "unset");
 		fclose(f);
 	}
 
@@ -427,8 +429,9 @@ int itest_daemon_expect_exit(struct itest_env *e, int timeout_ms)
 			(void)waitpid(pid, NULL, 0);
 			live_del(pid);
 			e->pid = 0;
-			fail_msg("pmemzerod still running %d ms after start; it should have refused",
-				 timeout_ms);
+			fail_msg(
+			    "pmemzerod still running %d ms after start; it should have refused",
+			    timeout_ms);
 		}
 		itest_msleep(10);
 	}
@@ -829,14 +832,13 @@ void itest_check_alloc(const struct pmemz_region *r, const struct pmemz_alloc *a
 
 		for (size_t o = 0; o < len; o += esz) {
 			uint64_t roff = (uint64_t)(p + o - base);
-			size_t bad = itest_check_pattern(p + o, esz,
-							 seed * 0x9e3779b97f4a7c15ull + roff);
+			size_t bad =
+			    itest_check_pattern(p + o, esz, seed * 0x9e3779b97f4a7c15ull + roff);
 
 			if (bad != (size_t)-1)
 				fail_msg("data lost: extent at region offset %llu differs from "
 					 "the written pattern at +%zu (byte 0x%02x)",
-					 (unsigned long long)roff, bad,
-					 (unsigned char)p[o + bad]);
+					 (unsigned long long)roff, bad, (unsigned char)p[o + bad]);
 		}
 	}
 }
@@ -869,7 +871,8 @@ uint8_t *itest_alloc_bitmap(const struct pmemz_region *r, const struct pmemz_all
 			assert_true(idx < nbits);
 			if (bits[idx])
 				fail_msg("extent at region offset %zu appears twice in one "
-					 "allocation", idx * esz);
+					 "allocation",
+					 idx * esz);
 			bits[idx] = 1;
 		}
 	}

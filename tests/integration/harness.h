@@ -46,12 +46,12 @@ struct itest_env {
 	bool has_conf;
 	char *args[ITEST_MAX_ARGS]; /* extra daemon arguments (owned) */
 	int n_args;
-	char *env[8];	  /* extra NAME=VALUE for the daemon (owned) */
+	char *env[8]; /* extra NAME=VALUE for the daemon (owned) */
 	int n_env;
 	bool pass_listen_fd; /* socket activation: listen_fd becomes fd 3, LISTEN_FDS=1 */
 	int listen_fd;
-	pid_t pid;	  /* running daemon, 0 when none */
-	long log_mark;	  /* log size when the daemon was last started */
+	pid_t pid;     /* running daemon, 0 when none */
+	long log_mark; /* log size when the daemon was last started */
 };
 
 /* Paths of the binaries under test (compile definitions, env overrides). */
@@ -69,7 +69,8 @@ void itest_env_cleanup(struct itest_env *e);
 void itest_path(const struct itest_env *e, char *buf, size_t len, const char *name);
 
 /* Write e->conf from a printf format ("%1$s" style is not needed: use itest_path). */
-void itest_write_conf(struct itest_env *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void itest_write_conf(struct itest_env *e, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* Extra daemon argument(s), e.g. itest_daemon_arg(e, "--region"), itest_daemon_arg(e, "r=...") */
 void itest_daemon_arg(struct itest_env *e, const char *arg);
 /* Extra environment for the daemon ("NAME=VALUE"). */
@@ -195,8 +196,7 @@ void itest_assert_accounting(const struct itest_stat *st, const char *when);
  * Poll STAT until all free extents are ZEROED (dirty == 0, zeroing == 0) or
  * timeout; checks the accounting on every poll.  Fails on timeout.
  */
-void itest_wait_zeroed(const char *sock, const char *region, int timeout_ms,
-		       struct itest_stat *st);
+void itest_wait_zeroed(const char *sock, const char *region, int timeout_ms, struct itest_stat *st);
 
 /* ---- forked children ------------------------------------------------- */
 
@@ -204,7 +204,7 @@ void itest_wait_zeroed(const char *sock, const char *region, int timeout_ms,
 #define CHILD_CHECK(cond, ...)                                                                     \
 	do {                                                                                       \
 		if (!(cond)) {                                                                     \
-			fprintf(stderr, "CHILD FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);     \
+			fprintf(stderr, "CHILD FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);      \
 			fprintf(stderr, __VA_ARGS__);                                              \
 			fprintf(stderr, "\n");                                                     \
 			fflush(stderr);                                                            \

@@ -369,8 +369,7 @@ void itest_assert_accounting(const struct itest_stat *st, const char *when)
 			 (unsigned long long)st->zeroing, (unsigned long long)st->dirty);
 }
 
-void itest_wait_zeroed(const char *sock, const char *region, int timeout_ms,
-		       struct itest_stat *st)
+void itest_wait_zeroed(const char *sock, const char *region, int timeout_ms, struct itest_stat *st)
 {
 	uint64_t deadline = itest_now_ms() + (uint64_t)timeout_ms;
 

@@ -35,6 +35,10 @@ static void check_granularity(const struct itest_stat *st)
 	if (force && strcmp(force, "CACHE_LINE") == 0 && strcmp(st->granularity, "cache_line"))
 		fail_msg("PMEM2_FORCE_GRANULARITY=CACHE_LINE but the daemon maps with '%s'",
 			 st->granularity);
+	/* tmpfs has no MAP_SYNC: without forcing, the mapping must be PAGE (msync) */
+	if (!force && strcmp(st->granularity, "page"))
+		fail_msg("default granularity of a /dev/shm file is '%s', want 'page'",
+			 st->granularity);
 }
 
 static void open_client(struct itest_env *e, struct pmemz_client **c, struct pmemz_region **r)
@@ -300,10 +304,10 @@ static void test_odd_geometry(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_commit_survives_restart, itest_setup,
-						itest_teardown),
-		cmocka_unit_test_setup_teardown(test_tag_reuse, itest_setup, itest_teardown),
-		cmocka_unit_test_setup_teardown(test_odd_geometry, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_commit_survives_restart, itest_setup,
+					    itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_tag_reuse, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_odd_geometry, itest_setup, itest_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -60,12 +60,13 @@ static int stamp_ok(const struct pmemz_alloc *a, uint64_t owner, uint64_t iter, 
 
 			memcpy(w, p + o, sizeof(w));
 			if (w[0] != owner || w[1] != iter || w[2] != o) {
-				snprintf(why, why_len,
-					 "range %zu +%zu: stamp (%llu,%llu,%llu) != ours (%llu,%llu,"
-					 "%zu)",
-					 i, o, (unsigned long long)w[0], (unsigned long long)w[1],
-					 (unsigned long long)w[2], (unsigned long long)owner,
-					 (unsigned long long)iter, o);
+				snprintf(
+				    why, why_len,
+				    "range %zu +%zu: stamp (%llu,%llu,%llu) != ours (%llu,%llu,"
+				    "%zu)",
+				    i, o, (unsigned long long)w[0], (unsigned long long)w[1],
+				    (unsigned long long)w[2], (unsigned long long)owner,
+				    (unsigned long long)iter, o);
 				return -1;
 			}
 		}
@@ -264,9 +265,8 @@ static void test_threads_one_client(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_processes, itest_setup, itest_teardown),
-		cmocka_unit_test_setup_teardown(test_threads_one_client, itest_setup,
-						itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_processes, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_threads_one_client, itest_setup, itest_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

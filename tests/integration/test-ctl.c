@@ -37,8 +37,13 @@ static void write_conf(struct itest_env *e)
 static int ctl(char **out, char **err, const char *a1, const char *a2, const char *a3,
 	       const char *a4, const char *a5)
 {
-	char *argv[8] = {UNCONST(itest_ctl_path()), UNCONST(a1), UNCONST(a2), UNCONST(a3),
-			 UNCONST(a4), UNCONST(a5), NULL};
+	char *argv[8] = {UNCONST(itest_ctl_path()),
+			 UNCONST(a1),
+			 UNCONST(a2),
+			 UNCONST(a3),
+			 UNCONST(a4),
+			 UNCONST(a5),
+			 NULL};
 
 	return itest_run(argv, 10000, out, err);
 }
@@ -72,8 +77,7 @@ static uint64_t jget_u64(struct json_object *o, const char *key)
 	return json_object_get_uint64(v);
 }
 
-static struct json_object *find_named(struct json_object *top, const char *list,
-				      const char *name)
+static struct json_object *find_named(struct json_object *top, const char *list, const char *name)
 {
 	struct json_object *arr, *it, *n;
 
@@ -101,7 +105,7 @@ static void check_counts(struct json_object *rj, const struct itest_stat *st)
 	assert_int_equal(jget_u64(rj, "committed"), st->committed);
 	assert_int_equal(jget_u64(rj, "bad"), st->bad);
 	assert_int_equal(jget_u64(rj, "zeroed") + jget_u64(rj, "dirty") + jget_u64(rj, "leased") +
-				 jget_u64(rj, "committed") + jget_u64(rj, "bad"),
+			     jget_u64(rj, "committed") + jget_u64(rj, "bad"),
 			 ext);
 }
 
@@ -193,8 +197,7 @@ static void test_status_and_json(void **state)
 	itest_daemon_stop(e);
 }
 
-static void expect_one_line_error(const char *what, int status, const char *out,
-				  const char *err)
+static void expect_one_line_error(const char *what, int status, const char *out, const char *err)
 {
 	const char *nl = strchr(err, '\n');
 
@@ -248,8 +251,8 @@ static void test_unreachable(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_status_and_json, itest_setup, itest_teardown),
-		cmocka_unit_test_setup_teardown(test_unreachable, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_status_and_json, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_unreachable, itest_setup, itest_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

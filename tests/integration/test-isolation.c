@@ -181,8 +181,8 @@ static void child_other_uid(const char *sock, uint64_t root_lease)
 
 	/* not allowed: -EACCES, and no handle */
 	rc = pmemz_region_open(c, "private", &r);
-	CHILD_CHECK(rc == -EACCES, "open private as uid %d: got %d (%s), want -EACCES",
-		    OTHER_UID, rc, pmemz_errormsg());
+	CHILD_CHECK(rc == -EACCES, "open private as uid %d: got %d (%s), want -EACCES", OTHER_UID,
+		    rc, pmemz_errormsg());
 	CHILD_CHECK(r == NULL, "handle set on failure");
 
 	/* raw: skipping OPEN_REGION does not help */
@@ -250,8 +250,7 @@ static void child_other_uid(const char *sock, uint64_t root_lease)
 	rc = pmemz_alloc_open(r, "rootdata", &a);
 	CHILD_CHECK(rc == -ENOENT, "alloc_open of root's tag: %d, want -ENOENT", rc);
 	rc = child_free_tag(fd, "shared", "rootdata");
-	CHILD_CHECK(rc == -ENOENT, "FREE of root's tag by uid %d: %d, want -ENOENT", OTHER_UID,
-		    rc);
+	CHILD_CHECK(rc == -ENOENT, "FREE of root's tag by uid %d: %d, want -ENOENT", OTHER_UID, rc);
 	rc = child_list(fd, "shared", true);
 	CHILD_CHECK(rc == -EPERM, "LIST all_users by non-admin: %d, want -EPERM", rc);
 	{
@@ -386,8 +385,7 @@ static void child_cli_region(const char *sock)
 	rc = pmemz_client_new(sock, &c);
 	CHILD_CHECK(rc == 0, "connect: %d (%s)", rc, pmemz_errormsg());
 	rc = pmemz_region_open(c, "cli", &r);
-	CHILD_CHECK(rc == -EACCES, "open of a --region by uid %d: %d, want -EACCES", OTHER_UID,
-		    rc);
+	CHILD_CHECK(rc == -EACCES, "open of a --region by uid %d: %d, want -EACCES", OTHER_UID, rc);
 	pmemz_client_free(c);
 	_exit(0);
 }
@@ -418,9 +416,8 @@ static void test_cli_region_private(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_other_uid, itest_setup, itest_teardown),
-		cmocka_unit_test_setup_teardown(test_cli_region_private, itest_setup,
-						itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_other_uid, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_cli_region_private, itest_setup, itest_teardown),
 	};
 
 	if (geteuid() != 0)

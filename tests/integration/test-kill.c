@@ -173,8 +173,8 @@ static void test_client_sigkill_with_lease(void **state)
 		fail_msg("bytes_zeroed grew by %llu after the kill, expected >= %llu",
 			 (unsigned long long)(st.bytes_zeroed - st0.bytes_zeroed),
 			 (unsigned long long)LEASE_EXTENTS * MIB);
-	print_message("killed client's %d extents back ZEROED (DIRTY %s observed)\n",
-		      LEASE_EXTENTS, saw_dirty ? "was" : "not");
+	print_message("killed client's %d extents back ZEROED (DIRTY %s observed)\n", LEASE_EXTENTS,
+		      saw_dirty ? "was" : "not");
 
 	/* Re-allocate everything free: the child's garbage must be gone. */
 	open_client(e, &c, &r);
@@ -202,9 +202,9 @@ static void test_client_sigkill_with_lease(void **state)
 			const char *p = pmemz_alloc_range(a, i, &len);
 
 			for (size_t o = 0; o < len; o += MIB)
-				assert_int_equal(itest_check_pattern(p + o, MIB,
-								     77 + (uint64_t)(p + o - base)),
-						 (size_t)-1);
+				assert_int_equal(
+				    itest_check_pattern(p + o, MIB, 77 + (uint64_t)(p + o - base)),
+				    (size_t)-1);
 		}
 	}
 	assert_int_equal(pmemz_alloc_release(a), 0);
@@ -284,9 +284,9 @@ static void test_daemon_sigkill(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_client_sigkill_with_lease, itest_setup,
-						itest_teardown),
-		cmocka_unit_test_setup_teardown(test_daemon_sigkill, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_client_sigkill_with_lease, itest_setup,
+					    itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_daemon_sigkill, itest_setup, itest_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

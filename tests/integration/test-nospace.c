@@ -299,12 +299,11 @@ static void test_enospc(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_nowait_eagain, itest_setup, itest_teardown),
-		cmocka_unit_test_setup_teardown(test_waiting_alloc_does_not_block, itest_setup,
-						itest_teardown),
-		cmocka_unit_test_setup_teardown(test_waiter_disconnect, itest_setup,
-						itest_teardown),
-		cmocka_unit_test_setup_teardown(test_enospc, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_nowait_eagain, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_waiting_alloc_does_not_block, itest_setup,
+					    itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_waiter_disconnect, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_enospc, itest_setup, itest_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

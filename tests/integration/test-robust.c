@@ -194,7 +194,7 @@ static void test_bad_frames(void **state)
 
 	/* the half-frame client is still connected and harmless; finish it now */
 	assert_int_equal(itest_raw_write(half, "\x00\x00", 2), 0); /* a 16-byte frame... */
-	close(half);							/* ...cut short */
+	close(half);						   /* ...cut short */
 	assert_serving(e, r, "half frame closed");
 
 	/* pipelining: three NOOPs in one write, three answers with their ids */
@@ -503,9 +503,9 @@ static void test_no_fd_leak(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_bad_frames, itest_setup, itest_teardown),
-		cmocka_unit_test_setup_teardown(test_bad_rpc_inputs, itest_setup, itest_teardown),
-		cmocka_unit_test_setup_teardown(test_no_fd_leak, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_bad_frames, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_bad_rpc_inputs, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_no_fd_leak, itest_setup, itest_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -484,22 +484,19 @@ static void test_default_region(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_foreign_random, itest_setup, itest_teardown),
-		cmocka_unit_test_setup_teardown(test_foreign_random_small, itest_setup,
-						itest_teardown),
-		cmocka_unit_test_setup_teardown(test_foreign_magic, itest_setup, itest_teardown),
-		cmocka_unit_test_setup_teardown(test_primary_header_damaged, itest_setup,
-						itest_teardown),
-		cmocka_unit_test_setup_teardown(test_both_headers_damaged, itest_setup,
-						itest_teardown),
-		cmocka_unit_test_setup_teardown(test_extent_size_changed, itest_setup,
-						itest_teardown),
-		cmocka_unit_test_setup_teardown(test_region_in_use, itest_setup, itest_teardown),
-		cmocka_unit_test_setup_teardown(test_socket_in_use, itest_setup, itest_teardown),
-		cmocka_unit_test_setup_teardown(test_blank_header_over_stale_data, itest_setup,
-						itest_teardown),
-		cmocka_unit_test_setup_teardown(test_check_config, itest_setup, itest_teardown),
-		cmocka_unit_test_setup_teardown(test_default_region, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_foreign_random, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_foreign_random_small, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_foreign_magic, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_primary_header_damaged, itest_setup,
+					    itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_both_headers_damaged, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_extent_size_changed, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_region_in_use, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_socket_in_use, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_blank_header_over_stale_data, itest_setup,
+					    itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_check_config, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_default_region, itest_setup, itest_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

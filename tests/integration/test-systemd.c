@@ -160,9 +160,8 @@ static void test_socket_activation(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_notify, itest_setup, itest_teardown),
-		cmocka_unit_test_setup_teardown(test_socket_activation, itest_setup,
-						itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_notify, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_socket_activation, itest_setup, itest_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

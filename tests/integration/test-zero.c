@@ -223,12 +223,9 @@ static void test_free_then_sigkill(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_release_paths_rezero, itest_setup,
-						itest_teardown),
-		cmocka_unit_test_setup_teardown(test_free_then_sigterm, itest_setup,
-						itest_teardown),
-		cmocka_unit_test_setup_teardown(test_free_then_sigkill, itest_setup,
-						itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_release_paths_rezero, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_free_then_sigterm, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_free_then_sigkill, itest_setup, itest_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -62,6 +62,19 @@ if grep -v '@@*LIBPMEMZCLIENT_[0-9]' "$tmp/exported-versioned" >"$tmp/unversione
 	fail=1
 fi
 
+# Each name carries the version of the node that lists it (a name moved to
+# another node would break applications linked against the older release).
+awk '
+	/\/\*/ { incomment = 1 }
+	incomment { if ($0 ~ /\*\//) incomment = 0; next }
+	/^[A-Za-z_][A-Za-z0-9_.]*[[:space:]]*\{/ { node = $1; sub(/\{.*/, "", node); next }
+	/global:/ { global = 1; next }
+	/local:/ || /}/ { global = 0; next }
+	global && $1 ~ /^[A-Za-z_][A-Za-z0-9_]*;$/ { sub(/;$/, "", $1); print $1 "@@" node }
+' "$map" | sort -u >"$tmp/map-versioned"
+sed 's/@@*/@@/' "$tmp/exported-versioned" | sort -u >"$tmp/exported-nodes"
+compare map-versioned exported-nodes "every export has the version of its node"
+
 # Nothing internal: protobuf-c descriptors, frame helpers, common helpers.
 if grep -E '^(pmemz__|pmemz_frame_|pmemz_client_call|pmemz_err$|pmemz_debug|pmemz_parse_size|pmemz_format_size|pmemz_default_|protobuf_c_)' \
 	"$tmp/exported" >"$tmp/leaks"; then

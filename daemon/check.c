@@ -1,0 +1,839 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Offline consistency check of a region image (check.h).  Reads only.
+ *
+ * The rules mirror the daemon's: layout.c decides which header is used,
+ * region-recovery.c what a crashed image becomes.  In a raw (crashed) image
+ * the states recovery resolves on purpose -- LEASED records, WRITTEN slots,
+ * COMMITTED records under a WRITTEN or FREE slot -- are notes, not problems;
+ * with CHECK_RECOVERED they are problems.  Everything else that recovery
+ * treats as damage (and quarantines) is a problem in both modes.
+ *
+ * A media error (SIGBUS) while reading is caught: in the metadata it makes
+ * the image unusable, in a ZEROED extent it is a problem of that extent.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <daxctl/libdaxctl.h>
+
+#include "check.h"
+#include "util.h"
+
+enum slot_kind { K_FREE, K_WRITTEN, K_VALID, K_DAMAGED };
+
+struct slot_info {
+	uint8_t kind;
+	uint64_t cnt;	/* COMMITTED records naming the slot */
+	uint64_t first; /* the first of them */
+	struct layout_tag t;
+};
+
+/* On the heap: it must survive a siglongjmp with defined contents. */
+struct checker {
+	const uint8_t *base;
+	uint64_t size;
+	unsigned flags;
+	struct check_report *rep;
+	int err; /* first allocation failure */
+	bool unusable;
+	size_t cap_problems, cap_notes, cap_tags;
+	struct slot_info *si; /* [tag_count + 1], [0] unused */
+};
+
+/* ---- lines ---- */
+
+static void push_line(struct checker *c, char ***v, size_t *n, size_t *cap, char *line)
+{
+	if (!line) {
+		c->err = -ENOMEM;
+		return;
+	}
+	if (*n == *cap) {
+		size_t ncap = *cap ? 2 * *cap : 16;
+		char **nv = realloc(*v, ncap * sizeof(*nv));
+
+		if (!nv) {
+			free(line);
+			c->err = -ENOMEM;
+			return;
+		}
+		*v = nv;
+		*cap = ncap;
+	}
+	(*v)[(*n)++] = line;
+}
+
+static char *vformat(const char *fmt, va_list ap)
+{
+	char *s = NULL;
+
+	if (vasprintf(&s, fmt, ap) < 0)
+		return NULL;
+	return s;
+}
+
+static void problem(struct checker *c, const char *fmt, ...) _printf_(2, 3);
+static void problem(struct checker *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	c->rep->problems_total++;
+	if (c->rep->n_problems >= CHECK_MAX_LINES)
+		return;
+	va_start(ap, fmt);
+	push_line(c, &c->rep->problems, &c->rep->n_problems, &c->cap_problems, vformat(fmt, ap));
+	va_end(ap);
+}
+
+static void note(struct checker *c, const char *fmt, ...) _printf_(2, 3);
+static void note(struct checker *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (c->rep->n_notes >= CHECK_MAX_LINES)
+		return;
+	va_start(ap, fmt);
+	push_line(c, &c->rep->notes, &c->rep->n_notes, &c->cap_notes, vformat(fmt, ap));
+	va_end(ap);
+}
+
+#define unusable(c, ...)                                                                           \
+	do {                                                                                       \
+		(c)->unusable = true;                                                              \
+		problem((c), __VA_ARGS__);                                                         \
+	} while (0)
+
+/* A name from the media, printable: at most 63 bytes, anything odd as '?'. */
+static const char *safe_name(const char name[64], char out[LAYOUT_TAG_NAME_MAX + 1])
+{
+	size_t i;
+
+	for (i = 0; i < LAYOUT_TAG_NAME_MAX && name[i]; i++)
+		out[i] = (unsigned char)name[i] < 0x20 || (unsigned char)name[i] >= 0x7f ||
+				 name[i] == '\''
+			     ? '?'
+			     : name[i];
+	out[i] = '\0';
+	return out;
+}
+
+static const char *state_name(unsigned s)
+{
+	static const char *const names[EXT_NSTATES] = {"DIRTY", "ZEROED", "LEASED", "COMMITTED",
+						       "BAD"};
+
+	return s < EXT_NSTATES ? names[s] : "?";
+}
+
+const char *check_status_str(enum check_status s)
+{
+	switch (s) {
+	case CHECK_CLEAN:
+		return "clean";
+	case CHECK_INCONSISTENT:
+		return "inconsistent";
+	case CHECK_UNUSABLE:
+		return "unusable";
+	}
+	return "?";
+}
+
+/* ---- SIGBUS: a media error, or a file truncated under the mapping ---- */
+
+static __thread sigjmp_buf *bus_jmp;
+static __thread uintptr_t bus_addr;
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	if (bus_jmp) {
+		bus_addr = (uintptr_t)si->si_addr;
+		siglongjmp(*bus_jmp, 1);
+	}
+	(void)signal(sig, SIG_DFL);
+	(void)raise(sig);
+}
+
+/* ---- headers and geometry ---- */
+
+static const char *hdr_verdict(enum layout_hdr_status s)
+{
+	return s == HDR_BLANK ? "blank (all zero)" : layout_hdr_status_str(s);
+}
+
+/* Choose the header as layout_load() would.  false: nothing usable. */
+static bool check_headers(struct checker *c)
+{
+	struct check_report *rep = c->rep;
+	struct layout_header hp, hb;
+	enum layout_hdr_status sp, sb;
+
+	if (c->size < 2 * LAYOUT_BLOCK) {
+		unusable(c, "image is %" PRIu64 " bytes: too small for the two header blocks (%u)",
+			 c->size, 2 * LAYOUT_BLOCK);
+		return false;
+	}
+	sp = layout_header_check(c->base + LAYOUT_PRIMARY_OFF, &hp, rep->primary_why,
+				 sizeof(rep->primary_why));
+	sb = layout_header_check(c->base + LAYOUT_BACKUP_OFF, &hb, rep->backup_why,
+				 sizeof(rep->backup_why));
+	rep->primary_status = sp;
+	rep->backup_status = sb;
+	rep->primary_ok = sp == HDR_OK;
+	rep->backup_ok = sb == HDR_OK;
+
+	if (sp == HDR_OK) {
+		rep->hdr = hp;
+		if (sb == HDR_OK && memcmp(&hp, &hb, sizeof(hp)) != 0) {
+			rep->headers_differ = true;
+			problem(c,
+				"backup header (offset %u) is valid but differs from the primary; "
+				"the daemon rewrites it from the primary",
+				LAYOUT_BACKUP_OFF);
+		} else if (sb != HDR_OK) {
+			problem(c,
+				"backup header (offset %u) is %s (%s); the daemon rewrites it from "
+				"the primary",
+				LAYOUT_BACKUP_OFF, hdr_verdict(sb), rep->backup_why);
+		}
+	} else if (sb == HDR_OK) {
+		rep->hdr = hb;
+		if (sp == HDR_FOREIGN || sp == HDR_UNSUPPORTED)
+			problem(c,
+				"primary header (offset 0) is %s (%s) but the backup is valid; the "
+				"daemon refuses the region",
+				hdr_verdict(sp), rep->primary_why);
+		else
+			problem(c,
+				"primary header (offset 0) is %s (%s); the daemon uses the backup "
+				"header and repairs the primary",
+				hdr_verdict(sp), rep->primary_why);
+	} else {
+		if ((sp == HDR_BLANK || sp == HDR_FOREIGN) && (sb == HDR_BLANK || sb == HDR_FOREIGN))
+			unusable(c,
+				 "not a pmemzerod region: primary header %s (%s), backup header "
+				 "%s (%s)",
+				 hdr_verdict(sp), rep->primary_why, hdr_verdict(sb),
+				 rep->backup_why);
+		else
+			unusable(c,
+				 "both headers are unusable: primary (offset 0) %s (%s), backup "
+				 "(offset %u) %s (%s)",
+				 hdr_verdict(sp), rep->primary_why, LAYOUT_BACKUP_OFF,
+				 hdr_verdict(sb), rep->backup_why);
+		return false;
+	}
+	rep->have_hdr = true;
+	return true;
+}
+
+/* false: the tables cannot be read (unusable already recorded). */
+static bool check_geometry(struct checker *c)
+{
+	const struct layout_header *h = &c->rep->hdr;
+	struct layout_geometry g;
+	uint64_t img = c->size & ~((uint64_t)LAYOUT_BLOCK - 1), meta_end;
+
+	if (layout_compute(h->region_size, h->extent_size, h->data_align, &g) < 0 ||
+	    g.extent_count != h->extent_count || g.extent_table_off != h->extent_table_off ||
+	    g.tag_table_off != h->tag_table_off || g.tag_count != h->tag_count ||
+	    g.data_off != h->data_off || h->tag_count > LAYOUT_MAX_TAGS ||
+	    h->data_off + h->extent_count * h->extent_size > h->region_size) {
+		unusable(c,
+			 "header geometry is inconsistent: size %" PRIu64 ", extent size %" PRIu64
+			 ", count %" PRIu64 ", data at %" PRIu64,
+			 h->region_size, h->extent_size, h->extent_count, h->data_off);
+		return false;
+	}
+	if (img < h->region_size)
+		unusable(c,
+			 "image is truncated: %" PRIu64 " bytes, but the header says the region is "
+			 "%" PRIu64 " bytes",
+			 c->size, h->region_size);
+	else if (img > h->region_size)
+		problem(c,
+			"image is %" PRIu64 " bytes but the header says the region is %" PRIu64
+			" bytes; the daemon refuses a region whose size differs",
+			c->size, h->region_size);
+	meta_end = h->tag_table_off + ALIGN_UP(h->tag_count * LAYOUT_TAG_SLOT_SIZE,
+					       (uint64_t)LAYOUT_BLOCK);
+	if (meta_end > c->size) {
+		unusable(c, "image ends at %" PRIu64 ", inside the extent or tag table (ends at %" PRIu64 ")",
+			 c->size, meta_end);
+		return false;
+	}
+	return true;
+}
+
+/* ---- tag slots ---- */
+
+static void add_tag(struct checker *c, uint32_t id, const struct layout_tag *t)
+{
+	struct check_report *rep = c->rep;
+	struct check_tag *ct;
+	char nm[LAYOUT_TAG_NAME_MAX + 1];
+
+	if (rep->n_tags == c->cap_tags) {
+		size_t ncap = c->cap_tags ? 2 * c->cap_tags : 16;
+		struct check_tag *nv = realloc(rep->tags, ncap * sizeof(*nv));
+
+		if (!nv) {
+			c->err = -ENOMEM;
+			return;
+		}
+		rep->tags = nv;
+		c->cap_tags = ncap;
+	}
+	ct = &rep->tags[rep->n_tags++];
+	memset(ct, 0, sizeof(*ct));
+	ct->id = id;
+	ct->uid = t->uid;
+	ct->state = t->state;
+	(void)snprintf(ct->name, sizeof(ct->name), "%s", safe_name(t->name, nm));
+}
+
+static void classify_slots(struct checker *c)
+{
+	const struct layout_header *h = &c->rep->hdr;
+	char nm[LAYOUT_TAG_NAME_MAX + 1];
+
+	for (uint32_t id = 1; id <= h->tag_count; id++) {
+		struct slot_info *s = &c->si[id];
+		const struct layout_tag *t = &s->t;
+		uint64_t off = h->tag_table_off + (uint64_t)(id - 1) * LAYOUT_TAG_SLOT_SIZE;
+		uint32_t sum;
+
+		memcpy(&s->t, c->base + off, sizeof(s->t));
+		switch (t->state) {
+		case TAG_FREE:
+			s->kind = K_FREE;
+			continue;
+		case TAG_WRITTEN:
+			/* The body is not ordered before the state word: may be torn. */
+			s->kind = K_WRITTEN;
+			break;
+		case TAG_VALID:
+			s->kind = K_VALID;
+			sum = layout_tag_checksum(t);
+			if (sum != t->checksum) {
+				problem(c,
+					"tag slot %u (offset %" PRIu64 ", '%s', uid %u): VALID but "
+					"its checksum is wrong (stored 0x%08x, computed 0x%08x)",
+					id, off, safe_name(t->name, nm), t->uid, t->checksum, sum);
+				s->kind = K_DAMAGED;
+			} else if (!memchr(t->name, '\0', sizeof(t->name))) {
+				problem(c,
+					"tag slot %u (offset %" PRIu64 "): VALID but its name is not "
+					"NUL-terminated",
+					id, off);
+				s->kind = K_DAMAGED;
+			} else if (layout_tag_name_valid(t->name) < 0) {
+				problem(c,
+					"tag slot %u (offset %" PRIu64 ", '%s', uid %u): VALID but "
+					"its name is invalid",
+					id, off, safe_name(t->name, nm), t->uid);
+				s->kind = K_DAMAGED;
+			}
+			break;
+		default:
+			problem(c, "tag slot %u (offset %" PRIu64 "): unknown state word 0x%016" PRIx64,
+				id, off, t->state);
+			s->kind = K_DAMAGED;
+			break;
+		}
+		add_tag(c, id, t);
+	}
+}
+
+static int cmp_tag_owner(const void *a, const void *b, void *arg)
+{
+	const struct slot_info *si = arg;
+	const struct layout_tag *x = &si[*(const uint32_t *)a].t, *y = &si[*(const uint32_t *)b].t;
+	int r;
+
+	if (x->uid != y->uid)
+		return x->uid < y->uid ? -1 : 1;
+	r = strcmp(x->name, y->name);
+	if (r)
+		return r;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+/* Two intact VALID slots with the same (name, uid): recovery hides the second. */
+static void check_duplicates(struct checker *c)
+{
+	const struct layout_header *h = &c->rep->hdr;
+	_cleanup_free_ uint32_t *ids = malloc(MAX(h->tag_count, (uint64_t)1) * sizeof(*ids));
+	size_t n = 0;
+	char nm[LAYOUT_TAG_NAME_MAX + 1];
+
+	if (!ids) {
+		c->err = -ENOMEM;
+		return;
+	}
+	for (uint32_t id = 1; id <= h->tag_count; id++)
+		if (c->si[id].kind == K_VALID)
+			ids[n++] = id;
+	qsort_r(ids, n, sizeof(*ids), cmp_tag_owner, c->si);
+	for (size_t k = 1; k < n; k++) {
+		const struct layout_tag *a = &c->si[ids[k - 1]].t, *b = &c->si[ids[k]].t;
+
+		if (a->uid == b->uid && strcmp(a->name, b->name) == 0)
+			problem(c,
+				"tag '%s' of uid %u is in slots %u and %u; the daemon hides slot %u "
+				"and quarantines its extents",
+				safe_name(b->name, nm), b->uid, ids[k - 1], ids[k], ids[k]);
+	}
+}
+
+/* ---- extent records ---- */
+
+static void check_records(struct checker *c)
+{
+	struct check_report *rep = c->rep;
+	const struct layout_header *h = &rep->hdr;
+	uint64_t leased = 0, first_leased = 0;
+
+	for (uint64_t i = 0; i < h->extent_count; i++) {
+		uint64_t off = h->extent_table_off + i * 8, rec;
+		unsigned s;
+		uint32_t tag;
+
+		memcpy(&rec, c->base + off, sizeof(rec));
+		s = layout_rec_state(rec);
+		tag = layout_rec_tag(rec);
+		if (s >= EXT_NSTATES) {
+			problem(c,
+				"extent %" PRIu64 " (record at offset %" PRIu64 " = 0x%016" PRIx64
+				"): unknown state %u",
+				i, off, rec, s);
+			rep->invalid_records++;
+			continue;
+		}
+		if (s == EXT_COMMITTED && (tag == 0 || tag > h->tag_count)) {
+			problem(c,
+				"extent %" PRIu64 " (record at offset %" PRIu64 " = 0x%016" PRIx64
+				"): COMMITTED with tag id %u, not in 1..%" PRIu64,
+				i, off, rec, tag, h->tag_count);
+			rep->invalid_records++;
+			continue;
+		}
+		if (s != EXT_COMMITTED && tag != 0) {
+			problem(c,
+				"extent %" PRIu64 " (record at offset %" PRIu64 " = 0x%016" PRIx64
+				"): %s but it carries tag id %u",
+				i, off, rec, state_name(s), tag);
+			rep->invalid_records++;
+			continue;
+		}
+		rep->count[s]++;
+		if (s == EXT_LEASED && leased++ == 0)
+			first_leased = i;
+		if (s == EXT_COMMITTED && c->si[tag].cnt++ == 0)
+			c->si[tag].first = i;
+	}
+	if (leased && (c->flags & CHECK_RECOVERED))
+		problem(c,
+			"%" PRIu64 " extents are LEASED (first: extent %" PRIu64
+			") in a recovered image; recovery releases every lease",
+			leased, first_leased);
+	else if (leased)
+		note(c,
+		     "%" PRIu64 " extents are LEASED (first: extent %" PRIu64
+		     "); recovery makes them DIRTY",
+		     leased, first_leased);
+}
+
+/* Each slot against the records that name it. */
+static void check_slot_use(struct checker *c)
+{
+	struct check_report *rep = c->rep;
+	const struct layout_header *h = &rep->hdr;
+	bool recovered = c->flags & CHECK_RECOVERED;
+	char nm[LAYOUT_TAG_NAME_MAX + 1];
+	size_t k = 0;
+
+	for (uint32_t id = 1; id <= h->tag_count; id++) {
+		const struct slot_info *s = &c->si[id];
+		const struct layout_tag *t = &s->t;
+
+		if (s->kind != K_FREE) {
+			/* rep->tags holds the non-FREE slots in id order */
+			while (k < rep->n_tags && rep->tags[k].id < id)
+				k++;
+			if (k < rep->n_tags && rep->tags[k].id == id)
+				rep->tags[k].n_extents = s->cnt;
+		}
+		switch (s->kind) {
+		case K_VALID:
+			rep->valid_tags++;
+			if (s->cnt == 0)
+				problem(c,
+					"tag '%s' (uid %u, slot %u) is VALID but no extent record "
+					"names it (committed with %" PRIu64 " extents)",
+					safe_name(t->name, nm), t->uid, id, t->n_extents);
+			else if (s->cnt != t->n_extents)
+				problem(c,
+					"tag '%s' (uid %u, slot %u) was committed with %" PRIu64
+					" extents but %" PRIu64 " records name it (first: extent %" PRIu64
+					")",
+					safe_name(t->name, nm), t->uid, id, t->n_extents, s->cnt,
+					s->first);
+			break;
+		case K_WRITTEN:
+			if (recovered)
+				problem(c,
+					"tag slot %u is WRITTEN (a half-made commit) in a recovered "
+					"image; %" PRIu64 " COMMITTED extents name it",
+					id, s->cnt);
+			else {
+				rep->rollback_extents += s->cnt;
+				note(c,
+				     "tag slot %u: half-made commit (WRITTEN); recovery rolls back its "
+				     "%" PRIu64 " extents and frees the slot",
+				     id, s->cnt);
+			}
+			break;
+		case K_FREE:
+			if (!s->cnt)
+				break;
+			if (recovered)
+				problem(c,
+					"%" PRIu64 " COMMITTED extents (first: extent %" PRIu64
+					") name tag slot %u, which is FREE",
+					s->cnt, s->first, id);
+			else {
+				rep->release_extents += s->cnt;
+				note(c,
+				     "%" PRIu64 " COMMITTED extents (first: extent %" PRIu64
+				     ") name FREE tag slot %u (a half-done free or half-made commit); "
+				     "recovery releases them",
+				     s->cnt, s->first, id);
+			}
+			break;
+		case K_DAMAGED:
+			if (s->cnt)
+				problem(c,
+					"%" PRIu64 " COMMITTED extents (first: extent %" PRIu64
+					") belong to damaged tag slot %u; the daemon quarantines them",
+					s->cnt, s->first, id);
+			break;
+		}
+	}
+}
+
+/*
+ * What the daemon's recovery does when VALID tags miss records
+ * (region-recovery.c): the missing extents must be accounted for by
+ * damaged records, records beyond a damaged slot's own count or the surplus
+ * of other tags; else the records under FREE / WRITTEN slots are held
+ * back; else the region is refused.
+ */
+static void check_missing(struct checker *c)
+{
+	const struct layout_header *h = &c->rep->hdr;
+	uint64_t deficit = 0, candidates = c->rep->invalid_records, held = 0;
+
+	for (uint32_t id = 1; id <= h->tag_count; id++) {
+		const struct slot_info *s = &c->si[id];
+		uint64_t n = s->t.n_extents;
+
+		if (s->kind == K_VALID && s->cnt < n)
+			deficit += n - s->cnt;
+		else if (s->kind == K_VALID && s->cnt > n)
+			candidates += s->cnt - n;
+		else if (s->kind == K_DAMAGED && layout_tag_checksum(&s->t) != s->t.checksum)
+			candidates += s->cnt;
+		else if (s->kind == K_DAMAGED && s->cnt > n)
+			candidates += s->cnt - n;
+		else if (s->kind == K_FREE || s->kind == K_WRITTEN)
+			held += s->cnt;
+	}
+	if (deficit <= candidates)
+		return;
+	if (deficit <= candidates + held)
+		problem(c,
+			"%" PRIu64 " committed extents are missing and only the %" PRIu64
+			" COMMITTED records under FREE or WRITTEN slots can account for them: the "
+			"daemon quarantines those instead of releasing them",
+			deficit, held);
+	else
+		problem(c,
+			"%" PRIu64 " committed extents are missing from the extent table and no "
+			"damaged record accounts for them (a zeroed block of the table?): the daemon "
+			"refuses to open the region",
+			deficit);
+}
+
+/* ---- data (I1) ---- */
+
+#define ZERO_CHUNK (64u * 1024u)
+static const uint8_t zero_chunk[ZERO_CHUNK];
+
+/* Offset of the first non-zero byte of [p, p+len), or UINT64_MAX. */
+static uint64_t first_nonzero(const uint8_t *p, uint64_t len)
+{
+	for (uint64_t off = 0; off < len; off += ZERO_CHUNK) {
+		size_t n = (size_t)MIN((uint64_t)ZERO_CHUNK, len - off);
+
+		if (memcmp(p + off, zero_chunk, n) != 0) {
+			for (size_t i = 0; i < n; i++)
+				if (p[off + i])
+					return off + i;
+		}
+	}
+	return UINT64_MAX;
+}
+
+/* 0 all zero, 1 not (*nz set), -EIO unreadable (*nz: the failing address offset). */
+static int extent_zero(const uint8_t *p, uint64_t len, uint64_t *nz)
+{
+	sigjmp_buf jb;
+	sigjmp_buf *volatile outer = bus_jmp;
+
+	if (sigsetjmp(jb, 1)) {
+		bus_jmp = outer;
+		*nz = bus_addr >= (uintptr_t)p ? (uint64_t)(bus_addr - (uintptr_t)p) : 0;
+		return -EIO;
+	}
+	bus_jmp = &jb;
+	*nz = first_nonzero(p, len);
+	bus_jmp = outer;
+	return *nz == UINT64_MAX ? 0 : 1;
+}
+
+static void check_data(struct checker *c)
+{
+	struct check_report *rep = c->rep;
+	const struct layout_header *h = &rep->hdr;
+	uint64_t skipped = 0;
+
+	rep->data_checked = true;
+	for (uint64_t i = 0; i < h->extent_count; i++) {
+		uint64_t rec, off = h->data_off + i * h->extent_size, nz;
+		int r;
+
+		memcpy(&rec, c->base + h->extent_table_off + i * 8, sizeof(rec));
+		if (rec != layout_rec(EXT_ZEROED, 0, layout_rec_gen(rec)))
+			continue;
+		if (off + h->extent_size > c->size) {
+			skipped++;
+			continue;
+		}
+		rep->zeroed_checked++;
+		r = extent_zero(c->base + off, h->extent_size, &nz);
+		if (r == 0)
+			continue;
+		rep->zeroed_not_zero++;
+		if (r < 0)
+			problem(c,
+				"extent %" PRIu64 " (data at offset %" PRIu64
+				") is ZEROED but unreadable: media error at offset %" PRIu64,
+				i, off, off + nz);
+		else
+			problem(c,
+				"extent %" PRIu64 " (data at offset %" PRIu64
+				") is ZEROED but byte %" PRIu64 " (offset %" PRIu64
+				") is 0x%02x: stale data would be handed out (I1)",
+				i, off, nz, off + nz, c->base[off + nz]);
+	}
+	if (skipped)
+		problem(c, "%" PRIu64 " ZEROED extents lie beyond the end of the image: not checked",
+			skipped);
+}
+
+/* ---- the check ---- */
+
+static void run_checks(struct checker *c)
+{
+	const struct layout_header *h;
+
+	if (!check_headers(c))
+		return;
+	if (!check_geometry(c))
+		return;
+	h = &c->rep->hdr;
+	c->si = calloc(h->tag_count + 1, sizeof(*c->si));
+	if (!c->si) {
+		c->err = -ENOMEM;
+		return;
+	}
+	classify_slots(c);
+	check_duplicates(c);
+	check_records(c);
+	check_slot_use(c);
+	check_missing(c);
+	if (!(c->flags & CHECK_NO_DATA))
+		check_data(c);
+}
+
+int check_image(const void *base, uint64_t size, unsigned flags, struct check_report *rep)
+{
+	struct sigaction sa = {0}, old;
+	sigjmp_buf jb;
+	sigjmp_buf *volatile outer = bus_jmp;
+	struct checker *c;
+	int r;
+
+	memset(rep, 0, sizeof(*rep));
+	rep->image_size = size;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->base = base;
+	c->size = base ? size : 0;
+	c->flags = flags;
+	c->rep = rep;
+
+	sa.sa_sigaction = on_sigbus;
+	sa.sa_flags = SA_SIGINFO;
+	(void)sigemptyset(&sa.sa_mask);
+	(void)sigaction(SIGBUS, &sa, &old);
+	if (sigsetjmp(jb, 1)) {
+		bus_jmp = outer;
+		unusable(c, "media error (SIGBUS) reading the metadata at offset %" PRIu64,
+			 (uint64_t)(bus_addr - (uintptr_t)base));
+	} else {
+		bus_jmp = &jb;
+		run_checks(c);
+		bus_jmp = outer;
+	}
+	(void)sigaction(SIGBUS, &old, NULL);
+
+	if (rep->problems_total > rep->n_problems) {
+		char *s = NULL;
+
+		if (asprintf(&s, "... and %" PRIu64 " more problems not listed",
+			     rep->problems_total - rep->n_problems) < 0)
+			s = NULL;
+		push_line(c, &rep->problems, &rep->n_problems, &c->cap_problems, s);
+	}
+	rep->status = c->unusable		? CHECK_UNUSABLE
+		      : rep->problems_total > 0 ? CHECK_INCONSISTENT
+						: CHECK_CLEAN;
+	r = c->err;
+	free(c->si);
+	free(c);
+	if (r < 0)
+		check_report_free(rep);
+	return r;
+}
+
+/* ---- files and devices ---- */
+
+static void daxctl_unrefp(struct daxctl_ctx **c)
+{
+	if (*c)
+		daxctl_unref(*c);
+}
+
+/* Size of the device-DAX rdev from libdaxctl: 0, or -ENODEV. */
+static int devdax_size(dev_t rdev, uint64_t *size)
+{
+	_cleanup_(daxctl_unrefp) struct daxctl_ctx *ctx = NULL;
+	struct daxctl_region *reg;
+	struct daxctl_dev *dev;
+
+	if (daxctl_new(&ctx) < 0)
+		return -ENODEV;
+	daxctl_set_log_priority(ctx, 0);
+	for (reg = daxctl_region_get_first(ctx); reg; reg = daxctl_region_get_next(reg))
+		for (dev = daxctl_dev_get_first(reg); dev; dev = daxctl_dev_get_next(dev))
+			if ((unsigned)daxctl_dev_get_major(dev) == major(rdev) &&
+			    (unsigned)daxctl_dev_get_minor(dev) == minor(rdev)) {
+				*size = daxctl_dev_get_size(dev);
+				return *size ? 0 : -ENODEV;
+			}
+	return -ENODEV;
+}
+
+/* Without libdaxctl's answer: map one alignment unit and read the header's size. */
+static int devdax_size_from_header(int fd, uint64_t *size)
+{
+	static const uint64_t aligns[] = {2ull << 20, 1ull << 30, 4096};
+
+	for (size_t k = 0; k < ARRAY_SIZE(aligns); k++) {
+		struct layout_header h;
+		void *m = mmap(NULL, aligns[k], PROT_READ, MAP_SHARED, fd, 0);
+		enum layout_hdr_status s;
+
+		if (m == MAP_FAILED)
+			continue;
+		s = layout_header_check(m, &h, NULL, 0);
+		if (s != HDR_OK)
+			s = layout_header_check((const uint8_t *)m + LAYOUT_BACKUP_OFF, &h, NULL, 0);
+		(void)munmap(m, aligns[k]);
+		if (s != HDR_OK)
+			return -EMEDIUMTYPE;
+		*size = h.region_size;
+		return 0;
+	}
+	return -ENODEV;
+}
+
+int check_path(const char *path, unsigned flags, struct check_report *rep)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	uint64_t size;
+	void *map = NULL;
+	int r;
+
+	memset(rep, 0, sizeof(*rep));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (S_ISCHR(st.st_mode)) {
+		r = devdax_size(st.st_rdev, &size);
+		if (r < 0)
+			r = devdax_size_from_header(fd, &size);
+		if (r < 0)
+			return r;
+	} else if (S_ISREG(st.st_mode)) {
+		size = (uint64_t)st.st_size;
+	} else {
+		return -EINVAL;
+	}
+	if (size > 0) {
+		map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+		if (map == MAP_FAILED)
+			return -errno;
+		(void)madvise(map, size, MADV_SEQUENTIAL);
+	}
+	r = check_image(map, size, flags, rep);
+	if (map)
+		(void)munmap(map, size);
+	if (r >= 0)
+		(void)snprintf(rep->path, sizeof(rep->path), "%s", path);
+	return r;
+}
+
+void check_report_free(struct check_report *rep)
+{
+	if (!rep)
+		return;
+	for (size_t i = 0; i < rep->n_problems; i++)
+		free(rep->problems[i]);
+	for (size_t i = 0; i < rep->n_notes; i++)
+		free(rep->notes[i]);
+	free(rep->problems);
+	free(rep->notes);
+	free(rep->tags);
+	rep->problems = rep->notes = NULL;
+	rep->tags = NULL;
+	rep->n_problems = rep->n_notes = rep->n_tags = 0;
+}

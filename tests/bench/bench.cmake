@@ -1,0 +1,30 @@
+# pmemz-bench: the benchmark suite of issue 3 (docs/PERFORMANCE.md).
+#   build/tests/pmemz-bench [--quick] [--json FILE]
+# ctest runs only the smoke test: 'bench-quick' (--quick, checks that the
+# run completes and that its JSON is valid).
+if(NOT TARGET pmemzerod OR NOT TARGET pmemzclient_static OR NOT TARGET pmemzd_storage)
+  message(STATUS "pmemz-bench skipped: pmemzerod, pmemzclient_static or pmemzd_storage missing")
+  return()
+endif()
+
+set(_bench_dir ${PMEMZ_TEST_SRC}/bench)
+add_executable(pmemz-bench
+  ${_bench_dir}/bench-main.c ${_bench_dir}/bench-daemon.c ${_bench_dir}/bench-kernels.c
+  ${_bench_dir}/bench-report.c ${_bench_dir}/bench-zero.c ${_bench_dir}/bench-alloc.c
+  ${_bench_dir}/bench-fill.c)
+target_include_directories(pmemz-bench PRIVATE ${_bench_dir})
+target_link_libraries(pmemz-bench PRIVATE pmemzd_storage pmemzclient_static pmemzproto
+  PkgConfig::JSONC PkgConfig::LIBPMEM2 Threads::Threads)
+target_compile_definitions(pmemz-bench PRIVATE
+  PMEMZ_BENCH_DAEMON="$<TARGET_FILE:pmemzerod>")
+add_dependencies(pmemz-bench pmemzerod)
+
+# Validates the JSON the bench wrote (json-c), so the smoke test needs no python.
+add_executable(pmemz-bench-json-check ${_bench_dir}/bench-json-check.c)
+target_link_libraries(pmemz-bench-json-check PRIVATE PkgConfig::JSONC)
+
+add_test(NAME bench-quick
+  COMMAND sh -c "\"$1\" --quick --json \"$3\" && \"$2\" \"$3\""
+          bench-quick $<TARGET_FILE:pmemz-bench> $<TARGET_FILE:pmemz-bench-json-check>
+          ${CMAKE_CURRENT_BINARY_DIR}/bench-quick.json)
+set_tests_properties(bench-quick PROPERTIES LABELS "bench" TIMEOUT 240 RUN_SERIAL TRUE)

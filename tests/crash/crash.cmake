@@ -1,0 +1,44 @@
+# Crash consistency (issue 4, parts 2 and 3).
+#
+#   crash-powerfail   simulated power failure: the storage core in-process,
+#                     every drain of a workload (and of recovery) a crash
+#                     point, several media images per point, each recovered
+#                     and checked (tests/crash/test-powerfail.c, pmsim.c)
+#   crash-kill9       the real daemon SIGKILLed at random moments under
+#                     several client processes, restarted, checked
+#                     (tests/crash/test-kill9.c)
+#
+#   ctest -L crash                         both, CI-sized
+#   test-powerfail --long 1200             20 minutes of random workloads
+#   test-kill9 --long 600                  10 minutes of kill cycles
+set(_crash_dir ${PMEMZ_TEST_SRC}/crash)
+
+# The offline checker (daemon/check.c) is the oracle when it is built;
+# until then the tests check the media with their own raw reader only.
+set(_crash_have_check 0)
+set(_crash_check_lib "")
+set(_crash_check_src "")
+if(TARGET pmemzd_check)
+  set(_crash_have_check 1)
+  set(_crash_check_lib pmemzd_check)
+elseif(EXISTS ${PROJECT_SOURCE_DIR}/daemon/check.c)
+  set(_crash_have_check 1)
+  get_target_property(_crash_storage_src pmemzd_storage SOURCES)
+  if(NOT "check.c" IN_LIST _crash_storage_src)
+    set(_crash_check_src ${PROJECT_SOURCE_DIR}/daemon/check.c)
+  endif()
+endif()
+if(NOT _crash_have_check)
+  message(STATUS "crash tests: daemon/check.c not there yet: raw media checks only")
+endif()
+
+add_executable(test-powerfail ${_crash_dir}/test-powerfail.c ${_crash_dir}/pmsim.c
+  ${_crash_check_src})
+target_include_directories(test-powerfail PRIVATE ${_crash_dir})
+target_link_libraries(test-powerfail PRIVATE pmemzd_storage ${_crash_check_lib})
+# pmsim traces the mappings region_open() creates (format, recovery).
+target_link_options(test-powerfail PRIVATE -Wl,--wrap=pstore_open)
+target_compile_definitions(test-powerfail PRIVATE PMEMZ_HAVE_CHECK=${_crash_have_check})
+
+add_test(NAME crash-powerfail COMMAND test-powerfail)
+set_tests_properties(crash-powerfail PROPERTIES LABELS "crash" TIMEOUT 300)
