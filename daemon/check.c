@@ -23,12 +23,10 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include <daxctl/libdaxctl.h>
-
 #include "check.h"
+#include "dax.h"
 #include "util.h"
 
 enum slot_kind { K_FREE, K_WRITTEN, K_VALID, K_DAMAGED };
@@ -49,7 +47,10 @@ struct checker {
 	int err; /* first allocation failure */
 	bool unusable;
 	size_t cap_problems, cap_notes, cap_tags;
+	const struct pstore_badblock *bbs; /* never read */
+	size_t n_bbs;
 	struct slot_info *si; /* [tag_count + 1], [0] unused */
+	bool hold;	      /* recovery holds back records under FREE / WRITTEN slots */
 };
 
 /* ---- lines ---- */
@@ -152,8 +153,9 @@ const char *check_status_str(enum check_status s)
 
 /* ---- SIGBUS: a media error, or a file truncated under the mapping ---- */
 
-static __thread sigjmp_buf *bus_jmp;
-static __thread uintptr_t bus_addr;
+/* volatile: the compiler must not drop stores that only the handler reads */
+static __thread sigjmp_buf *volatile bus_jmp;
+static __thread volatile uintptr_t bus_addr;
 
 static void on_sigbus(int sig, siginfo_t *si, void *uc)
 {
@@ -173,6 +175,16 @@ static const char *hdr_verdict(enum layout_hdr_status s)
 	return s == HDR_BLANK ? "blank (all zero)" : layout_hdr_status_str(s);
 }
 
+static enum layout_hdr_status header_at(struct checker *c, uint64_t off, struct layout_header *h,
+				       char *why, size_t why_len)
+{
+	if (layout_range_bad(c->bbs, c->n_bbs, off, LAYOUT_BLOCK)) {
+		(void)snprintf(why, why_len, "bad block in the header block");
+		return HDR_UNREADABLE;
+	}
+	return layout_header_check(c->base + off, h, why, why_len);
+}
+
 /* Choose the header as layout_load() would.  false: nothing usable. */
 static bool check_headers(struct checker *c)
 {
@@ -185,10 +197,8 @@ static bool check_headers(struct checker *c)
 			 c->size, 2 * LAYOUT_BLOCK);
 		return false;
 	}
-	sp = layout_header_check(c->base + LAYOUT_PRIMARY_OFF, &hp, rep->primary_why,
-				 sizeof(rep->primary_why));
-	sb = layout_header_check(c->base + LAYOUT_BACKUP_OFF, &hb, rep->backup_why,
-				 sizeof(rep->backup_why));
+	sp = header_at(c, LAYOUT_PRIMARY_OFF, &hp, rep->primary_why, sizeof(rep->primary_why));
+	sb = header_at(c, LAYOUT_BACKUP_OFF, &hb, rep->backup_why, sizeof(rep->backup_why));
 	rep->primary_status = sp;
 	rep->backup_status = sb;
 	rep->primary_ok = sp == HDR_OK;
@@ -202,6 +212,9 @@ static bool check_headers(struct checker *c)
 				"backup header (offset %u) is valid but differs from the primary; "
 				"the daemon rewrites it from the primary",
 				LAYOUT_BACKUP_OFF);
+		} else if (sb == HDR_UNREADABLE) {
+			problem(c, "backup header (offset %u) is unreadable (%s)", LAYOUT_BACKUP_OFF,
+				rep->backup_why);
 		} else if (sb != HDR_OK) {
 			problem(c,
 				"backup header (offset %u) is %s (%s); the daemon rewrites it from "
@@ -210,7 +223,12 @@ static bool check_headers(struct checker *c)
 		}
 	} else if (sb == HDR_OK) {
 		rep->hdr = hb;
-		if (sp == HDR_FOREIGN || sp == HDR_UNSUPPORTED)
+		if (sp == HDR_UNREADABLE)
+			problem(c,
+				"primary header (offset 0) is unreadable (%s); the daemon uses the "
+				"backup header",
+				rep->primary_why);
+		else if (sp == HDR_FOREIGN || sp == HDR_UNSUPPORTED)
 			problem(c,
 				"primary header (offset 0) is %s (%s) but the backup is valid; the "
 				"daemon refuses the region",
@@ -272,6 +290,13 @@ static bool check_geometry(struct checker *c)
 	if (meta_end > c->size) {
 		unusable(c, "image ends at %" PRIu64 ", inside the extent or tag table (ends at %" PRIu64 ")",
 			 c->size, meta_end);
+		return false;
+	}
+	if (layout_range_bad(c->bbs, c->n_bbs, h->extent_table_off, meta_end - h->extent_table_off)) {
+		unusable(c,
+			 "bad blocks in the extent or tag table (offsets %" PRIu64 "..%" PRIu64
+			 "); the daemon refuses the region",
+			 h->extent_table_off, meta_end);
 		return false;
 	}
 	return true;
@@ -456,6 +481,50 @@ static void check_records(struct checker *c)
 		     leased, first_leased);
 }
 
+/*
+ * What the daemon's recovery does when VALID tags miss records
+ * (region-recovery.c): the missing extents must be accounted for by
+ * damaged records, records beyond a damaged slot's own count or the surplus
+ * of other tags; else the records under FREE / WRITTEN slots are held
+ * back; else the region is refused.
+ */
+static void check_missing(struct checker *c)
+{
+	const struct layout_header *h = &c->rep->hdr;
+	uint64_t deficit = 0, candidates = c->rep->invalid_records, held = 0;
+
+	for (uint32_t id = 1; id <= h->tag_count; id++) {
+		const struct slot_info *s = &c->si[id];
+		uint64_t n = s->t.n_extents;
+
+		if (s->kind == K_VALID && s->cnt < n)
+			deficit += n - s->cnt;
+		else if (s->kind == K_VALID && s->cnt > n)
+			candidates += s->cnt - n;
+		else if (s->kind == K_DAMAGED && layout_tag_checksum(&s->t) != s->t.checksum)
+			candidates += s->cnt;
+		else if (s->kind == K_DAMAGED && s->cnt > n)
+			candidates += s->cnt - n;
+		else if (s->kind == K_FREE || s->kind == K_WRITTEN)
+			held += s->cnt;
+	}
+	if (deficit <= candidates)
+		return;
+	c->hold = true;
+	if (deficit <= candidates + held)
+		problem(c,
+			"%" PRIu64 " committed extents are missing and only the %" PRIu64
+			" COMMITTED records under FREE or WRITTEN slots can account for them: the "
+			"daemon quarantines those instead of releasing them",
+			deficit, held);
+	else
+		problem(c,
+			"%" PRIu64 " committed extents are missing from the extent table and no "
+			"damaged record accounts for them (a zeroed block of the table?): the daemon "
+			"refuses to open the region",
+			deficit);
+}
+
 /* Each slot against the records that name it. */
 static void check_slot_use(struct checker *c)
 {
@@ -493,7 +562,13 @@ static void check_slot_use(struct checker *c)
 					s->first);
 			break;
 		case K_WRITTEN:
-			if (recovered)
+			if (c->hold && s->cnt && !recovered)
+				problem(c,
+					"tag slot %u: half-made commit (WRITTEN) with %" PRIu64
+					" COMMITTED extents (first: extent %" PRIu64
+					"); held back, not rolled back, while extents are missing",
+					id, s->cnt, s->first);
+			else if (recovered)
 				problem(c,
 					"tag slot %u is WRITTEN (a half-made commit) in a recovered "
 					"image; %" PRIu64 " COMMITTED extents name it",
@@ -509,11 +584,12 @@ static void check_slot_use(struct checker *c)
 		case K_FREE:
 			if (!s->cnt)
 				break;
-			if (recovered)
+			if (recovered || c->hold)
 				problem(c,
 					"%" PRIu64 " COMMITTED extents (first: extent %" PRIu64
-					") name tag slot %u, which is FREE",
-					s->cnt, s->first, id);
+					") name tag slot %u, which is FREE%s",
+					s->cnt, s->first, id,
+					recovered ? "" : "; held back, not released, while extents are missing");
 			else {
 				rep->release_extents += s->cnt;
 				note(c,
@@ -532,49 +608,6 @@ static void check_slot_use(struct checker *c)
 			break;
 		}
 	}
-}
-
-/*
- * What the daemon's recovery does when VALID tags miss records
- * (region-recovery.c): the missing extents must be accounted for by
- * damaged records, records beyond a damaged slot's own count or the surplus
- * of other tags; else the records under FREE / WRITTEN slots are held
- * back; else the region is refused.
- */
-static void check_missing(struct checker *c)
-{
-	const struct layout_header *h = &c->rep->hdr;
-	uint64_t deficit = 0, candidates = c->rep->invalid_records, held = 0;
-
-	for (uint32_t id = 1; id <= h->tag_count; id++) {
-		const struct slot_info *s = &c->si[id];
-		uint64_t n = s->t.n_extents;
-
-		if (s->kind == K_VALID && s->cnt < n)
-			deficit += n - s->cnt;
-		else if (s->kind == K_VALID && s->cnt > n)
-			candidates += s->cnt - n;
-		else if (s->kind == K_DAMAGED && layout_tag_checksum(&s->t) != s->t.checksum)
-			candidates += s->cnt;
-		else if (s->kind == K_DAMAGED && s->cnt > n)
-			candidates += s->cnt - n;
-		else if (s->kind == K_FREE || s->kind == K_WRITTEN)
-			held += s->cnt;
-	}
-	if (deficit <= candidates)
-		return;
-	if (deficit <= candidates + held)
-		problem(c,
-			"%" PRIu64 " committed extents are missing and only the %" PRIu64
-			" COMMITTED records under FREE or WRITTEN slots can account for them: the "
-			"daemon quarantines those instead of releasing them",
-			deficit, held);
-	else
-		problem(c,
-			"%" PRIu64 " committed extents are missing from the extent table and no "
-			"damaged record accounts for them (a zeroed block of the table?): the daemon "
-			"refuses to open the region",
-			deficit);
 }
 
 /* ---- data (I1) ---- */
@@ -632,6 +665,20 @@ static void check_data(struct checker *c)
 			skipped++;
 			continue;
 		}
+		if (layout_range_bad(c->bbs, c->n_bbs, off, h->extent_size)) {
+			rep->zeroed_bad++;
+			if (c->flags & CHECK_RECOVERED)
+				problem(c,
+					"extent %" PRIu64 " (data at offset %" PRIu64
+					") is ZEROED but has a bad block; recovery marks it BAD",
+					i, off);
+			else
+				note(c,
+				     "extent %" PRIu64 " (data at offset %" PRIu64
+				     ") is ZEROED and has a bad block; recovery marks it BAD",
+				     i, off);
+			continue;
+		}
 		rep->zeroed_checked++;
 		r = extent_zero(c->base + off, h->extent_size, &nz);
 		if (r == 0)
@@ -673,13 +720,19 @@ static void run_checks(struct checker *c)
 	classify_slots(c);
 	check_duplicates(c);
 	check_records(c);
-	check_slot_use(c);
 	check_missing(c);
+	check_slot_use(c);
 	if (!(c->flags & CHECK_NO_DATA))
 		check_data(c);
 }
 
 int check_image(const void *base, uint64_t size, unsigned flags, struct check_report *rep)
+{
+	return check_image_badblocks(base, size, flags, NULL, 0, rep);
+}
+
+int check_image_badblocks(const void *base, uint64_t size, unsigned flags,
+			  const struct pstore_badblock *bbs, size_t n_bbs, struct check_report *rep)
 {
 	struct sigaction sa = {0}, old;
 	sigjmp_buf jb;
@@ -696,6 +749,9 @@ int check_image(const void *base, uint64_t size, unsigned flags, struct check_re
 	c->size = base ? size : 0;
 	c->flags = flags;
 	c->rep = rep;
+	c->bbs = bbs;
+	c->n_bbs = n_bbs;
+	rep->badblocks = n_bbs;
 
 	sa.sa_sigaction = on_sigbus;
 	sa.sa_flags = SA_SIGINFO;
@@ -733,32 +789,6 @@ int check_image(const void *base, uint64_t size, unsigned flags, struct check_re
 
 /* ---- files and devices ---- */
 
-static void daxctl_unrefp(struct daxctl_ctx **c)
-{
-	if (*c)
-		daxctl_unref(*c);
-}
-
-/* Size of the device-DAX rdev from libdaxctl: 0, or -ENODEV. */
-static int devdax_size(dev_t rdev, uint64_t *size)
-{
-	_cleanup_(daxctl_unrefp) struct daxctl_ctx *ctx = NULL;
-	struct daxctl_region *reg;
-	struct daxctl_dev *dev;
-
-	if (daxctl_new(&ctx) < 0)
-		return -ENODEV;
-	daxctl_set_log_priority(ctx, 0);
-	for (reg = daxctl_region_get_first(ctx); reg; reg = daxctl_region_get_next(reg))
-		for (dev = daxctl_dev_get_first(reg); dev; dev = daxctl_dev_get_next(dev))
-			if ((unsigned)daxctl_dev_get_major(dev) == major(rdev) &&
-			    (unsigned)daxctl_dev_get_minor(dev) == minor(rdev)) {
-				*size = daxctl_dev_get_size(dev);
-				return *size ? 0 : -ENODEV;
-			}
-	return -ENODEV;
-}
-
 /* Without libdaxctl's answer: map one alignment unit and read the header's size. */
 static int devdax_size_from_header(int fd, uint64_t *size)
 {
@@ -786,6 +816,8 @@ static int devdax_size_from_header(int fd, uint64_t *size)
 int check_path(const char *path, unsigned flags, struct check_report *rep)
 {
 	_cleanup_close_ int fd = -1;
+	_cleanup_free_ struct pstore_badblock *bbs = NULL;
+	size_t n_bbs = 0;
 	struct stat st;
 	uint64_t size;
 	void *map = NULL;
@@ -798,15 +830,31 @@ int check_path(const char *path, unsigned flags, struct check_report *rep)
 	if (fstat(fd, &st) < 0)
 		return -errno;
 	if (S_ISCHR(st.st_mode)) {
-		r = devdax_size(st.st_rdev, &size);
-		if (r < 0)
+		struct dax_dev d;
+		_cleanup_free_ struct dax_badblock *dbb = NULL;
+		size_t n = 0;
+
+		r = dax_lookup_rdev(st.st_rdev, &d);
+		if (r >= 0 && d.size) {
+			size = d.size;
+			/* -ENOTSUP (not root, no NVDIMM region): read everything */
+			if (dax_badblocks(&d, &dbb, &n) >= 0 && n) {
+				bbs = calloc(n, sizeof(*bbs));
+				if (!bbs)
+					return -ENOMEM;
+				for (size_t k = 0; k < n; k++)
+					bbs[k] = (struct pstore_badblock){dbb[k].off, dbb[k].len};
+				n_bbs = n;
+			}
+		} else {
 			r = devdax_size_from_header(fd, &size);
-		if (r < 0)
-			return r;
+			if (r < 0)
+				return r;
+		}
 	} else if (S_ISREG(st.st_mode)) {
 		size = (uint64_t)st.st_size;
 	} else {
-		return -EINVAL;
+		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
 	}
 	if (size > 0) {
 		map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
@@ -814,7 +862,7 @@ int check_path(const char *path, unsigned flags, struct check_report *rep)
 			return -errno;
 		(void)madvise(map, size, MADV_SEQUENTIAL);
 	}
-	r = check_image(map, size, flags, rep);
+	r = check_image_badblocks(map, size, flags, bbs, n_bbs, rep);
 	if (map)
 		(void)munmap(map, size);
 	if (r >= 0)

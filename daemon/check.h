@@ -41,7 +41,7 @@ struct check_report {
 	uint64_t count[EXT_NSTATES];  /* records per state */
 	uint64_t invalid_records;     /* unknown state / tag out of range */
 	uint64_t zeroed_checked;      /* ZEROED extents whose data was read */
-	uint64_t zeroed_not_zero;     /* ... and found not all zero (I1) */
+	uint64_t zeroed_not_zero;     /* ... and found not all zero (I1), or unreadable */
 	struct check_tag *tags;	      /* slots not FREE */
 	size_t n_tags;
 	char **problems;	      /* one line each, human readable */
@@ -57,6 +57,8 @@ struct check_report {
 	uint64_t rollback_extents; /* COMMITTED under a WRITTEN slot: rolled back at recovery */
 	uint64_t release_extents;  /* COMMITTED under a FREE slot: released at recovery */
 	uint64_t problems_total;   /* problems found; > n_problems when lines were dropped */
+	uint64_t badblocks;	   /* bad ranges known (device-DAX: libndctl) */
+	uint64_t zeroed_bad;	   /* ZEROED extents with a bad range: not read */
 	char **notes;		   /* legal crash states recovery resolves; one line each */
 	size_t n_notes;
 };
@@ -68,7 +70,25 @@ const char *check_status_str(enum check_status s); /* "clean", "inconsistent", "
 
 /* Check an image in memory (base points at offset 0 of the region). */
 int check_image(const void *base, uint64_t size, unsigned flags, struct check_report *rep);
-/* Open PATH read-only (file or /dev/daxX.Y), map it, check_image.  -errno if it cannot be read. */
+/*
+ * The same, knowing the media's bad ranges (offsets from the image start):
+ * they are never read.  A bad range in a header block makes that header
+ * unreadable, one in the extent or tag table makes the image unusable (as
+ * the daemon refuses it), one in a ZEROED extent is recovery's work (it
+ * marks the extent BAD) or, with CHECK_RECOVERED, a problem.
+ */
+int check_image_badblocks(const void *base, uint64_t size, unsigned flags,
+			  const struct pstore_badblock *bbs, size_t n_bbs,
+			  struct check_report *rep);
+/*
+ * Open PATH read-only (file or /dev/daxX.Y), map it, check_image (for a
+ * device-DAX with the bad ranges libndctl reports, when it can).  -errno if
+ * it cannot be read: -EISDIR, -EINVAL (neither a file nor a character
+ * device), -ENODEV (a character device that is not a device-DAX), or what
+ * open/mmap said.  check_image catches SIGBUS (a media error, a file
+ * truncated under the mapping) while it runs: the handler is installed
+ * process-wide for the duration of the call.
+ */
 int check_path(const char *path, unsigned flags, struct check_report *rep);
 void check_report_free(struct check_report *rep);
 

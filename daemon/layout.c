@@ -369,6 +369,70 @@ static uint64_t wiped_region_records(const struct pstore *ps, uint64_t extent_si
 	return ok >= bad ? ok : 0;
 }
 
+/*
+ * The primary header is blank and the backup is not valid: was a format
+ * interrupted while it wrote the backup (step 3)?  Then the backup block
+ * holds a torn header -- each 8-byte word either the new value or still
+ * zero, the rest of the block zero -- and the tables are zero (step 2 was
+ * drained).  Anything else is not ours to format.
+ */
+static bool interrupted_format(const struct pstore *ps, uint64_t extent_size, uint64_t align,
+			       const struct pstore_badblock *bbs, size_t n_bbs)
+{
+	const uint8_t *base = pstore_base(ps);
+	const uint8_t *b = base + LAYOUT_BACKUP_OFF;
+	struct layout_header want;
+	struct layout_geometry g;
+	uint64_t w, v;
+
+	if (layout_compute(pstore_size(ps), extent_size, align, &g) < 0 ||
+	    layout_range_bad(bbs, n_bbs, LAYOUT_BACKUP_OFF, g.data_off - LAYOUT_BACKUP_OFF))
+		return false;
+	/* The words whose value a format of this region knows. */
+	memset(&want, 0, sizeof(want));
+	memcpy(want.magic, LAYOUT_MAGIC, sizeof(want.magic));
+	want.version = LAYOUT_VERSION;
+	want.header_size = sizeof(want);
+	want.region_size = pstore_size(ps);
+	want.extent_table_off = LAYOUT_EXTENT_TABLE_OFF;
+	want.backup_off = LAYOUT_BACKUP_OFF;
+	want.tag_slot_size = LAYOUT_TAG_SLOT_SIZE;
+	for (size_t off = 0; off < LAYOUT_BLOCK; off += 8) {
+		memcpy(&w, b + off, 8);
+		if (w == 0)
+			continue;
+		switch (off) {
+		case 0:
+		case 8:
+		case 32:
+		case 56:
+		case 88:
+		case 112:
+			memcpy(&v, (const uint8_t *)&want + off, 8);
+			if (w != v)
+				return false;
+			break;
+		case 16: /* uuid */
+		case 24:
+		case 40: /* extent_size ... data_off */
+		case 48:
+		case 64:
+		case 72:
+		case 80:
+		case 96: /* format_time */
+		case 104: /* data_align */
+			break;
+		case 248: /* reserved (zero) and the checksum */
+			if (w & 0xffffffffu)
+				return false;
+			break;
+		default: /* reserved, and the rest of the block */
+			return false;
+		}
+	}
+	return all_zero(base + LAYOUT_EXTENT_TABLE_OFF, g.data_off - LAYOUT_EXTENT_TABLE_OFF);
+}
+
 int layout_load(struct pstore *ps, const char *name, uint64_t extent_size, uint64_t align,
 		const struct pstore_badblock *bbs, size_t n_bbs, struct layout_header *out,
 		bool *formatted)
@@ -439,6 +503,19 @@ int layout_load(struct pstore *ps, const char *name, uint64_t extent_size, uint6
 	case HDR_CORRUPT:
 	case HDR_UNREADABLE:
 		if (sb != HDR_OK) {
+			uint64_t es = extent_size ? extent_size : CONF_DEFAULT_EXTENT_SIZE;
+
+			if (sp == HDR_BLANK && interrupted_format(ps, es, align, bbs, n_bbs)) {
+				log_warning("region '%s': a format was interrupted (blank primary "
+					    "header, incomplete backup, empty tables); formatting "
+					    "again",
+					    name);
+				r = layout_format(ps, name, es, align, out);
+				if (r < 0)
+					return r;
+				*formatted = true;
+				return 0;
+			}
 			if (sp == HDR_BLANK)
 				return log_error_errno(
 				    EUCLEAN,
@@ -464,8 +541,9 @@ int layout_load(struct pstore *ps, const char *name, uint64_t extent_size, uint6
 	if (h.region_size != pstore_size(ps))
 		return log_error_errno(EINVAL,
 				       "region '%s': header says the region is %" PRIu64
-				       " bytes but it is %" PRIu64 " bytes; refusing to touch it",
-				       name, h.region_size, pstore_size(ps));
+				       " bytes but it is %" PRIu64 " bytes (%s); refusing to touch it",
+				       name, h.region_size, pstore_size(ps),
+				       h.region_size > pstore_size(ps) ? "truncated?" : "grown?");
 	if (extent_size && extent_size != h.extent_size)
 		return log_error_errno(EINVAL,
 				       "region '%s': configured extent size %s differs from the "

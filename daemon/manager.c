@@ -264,6 +264,7 @@ int manager_new(const struct daemon_conf *conf, struct manager **out)
 		mr->m = m;
 		mr->index = (unsigned)i;
 		mr->rc = &conf->regions[i];
+		mr->zero_rate = mr->rc->zero_rate;
 		TAILQ_INIT(&mr->waiters);
 		/* Open all, so every broken region is reported in one start. */
 		q = region_open(mr->rc, &mr->r);

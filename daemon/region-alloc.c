@@ -491,3 +491,19 @@ int region_verify(const struct region *r)
 			  r->count[EXT_COMMITTED], committed_in_tags);
 	return 0;
 }
+
+/* ---- map (MAP) ---- */
+
+int region_get_states(const struct region *r, uint8_t *out, uint64_t first, uint64_t count)
+{
+	if (first > r->extent_count || count > r->extent_count - first)
+		return -ERANGE;
+	for (uint64_t k = 0; k < count; k++) {
+		uint64_t i = first + k;
+
+		out[k] = r->vstate[i] == EXT_DIRTY && (r->vflags[i] & VF_IN_BATCH)
+			     ? EXT_MAP_ZEROING
+			     : r->vstate[i];
+	}
+	return 0;
+}

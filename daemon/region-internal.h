@@ -60,6 +60,7 @@ struct region {
 	bool created; /* the file was created by this region_open (undone on failure) */
 	uint64_t size;
 	uint64_t alignment;
+	const char *persistence; /* device-DAX: dax_persistence_name(); NULL for files */
 	struct pstore *ps;
 	uint8_t *base;
 	struct layout_header hdr;

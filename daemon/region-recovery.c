@@ -212,8 +212,19 @@ int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n
 		return -ENOMEM;
 
 	/* 1. Classify the slots and check them against the records (read only). */
-	for (uint32_t id = 1; id <= r->tag_count; id++)
-		kind[id] = (uint8_t)classify_slot(&r->slots[id - 1]);
+	for (uint32_t id = 1, logged = 0; id <= r->tag_count; id++) {
+		const struct layout_tag *slot = &r->slots[id - 1];
+
+		kind[id] = (uint8_t)classify_slot(slot);
+		if (kind[id] == SK_DAMAGED && logged++ < 8)
+			log_error("region '%s': tag slot %u (offset %" PRIu64 ", uid %u) is damaged: %s",
+				  r->name, id,
+				  r->hdr.tag_table_off + (uint64_t)(id - 1) * LAYOUT_TAG_SLOT_SIZE,
+				  slot->uid,
+				  slot->state != TAG_VALID ? "unknown state word"
+				  : layout_tag_checksum(slot) != slot->checksum ? "checksum mismatch"
+										  : "invalid name");
+	}
 	ret = check_tag_counts(r, kind);
 	if (ret < 0)
 		return ret;

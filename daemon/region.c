@@ -9,54 +9,50 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include <daxctl/libdaxctl.h>
-
+#include "dax.h"
 #include "layout.h"
 #include "log.h"
 #include "region-internal.h"
 
 /* ---- device-DAX ---- */
 
-static void daxctl_unrefp(struct daxctl_ctx **c)
+/*
+ * The device-DAX char device st_rdev as libdaxctl/libndctl see it (dax.h):
+ * size and alignment, and what the NVDIMM region says (persistence domain,
+ * bad blocks), logged in one line.
+ */
+static int devdax_geometry(const char *name, const char *path, dev_t rdev, struct dax_dev *d)
 {
-	if (*c)
-		daxctl_unref(*c);
-}
-
-/* Size and alignment of the device-DAX char device st_rdev, from libdaxctl. */
-static int devdax_geometry(const char *name, const char *path, dev_t rdev, uint64_t *size,
-			   uint64_t *align)
-{
-	_cleanup_(daxctl_unrefp) struct daxctl_ctx *ctx = NULL;
-	struct daxctl_region *reg;
-	struct daxctl_dev *dev;
+	char s1[32], s2[32], numa[16];
 	int r;
 
-	r = daxctl_new(&ctx);
+	r = dax_lookup_rdev(rdev, d);
+	if (r == -ENODEV)
+		return log_error_errno(
+		    ENODEV,
+		    "region '%s': %s is a character device that libdaxctl does not "
+		    "know as a device-DAX",
+		    name, path);
 	if (r < 0)
 		return log_error_errno(r, "region '%s': libdaxctl: %m", name);
-	for (reg = daxctl_region_get_first(ctx); reg; reg = daxctl_region_get_next(reg)) {
-		for (dev = daxctl_dev_get_first(reg); dev; dev = daxctl_dev_get_next(dev)) {
-			if ((unsigned)daxctl_dev_get_major(dev) != major(rdev) ||
-			    (unsigned)daxctl_dev_get_minor(dev) != minor(rdev))
-				continue;
-			*size = daxctl_dev_get_size(dev);
-			*align = daxctl_dev_get_align(dev);
-			if (*align == 0)
-				*align = daxctl_region_get_align(reg);
-			if (*size == 0)
-				return log_error_errno(ENODEV,
-						       "region '%s': %s (%s) is disabled or empty",
-						       name, path, daxctl_dev_get_devname(dev));
-			log_debug("region '%s': %s is %s, %" PRIu64 " bytes, alignment %" PRIu64,
-				  name, path, daxctl_dev_get_devname(dev), *size, *align);
-			return 0;
-		}
-	}
-	return log_error_errno(ENODEV,
-			       "region '%s': %s is a character device that libdaxctl does not "
-			       "know as a device-DAX",
-			       name, path);
+	if (d->size == 0 || !d->enabled)
+		return log_error_errno(ENODEV, "region '%s': %s (%s) is disabled or empty", name,
+				       path, d->devname);
+	if (d->system_ram)
+		return log_error_errno(EBUSY, "region '%s': %s (%s) is in system-ram mode", name,
+				       path, d->devname);
+	if (d->numa_node >= 0)
+		(void)snprintf(numa, sizeof(numa), "%d", d->numa_node);
+	else
+		(void)snprintf(numa, sizeof(numa), "unknown");
+	log_info("region '%s': %s is %s%s%s%s%s: %s, alignment %s, NUMA node %s, persistence "
+		 "domain %s, %" PRIu64 " bad sector(s)%s",
+		 name, path, d->devname, d->region[0] ? " on " : "", d->region, d->ns[0] ? "/" : "",
+		 d->ns, pmemz_format_size(d->size, s1, sizeof(s1)),
+		 pmemz_format_size(d->align, s2, sizeof(s2)), numa,
+		 dax_persistence_name(d->persistence), d->badblocks,
+		 d->badblocks_known ? "" : " (unknown: no NVDIMM region)");
+	return 0;
 }
 
 /* ---- open the backing fd ---- */
@@ -162,24 +158,25 @@ static int open_backing(struct region *r)
 	int fd, ret;
 
 	if (stat(rc->path, &st) == 0 && S_ISCHR(st.st_mode)) {
-		uint64_t size = 0, align = 0;
+		struct dax_dev d;
 
-		ret = devdax_geometry(rc->name, rc->path, st.st_rdev, &size, &align);
+		ret = devdax_geometry(rc->name, rc->path, st.st_rdev, &d);
 		if (ret < 0)
 			return ret;
 		fd = open(rc->path, O_RDWR | O_CLOEXEC);
 		if (fd < 0)
 			return log_error_errno(errno, "region '%s': cannot open %s: %m", rc->name,
 					       rc->path);
-		if (rc->size && rc->size != size)
+		if (rc->size && rc->size != d.size)
 			log_notice(
 			    "region '%s': ignoring the configured size: %s is a device-DAX of "
 			    "%" PRIu64 " bytes",
-			    rc->name, rc->path, size);
+			    rc->name, rc->path, d.size);
 		r->fd = fd;
 		r->devdax = true;
-		r->size = size;
-		r->alignment = align;
+		r->size = d.size;
+		r->alignment = d.align;
+		r->persistence = dax_persistence_name(d.persistence);
 		return lock_backing(fd, rc);
 	}
 	ret = open_file(rc, &r->fd, &r->size, &r->created);
@@ -332,6 +329,7 @@ void region_get_info(const struct region *r, struct region_info *info)
 	info->devdax = r->devdax;
 	info->alignment = r->alignment;
 	info->granularity = pstore_granularity_name(r->ps);
+	info->persistence_domain = r->persistence;
 }
 
 void region_get_stats(const struct region *r, struct region_stats *st)

@@ -43,6 +43,8 @@ struct region_info {
 	bool devdax;
 	uint64_t alignment;
 	const char *granularity; /* "byte", "cache_line", "page" */
+	/* device-DAX: "cpu_cache", "memory_controller", "none", "unknown"; NULL for files */
+	const char *persistence_domain;
 };
 
 struct region_stats {
@@ -132,5 +134,14 @@ void region_zeroer_set_urgent(struct region *r, bool urgent);
 /* Admin: pause/resume background zeroing, change the byte rate (0 = unlimited). */
 void region_zeroer_pause(struct region *r, bool paused);
 void region_zeroer_set_rate(struct region *r, uint64_t bytes_per_sec);
+
+/*
+ * Per-extent states for a map (MAP, pmemzctl map): out[k] = state of extent
+ * first + k, an enum extent_state value, or EXT_MAP_ZEROING for a DIRTY
+ * extent inside a zeroer batch now.  -ERANGE when the range is outside the
+ * region.
+ */
+#define EXT_MAP_ZEROING 5
+int region_get_states(const struct region *r, uint8_t *out, uint64_t first, uint64_t count);
 
 #endif

@@ -44,7 +44,9 @@ static void region_stat_fill(const struct manager_region *mr, Pmemz__RegionStat 
 	rs->frees = mr->frees;
 	rs->waiters = mr->n_waiters;
 	rs->zeroer_threads = mr->rc->zeroer_threads;
-	rs->zero_rate_limit = mr->rc->zero_rate;
+	rs->zero_rate_limit = mr->zero_rate;
+	rs->has_paused = true;
+	rs->paused = mr->zeroer_paused;
 	rs->tags = st.tags;
 }
 

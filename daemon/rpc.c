@@ -13,6 +13,8 @@
 static const struct rpc_descriptor *const rpc_table[] = {
     &rpc_hello, &rpc_open_region, &rpc_allocate, &rpc_commit, &rpc_free,
     &rpc_flush, &rpc_list,	  &rpc_stat,	 &rpc_noop,
+    &rpc_map,
+    &rpc_zeroer,
 };
 
 const struct rpc_descriptor *rpc_lookup(Pmemz__Request__OpCase op)
@@ -186,4 +188,5 @@ void rpc_region_info_to_pb(const struct region_info *info, Pmemz__RegionInfo *pb
 	pb->devdax = info->devdax;
 	pb->alignment = info->alignment;
 	pb->granularity = (char *)(uintptr_t)(info->granularity ? info->granularity : "");
+	pb->persistence_domain = (char *)(uintptr_t)info->persistence_domain; /* NULL: absent */
 }

@@ -57,6 +57,8 @@ extern const struct rpc_descriptor rpc_flush;
 extern const struct rpc_descriptor rpc_list;
 extern const struct rpc_descriptor rpc_stat;
 extern const struct rpc_descriptor rpc_noop;
+extern const struct rpc_descriptor rpc_map;
+extern const struct rpc_descriptor rpc_zeroer;
 
 const struct rpc_descriptor *rpc_lookup(Pmemz__Request__OpCase op);
 /* Run one decoded request (version already checked). */

@@ -278,7 +278,9 @@ static int reserve_take(struct pmemz_region *r, uint64_t n, unsigned flags,
 				v->refill_failures++;
 			}
 		}
-		if (served)
+		/* Top up in batches: back-to-back requests cost the daemon one wakeup
+		 * and one group commit, where one request per allocation costs each. */
+		if (served && v->n <= v->target / 2)
 			reserve_refill(r);
 	}
 	if (v->bytes) {

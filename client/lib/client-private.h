@@ -121,8 +121,9 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Pmemz__Response *, pmemz_response_free)
  * The allocation reserve (pmemz_region_set_reserve, alloc.c): a FIFO of
  * pipelined ALLOCATE requests of `unit` extents each, sent ahead of need.
  * pmemz_alloc_new takes the oldest (whose answer has normally arrived
- * while the caller was writing) and sends a replacement, so the caller
- * waits for no round trip.  A failed refill sets `backoff`: no more
+ * while the caller was writing); when half the reserve is used it sends the
+ * replacements back to back (one daemon wakeup and group commit for the
+ * batch), so the caller waits for no round trip.  A failed refill sets `backoff`: no more
  * refills until an ALLOCATE made on the caller's behalf succeeds.
  */
 struct pmemz_reserve {

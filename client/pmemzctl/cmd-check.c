@@ -4,6 +4,7 @@
  * a region file or device-DAX (daemon/check.h), read-only, no daemon needed.
  * Exit 0 clean, 1 inconsistent, 2 unusable input (or a usage error).
  */
+#include <errno.h>
 #include <string.h>
 
 #include "check.h"
@@ -76,6 +77,10 @@ static void print_report(struct out *o, const struct check_report *rep, unsigned
 		out_u64(o, "zeroed_not_zero", "zeroed but not zero", rep->zeroed_not_zero);
 		out_u64(o, "rollback_extents", "to roll back", rep->rollback_extents);
 		out_u64(o, "release_extents", "to release", rep->release_extents);
+		out_details(o, true);
+		out_u64(o, "badblocks", "bad ranges known", rep->badblocks);
+		out_u64(o, "zeroed_bad", "zeroed with bad blocks", rep->zeroed_bad);
+		out_details(o, false);
 	}
 	out_u64(o, "problem_count", "problems", rep->problems_total);
 
@@ -145,7 +150,9 @@ static int check_exec(struct ctl *ctl, int argc, char **argv)
 
 	r = check_path(path, flags, &rep);
 	if (r < 0) {
-		(void)fprintf(stderr, "pmemzctl: cannot check %s: %s\n", path, strerror(-r));
+		(void)fprintf(stderr, "pmemzctl: cannot check %s: %s\n", path,
+			      r == -EINVAL || r == -ENODEV ? "not a regular file or a device-DAX"
+							   : strerror(-r));
 		return CHECK_UNUSABLE;
 	}
 	r = ctl_output(ctl);

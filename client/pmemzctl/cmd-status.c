@@ -70,6 +70,7 @@ static int status_exec(struct ctl *ctl, int argc, char **argv)
 		out_u64(o, "tags", "tags", rs->tags);
 		out_u64(o, "zeroer_threads", "zeroer threads", rs->zeroer_threads);
 		out_rate(o, "zero_rate_limit", "zero rate limit", (double)rs->zero_rate_limit);
+		out_bool(o, "zeroer_paused", "zeroer paused", rs->has_paused && rs->paused);
 		out_details(o, false);
 		o->ops->item_end(o);
 	}

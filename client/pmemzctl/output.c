@@ -281,6 +281,17 @@ static int text_init(struct out *o)
 	return o->priv ? 0 : -ENOMEM;
 }
 
+static void text_block(struct out *o, const char *text)
+{
+	size_t n = strlen(text);
+
+	text_flush_kv(o);
+	text_sep(o);
+	(void)fputs(text, o->f);
+	if (n && text[n - 1] != '\n')
+		(void)fputc('\n', o->f);
+}
+
 const struct out_ops out_text_ops = {
     .name = "text",
     .init = text_init,
@@ -293,6 +304,7 @@ const struct out_ops out_text_ops = {
     .field = text_field,
     .finish = text_finish,
     .free = text_free,
+    .block = text_block,
 };
 
 /* ---- JSON ------------------------------------------------------------- */
@@ -447,6 +459,12 @@ static int json_init(struct out *o)
 	return 0;
 }
 
+static void json_block(struct out *o, const char *text)
+{
+	(void)o;
+	(void)text;
+}
+
 const struct out_ops out_json_ops = {
     .name = "json",
     .init = json_init,
@@ -459,6 +477,7 @@ const struct out_ops out_json_ops = {
     .field = json_field,
     .finish = json_finish,
     .free = json_free_,
+    .block = json_block,
 };
 
 /* ---- common ----------------------------------------------------------- */

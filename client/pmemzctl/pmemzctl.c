@@ -11,12 +11,18 @@
 #include "pmemzctl.h"
 
 extern const struct ctl_cmd cmd_check; /* cmd-check.c: offline, no daemon */
+extern const struct ctl_cmd cmd_discover; /* cmd-discover.c: no daemon */
 
 static const struct ctl_cmd *const commands[] = {
     &cmd_status,
     &cmd_regions,
     &cmd_tags,
+    &cmd_map,
+    &cmd_pause,
+    &cmd_resume,
+    &cmd_set_rate,
     &cmd_check,
+    &cmd_discover,
 };
 
 static void usage(FILE *f)

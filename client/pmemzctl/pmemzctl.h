@@ -59,6 +59,8 @@ struct out_ops {
 	/* Emit the document; 0 or -errno. */
 	int (*finish)(struct out *o);
 	void (*free)(struct out *o);
+	/* Preformatted text lines (a picture): printed as they are; JSON ignores them. */
+	void (*block)(struct out *o, const char *text);
 };
 
 struct out {
@@ -176,5 +178,16 @@ int ctl_usage_error(const struct ctl_cmd *cmd, const char *fmt, ...) _printf_(2,
 extern const struct ctl_cmd cmd_status;
 extern const struct ctl_cmd cmd_regions;
 extern const struct ctl_cmd cmd_tags;
+extern const struct ctl_cmd cmd_map;
+extern const struct ctl_cmd cmd_pause;
+extern const struct ctl_cmd cmd_resume;
+extern const struct ctl_cmd cmd_set_rate;
+
+/* cmd-map.c: emit REGION's map (width 0: automatic); 0 or -errno, pmemz_errormsg() says why. */
+int ctl_map_show(struct ctl *ctl, const char *region, unsigned width);
+/* --width N: 0, or a usage error's exit status. */
+int ctl_map_parse_width(const struct ctl_cmd *cmd, const char *s, unsigned *width);
+/* cmd-pause.c: ZEROER for REGION (NULL: all); pause < 0 or !rate leaves that unchanged. */
+int ctl_zeroer(struct ctl *ctl, const char *region, int pause, const uint64_t *rate);
 
 #endif

@@ -16,6 +16,7 @@
 
 #include "bench.h"
 #include "client-private.h"
+#include "libpmemzclient.h"
 
 uint64_t bench_now_ns(void)
 {
@@ -318,6 +319,41 @@ int bench_wait_zeroed(struct pmemz_client *c, const char *region, double timeout
 	}
 }
 
+int bench_raw_alloc(struct pmemz_client *c, const char *region, uint64_t bytes, bool nowait,
+		    uint64_t *lease)
+{
+	_cleanup_response_ Pmemz__Response *resp = NULL;
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__AllocateReq al = PMEMZ__ALLOCATE_REQ__INIT;
+	int r;
+
+	al.region = (char *)(uintptr_t)region;
+	al.bytes = bytes;
+	al.has_nowait = true;
+	al.nowait = nowait;
+	req.op_case = PMEMZ__REQUEST__OP_ALLOCATE;
+	req.allocate = &al;
+	r = pmemz_client_call(c, &req, &resp);
+	if (r < 0)
+		return r;
+	*lease = resp->allocate->lease;
+	return 0;
+}
+
+int bench_raw_free(struct pmemz_client *c, const char *region, uint64_t lease)
+{
+	_cleanup_response_ Pmemz__Response *resp = NULL;
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__FreeReq fr = PMEMZ__FREE_REQ__INIT;
+
+	fr.region = (char *)(uintptr_t)region;
+	fr.has_lease = true;
+	fr.lease = lease;
+	req.op_case = PMEMZ__REQUEST__OP_FREE;
+	req.free = &fr;
+	return pmemz_client_call(c, &req, &resp);
+}
+
 int bench_noop(struct pmemz_client *c, size_t payload)
 {
 	static uint8_t buf[PMEMZ_FRAME_MAX];
@@ -361,4 +397,58 @@ void bench_alloc_frame_sizes(const char *region, size_t *req_len, size_t *resp_l
 	resp.allocate = &ar;
 	*req_len = PMEMZ_FRAME_HDR + pmemz__request__get_packed_size(&req);
 	*resp_len = PMEMZ_FRAME_HDR + pmemz__response__get_packed_size(&resp);
+}
+
+void bench_map_from_region(struct pmemz_region *r, struct bench_map *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->fd = -1;
+	m->base = r->base;
+	m->size = r->map_size;
+	m->memset_fn = pmem2_get_memset_fn(r->map);
+	m->memcpy_fn = pmem2_get_memcpy_fn(r->map);
+	m->drain_fn = pmem2_get_drain_fn(r->map);
+	m->persist_fn = pmem2_get_persist_fn(r->map);
+	m->granularity = r->granularity;
+}
+
+void bench_warm_region(struct pmemz_region *r)
+{
+	uint8_t sum = 0;
+
+	for (uint64_t off = r->data_offset; off < r->data_offset + r->extent_count * r->extent_size;
+	     off += 4096)
+		sum += *(volatile const uint8_t *)(r->base + off);
+	__asm__ volatile("" : : "r"(sum));
+}
+
+double bench_daemon_warmup(struct pmemz_client *c, struct pmemz_region *r)
+{
+	struct pmemz_alloc *a = NULL;
+	struct bench_stat st;
+	uint64_t t0, dirty;
+	int ret;
+
+	ret = bench_stat(c, r->name, &st);
+	if (ret < 0)
+		return ret;
+	dirty = st.dirty;
+	if (!dirty)
+		return 0;
+	/* A waiting allocation of every free extent makes the zeroer urgent
+	 * (normal priority) until the last one is zeroed. */
+	t0 = bench_now_ns();
+	ret = pmemz_alloc_new(r, (size_t)((st.zeroed + st.dirty) * st.extent_size), 0, &a);
+	if (ret < 0)
+		return ret;
+	{
+		double gibps = (double)(dirty * st.extent_size) / (double)GIB /
+			       ((double)(bench_now_ns() - t0) / 1e9);
+
+		ret = pmemz_alloc_release(a); /* all DIRTY again: zeroed once more, warm */
+		if (ret < 0)
+			return ret;
+		ret = bench_wait_zeroed(c, r->name, 600);
+		return ret < 0 ? ret : gibps;
+	}
 }

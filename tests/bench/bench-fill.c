@@ -1,3 +1,338 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * Scenario 4: fill fresh space (the 2015 "8 GiB fresh pwrite" experiment,
+ * sized to the machine).  An application writes --fill bytes into newly
+ * allocated space in 2 MiB units and makes each unit durable (libpmem2 NT
+ * copy + drain), under:
+ *   (a) no zeroing at all (UNSAFE: stale data visible after a crash) - the reference
+ *   (b) inline memset + clflush of each 4 KiB block before writing it (XFS+DAX, 2015)
+ *   (c) inline libpmem2 NT zero + drain of the unit before writing it
+ *   (d) units allocated from pmemzerod's pre-zeroed pool, the library's
+ *       reserve taking the round trip off the write path
+ *   (d') the same with one synchronous ALLOCATE round trip per unit
+ *   (e) as (d), but the pool starts empty: the daemon zeroes while the
+ *       application writes
+ * Every variant writes through the same mapping (the client library's),
+ * warmed once, so page-table and first-touch costs are the same for all;
+ * (a)-(c) write into extents leased beforehand (untimed), so the daemon
+ * never hands them out meanwhile.  Each repetition runs all variants in a
+ * row and the ratios are taken against (a) of the same repetition.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "bench.h"
-int scenario_fill(struct bench_env *e) { (void)e; return 0; }
+#include "client-private.h"
+#include "libpmemzclient.h"
+
+#define S4 "fill"
+#define UNIT (2 * MIB)
+
+enum { V_A, V_B, V_C, V_DSYNC, V_D, V_E, NV };
+
+struct fill {
+	struct pmemz_client *c;
+	struct pmemz_region *r;
+	struct bench_map m;
+	uint8_t *src;
+	size_t units;
+	uint8_t **dst;		  /* (a)-(c): unit addresses */
+	struct pmemz_alloc **held; /* (a)-(c): the leases; (d), (e): one per unit */
+	size_t n_held;
+	uint64_t e_start_zeroed; /* zeroed extents left in the pool when (e) started */
+	struct bench_samples lat[NV]; /* per-unit pmemz_alloc_new times, all repetitions */
+};
+
+static double gbps(uint64_t bytes, uint64_t t0)
+{
+	return (double)bytes / 1e9 / ((double)(bench_now_ns() - t0) / 1e9);
+}
+
+static void write_unit(struct fill *f, uint8_t *p)
+{
+	kern_write_durable(&f->m, p, f->src, UNIT);
+}
+
+/* Release many leases with pipelined FREEs (a few ms, not one round trip each). */
+static int release_all(struct fill *f)
+{
+	struct pmemz_pending **t = calloc(f->n_held, sizeof(*t));
+	int ret = 0;
+
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->n_held; i++) {
+		Pmemz__Request req = PMEMZ__REQUEST__INIT;
+		Pmemz__FreeReq fr = PMEMZ__FREE_REQ__INIT;
+
+		if (!f->held[i])
+			continue;
+		fr.region = f->r->name;
+		fr.has_lease = true;
+		fr.lease = f->held[i]->lease;
+		req.op_case = PMEMZ__REQUEST__OP_FREE;
+		req.free = &fr;
+		if (ret >= 0)
+			ret = pmemz_client_submit(f->c, &req, &t[i]);
+	}
+	for (size_t i = 0; i < f->n_held; i++) {
+		_cleanup_response_ Pmemz__Response *resp = NULL;
+
+		if (t[i] && pmemz_client_wait(f->c, t[i], &resp, NULL) >= 0 && ret >= 0)
+			ret = pmemz_check_response(PMEMZ__REQUEST__OP_FREE, resp);
+		if (f->held[i]) {
+			f->held[i]->committed = true; /* freed above: the handle only */
+			pmemz_alloc_close(f->held[i]);
+			f->held[i] = NULL;
+		}
+	}
+	free(t);
+	f->n_held = 0;
+	return ret;
+}
+
+/* (a)-(c): lease the space first, untimed, in 64 MiB allocations. */
+static int lease_units(struct fill *f)
+{
+	size_t u = 0;
+	int ret = 0;
+
+	f->n_held = 0;
+	while (u < f->units && ret >= 0) {
+		struct pmemz_alloc *a;
+		size_t want = (f->units - u) * UNIT;
+
+		ret = pmemz_alloc_new(f->r, want < 64 * MIB ? want : 64 * MIB, 0, &a);
+		if (ret < 0)
+			break;
+		f->held[f->n_held++] = a;
+		for (size_t i = 0; i < pmemz_alloc_count(a); i++) {
+			size_t len;
+			uint8_t *p = pmemz_alloc_range(a, i, &len);
+
+			for (size_t off = 0; off + UNIT <= len && u < f->units; off += UNIT)
+				f->dst[u++] = p + off;
+		}
+	}
+	return ret;
+}
+
+static double run_inline(struct fill *f, int v)
+{
+	uint64_t t0 = bench_now_ns();
+
+	for (size_t u = 0; u < f->units; u++) {
+		uint8_t *p = f->dst[u];
+
+		if (v == V_B) {
+			for (size_t b = 0; b < UNIT; b += 4096)
+				kern_memset_clflush(p + b, 4096);
+		} else if (v == V_C) {
+			f->m.memset_fn(p, 0, UNIT, PMEM2_F_MEM_NONTEMPORAL | PMEM2_F_MEM_NODRAIN);
+			f->m.drain_fn();
+		}
+		write_unit(f, p);
+	}
+	return gbps(f->units * UNIT, t0);
+}
+
+/* (d), (e): each unit is a fresh allocation from the daemon.  *alloc_us:
+ * the mean time per unit spent in pmemz_alloc_new; lat gets each one. */
+static int run_pool(struct fill *f, double *out, double *alloc_us, struct bench_samples *lat)
+{
+	uint64_t t0 = bench_now_ns(), in_alloc = 0;
+	int ret = 0;
+
+	for (size_t u = 0; u < f->units; u++) {
+		struct pmemz_alloc *a;
+		uint64_t a0 = bench_now_ns();
+		size_t len;
+		uint8_t *p;
+
+		ret = pmemz_alloc_new(f->r, UNIT, 0, &a);
+		in_alloc += bench_now_ns() - a0;
+		samples_add(lat, (double)(bench_now_ns() - a0) / 1e3);
+		if (ret < 0)
+			return ret;
+		f->held[f->n_held++] = a;
+		p = pmemz_alloc_range(a, 0, &len);
+		write_unit(f, p);
+	}
+	*out = gbps(f->units * UNIT, t0);
+	*alloc_us = (double)in_alloc / 1e3 / (double)f->units;
+	return 0;
+}
+
+static int one_rep(struct fill *f, double v[NV], double au[NV])
+{
+	struct bench_stat st;
+	uint64_t blocker = 0;
+	bool has_blocker = false;
+	int ret;
+
+	/* (a)-(c) */
+	ret = bench_wait_zeroed(f->c, f->r->name, 600);
+	if (ret >= 0)
+		ret = lease_units(f);
+	if (ret < 0)
+		return ret;
+	v[V_A] = run_inline(f, V_A);
+	v[V_B] = run_inline(f, V_B);
+	v[V_C] = run_inline(f, V_C);
+	ret = release_all(f);
+
+	/* (d'): a round trip per unit */
+	if (ret >= 0)
+		ret = bench_wait_zeroed(f->c, f->r->name, 600);
+	if (ret >= 0)
+		ret = run_pool(f, &v[V_DSYNC], &au[V_DSYNC], &f->lat[V_DSYNC]);
+	if (ret >= 0)
+		ret = release_all(f);
+
+	/* (d): the reserve */
+	if (ret >= 0)
+		ret = bench_wait_zeroed(f->c, f->r->name, 600);
+	if (ret >= 0)
+		ret = pmemz_region_set_reserve(f->r, (size_t)opt.reserve);
+	if (ret >= 0)
+		ret = run_pool(f, &v[V_D], &au[V_D], &f->lat[V_D]);
+
+	/* (e): everything (d) wrote is freed at once, DIRTY, and written again
+	 * while the daemon zeroes it; the rest of the zeroed pool is held by a
+	 * blocker lease, so the pool starts empty. */
+	if (ret >= 0)
+		ret = release_all(f);
+	if (ret >= 0)
+		ret = bench_stat(f->c, f->r->name, &st);
+	if (ret >= 0 && st.zeroed) {
+		ret = bench_raw_alloc(f->c, f->r->name, st.zeroed * UNIT, true, &blocker);
+		has_blocker = ret >= 0;
+	}
+	if (ret >= 0)
+		ret = bench_stat(f->c, f->r->name, &st);
+	if (ret >= 0) {
+		f->e_start_zeroed = st.zeroed;
+		ret = run_pool(f, &v[V_E], &au[V_E], &f->lat[V_E]);
+	}
+	if (ret >= 0)
+		ret = release_all(f);
+	if (has_blocker)
+		(void)bench_raw_free(f->c, f->r->name, blocker);
+	(void)pmemz_region_set_reserve(f->r, 0);
+	return ret;
+}
+
+int scenario_fill(struct bench_env *e)
+{
+	static const char *const names[NV] = {
+	    "(a) no zeroing (UNSAFE), reference",
+	    "(b) inline memset + clflush per 4 KiB, then write",
+	    "(c) inline NT zero + drain, then write",
+	    "(d') pre-zeroed pool, 1 ALLOCATE round trip/unit",
+	    "(d) pre-zeroed pool + client reserve",
+	    "(e) empty pool at start: zeroer competes",
+	};
+	struct bench_samples val[NV] = {{0}}, ratio[NV] = {{0}}, db = {0}, alloc_us[NV] = {{0}};
+	struct pmemz_reserve_stats rs0, rs1;
+	struct fill f = {0};
+	char buf[128];
+	int ret;
+
+	(void)snprintf(buf, sizeof(buf), "4. Fill fresh space: %s in 2 MiB units, durable (GB/s)",
+		       pmemz_format_size(opt.fill_bytes, buf + 100, 28));
+	report_section(buf);
+	ret = bench_connect(e, e->region, &f.c, &f.r);
+	if (ret < 0)
+		return ret;
+	if (f.r->extent_size != UNIT) {
+		fprintf(stderr, "pmemz-bench: region '%s' has %" PRIu64 " byte extents, not 2 MiB\n",
+			f.r->name, f.r->extent_size);
+		ret = -EINVAL;
+		goto out;
+	}
+	f.units = (size_t)(opt.fill_bytes / UNIT);
+	if (f.units + DIV_ROUND_UP(opt.reserve, UNIT) + 1 > f.r->extent_count) {
+		fprintf(stderr, "pmemz-bench: region '%s' (%" PRIu64 " extents) cannot hold %zu units\n",
+			f.r->name, f.r->extent_count, f.units);
+		ret = -ENOSPC;
+		goto out;
+	}
+	bench_map_from_region(f.r, &f.m);
+	f.src = aligned_alloc(4096, UNIT);
+	f.dst = calloc(f.units, sizeof(*f.dst));
+	f.held = calloc(f.units + 64, sizeof(*f.held));
+	if (!f.src || !f.dst || !f.held) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < UNIT; i++)
+		f.src[i] = (uint8_t)(i * 7 + 1);
+	bench_warm_region(f.r); /* one mapping for every variant, warmed once */
+
+	pmemz_reserve_get_stats(f.r, &rs0);
+	for (unsigned rep = 0; rep < opt.reps && ret >= 0; rep++) {
+		double v[NV], au[NV] = {0};
+
+		ret = one_rep(&f, v, au);
+		if (ret < 0)
+			break;
+		for (int k = 0; k < NV; k++) {
+			samples_add(&val[k], v[k]);
+			samples_add(&ratio[k], v[k] / v[V_A]);
+		}
+		samples_add(&db, v[V_D] / v[V_B]);
+		for (int k = V_DSYNC; k < NV; k++)
+			samples_add(&alloc_us[k], au[k]);
+		bench_log("fill rep %u: a %.2f b %.2f c %.2f d' %.2f d %.2f e %.2f GB/s", rep + 1,
+			  v[V_A], v[V_B], v[V_C], v[V_DSYNC], v[V_D], v[V_E]);
+	}
+	if (ret < 0) {
+		fprintf(stderr, "pmemz-bench: scenario 4: %s (%s)\n", strerror(-ret),
+			pmemz_errormsg());
+		goto out;
+	}
+	pmemz_reserve_get_stats(f.r, &rs1);
+
+	for (int k = 0; k < NV; k++)
+		report_row(S4, names[k], "GB/s", samples_median(&val[k]), samples_min(&val[k]),
+			   samples_max(&val[k]), k == V_A ? 0 : samples_median(&ratio[k]),
+			   "x (a) (paired)");
+	report_note("reserve %s (%zu leases of 2 MiB): %" PRIu64 " allocations served from it, "
+		    "%" PRIu64 " not, %" PRIu64 " refill requests",
+		    pmemz_format_size(opt.reserve, buf, sizeof(buf)),
+		    (size_t)DIV_ROUND_UP(opt.reserve, UNIT), rs1.hits - rs0.hits,
+		    rs1.misses - rs0.misses, rs1.refills - rs0.refills);
+	report_note("(e) started with %" PRIu64 " zeroed extents in the pool (last repetition); "
+		    "the rest was DIRTY",
+		    f.e_start_zeroed);
+	report_note("pmemz_alloc_new per 2 MiB unit, mean (median of repetitions) / p50 / p99 "
+		    "over all units: (d') %.1f / %.1f / %.1f us, (d) %.1f / %.1f / %.1f us, "
+		    "(e) %.1f / %.1f / %.1f us; writing one unit at (a)'s rate takes %.1f us",
+		    samples_median(&alloc_us[V_DSYNC]), samples_pct(&f.lat[V_DSYNC], 50),
+		    samples_pct(&f.lat[V_DSYNC], 99), samples_median(&alloc_us[V_D]),
+		    samples_pct(&f.lat[V_D], 50), samples_pct(&f.lat[V_D], 99),
+		    samples_median(&alloc_us[V_E]), samples_pct(&f.lat[V_E], 50),
+		    samples_pct(&f.lat[V_E], 99), (double)UNIT / 1e3 / samples_median(&val[V_A]));
+	report_target("fill (d) >= 0.90 x (a)", samples_median(&ratio[V_D]), 0.90, true);
+	report_target("fill (d) >= 2 x (b)", samples_median(&db), 2.0, true);
+
+out:
+	if (f.held)
+		(void)release_all(&f);
+	for (int k = 0; k < NV; k++) {
+		samples_free(&val[k]);
+		samples_free(&ratio[k]);
+		samples_free(&alloc_us[k]);
+		samples_free(&f.lat[k]);
+	}
+	samples_free(&db);
+	free(f.src);
+	free(f.dst);
+	free(f.held);
+	pmemz_region_close(f.r);
+	pmemz_client_free(f.c);
+	return ret < 0 ? ret : 0;
+}

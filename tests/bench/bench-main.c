@@ -38,9 +38,9 @@ static void usage(FILE *out)
 		"  -s, --scenario LIST    comma-separated: zero,alloc,throughput,fill or 1-4\n"
 		"                         (default: all)\n"
 		"  -j, --json FILE        also write the results as JSON\n"
-		"      --size SIZE        region file size (default 4G+128M; --quick 640M)\n"
-		"      --fill SIZE        bytes written per fill run (default 4G; --quick 256M)\n"
-		"      --reserve SIZE     client reserve for fill (d) (default 8M)\n"
+		"      --size SIZE        region file size (default 4G+128M; --quick 320M)\n"
+		"      --fill SIZE        bytes written per fill run (default 4G; --quick 128M)\n"
+		"      --reserve SIZE     client reserve for fill (d), (e) (default 32M)\n"
 		"      --daemon PATH      pmemzerod binary (default: the one built with this)\n"
 		"      --socket PATH      use a running daemon instead of starting one\n"
 		"      --region NAME      its region (2 MiB extents expected; default 'default')\n"
@@ -172,11 +172,11 @@ static void parse_args(int argc, char **argv)
 	if (opt.quick && !reps_given)
 		opt.reps = 3;
 	if (!opt.region_size)
-		opt.region_size = opt.quick ? 640 * MIB : 4 * GIB + 128 * MIB;
+		opt.region_size = opt.quick ? 320 * MIB : 4 * GIB + 128 * MIB;
 	if (!opt.fill_bytes)
-		opt.fill_bytes = opt.quick ? 256 * MIB : 4 * GIB;
+		opt.fill_bytes = opt.quick ? 128 * MIB : 4 * GIB;
 	if (!opt.reserve)
-		opt.reserve = 8 * MIB;
+		opt.reserve = 32 * MIB;
 	opt.region_size = ALIGN_UP(opt.region_size, 2 * MIB);
 	opt.fill_bytes = ALIGN_UP(opt.fill_bytes, 2 * MIB);
 }
@@ -253,15 +253,13 @@ int main(int argc, char **argv)
 
 	if (opt.scenarios & SC_ZERO)
 		r = scenario_zero(&e);
-	else if (e.own_daemon)
-		r = bench_prepare_region(&e);
 	if (r < 0) {
 		fprintf(stderr, "pmemz-bench: scenario 1: %s\n", strerror(-r));
 		goto out;
 	}
 	if (opt.scenarios & ~SC_ZERO) {
 		if (e.own_daemon) {
-			r = bench_make_file(e.small_path, opt.quick ? 64 * MIB : 256 * MIB);
+			r = bench_make_file(e.small_path, opt.quick ? 32 * MIB : 256 * MIB);
 			if (r < 0) {
 				fprintf(stderr, "pmemz-bench: cannot create %s: %s\n", e.small_path,
 					strerror(-r));

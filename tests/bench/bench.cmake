@@ -28,3 +28,14 @@ add_test(NAME bench-quick
           bench-quick $<TARGET_FILE:pmemz-bench> $<TARGET_FILE:pmemz-bench-json-check>
           ${CMAKE_CURRENT_BINARY_DIR}/bench-quick.json)
 set_tests_properties(bench-quick PROPERTIES LABELS "bench" TIMEOUT 240 RUN_SERIAL TRUE)
+
+# The client library's allocation reserve (the mechanism scenario 4 (d)
+# measures) against the real daemon; uses the integration-test harness.
+add_executable(test-reserve ${_bench_dir}/test-reserve.c)
+target_link_libraries(test-reserve PRIVATE pmemz_itest)
+target_compile_definitions(test-reserve PRIVATE PMEMZ_DAEMON_PATH="$<TARGET_FILE:pmemzerod>")
+add_dependencies(test-reserve pmemzerod)
+add_test(NAME client-reserve COMMAND test-reserve)
+set_tests_properties(client-reserve PROPERTIES
+  ENVIRONMENT "PMEM2_FORCE_GRANULARITY=CACHE_LINE"
+  SKIP_RETURN_CODE 77 TIMEOUT 180 LABELS "client;integration")

@@ -77,8 +77,19 @@ void bench_daemon_stop(struct bench_env *e);
 
 struct pmemz_client;
 struct pmemz_region;
+struct bench_map;
 int bench_connect(const struct bench_env *e, const char *region, struct pmemz_client **c,
 		  struct pmemz_region **r);
+
+/* The client library's own mapping of the region, with its libpmem2 functions
+ * (nothing to close: it lives as long as the region handle). */
+void bench_map_from_region(struct pmemz_region *r, struct bench_map *m);
+/* Warm the whole data area of the library's mapping (loads only). */
+void bench_warm_region(struct pmemz_region *r);
+/* The daemon's region from DIRTY to ZEROED with its first pass made urgent
+ * (a waiting ALLOCATE of everything, then FREE), so its mapping is warm.
+ * Returns the first pass's GiB/s, or 0 when nothing was DIRTY. */
+double bench_daemon_warmup(struct pmemz_client *c, struct pmemz_region *r);
 
 struct bench_stat {
 	uint64_t zeroed, dirty, leased, committed, zeroing;
@@ -90,6 +101,10 @@ struct bench_stat {
 int bench_stat(struct pmemz_client *c, const char *region, struct bench_stat *st);
 /* Wait until no free extent is DIRTY (all zeroed); -ETIMEDOUT. */
 int bench_wait_zeroed(struct pmemz_client *c, const char *region, double timeout_s);
+/* ALLOCATE / FREE by lease id, outside the library's handles. */
+int bench_raw_alloc(struct pmemz_client *c, const char *region, uint64_t bytes, bool nowait,
+		    uint64_t *lease);
+int bench_raw_free(struct pmemz_client *c, const char *region, uint64_t lease);
 /* A NOOP round trip with a payload of n bytes (the transport floor). */
 int bench_noop(struct pmemz_client *c, size_t payload);
 /* Packed size of the ALLOCATE request and of a one-run reply, for sizing NOOPs. */
@@ -132,9 +147,6 @@ const char *bench_isa_path(void);
 const char *bench_cpu_model(void);
 
 /* ---- scenarios ---- */
-/* Format and zero the region file in this process (no figures): the daemon
- * then starts on a ZEROED region, as after scenario 1. */
-int bench_prepare_region(struct bench_env *e);
 int scenario_zero(struct bench_env *e);
 int scenario_alloc(struct bench_env *e);
 int scenario_throughput(struct bench_env *e);

@@ -42,3 +42,20 @@ target_compile_definitions(test-powerfail PRIVATE PMEMZ_HAVE_CHECK=${_crash_have
 
 add_test(NAME crash-powerfail COMMAND test-powerfail)
 set_tests_properties(crash-powerfail PROPERTIES LABELS "crash" TIMEOUT 300)
+
+# kill -9 torture: the real daemon and libpmemzclient.  The integration
+# harness is compiled in (integration.cmake is read after this file).
+if(TARGET pmemzerod AND TARGET pmemzclient AND TARGET pmemzd_check)
+  set(_crash_itest ${PMEMZ_TEST_SRC}/integration)
+  add_executable(test-kill9 ${_crash_dir}/test-kill9.c
+    ${_crash_itest}/harness.c ${_crash_itest}/raw.c)
+  target_include_directories(test-kill9 PRIVATE ${_crash_itest} ${PROJECT_SOURCE_DIR}/client)
+  target_link_libraries(test-kill9 PRIVATE pmemzd_check pmemzproto pmemzclient
+    PkgConfig::CMOCKA Threads::Threads)
+  target_compile_definitions(test-kill9 PRIVATE PMEMZ_DAEMON_PATH="$<TARGET_FILE:pmemzerod>")
+  add_dependencies(test-kill9 pmemzerod)
+  add_test(NAME crash-kill9 COMMAND test-kill9)
+  set_tests_properties(crash-kill9 PROPERTIES LABELS "crash" TIMEOUT 300 SKIP_RETURN_CODE 77)
+else()
+  message(STATUS "crash-kill9 skipped: pmemzerod, pmemzclient or pmemzd_check not defined")
+endif()

@@ -33,7 +33,10 @@
  * holds (I1, I5).
  *
  * Usage: test-powerfail [--long SECONDS] [--seed W] [--steps N] [--images K]
- *                       [--crash N] [--image-seed S] [--concurrent] [-v]
+ *                       [--crash N] [--image-seed S] [--concurrent]
+ *                       [--no-recovery-crash] [--recovery-images K]
+ *                       [--recovery-crash D] [--recovery-seed S] [-v]
+ * A violation prints the options that reproduce it.
  * Prints one summary line; exit 0 when no violation was found, 1 otherwise.
  */
 #include <errno.h>
@@ -80,12 +83,15 @@ struct opts {
 	bool has_only_image_seed;
 	bool concurrent;
 	bool recovery_crash;
+	unsigned recovery_images; /* random images per recovery crash point (plus seeds 0, 1) */
+	uint64_t only_recovery_crash, only_recovery_seed;
+	bool has_only_recovery_seed;
 	double long_secs;
 	int verbose;
 };
 
 static struct opts opt = {
-    .wseed = 1, .steps = 100, .images = 4, .recovery_crash = true,
+    .wseed = 1, .steps = 100, .images = 4, .recovery_crash = true, .recovery_images = 2,
 };
 
 static struct {
@@ -822,7 +828,8 @@ static void recover_and_check(const uint8_t *img, const struct wl *w)
  * Crash the recovery of img: count its drains, cut at each, check the
  * result (with a few image seeds).
  */
-static void crash_recovery(const uint8_t *img, const struct wl *w, const char *base_label)
+static void crash_recovery(const uint8_t *img, const struct wl *w, const char *base_label,
+			   uint64_t rseed_base)
 {
 	struct region *r = NULL;
 	uint64_t n;
@@ -852,10 +859,21 @@ static void crash_recovery(const uint8_t *img, const struct wl *w, const char *b
 		region_close_abandon(r);
 		if (!pmsim_cut(sim))
 			die("recovery did not reach its drain %" PRIu64 " again", d);
+		if (opt.only_recovery_crash && d != opt.only_recovery_crash)
+			continue;
 		tot.recovery_crash_points++;
-		for (uint64_t s = 0; s < 3; s++) {
-			uint64_t seed = s < 2 ? s : 2 + (d * 7 + s) % 97;
-			snprintf(label, sizeof(label), "%s --recovery-crash %" PRIu64 " (seed %" PRIu64 ")",
+		for (uint64_t s = 0; s < 2 + (uint64_t)opt.recovery_images; s++) {
+			uint64_t x = rseed_base ^ (d << 32) ^ s;
+			uint64_t seed = s < 2 ? s : 2 + splitmix(&x) % 1000003;
+
+			if (opt.only_recovery_crash && d != opt.only_recovery_crash)
+				break;
+			if (opt.has_only_recovery_seed) {
+				if (s)
+					break;
+				seed = opt.only_recovery_seed;
+			}
+			snprintf(label, sizeof(label), "%s --recovery-crash %" PRIu64 " --recovery-seed %" PRIu64,
 				 base_label, d, seed);
 			pmsim_image(sim, seed, img_buf2);
 			recover_and_check(img_buf2, w);
@@ -922,7 +940,7 @@ static void crash_point(uint64_t wseed, uint64_t n, const uint64_t *fplog, uint6
 		recover_and_check(img, &w);
 		/* Crash the recovery of each image too. */
 		if (opt.recovery_crash)
-			crash_recovery(img, &w, base);
+			crash_recovery(img, &w, base, wseed ^ (n << 16) ^ k);
 		if (opt.has_only_image_seed)
 			break;
 	}
@@ -964,7 +982,8 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: test-powerfail [--long SECONDS] [--seed W] [--steps N] [--images K]\n"
 		"                      [--crash N] [--image-seed S] [--concurrent]\n"
-		"                      [--no-recovery-crash] [-v]\n");
+		"                      [--no-recovery-crash] [--recovery-images K]\n"
+		"                      [--recovery-crash D] [--recovery-seed S] [-v]\n");
 	exit(2);
 }
 
@@ -979,6 +998,9 @@ int main(int argc, char **argv)
 	    {"image-seed", required_argument, NULL, 'i'},
 	    {"concurrent", no_argument, NULL, 'C'},
 	    {"no-recovery-crash", no_argument, NULL, 'R'},
+	    {"recovery-images", required_argument, NULL, 'K'},
+	    {"recovery-crash", required_argument, NULL, 'D'},
+	    {"recovery-seed", required_argument, NULL, 'S'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -1012,6 +1034,16 @@ int main(int argc, char **argv)
 			break;
 		case 'R':
 			opt.recovery_crash = false;
+			break;
+		case 'K':
+			opt.recovery_images = (unsigned)strtoul(optarg, NULL, 0);
+			break;
+		case 'D':
+			opt.only_recovery_crash = strtoull(optarg, NULL, 0);
+			break;
+		case 'S':
+			opt.only_recovery_seed = strtoull(optarg, NULL, 0);
+			opt.has_only_recovery_seed = true;
 			break;
 		case 'v':
 			opt.verbose++;

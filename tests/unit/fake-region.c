@@ -373,3 +373,12 @@ void region_zeroer_pause(struct region *r, bool paused)
 void region_zeroer_set_rate(struct region *r, uint64_t bytes_per_sec)
 {
 }
+
+int region_get_states(const struct region *r, uint8_t *out, uint64_t first, uint64_t count)
+{
+	if (first > r->n || count > r->n - first)
+		return -ERANGE;
+	if (count)
+		memcpy(out, r->state + first, count);
+	return 0;
+}

@@ -20,7 +20,9 @@ add_executable(test-server ${PMEMZ_TEST_SRC}/unit/test-server.c
   ${_srv}/manager.c ${_srv}/listener.c ${_srv}/connection.c ${_srv}/lease.c
   ${_srv}/notify.c ${_srv}/rpc.c ${_srv}/rpc-hello.c ${_srv}/rpc-open-region.c
   ${_srv}/rpc-allocate.c ${_srv}/rpc-commit.c ${_srv}/rpc-free.c ${_srv}/rpc-flush.c
-  ${_srv}/rpc-list.c ${_srv}/rpc-stat.c ${_srv}/rpc-noop.c)
+  ${_srv}/rpc-list.c ${_srv}/rpc-stat.c ${_srv}/rpc-noop.c
+  ${_srv}/rpc-map.c
+  ${_srv}/rpc-zeroer.c)
 target_include_directories(test-server PRIVATE ${_srv} ${PMEMZ_TEST_SRC}/unit)
 target_link_libraries(test-server PRIVATE pmemzd_conf pmemzproto PkgConfig::LIBEVENT
   PkgConfig::LIBSYSTEMD PkgConfig::CMOCKA Threads::Threads)

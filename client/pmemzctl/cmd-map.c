@@ -1,0 +1,349 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pmemzctl map REGION [--width N]: a picture of the region's extent map, one
+ * character per extent, or per group of extents when there are more than
+ * MAP_LINES lines of N characters hold; a legend and the count of extents
+ * in each state.  --json gives the counts and, per state, the extent runs.
+ * `regions --map` shows the same for every region (ctl_map_show()).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "pmemzctl.h"
+
+#define MAP_WIDTH_DEFAULT 64u
+#define MAP_WIDTH_MAX 1024u
+#define MAP_LINES 32u /* more extents than MAP_LINES * width: a character per group */
+
+/* MAP's state values (proto/pmemz.proto), plus one for values we do not know. */
+enum map_state {
+	MS_DIRTY = 0,
+	MS_ZEROED = 1,
+	MS_LEASED = 2,
+	MS_COMMITTED = 3,
+	MS_BAD = 4,
+	MS_ZEROING = 5,
+	MS_UNKNOWN = 6,
+	MS_N,
+};
+
+static const struct {
+	char c;
+	const char *name;
+} map_states[MS_N] = {
+    [MS_ZEROED] = {'.', "zeroed"},	 [MS_ZEROING] = {'z', "zeroing"},
+    [MS_DIRTY] = {'d', "dirty"},	 [MS_LEASED] = {'L', "leased"},
+    [MS_COMMITTED] = {'C', "committed"}, [MS_BAD] = {'X', "bad"},
+    [MS_UNKNOWN] = {'?', "unknown"},
+};
+/* Legend and count order. */
+static const enum map_state map_order[] = {MS_ZEROED, MS_ZEROING,   MS_DIRTY,
+					   MS_LEASED, MS_COMMITTED, MS_BAD};
+/* A group's character: the most common state; ties go to the later one here. */
+static const enum map_state map_tie_order[] = {MS_ZEROED,    MS_ZEROING, MS_DIRTY, MS_LEASED,
+					       MS_COMMITTED, MS_UNKNOWN, MS_BAD};
+
+struct map_run {
+	enum map_state state;
+	uint64_t first, count;
+};
+
+struct map {
+	uint64_t n, extent_size;
+	struct map_run *runs;
+	size_t n_runs, cap;
+	uint64_t count[MS_N];
+};
+
+static void map_done(struct map *m)
+{
+	free(m->runs);
+}
+
+static enum map_state map_state_of(uint32_t v)
+{
+	return v < MS_UNKNOWN ? (enum map_state)v : MS_UNKNOWN;
+}
+
+static int map_push(struct map *m, enum map_state s, uint64_t count)
+{
+	uint64_t first =
+	    m->n_runs ? m->runs[m->n_runs - 1].first + m->runs[m->n_runs - 1].count : 0;
+
+	if (count == 0)
+		return 0;
+	m->count[s] += count;
+	if (m->n_runs && m->runs[m->n_runs - 1].state == s) {
+		m->runs[m->n_runs - 1].count += count;
+		return 0;
+	}
+	if (m->n_runs == m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 64;
+		struct map_run *v = reallocarray(m->runs, cap, sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		m->runs = v;
+		m->cap = cap;
+	}
+	m->runs[m->n_runs++] = (struct map_run){.state = s, .first = first, .count = count};
+	return 0;
+}
+
+/* MAP of one region as runs; 0 or -errno with pmemz_errormsg() set. */
+static int map_get(struct ctl *ctl, const char *region, struct map *m)
+{
+	_cleanup_response_ Pmemz__Response *resp = NULL;
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__MapReq mq = PMEMZ__MAP_REQ__INIT;
+	const Pmemz__MapResp *mp;
+	uint64_t total = 0;
+	int r;
+
+	mq.region = (char *)(uintptr_t)region;
+	req.op_case = PMEMZ__REQUEST__OP_MAP;
+	req.map = &mq;
+	r = pmemz_client_call(ctl->client, &req, &resp);
+	if (r < 0)
+		return r;
+	mp = resp->map;
+	if (!mp)
+		return pmemz_err(-EPROTO, "daemon sent an empty MAP reply");
+	m->n = mp->extent_count;
+	m->extent_size = mp->has_extent_size ? mp->extent_size : 0;
+	if (mp->n_runs == 0) {
+		if (mp->states.len != mp->extent_count)
+			return pmemz_err(-EPROTO,
+					 "daemon sent %zu extent states for %" PRIu64 " extents",
+					 mp->states.len, mp->extent_count);
+		for (size_t i = 0; i < mp->states.len; i++) {
+			r = map_push(m, map_state_of(mp->states.data[i]), 1);
+			if (r < 0)
+				return pmemz_err(r, "out of memory");
+		}
+		return 0;
+	}
+	for (size_t i = 0; i < mp->n_runs; i++) {
+		if (mp->runs[i]->count > mp->extent_count - total)
+			break;
+		total += mp->runs[i]->count;
+		r = map_push(m, map_state_of(mp->runs[i]->state), mp->runs[i]->count);
+		if (r < 0)
+			return pmemz_err(r, "out of memory");
+	}
+	if (total != mp->extent_count)
+		return pmemz_err(-EPROTO,
+				 "daemon sent state runs that do not cover %" PRIu64 " extents",
+				 mp->extent_count);
+	return 0;
+}
+
+static unsigned map_auto_width(unsigned prefix)
+{
+	struct winsize ws;
+
+	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 &&
+	    ws.ws_col > prefix + 16u)
+		return MIN((unsigned)ws.ws_col - prefix - 1u, 128u);
+	return MAP_WIDTH_DEFAULT;
+}
+
+/* The character for extents [first, first + len): *ri is the run that holds first. */
+static char map_cell(const struct map *m, size_t *ri, uint64_t first, uint64_t len)
+{
+	uint64_t cnt[MS_N] = {0}, end = first + len;
+	enum map_state best = MS_ZEROED;
+	size_t i = *ri;
+
+	while (i < m->n_runs && m->runs[i].first + m->runs[i].count <= first)
+		i++;
+	*ri = i;
+	for (; i < m->n_runs && m->runs[i].first < end; i++) {
+		uint64_t a = MAX(first, m->runs[i].first);
+		uint64_t b = MIN(end, m->runs[i].first + m->runs[i].count);
+
+		cnt[m->runs[i].state] += b - a;
+	}
+	if (cnt[MS_BAD])
+		return map_states[MS_BAD].c;
+	for (size_t k = 0; k < ARRAY_SIZE(map_tie_order); k++)
+		if (cnt[map_tie_order[k]] >= cnt[best])
+			best = map_tie_order[k];
+	return map_states[best].c;
+}
+
+/* The picture: rows of width characters, each led by its first extent index. */
+static char *map_picture(const struct map *m, unsigned width, uint64_t per)
+{
+	uint64_t cells = DIV_ROUND_UP(m->n, per), rows = DIV_ROUND_UP(cells, width);
+	char last[24];
+	int digits = snprintf(last, sizeof(last), "%" PRIu64, m->n ? m->n - 1 : 0);
+	size_t len = (size_t)rows * ((size_t)digits + 2 + width) + 256, used = 0;
+	char *buf = malloc(len);
+	size_t ri = 0;
+
+	if (!buf)
+		return NULL;
+	for (uint64_t row = 0; row < rows; row++) {
+		used += (size_t)snprintf(buf + used, len - used, "%*" PRIu64 " ", digits,
+					 row * width * per);
+		for (uint64_t c = row * width; c < MIN(cells, (row + 1) * width); c++)
+			buf[used++] = map_cell(m, &ri, c * per, MIN(per, m->n - c * per));
+		buf[used++] = '\n';
+	}
+	buf[used] = '\0';
+	/* The legend. */
+	used += (size_t)snprintf(buf + used, len - used, "\n");
+	for (size_t k = 0; k < ARRAY_SIZE(map_order); k++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%c %s", k ? "  " : "",
+					 map_states[map_order[k]].c, map_states[map_order[k]].name);
+	(void)snprintf(buf + used, len - used, "\n");
+	return buf;
+}
+
+/* Per state, its runs as wire runs for the F_RUNS fields (JSON only). */
+static int map_emit_runs(struct out *o, const struct map *m)
+{
+	_cleanup_free_ Pmemz__Run *storage = NULL;
+	_cleanup_free_ Pmemz__Run **ptrs = NULL;
+
+	if (m->n_runs) {
+		storage = calloc(m->n_runs, sizeof(*storage));
+		ptrs = calloc(m->n_runs, sizeof(*ptrs));
+		if (!storage || !ptrs)
+			return -ENOMEM;
+	}
+	out_details(o, true);
+	o->ops->object_begin(o, "runs");
+	/* Each state's runs in consecutive slots: one array per field. */
+	for (size_t k = 0, base = 0; k < ARRAY_SIZE(map_order) + 1; k++) {
+		enum map_state s = k < ARRAY_SIZE(map_order) ? map_order[k] : MS_UNKNOWN;
+		size_t n = 0;
+
+		if (s == MS_UNKNOWN && !m->count[MS_UNKNOWN])
+			continue;
+		for (size_t i = 0; i < m->n_runs; i++) {
+			if (m->runs[i].state != s)
+				continue;
+			pmemz__run__init(&storage[base + n]);
+			storage[base + n].first = m->runs[i].first;
+			storage[base + n].count = m->runs[i].count;
+			ptrs[base + n] = &storage[base + n];
+			n++;
+		}
+		out_runs(o, map_states[s].name, map_states[s].name, n ? ptrs + base : NULL, n);
+		base += n;
+	}
+	o->ops->object_end(o);
+	out_details(o, false);
+	return 0;
+}
+
+int ctl_map_show(struct ctl *ctl, const char *region, unsigned width)
+{
+	_cleanup_(map_done) struct map m = {0};
+	_cleanup_free_ char *picture = NULL;
+	struct out *o = ctl->out;
+	char scale[96], digits[24];
+	uint64_t per;
+	int r;
+
+	r = map_get(ctl, region, &m);
+	if (r < 0)
+		return r;
+	if (width == 0)
+		width = map_auto_width(
+		    (unsigned)snprintf(digits, sizeof(digits), "%" PRIu64, m.n ? m.n - 1 : 0) + 1u);
+	per = MAX((uint64_t)1, DIV_ROUND_UP(m.n, (uint64_t)width * MAP_LINES));
+	if (per == 1)
+		(void)snprintf(scale, sizeof(scale), "1 extent per character");
+	else
+		(void)snprintf(scale, sizeof(scale),
+			       "%" PRIu64 " extents per character (X if any is bad, else the "
+			       "most common state)",
+			       per);
+	picture = map_picture(&m, width, per);
+	if (!picture)
+		return pmemz_err(-ENOMEM, "out of memory");
+
+	out_str(o, "region", "region", region);
+	out_u64(o, "extents", "extents", m.n);
+	if (m.extent_size)
+		out_size(o, "extent_size", "extent size", m.extent_size);
+	out_str(o, "scale", "scale", scale);
+	out_details(o, true);
+	out_u64(o, "extents_per_char", "extents per character", per);
+	out_details(o, false);
+	o->ops->block(o, picture);
+	for (size_t k = 0; k < ARRAY_SIZE(map_order); k++)
+		out_u64(o, map_states[map_order[k]].name, map_states[map_order[k]].name,
+			m.count[map_order[k]]);
+	if (m.count[MS_UNKNOWN])
+		out_u64(o, "unknown", "unknown", m.count[MS_UNKNOWN]);
+	r = map_emit_runs(o, &m);
+	if (r < 0)
+		return pmemz_err(r, "out of memory");
+	return 0;
+}
+
+int ctl_map_parse_width(const struct ctl_cmd *cmd, const char *s, unsigned *width)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || v < 1 || v > MAP_WIDTH_MAX)
+		return ctl_usage_error(cmd, "invalid width '%s': expected 1 to %u characters", s,
+				       MAP_WIDTH_MAX);
+	*width = (unsigned)v;
+	return 0;
+}
+
+static int map_exec(struct ctl *ctl, int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    CTL_COMMON_OPTS,
+	    {"width", required_argument, NULL, 'w'},
+	    {},
+	};
+	const char *region;
+	unsigned width = 0;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, CTL_COMMON_SHORT "w:", opts, NULL)) != -1) {
+		if (c == 'w') {
+			if ((r = ctl_map_parse_width(&cmd_map, optarg, &width)) != 0)
+				return r;
+			continue;
+		}
+		if ((r = ctl_common_opt(ctl, &cmd_map, c)) >= 0)
+			return r;
+	}
+	if (optind >= argc)
+		return ctl_usage_error(&cmd_map, "which region?");
+	region = argv[optind++];
+	if (optind < argc)
+		return ctl_usage_error(&cmd_map, "unexpected argument '%s'", argv[optind]);
+
+	r = ctl_connect(ctl);
+	if (r)
+		return r;
+	r = ctl_output(ctl);
+	if (r)
+		return r;
+	if (ctl_map_show(ctl, region, width) < 0)
+		return ctl_fail();
+	return ctl_finish(ctl);
+}
+
+const struct ctl_cmd cmd_map = {
+    .name = "map",
+    .args = "REGION [--width N]",
+    .summary = "a picture of the region's extents by state, with counts",
+    .options = "  -w, --width N  characters per line (default: the terminal's, else 64)\n",
+    .exec = map_exec,
+};

@@ -1,0 +1,561 @@
+/* SPDX-License-Identifier: MIT */
+/* Device-DAX discovery with libdaxctl and libndctl (see dax.h). */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <daxctl/libdaxctl.h>
+#include <ndctl/libndctl.h>
+
+#include "dax.h"
+#include "log.h"
+
+#define SECTOR 512ull
+
+/* ---- names ---- */
+
+const char *dax_persistence_name(enum dax_persistence p)
+{
+	switch (p) {
+	case DAX_PERSIST_CPU_CACHE:
+		return "cpu_cache";
+	case DAX_PERSIST_MEMCTRL:
+		return "memory_controller";
+	case DAX_PERSIST_NONE:
+		return "none";
+	case DAX_PERSIST_UNKNOWN:
+		break;
+	}
+	return "unknown";
+}
+
+const char *dax_persistence_granularity(enum dax_persistence p)
+{
+	return p == DAX_PERSIST_CPU_CACHE ? "byte" : "cache_line";
+}
+
+const char *dax_mode_name(const struct dax_dev *d)
+{
+	if (!d->enabled)
+		return "disabled";
+	return d->system_ram ? "system-ram" : "devdax";
+}
+
+enum dax_persistence dax_persistence_parse(const char *attr)
+{
+	size_t n;
+
+	if (!attr)
+		return DAX_PERSIST_UNKNOWN;
+	n = strcspn(attr, "\n");
+	if (n == 0)
+		return DAX_PERSIST_NONE; /* the attribute exists and is empty */
+	if (n == strlen("cpu_cache") && strncmp(attr, "cpu_cache", n) == 0)
+		return DAX_PERSIST_CPU_CACHE;
+	if (n == strlen("memory_controller") && strncmp(attr, "memory_controller", n) == 0)
+		return DAX_PERSIST_MEMCTRL;
+	return DAX_PERSIST_UNKNOWN;
+}
+
+static enum dax_persistence from_ndctl(enum ndctl_persistence_domain d)
+{
+	switch (d) {
+	case PERSISTENCE_CPU_CACHE:
+		return DAX_PERSIST_CPU_CACHE;
+	case PERSISTENCE_MEM_CTRL:
+		return DAX_PERSIST_MEMCTRL;
+	case PERSISTENCE_NONE:
+		return DAX_PERSIST_NONE;
+	case PERSISTENCE_UNKNOWN:
+		break;
+	}
+	return DAX_PERSIST_UNKNOWN;
+}
+
+/* ---- pure helpers ---- */
+
+static bool is_region_component(const char *s, size_t len)
+{
+	if (len <= strlen("region") || strncmp(s, "region", strlen("region")) != 0)
+		return false;
+	for (size_t i = strlen("region"); i < len; i++)
+		if (!isdigit((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
+int dax_parse_region_path(const char *path, char *region, size_t region_len, char *nddev,
+			  size_t nddev_len)
+{
+	const char *p = path, *found = NULL, *next = NULL;
+	size_t found_len = 0, next_len = 0;
+
+	if (region_len)
+		region[0] = '\0';
+	if (nddev_len)
+		nddev[0] = '\0';
+	if (!path)
+		return -ENOENT;
+	/* The last "regionN" component wins: it is the closest parent. */
+	while (*p) {
+		size_t len;
+
+		while (*p == '/')
+			p++;
+		len = strcspn(p, "/");
+		if (len && is_region_component(p, len)) {
+			const char *q = p + len;
+
+			found = p;
+			found_len = len;
+			while (*q == '/')
+				q++;
+			next = q;
+			next_len = strcspn(q, "/");
+		}
+		p += len;
+	}
+	if (!found || found_len >= region_len)
+		return -ENOENT;
+	memcpy(region, found, found_len);
+	region[found_len] = '\0';
+	if (next_len && next_len < nddev_len) {
+		memcpy(nddev, next, next_len);
+		nddev[next_len] = '\0';
+	}
+	return 0;
+}
+
+size_t dax_clip_badblocks(uint64_t region_res, uint64_t dev_res, uint64_t dev_size,
+			  const uint64_t (*sect)[2], size_t n, struct dax_badblock *out,
+			  uint64_t *sectors)
+{
+	uint64_t dev_end = dev_res + dev_size, total = 0;
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t s, e;
+
+		if (sect[i][0] > (UINT64_MAX - region_res) / SECTOR ||
+		    sect[i][1] > UINT64_MAX / SECTOR)
+			continue;
+		s = region_res + sect[i][0] * SECTOR;
+		if (sect[i][1] * SECTOR > UINT64_MAX - s)
+			continue;
+		e = s + sect[i][1] * SECTOR;
+		s = MAX(s, dev_res);
+		e = MIN(e, dev_end);
+		if (s >= e)
+			continue;
+		out[k].off = s - dev_res;
+		out[k].len = e - s;
+		total += DIV_ROUND_UP(e, SECTOR) - s / SECTOR;
+		k++;
+	}
+	if (sectors)
+		*sectors = total;
+	return k;
+}
+
+/* ---- library contexts ---- */
+
+__attribute__((format(printf, 6, 0))) static void
+daxctl_log(struct daxctl_ctx *ctx _unused_, int pri _unused_, const char *file _unused_,
+	   int line _unused_, const char *fn, const char *fmt, va_list ap)
+{
+	char buf[512];
+	size_t n;
+
+	(void)vsnprintf(buf, sizeof(buf), fmt, ap);
+	n = strlen(buf);
+	while (n && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	log_debug("libdaxctl: %s: %s", fn, buf);
+}
+
+__attribute__((format(printf, 6, 0))) static void
+ndctl_log(struct ndctl_ctx *ctx _unused_, int pri _unused_, const char *file _unused_,
+	  int line _unused_, const char *fn, const char *fmt, va_list ap)
+{
+	char buf[512];
+	size_t n;
+
+	(void)vsnprintf(buf, sizeof(buf), fmt, ap);
+	n = strlen(buf);
+	while (n && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	log_debug("libndctl: %s: %s", fn, buf);
+}
+
+static void daxctl_unrefp(struct daxctl_ctx **c)
+{
+	if (*c)
+		daxctl_unref(*c);
+}
+
+static void ndctl_unrefp(struct ndctl_ctx **c)
+{
+	if (*c)
+		ndctl_unref(*c);
+}
+
+/* libdaxctl is required; without libndctl the NVDIMM fields stay unknown. */
+static int contexts_new(struct daxctl_ctx **dctx, struct ndctl_ctx **nctx)
+{
+	int r;
+
+	*nctx = NULL;
+	r = daxctl_new(dctx);
+	if (r < 0) {
+		*dctx = NULL;
+		return log_debug_errno(r, "daxctl_new: %m");
+	}
+	daxctl_set_log_fn(*dctx, daxctl_log);
+	r = ndctl_new(nctx);
+	if (r < 0) {
+		*nctx = NULL;
+		log_debug("ndctl_new: %s", strerror(-r));
+		return 0;
+	}
+	ndctl_set_log_fn(*nctx, ndctl_log);
+	return 0;
+}
+
+/* ---- one device ---- */
+
+static bool res_known(unsigned long long res)
+{
+	return res != 0 && res != ULLONG_MAX;
+}
+
+static int read_int_attr(const char *path, int *out)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+
+	if (!f || fscanf(f, "%d", out) != 1)
+		return -ENOENT;
+	return 0;
+}
+
+static struct ndctl_region *nd_find_region(struct ndctl_ctx *nctx, const char *name, uint64_t phys)
+{
+	struct ndctl_bus *bus;
+	struct ndctl_region *reg;
+
+	if (!nctx)
+		return NULL;
+	if (name[0]) {
+		for (bus = ndctl_bus_get_first(nctx); bus; bus = ndctl_bus_get_next(bus)) {
+			for (reg = ndctl_region_get_first(bus); reg;
+			     reg = ndctl_region_get_next(reg)) {
+				if (strcmp(ndctl_region_get_devname(reg), name) == 0)
+					return reg;
+			}
+		}
+	}
+	if (!phys)
+		return NULL;
+	for (bus = ndctl_bus_get_first(nctx); bus; bus = ndctl_bus_get_next(bus)) {
+		for (reg = ndctl_region_get_first(bus); reg; reg = ndctl_region_get_next(reg)) {
+			unsigned long long res = ndctl_region_get_resource(reg);
+
+			if (res_known(res) && phys >= res &&
+			    phys - res < ndctl_region_get_size(reg))
+				return reg;
+		}
+	}
+	return NULL;
+}
+
+static struct ndctl_namespace *nd_find_namespace(struct ndctl_region *reg, const char *nddev,
+						 uint64_t phys)
+{
+	struct ndctl_namespace *ndns;
+	struct ndctl_dax *ndax;
+
+	if (nddev[0]) {
+		for (ndax = ndctl_dax_get_first(reg); ndax; ndax = ndctl_dax_get_next(ndax)) {
+			if (strcmp(ndctl_dax_get_devname(ndax), nddev) == 0)
+				return ndctl_dax_get_namespace(ndax);
+		}
+	}
+	if (!phys)
+		return NULL;
+	for (ndns = ndctl_namespace_get_first(reg); ndns; ndns = ndctl_namespace_get_next(ndns)) {
+		unsigned long long res = ndctl_namespace_get_resource(ndns);
+
+		if (res_known(res) && phys >= res && phys - res < ndctl_namespace_get_size(ndns))
+			return ndns;
+	}
+	return NULL;
+}
+
+/* Bad sectors of reg, region-relative: malloc'ed pairs {offset, length}. */
+static int nd_region_badblocks(struct ndctl_region *reg, uint64_t (**out)[2], size_t *n)
+{
+	_cleanup_free_ uint64_t(*v)[2] = NULL;
+	size_t nv = 0, cap = 0;
+	struct badblock *bb;
+
+	for (bb = ndctl_region_get_first_badblock(reg); bb;
+	     bb = ndctl_region_get_next_badblock(reg)) {
+		if (nv == cap) {
+			size_t ncap = cap ? 2 * cap : 8;
+			uint64_t(*nvp)[2] = realloc(v, ncap * sizeof(*v));
+
+			if (!nvp)
+				return -ENOMEM;
+			v = nvp;
+			cap = ncap;
+		}
+		v[nv][0] = bb->offset;
+		v[nv][1] = bb->len;
+		nv++;
+	}
+	*out = TAKE_PTR(v);
+	*n = nv;
+	return 0;
+}
+
+static void fill_nd(struct ndctl_ctx *nctx, struct daxctl_region *dreg, struct dax_dev *d)
+{
+	_cleanup_free_ uint64_t(*sect)[2] = NULL;
+	_cleanup_free_ struct dax_badblock *bbs = NULL;
+	struct ndctl_region *reg;
+	struct ndctl_namespace *ndns;
+	char region[sizeof(d->region)], nddev[64];
+	unsigned long long region_res;
+	size_t n = 0;
+
+	(void)dax_parse_region_path(daxctl_region_get_path(dreg), region, sizeof(region), nddev,
+				    sizeof(nddev));
+	reg = nd_find_region(nctx, region, d->resource);
+	if (!reg)
+		return;
+	(void)snprintf(d->region, sizeof(d->region), "%s", ndctl_region_get_devname(reg));
+	d->persistence = from_ndctl(ndctl_region_get_persistence_domain(reg));
+	ndns = nd_find_namespace(reg, nddev, d->resource);
+	if (ndns)
+		(void)snprintf(d->ns, sizeof(d->ns), "%s", ndctl_namespace_get_devname(ndns));
+	if (d->numa_node < 0)
+		d->numa_node = ndctl_region_get_numa_node(reg);
+
+	if (nd_region_badblocks(reg, &sect, &n) < 0)
+		return;
+	region_res = ndctl_region_get_resource(reg);
+	d->badblocks_known = true;
+	if (!res_known(region_res) || !d->resource) {
+		/* Offsets unknown (not root): count what the whole region has. */
+		d->badblocks_region_wide = true;
+		for (size_t i = 0; i < n; i++)
+			d->badblocks += sect[i][1];
+		return;
+	}
+	if (n) {
+		bbs = calloc(n, sizeof(*bbs));
+		if (!bbs) {
+			d->badblocks_known = false;
+			return;
+		}
+	}
+	(void)dax_clip_badblocks(region_res, d->resource, d->size, (const uint64_t(*)[2])sect, n,
+				 bbs, &d->badblocks);
+}
+
+static void fill(struct daxctl_dev *dev, struct ndctl_ctx *nctx, struct dax_dev *d)
+{
+	struct daxctl_region *dreg = daxctl_dev_get_region(dev);
+	char path[128];
+	int node;
+
+	memset(d, 0, sizeof(*d));
+	(void)snprintf(d->devname, sizeof(d->devname), "%s", daxctl_dev_get_devname(dev));
+	(void)snprintf(d->path, sizeof(d->path), "/dev/%s", d->devname);
+	d->major = (unsigned)daxctl_dev_get_major(dev);
+	d->minor = (unsigned)daxctl_dev_get_minor(dev);
+	d->size = daxctl_dev_get_size(dev);
+	d->align = daxctl_dev_get_align(dev);
+	if (d->align == 0)
+		d->align = daxctl_region_get_align(dreg);
+	d->resource = daxctl_dev_get_resource(dev);
+	if (!res_known(d->resource))
+		d->resource = 0;
+	d->enabled = daxctl_dev_is_enabled(dev) > 0;
+	d->system_ram = d->enabled && daxctl_dev_get_memory(dev) != NULL;
+	d->dax_region = daxctl_region_get_id(dreg);
+	d->target_node = daxctl_dev_get_target_node(dev);
+	d->numa_node = -1;
+	(void)snprintf(path, sizeof(path), "/sys/bus/dax/devices/%s/numa_node", d->devname);
+	if (read_int_attr(path, &node) == 0 && node >= 0)
+		d->numa_node = node;
+	d->persistence = DAX_PERSIST_UNKNOWN;
+	fill_nd(nctx, dreg, d);
+	log_debug("dax: %s: %" PRIu64 " bytes, align %" PRIu64 ", region %s, %s, %" PRIu64
+		  " bad sectors",
+		  d->devname, d->size, d->align, d->region[0] ? d->region : "-",
+		  dax_persistence_name(d->persistence), d->badblocks);
+}
+
+/* ---- public ---- */
+
+static int devcmp(const void *a, const void *b)
+{
+	return strverscmp(((const struct dax_dev *)a)->devname,
+			  ((const struct dax_dev *)b)->devname);
+}
+
+int dax_discover(struct dax_dev **out, size_t *n)
+{
+	_cleanup_(daxctl_unrefp) struct daxctl_ctx *dctx = NULL;
+	_cleanup_(ndctl_unrefp) struct ndctl_ctx *nctx = NULL;
+	_cleanup_free_ struct dax_dev *v = NULL;
+	struct daxctl_region *reg;
+	struct daxctl_dev *dev;
+	size_t nv = 0, cap = 0;
+	int r;
+
+	*out = NULL;
+	*n = 0;
+	r = contexts_new(&dctx, &nctx);
+	if (r < 0)
+		return r;
+	for (reg = daxctl_region_get_first(dctx); reg; reg = daxctl_region_get_next(reg)) {
+		for (dev = daxctl_dev_get_first(reg); dev; dev = daxctl_dev_get_next(dev)) {
+			if (daxctl_dev_get_size(dev) == 0)
+				continue; /* an idle seed device */
+			if (nv == cap) {
+				size_t ncap = cap ? 2 * cap : 4;
+				struct dax_dev *nvp = realloc(v, ncap * sizeof(*v));
+
+				if (!nvp)
+					return -ENOMEM;
+				v = nvp;
+				cap = ncap;
+			}
+			fill(dev, nctx, &v[nv++]);
+		}
+	}
+	if (nv > 1)
+		qsort(v, nv, sizeof(*v), devcmp);
+	*out = TAKE_PTR(v);
+	*n = nv;
+	return 0;
+}
+
+int dax_lookup_rdev(dev_t rdev, struct dax_dev *out)
+{
+	_cleanup_(daxctl_unrefp) struct daxctl_ctx *dctx = NULL;
+	_cleanup_(ndctl_unrefp) struct ndctl_ctx *nctx = NULL;
+	struct daxctl_region *reg;
+	struct daxctl_dev *dev;
+	int r;
+
+	r = contexts_new(&dctx, &nctx);
+	if (r < 0)
+		return r;
+	for (reg = daxctl_region_get_first(dctx); reg; reg = daxctl_region_get_next(reg)) {
+		for (dev = daxctl_dev_get_first(reg); dev; dev = daxctl_dev_get_next(dev)) {
+			if ((unsigned)daxctl_dev_get_major(dev) != major(rdev) ||
+			    (unsigned)daxctl_dev_get_minor(dev) != minor(rdev))
+				continue;
+			fill(dev, nctx, out);
+			return 0;
+		}
+	}
+	return -ENODEV;
+}
+
+int dax_lookup(const char *path, struct dax_dev *out)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return -errno;
+	if (!S_ISCHR(st.st_mode))
+		return -ENODEV;
+	return dax_lookup_rdev(st.st_rdev, out);
+}
+
+int dax_badblocks(const struct dax_dev *d, struct dax_badblock **out, size_t *n)
+{
+	_cleanup_(ndctl_unrefp) struct ndctl_ctx *nctx = NULL;
+	_cleanup_free_ uint64_t(*sect)[2] = NULL;
+	_cleanup_free_ struct dax_badblock *v = NULL;
+	struct ndctl_region *reg;
+	unsigned long long region_res;
+	size_t ns = 0, nv;
+	int r;
+
+	*out = NULL;
+	*n = 0;
+	if (!d->region[0] || !d->resource)
+		return -ENOTSUP;
+	r = ndctl_new(&nctx);
+	if (r < 0)
+		return log_debug_errno(r, "ndctl_new: %m");
+	ndctl_set_log_fn(nctx, ndctl_log);
+	reg = nd_find_region(nctx, d->region, 0);
+	if (!reg)
+		return -ENODEV;
+	region_res = ndctl_region_get_resource(reg);
+	if (!res_known(region_res))
+		return -ENOTSUP;
+	r = nd_region_badblocks(reg, &sect, &ns);
+	if (r < 0)
+		return r;
+	if (ns == 0)
+		return 0;
+	v = calloc(ns, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	nv = dax_clip_badblocks(region_res, d->resource, d->size, (const uint64_t(*)[2])sect, ns, v,
+				NULL);
+	if (nv == 0)
+		return 0;
+	*out = TAKE_PTR(v);
+	*n = nv;
+	return 0;
+}
+
+void dax_log_devices(void)
+{
+	_cleanup_free_ struct dax_dev *v = NULL;
+	size_t n = 0;
+	int r;
+
+	r = dax_discover(&v, &n);
+	if (r < 0) {
+		log_info("device-DAX discovery unavailable: %s", strerror(-r));
+		return;
+	}
+	if (n == 0) {
+		log_info("No device-DAX devices found");
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct dax_dev *d = &v[i];
+		char s1[32], s2[32], numa[16], bad[32];
+
+		if (d->numa_node >= 0)
+			(void)snprintf(numa, sizeof(numa), "%d", d->numa_node);
+		else
+			(void)snprintf(numa, sizeof(numa), "unknown");
+		if (d->badblocks_known)
+			(void)snprintf(bad, sizeof(bad), "%" PRIu64, d->badblocks);
+		else
+			(void)snprintf(bad, sizeof(bad), "unknown");
+		log_info("device-DAX %s: %s, alignment %s, NUMA node %s, mode %s, region %s, "
+			 "persistence domain %s, bad sectors %s",
+			 d->path, pmemz_format_size(d->size, s1, sizeof(s1)),
+			 pmemz_format_size(d->align, s2, sizeof(s2)), numa, dax_mode_name(d),
+			 d->region[0] ? d->region : "none", dax_persistence_name(d->persistence),
+			 bad);
+	}
+}

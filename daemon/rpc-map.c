@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * MAP: the state of every extent of a region, for a picture of it
+ * (pmemzctl map).  One byte per extent when that fits in a frame, else the
+ * run-length encoding of the same bytes from extent 0; -EMSGSIZE when even
+ * the runs do not fit.  Open to the peers allowed to open the region, and
+ * to admins.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "connection.h"
+#include "rpc.h"
+
+/* States read per region_get_states() call while counting runs. */
+#define MAP_CHUNK 65536u
+/* A StateRun takes at least 6 bytes on the wire: more runs never fit. */
+#define MAP_RUNS_MAX (PMEMZ_FRAME_MAX / 6u)
+
+struct state_run {
+	uint8_t state;
+	uint64_t count;
+};
+
+struct map_reply {
+	uint8_t *states; /* bytes reply, or the chunk buffer of the runs reply */
+	struct state_run *runs;
+	size_t n_runs, cap_runs;
+	Pmemz__StateRun *pb;
+	Pmemz__StateRun **ptrs;
+};
+
+static void map_reply_done(struct map_reply *m)
+{
+	free(m->states);
+	free(m->runs);
+	free(m->pb);
+	free(m->ptrs);
+}
+
+/* The region, for a peer allowed to open it or an admin. */
+static int map_region(struct rpc_call *call, const char *name, struct manager_region **out)
+{
+	int r = rpc_region(call, name, out);
+
+	if (r == -EACCES && call->c->admin) {
+		*out = manager_find_region(call->m, name);
+		call->msg[0] = '\0';
+		return 0;
+	}
+	return r;
+}
+
+static int map_push(struct map_reply *m, uint8_t state)
+{
+	if (m->n_runs && m->runs[m->n_runs - 1].state == state) {
+		m->runs[m->n_runs - 1].count++;
+		return 0;
+	}
+	if (m->n_runs == MAP_RUNS_MAX)
+		return -EMSGSIZE;
+	if (m->n_runs == m->cap_runs) {
+		size_t cap = m->cap_runs ? 2 * m->cap_runs : 256;
+		struct state_run *v = reallocarray(m->runs, cap, sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		m->runs = v;
+		m->cap_runs = cap;
+	}
+	m->runs[m->n_runs++] = (struct state_run){.state = state, .count = 1};
+	return 0;
+}
+
+/* Run-length encode the region's states from extent 0. */
+static int map_runs(struct map_reply *m, const struct region *reg, uint64_t n)
+{
+	int r;
+
+	m->states = malloc(MIN((uint64_t)MAP_CHUNK, n ? n : 1));
+	if (!m->states)
+		return -ENOMEM;
+	for (uint64_t first = 0; first < n; first += MAP_CHUNK) {
+		uint64_t len = MIN((uint64_t)MAP_CHUNK, n - first);
+
+		r = region_get_states(reg, m->states, first, len);
+		if (r < 0)
+			return r;
+		for (uint64_t k = 0; k < len; k++) {
+			r = map_push(m, m->states[k]);
+			if (r < 0)
+				return r;
+		}
+	}
+	if (m->n_runs == 0)
+		return 0;
+	m->pb = calloc(m->n_runs, sizeof(*m->pb));
+	m->ptrs = calloc(m->n_runs, sizeof(*m->ptrs));
+	if (!m->pb || !m->ptrs)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->n_runs; i++) {
+		pmemz__state_run__init(&m->pb[i]);
+		m->pb[i].state = m->runs[i].state;
+		m->pb[i].count = m->runs[i].count;
+		m->ptrs[i] = &m->pb[i];
+	}
+	return 0;
+}
+
+static int rpc_map_handler(struct rpc_call *call)
+{
+	const Pmemz__MapReq *req = call->req->map;
+	Pmemz__Response resp = PMEMZ__RESPONSE__INIT;
+	Pmemz__MapResp mp = PMEMZ__MAP_RESP__INIT;
+	_cleanup_(map_reply_done) struct map_reply m = {0};
+	struct manager_region *mr;
+	uint64_t n;
+	int r;
+
+	r = map_region(call, req->region, &mr);
+	if (r < 0)
+		return r;
+	n = mr->info.extent_count;
+	mp.extent_count = n;
+	mp.has_extent_size = true;
+	mp.extent_size = mr->info.extent_size;
+	resp.op_case = PMEMZ__RESPONSE__OP_MAP;
+	resp.map = &mp;
+
+	/* One byte per extent when that fits. */
+	if (n <= PMEMZ_FRAME_MAX) {
+		m.states = malloc(n ? n : 1);
+		if (!m.states)
+			return rpc_fail(call, -ENOMEM, "out of memory");
+		r = region_get_states(mr->r, m.states, 0, n);
+		if (r < 0)
+			return rpc_fail(call, r, "region '%s': reading the extent states failed",
+					mr->info.name);
+		mp.states.data = m.states;
+		mp.states.len = n;
+		if (rpc_response_fits(&resp))
+			return rpc_reply(call, &resp, -1, RPC_REPLY_ORDERED);
+		free(m.states);
+		m.states = NULL;
+		mp.states.data = NULL;
+		mp.states.len = 0;
+	}
+
+	/* Else runs, from extent 0. */
+	r = map_runs(&m, mr->r, n);
+	if (r == -ENOMEM)
+		return rpc_fail(call, r, "out of memory");
+	if (r < 0 && r != -EMSGSIZE)
+		return rpc_fail(call, r, "region '%s': reading the extent states failed",
+				mr->info.name);
+	if (r == 0) {
+		mp.n_runs = m.n_runs;
+		mp.runs = m.ptrs;
+	}
+	if (r == -EMSGSIZE || !rpc_response_fits(&resp))
+		return rpc_fail(call, -EMSGSIZE,
+				"region '%s': the map of %" PRIu64
+				" extents has too many state runs (%zu%s) for one %u KiB reply",
+				mr->info.name, n, m.n_runs, r == -EMSGSIZE ? " or more" : "",
+				PMEMZ_FRAME_MAX / 1024u);
+	return rpc_reply(call, &resp, -1, RPC_REPLY_ORDERED);
+}
+
+const struct rpc_descriptor rpc_map = {
+    .name = "MAP",
+    .op = PMEMZ__REQUEST__OP_MAP,
+    .admin_only = false,
+    .handler = rpc_map_handler,
+};

@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libpmemzclient's allocation reserve (pmemz_region_set_reserve, 1.1)
+ * against the real daemon: reserved allocations are zeroed, distinct and
+ * commit like any other; the reserve holds what it says in leased space and
+ * gives it back on set_reserve(0), pmemz_region_close() and
+ * pmemz_client_free(); it follows the allocation size; threads share it.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "libpmemzclient.h"
+
+#define REGION "r1"
+#define MIB ITEST_MIB
+
+static int setup(void **state)
+{
+	struct itest_env *e;
+	int r = itest_setup(state);
+
+	if (r)
+		return r;
+	e = *state;
+	itest_write_conf(e,
+			 "[region " REGION "]\n"
+			 "path = %s/r1.img\n"
+			 "size = 64M\n"
+			 "extent_size = 1M\n",
+			 e->dir);
+	itest_daemon_start(e);
+	return 0;
+}
+
+static void open_client(struct itest_env *e, struct pmemz_client **c, struct pmemz_region **r)
+{
+	int rc = pmemz_client_new(e->sock, c);
+
+	if (rc)
+		fail_msg("pmemz_client_new: %s (%s)", strerror(-rc), pmemz_errormsg());
+	rc = pmemz_region_open(*c, REGION, r);
+	if (rc)
+		fail_msg("pmemz_region_open: %s (%s)", strerror(-rc), pmemz_errormsg());
+}
+
+/* Poll STAT until lo <= leased <= hi; returns the last count. */
+static uint64_t wait_leased(struct itest_env *e, uint64_t lo, uint64_t hi)
+{
+	uint64_t t0 = itest_now_ms();
+	struct itest_stat st;
+
+	for (;;) {
+		itest_stat(e->sock, REGION, &st);
+		itest_assert_accounting(&st, "reserve");
+		if (st.leased >= lo && st.leased <= hi)
+			return st.leased;
+		if (itest_now_ms() - t0 > 10000)
+			fail_msg("leased extents: %llu, want %llu..%llu", (unsigned long long)st.leased,
+				 (unsigned long long)lo, (unsigned long long)hi);
+		itest_msleep(5);
+	}
+}
+
+static struct pmemz_alloc *alloc_ok(struct pmemz_region *r, size_t bytes, unsigned flags)
+{
+	struct pmemz_alloc *a = NULL;
+	int rc = pmemz_alloc_new(r, bytes, flags, &a);
+
+	if (rc)
+		fail_msg("pmemz_alloc_new(%zu): %s (%s)", bytes, strerror(-rc), pmemz_errormsg());
+	assert_int_equal(pmemz_alloc_size(a), (bytes + MIB - 1) / MIB * MIB);
+	itest_assert_alloc_in_region(r, a);
+	itest_assert_alloc_zero(r, a);
+	return a;
+}
+
+static void test_args(void **state)
+{
+	struct itest_env *e = *state;
+	struct pmemz_client *c;
+	struct pmemz_region *r;
+
+	open_client(e, &c, &r);
+	assert_int_equal(pmemz_region_set_reserve(NULL, MIB), -EINVAL);
+	assert_int_equal(pmemz_region_set_reserve(r, 1024 * MIB), -EINVAL);
+	assert_int_equal(pmemz_region_set_reserve(r, 0), 0); /* off while off */
+	wait_leased(e, 0, 0);
+	pmemz_region_close(r);
+	pmemz_client_free(c);
+}
+
+static void test_serve_and_release(void **state)
+{
+	struct itest_env *e = *state;
+	struct pmemz_alloc *a[10];
+	struct pmemz_client *c;
+	struct pmemz_region *r;
+	uint8_t *seen;
+	size_t nbits;
+
+	open_client(e, &c, &r);
+	assert_int_equal(pmemz_region_set_reserve(r, 4 * MIB), 0);
+	wait_leased(e, 4, 4); /* four 1 MiB leases, asked for at once */
+
+	nbits = pmemz_region_size(r) / MIB + 1;
+	seen = calloc(nbits, 1);
+	assert_non_null(seen);
+	for (int i = 0; i < 10; i++) {
+		uint8_t *bits;
+
+		a[i] = alloc_ok(r, MIB, 0);
+		bits = itest_alloc_bitmap(r, a[i]);
+		for (size_t k = 0; k < nbits; k++) {
+			if (bits[k] && seen[k])
+				fail_msg("extent %zu handed out twice", k);
+			seen[k] |= bits[k];
+		}
+		free(bits);
+	}
+	free(seen);
+	/* Refilled in batches: between half and all of the reserve outstanding. */
+	wait_leased(e, 10 + 2, 10 + 4);
+
+	/* A reserved lease commits and reopens like any other. */
+	itest_fill_alloc(r, a[0], 42);
+	itest_persist_alloc(r, a[0]);
+	assert_int_equal(pmemz_alloc_commit(a[0], "reserved", 0), 0);
+	pmemz_alloc_close(a[0]);
+	assert_int_equal(pmemz_alloc_open(r, "reserved", &a[0]), 0);
+	itest_check_alloc(r, a[0], 42);
+	assert_int_equal(pmemz_alloc_release(a[0]), 0);
+	for (int i = 1; i < 10; i++)
+		assert_int_equal(pmemz_alloc_release(a[i]), 0);
+	wait_leased(e, 2, 4);
+
+	/* NOWAIT is served from the reserve too. */
+	a[0] = alloc_ok(r, MIB, PMEMZ_ALLOC_NOWAIT);
+	pmemz_alloc_close(a[0]);
+
+	assert_int_equal(pmemz_region_set_reserve(r, 0), 0);
+	wait_leased(e, 0, 0);
+	pmemz_region_close(r);
+	pmemz_client_free(c);
+}
+
+static void test_close_releases(void **state)
+{
+	struct itest_env *e = *state;
+	struct pmemz_client *c;
+	struct pmemz_region *r;
+
+	open_client(e, &c, &r);
+	assert_int_equal(pmemz_region_set_reserve(r, 8 * MIB), 0);
+	wait_leased(e, 8, 8);
+	pmemz_region_close(r); /* gives the reserve back before it returns */
+	wait_leased(e, 0, 0);
+	pmemz_client_free(c);
+
+	/* The connection going away releases it too (the daemon does). */
+	open_client(e, &c, &r);
+	assert_int_equal(pmemz_region_set_reserve(r, 8 * MIB), 0);
+	wait_leased(e, 8, 8);
+	pmemz_client_free(c);
+	wait_leased(e, 0, 0);
+	pmemz_region_close(r); /* after the connection: no daemon, no hang */
+}
+
+static void test_follows_size(void **state)
+{
+	struct itest_env *e = *state;
+	struct pmemz_alloc *a[3];
+	struct pmemz_client *c;
+	struct pmemz_region *r;
+
+	open_client(e, &c, &r);
+	assert_int_equal(pmemz_region_set_reserve(r, 4 * MIB), 0);
+	wait_leased(e, 4, 4);
+	/* One 3 MiB allocation: not the reserve's size, the reserve stays. */
+	a[0] = alloc_ok(r, 3 * MIB, 0);
+	wait_leased(e, 3 + 4, 3 + 4);
+	/* A second one in a row: the reserve moves to 3 MiB leases (2 of them). */
+	a[1] = alloc_ok(r, 3 * MIB, 0);
+	wait_leased(e, 6 + 6, 6 + 6);
+	a[2] = alloc_ok(r, 3 * MIB, 0); /* from the reserve */
+	wait_leased(e, 9 + 3, 9 + 6);
+	for (int i = 0; i < 3; i++)
+		pmemz_alloc_close(a[i]);
+	pmemz_region_close(r);
+	wait_leased(e, 0, 0);
+	pmemz_client_free(c);
+}
+
+struct worker {
+	struct pmemz_region *r;
+	struct pmemz_alloc *a[8];
+	int rc;
+};
+
+static void *alloc_thread(void *arg)
+{
+	struct worker *w = arg;
+
+	for (int i = 0; i < 8 && w->rc == 0; i++)
+		w->rc = pmemz_alloc_new(w->r, MIB, 0, &w->a[i]);
+	return NULL;
+}
+
+static void test_threads(void **state)
+{
+	struct itest_env *e = *state;
+	struct worker w[4];
+	pthread_t th[4];
+	struct pmemz_client *c;
+	struct pmemz_region *r;
+	uint8_t *seen;
+	size_t nbits;
+
+	open_client(e, &c, &r);
+	assert_int_equal(pmemz_region_set_reserve(r, 6 * MIB), 0);
+	memset(w, 0, sizeof(w));
+	for (int t = 0; t < 4; t++) {
+		w[t].r = r;
+		assert_int_equal(pthread_create(&th[t], NULL, alloc_thread, &w[t]), 0);
+	}
+	for (int t = 0; t < 4; t++)
+		assert_int_equal(pthread_join(th[t], NULL), 0);
+	nbits = pmemz_region_size(r) / MIB + 1;
+	seen = calloc(nbits, 1);
+	assert_non_null(seen);
+	for (int t = 0; t < 4; t++) {
+		if (w[t].rc)
+			fail_msg("thread %d: %s", t, strerror(-w[t].rc));
+		for (int i = 0; i < 8; i++) {
+			uint8_t *bits = itest_alloc_bitmap(r, w[t].a[i]);
+
+			itest_assert_alloc_zero(r, w[t].a[i]);
+			for (size_t k = 0; k < nbits; k++) {
+				if (bits[k] && seen[k])
+					fail_msg("extent %zu handed out twice", k);
+				seen[k] |= bits[k];
+			}
+			free(bits);
+			pmemz_alloc_close(w[t].a[i]);
+		}
+	}
+	free(seen);
+	pmemz_region_close(r);
+	wait_leased(e, 0, 0);
+	pmemz_client_free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_args, setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_serve_and_release, setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_close_releases, setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_follows_size, setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_threads, setup, itest_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

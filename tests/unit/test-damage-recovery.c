@@ -1,0 +1,470 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Regression tests: the storage core (region_open: layout_load + recovery)
+ * on damaged media crafted in files under /dev/shm.  Each case was a bug:
+ *
+ *  - a COMMITTED record whose tag id flipped to a FREE slot was released and
+ *    zeroed (committed data lost) while its tag stayed visible, short of it;
+ *  - a zeroed block of the extent table made a tag's records DIRTY: the tag
+ *    was dropped and its extents zeroed and handed out;
+ *  - a record that moved into another VALID tag was adopted by it (handed
+ *    to the wrong owner);
+ *  - both header blocks wiped over a used region: formatted over it;
+ *  - power failed while a format wrote the backup header: the region was
+ *    refused for good (blank primary, "foreign" backup);
+ *  - a WRITTEN slot freed by recovery was never reused until a restart.
+ *
+ * The daemon must now hide and quarantine what it cannot attribute, refuse
+ * (media untouched) when committed extents would be zeroed, and the offline
+ * checker must report every one of these images as damaged.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "check.h"
+#include "layout.h"
+#include "log.h"
+#include "region-internal.h"
+#include "region.h"
+
+#define KiB (1ull << 10)
+#define MiB (1ull << 20)
+
+struct fx {
+	char path[128];
+	char name[16];
+	struct region_conf rc;
+	struct layout_header h;
+};
+
+static const char *tmp_dir(void)
+{
+	struct stat st;
+
+	return stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) ? "/dev/shm" : "/tmp";
+}
+
+static void read_at(const char *path, uint64_t off, void *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, buf, len, (off_t)off), (ssize_t)len);
+	close(fd);
+}
+
+static void write_at(const char *path, uint64_t off, const void *buf, size_t len)
+{
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, buf, len, (off_t)off), (ssize_t)len);
+	close(fd);
+}
+
+static uint8_t *read_all(const struct fx *f)
+{
+	uint8_t *b = malloc(f->rc.size);
+
+	assert_non_null(b);
+	read_at(f->path, 0, b, f->rc.size);
+	return b;
+}
+
+/* A formatted region (every extent DIRTY) of size bytes in extents of extent bytes. */
+static int fx_setup_sized(void **state, uint64_t size, uint64_t extent)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct region *r = NULL;
+	int fd;
+
+	assert_non_null(f);
+	snprintf(f->path, sizeof(f->path), "%s/pmemz-damage-XXXXXX", tmp_dir());
+	fd = mkstemp(f->path);
+	assert_true(fd >= 0);
+	close(fd);
+	strcpy(f->name, "dmg");
+	f->rc.name = f->name;
+	f->rc.path = f->path;
+	f->rc.size = size;
+	f->rc.extent_size = extent;
+	f->rc.zeroer_threads = 1;
+	f->rc.batch_extents = 8;
+	f->rc.source = f->name;
+	assert_int_equal(region_open(&f->rc, &r), 0);
+	region_close_abandon(r); /* no zeroing: the table stays as formatted */
+	{
+		uint8_t block[LAYOUT_BLOCK];
+		read_at(f->path, 0, block, sizeof(block));
+		assert_int_equal(layout_header_check(block, &f->h, NULL, 0), HDR_OK);
+	}
+	*state = f;
+	return 0;
+}
+
+static int fx_setup(void **state)
+{
+	return fx_setup_sized(state, 16 * MiB, 256 * KiB); /* 63 extents */
+}
+
+static int fx_setup_small(void **state)
+{
+	return fx_setup_sized(state, 2 * MiB, 64 * KiB); /* 31 extents, 31 tag slots */
+}
+
+static int fx_teardown(void **state)
+{
+	struct fx *f = *state;
+
+	(void)unlink(f->path);
+	free(f);
+	return 0;
+}
+
+static void set_rec(struct fx *f, uint64_t i, uint64_t rec)
+{
+	write_at(f->path, f->h.extent_table_off + i * 8, &rec, sizeof(rec));
+}
+
+static uint64_t get_rec(struct fx *f, uint64_t i)
+{
+	uint64_t rec;
+
+	read_at(f->path, f->h.extent_table_off + i * 8, &rec, sizeof(rec));
+	return rec;
+}
+
+static void set_slot(struct fx *f, uint32_t id, uint64_t state, uint32_t uid, const char *name,
+		     uint64_t n)
+{
+	struct layout_tag t;
+
+	memset(&t, 0, sizeof(t));
+	t.uid = uid;
+	t.ctime = 1700000000;
+	t.n_extents = n;
+	snprintf(t.name, sizeof(t.name), "%s", name);
+	t.checksum = layout_tag_checksum(&t);
+	t.state = state;
+	write_at(f->path, f->h.tag_table_off + (uint64_t)(id - 1) * LAYOUT_TAG_SLOT_SIZE, &t,
+		 sizeof(t));
+}
+
+static void fill_extent(struct fx *f, uint64_t i, uint8_t v)
+{
+	static uint8_t buf[256 * KiB];
+
+	assert_true(f->h.extent_size <= sizeof(buf));
+	memset(buf, v, f->h.extent_size);
+	write_at(f->path, f->h.data_off + i * f->h.extent_size, buf, f->h.extent_size);
+}
+
+static bool extent_is(struct fx *f, uint64_t i, uint8_t v)
+{
+	static uint8_t buf[256 * KiB];
+
+	read_at(f->path, f->h.data_off + i * f->h.extent_size, buf, f->h.extent_size);
+	for (uint64_t k = 0; k < f->h.extent_size; k++)
+		if (buf[k] != v)
+			return false;
+	return true;
+}
+
+/* Tag id VALID over [first, first + n) with data v. */
+static void commit_tag(struct fx *f, uint32_t id, const char *name, uint64_t first, uint64_t n,
+		       uint8_t v)
+{
+	set_slot(f, id, TAG_VALID, 1000, name, n);
+	for (uint64_t i = first; i < first + n; i++) {
+		set_rec(f, i, layout_rec(EXT_COMMITTED, id, 2));
+		fill_extent(f, i, v);
+	}
+}
+
+static uint64_t count_of(struct region *r, enum extent_state s)
+{
+	struct region_stats st;
+
+	region_get_stats(r, &st);
+	return st.count[s];
+}
+
+/* Let the zeroer zero everything it may, durably. */
+static void zero_all(struct region *r)
+{
+	uint64_t deadline = pmemz_now_ns() + 30ull * 1000000000ull;
+
+	while (region_count_zeroed(r) < region_count_free(r)) {
+		struct pollfd p = {.fd = region_zeroer_fd(r), .events = POLLIN};
+		(void)poll(&p, 1, 100);
+		(void)region_zeroer_collect(r);
+		(void)region_sync(r);
+		assert_true(pmemz_now_ns() < deadline);
+	}
+	(void)region_sync(r);
+	assert_int_equal(region_verify(r), 0);
+}
+
+static void expect_checker(struct fx *f, enum check_status st, const char *needle)
+{
+	struct check_report rep;
+	bool found = !needle;
+
+	assert_int_equal(check_path(f->path, CHECK_RECOVERED, &rep), 0);
+	for (size_t i = 0; needle && i < rep.n_problems; i++)
+		found |= strstr(rep.problems[i], needle) != NULL;
+	if (rep.status != st || !found) {
+		for (size_t i = 0; i < rep.n_problems; i++)
+			print_message("  problem: %s\n", rep.problems[i]);
+		fail_msg("checker: status %s, want %s with \"%s\"", check_status_str(rep.status),
+			 check_status_str(st), needle ? needle : "");
+	}
+	check_report_free(&rep);
+}
+
+/* A tag-id bit flip sends one record of tag 1 to FREE slot 3 (1 ^ 2). */
+static void test_tag_flip_to_free_slot(void **state)
+{
+	struct fx *f = *state;
+	struct region *r = NULL;
+	uint32_t id;
+
+	commit_tag(f, 1, "precious", 4, 3, 0xa5);
+	set_rec(f, 5, layout_rec(EXT_COMMITTED, 1 ^ 2, 2));
+	expect_checker(f, CHECK_INCONSISTENT, "was committed with 3 extents but 2 records");
+
+	assert_int_equal(region_open(&f->rc, &r), 0);
+	/* hidden, not shown short of an extent */
+	assert_int_equal(region_tag_lookup(r, "precious", 1000, &id), -ENOENT);
+	assert_int_equal(count_of(r, EXT_BAD), 3);
+	assert_int_equal(count_of(r, EXT_COMMITTED), 0);
+	zero_all(r);
+	region_close(r);
+
+	/* nothing of it was zeroed or rewritten */
+	assert_true(extent_is(f, 4, 0xa5) && extent_is(f, 5, 0xa5) && extent_is(f, 6, 0xa5));
+	assert_true(get_rec(f, 5) == layout_rec(EXT_COMMITTED, 3, 2));
+	assert_true(get_rec(f, 4) == layout_rec(EXT_COMMITTED, 1, 2));
+	/* and the other extents are in use again */
+	assert_true(layout_rec_state(get_rec(f, 0)) == EXT_ZEROED);
+	/* the same on every start */
+	assert_int_equal(region_open(&f->rc, &r), 0);
+	assert_int_equal(count_of(r, EXT_BAD), 3);
+	region_close(r);
+}
+
+/* A record of tag 2 moved into VALID tag 1: neither owner gets the wrong extent. */
+static void test_record_moved_to_other_tag(void **state)
+{
+	struct fx *f = *state;
+	struct region *r = NULL;
+	uint32_t id;
+
+	commit_tag(f, 1, "a", 0, 2, 0x11);
+	commit_tag(f, 2, "b", 4, 2, 0x22);
+	commit_tag(f, 3, "c", 8, 1, 0x33);
+	set_rec(f, 5, layout_rec(EXT_COMMITTED, 1, 2));
+	expect_checker(f, CHECK_INCONSISTENT, "tag 'a' (uid 1000, slot 1) was committed with 2");
+
+	assert_int_equal(region_open(&f->rc, &r), 0);
+	assert_int_equal(region_tag_lookup(r, "a", 1000, &id), -ENOENT);
+	assert_int_equal(region_tag_lookup(r, "b", 1000, &id), -ENOENT);
+	assert_int_equal(region_tag_lookup(r, "c", 1000, &id), 0); /* intact: still there */
+	assert_int_equal(count_of(r, EXT_BAD), 4);
+	assert_int_equal(count_of(r, EXT_COMMITTED), 1);
+	zero_all(r);
+	region_close(r);
+	for (uint64_t i = 0; i < 2; i++)
+		assert_true(extent_is(f, i, 0x11) && extent_is(f, 4 + i, 0x22));
+}
+
+/* A zeroed block of the extent table: the records of a tag look DIRTY. */
+static void test_zeroed_extent_table_refused(void **state)
+{
+	struct fx *f = *state;
+	struct region *r = NULL;
+	static uint8_t zero[LAYOUT_BLOCK];
+	uint8_t *before, *after;
+
+	commit_tag(f, 1, "precious", 10, 4, 0x5a);
+	set_rec(f, 20, layout_rec(EXT_ZEROED, 0, 1));
+	write_at(f->path, f->h.extent_table_off, zero, sizeof(zero));
+	expect_checker(f, CHECK_INCONSISTENT, "no damaged record accounts for them");
+
+	before = read_all(f);
+	assert_int_equal(region_open(&f->rc, &r), -EUCLEAN);
+	assert_null(r);
+	after = read_all(f);
+	assert_memory_equal(before, after, f->rc.size);
+	free(after);
+	free(before);
+
+	/* only some of its records (two 8-byte words) */
+	commit_tag(f, 1, "precious", 10, 4, 0x5a);
+	set_rec(f, 11, 0);
+	set_rec(f, 13, 0);
+	before = read_all(f);
+	assert_int_equal(region_open(&f->rc, &r), -EUCLEAN);
+	after = read_all(f);
+	assert_memory_equal(before, after, f->rc.size);
+	free(after);
+	free(before);
+
+	/* damaged records account for the missing ones: open, quarantined */
+	set_rec(f, 11, layout_rec(9, 0, 0));
+	set_rec(f, 13, layout_rec(EXT_ZEROED, 1, 2));
+	assert_int_equal(region_open(&f->rc, &r), 0);
+	assert_int_equal(count_of(r, EXT_BAD), 4);
+	zero_all(r);
+	region_close(r);
+	for (uint64_t i = 10; i < 14; i++)
+		assert_true(extent_is(f, i, 0x5a));
+}
+
+/* Both header blocks wiped over a used region: refused, not formatted. */
+static void test_wiped_headers_refused(void **state)
+{
+	struct fx *f = *state;
+	struct region *r = NULL;
+	static uint8_t zero[2 * LAYOUT_BLOCK];
+	uint8_t *before, *after;
+
+	commit_tag(f, 1, "precious", 3, 2, 0x77);
+	for (uint64_t i = 5; i < 40; i++)
+		set_rec(f, i, layout_rec(EXT_ZEROED, 0, 1));
+	write_at(f->path, 0, zero, sizeof(zero));
+	expect_checker(f, CHECK_UNUSABLE, "not a pmemzerod region");
+
+	before = read_all(f);
+	assert_int_equal(region_open(&f->rc, &r), -EUCLEAN);
+	assert_null(r);
+	after = read_all(f);
+	assert_memory_equal(before, after, f->rc.size);
+	free(after);
+	free(before);
+
+	/* A region wiped before it was ever used (all-zero tables): formatted. */
+	before = calloc(1, f->h.data_off);
+	assert_non_null(before);
+	write_at(f->path, 0, before, f->h.data_off);
+	free(before);
+	assert_int_equal(region_open(&f->rc, &r), 0);
+	assert_int_equal(count_of(r, EXT_COMMITTED), 0);
+	region_close(r);
+	expect_checker(f, CHECK_CLEAN, NULL);
+}
+
+/*
+ * Power failed while a format wrote the backup header (found by the
+ * power-failure sweep, tests/crash): the primary is blank, the backup is a
+ * torn header (some 8-byte words written, the rest still zero), the tables
+ * are zero.  That is a format to finish, not damage; anything more is
+ * refused.
+ */
+static void test_torn_format(void **state)
+{
+	struct fx *f = *state;
+	struct region *r = NULL;
+	uint8_t hdr[LAYOUT_BLOCK], *before, *after;
+	static uint8_t zero[256 * KiB];
+	uint64_t w;
+
+	/* the region as the format left it: tables zero, headers blank */
+	assert_true(f->h.data_off <= sizeof(zero));
+	write_at(f->path, 0, zero, f->h.data_off);
+	/* the backup: magic and geometry words written, uuid, time and checksum not */
+	memset(hdr, 0, sizeof(hdr));
+	memcpy(hdr, &f->h, sizeof(f->h));
+	memset(hdr + 16, 0, 16);				  /* uuid */
+	memset(hdr + 96, 0, 8);					  /* format_time */
+	memset(hdr + offsetof(struct layout_header, checksum), 0, 4); /* checksum */
+	write_at(f->path, LAYOUT_BACKUP_OFF, hdr, sizeof(hdr));
+	expect_checker(f, CHECK_UNUSABLE, "both headers are unusable");
+
+	/* with a record in the table it is not a format in progress: refused */
+	set_rec(f, 7, layout_rec(EXT_ZEROED, 0, 1));
+	before = read_all(f);
+	assert_int_equal(region_open(&f->rc, &r), -EUCLEAN);
+	after = read_all(f);
+	assert_memory_equal(before, after, f->rc.size);
+	free(after);
+	free(before);
+	set_rec(f, 7, 0);
+
+	/* a word a format never writes: refused */
+	w = 0x1234;
+	write_at(f->path, LAYOUT_BACKUP_OFF + 512, &w, sizeof(w));
+	assert_int_equal(region_open(&f->rc, &r), -EUCLEAN);
+	w = 0;
+	write_at(f->path, LAYOUT_BACKUP_OFF + 512, &w, sizeof(w));
+	/* a known word with the wrong value (another region size): refused */
+	w = f->rc.size * 2;
+	write_at(f->path, LAYOUT_BACKUP_OFF + 32, &w, sizeof(w));
+	assert_int_equal(region_open(&f->rc, &r), -EUCLEAN);
+	w = f->rc.size;
+	write_at(f->path, LAYOUT_BACKUP_OFF + 32, &w, sizeof(w));
+
+	/* the interrupted format is finished */
+	assert_int_equal(region_open(&f->rc, &r), 0);
+	assert_int_equal(count_of(r, EXT_DIRTY) + count_of(r, EXT_ZEROED), f->h.extent_count);
+	region_close(r);
+	expect_checker(f, CHECK_CLEAN, NULL);
+}
+
+/* A half-made commit rolled back at recovery frees its slot for reuse at once. */
+static void test_written_slot_reused(void **state)
+{
+	struct fx *f = *state;
+	struct region *r = NULL;
+	struct run *runs = NULL;
+	size_t n_runs = 0;
+	uint64_t n = f->h.extent_count;
+	char name[16];
+
+	assert_int_equal(f->h.tag_count, n);
+	/* every slot but 1 holds a tag of one extent; slot 1 is a half-made commit */
+	for (uint32_t id = 2; id <= n; id++) {
+		snprintf(name, sizeof(name), "t%u", id);
+		commit_tag(f, id, name, id - 1, 1, 0x01);
+	}
+	set_slot(f, 1, TAG_WRITTEN, 1000, "half", 1);
+	set_rec(f, 0, layout_rec(EXT_COMMITTED, 1, 2));
+
+	assert_int_equal(region_open(&f->rc, &r), 0);
+	assert_int_equal(count_of(r, EXT_COMMITTED), n - 1);
+	zero_all(r);
+	assert_int_equal(region_lease(r, 1, &runs, &n_runs), 0);
+	assert_int_equal(region_commit(r, runs, n_runs, "again", 1000, false), 0);
+	assert_int_equal(region_sync(r), 2);
+	free(runs);
+	region_close(r);
+	expect_checker(f, CHECK_CLEAN, NULL);
+}
+
+int main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
+	const struct CMUnitTest tests[] = {
+	    T(test_tag_flip_to_free_slot),
+	    T(test_record_moved_to_other_tag),
+	    T(test_zeroed_extent_table_refused),
+	    T(test_wiped_headers_refused),
+	    T(test_torn_format),
+	    cmocka_unit_test_setup_teardown(test_written_slot_reused, fx_setup_small, fx_teardown),
+	};
+
+	log_set_max_level(getenv("PMEMZ_TEST_VERBOSE") ? LOG_DEBUG : LOG_CRIT);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
