@@ -176,13 +176,27 @@ static const char *hdr_verdict(enum layout_hdr_status s)
 }
 
 static enum layout_hdr_status header_at(struct checker *c, uint64_t off, struct layout_header *h,
-				       char *why, size_t why_len)
+					char *why, size_t why_len)
 {
 	if (layout_range_bad(c->bbs, c->n_bbs, off, LAYOUT_BLOCK)) {
 		(void)snprintf(why, why_len, "bad block in the header block");
 		return HDR_UNREADABLE;
 	}
 	return layout_header_check(c->base + off, h, why, why_len);
+}
+
+/* As layout.c: every non-zero word of block equals good's (an interrupted write). */
+static bool torn_copy_of(const uint8_t *block, const uint8_t *good)
+{
+	for (size_t off = 0; off < LAYOUT_BLOCK; off += 8) {
+		uint64_t w, g;
+
+		memcpy(&w, block + off, 8);
+		memcpy(&g, good + off, 8);
+		if (w != 0 && w != g)
+			return false;
+	}
+	return true;
 }
 
 /* Choose the header as layout_load() would.  false: nothing usable. */
@@ -199,6 +213,12 @@ static bool check_headers(struct checker *c)
 	}
 	sp = header_at(c, LAYOUT_PRIMARY_OFF, &hp, rep->primary_why, sizeof(rep->primary_why));
 	sb = header_at(c, LAYOUT_BACKUP_OFF, &hb, rep->backup_why, sizeof(rep->backup_why));
+	if (sp == HDR_FOREIGN && sb == HDR_OK &&
+	    torn_copy_of(c->base + LAYOUT_PRIMARY_OFF, c->base + LAYOUT_BACKUP_OFF)) {
+		sp = HDR_CORRUPT;
+		(void)snprintf(rep->primary_why, sizeof(rep->primary_why),
+			       "a torn copy of the backup: an interrupted write");
+	}
 	rep->primary_status = sp;
 	rep->backup_status = sb;
 	rep->primary_ok = sp == HDR_OK;
@@ -213,8 +233,8 @@ static bool check_headers(struct checker *c)
 				"the daemon rewrites it from the primary",
 				LAYOUT_BACKUP_OFF);
 		} else if (sb == HDR_UNREADABLE) {
-			problem(c, "backup header (offset %u) is unreadable (%s)", LAYOUT_BACKUP_OFF,
-				rep->backup_why);
+			problem(c, "backup header (offset %u) is unreadable (%s)",
+				LAYOUT_BACKUP_OFF, rep->backup_why);
 		} else if (sb != HDR_OK) {
 			problem(c,
 				"backup header (offset %u) is %s (%s); the daemon rewrites it from "
@@ -239,7 +259,8 @@ static bool check_headers(struct checker *c)
 				"header and repairs the primary",
 				hdr_verdict(sp), rep->primary_why);
 	} else {
-		if ((sp == HDR_BLANK || sp == HDR_FOREIGN) && (sb == HDR_BLANK || sb == HDR_FOREIGN))
+		if ((sp == HDR_BLANK || sp == HDR_FOREIGN) &&
+		    (sb == HDR_BLANK || sb == HDR_FOREIGN))
 			unusable(c,
 				 "not a pmemzerod region: primary header %s (%s), backup header "
 				 "%s (%s)",
@@ -285,14 +306,17 @@ static bool check_geometry(struct checker *c)
 			"image is %" PRIu64 " bytes but the header says the region is %" PRIu64
 			" bytes; the daemon refuses a region whose size differs",
 			c->size, h->region_size);
-	meta_end = h->tag_table_off + ALIGN_UP(h->tag_count * LAYOUT_TAG_SLOT_SIZE,
-					       (uint64_t)LAYOUT_BLOCK);
+	meta_end = h->tag_table_off +
+		   ALIGN_UP(h->tag_count * LAYOUT_TAG_SLOT_SIZE, (uint64_t)LAYOUT_BLOCK);
 	if (meta_end > c->size) {
-		unusable(c, "image ends at %" PRIu64 ", inside the extent or tag table (ends at %" PRIu64 ")",
+		unusable(c,
+			 "image ends at %" PRIu64
+			 ", inside the extent or tag table (ends at %" PRIu64 ")",
 			 c->size, meta_end);
 		return false;
 	}
-	if (layout_range_bad(c->bbs, c->n_bbs, h->extent_table_off, meta_end - h->extent_table_off)) {
+	if (layout_range_bad(c->bbs, c->n_bbs, h->extent_table_off,
+			     meta_end - h->extent_table_off)) {
 		unusable(c,
 			 "bad blocks in the extent or tag table (offsets %" PRIu64 "..%" PRIu64
 			 "); the daemon refuses the region",
@@ -360,7 +384,8 @@ static void classify_slots(struct checker *c)
 				s->kind = K_DAMAGED;
 			} else if (!memchr(t->name, '\0', sizeof(t->name))) {
 				problem(c,
-					"tag slot %u (offset %" PRIu64 "): VALID but its name is not "
+					"tag slot %u (offset %" PRIu64
+					"): VALID but its name is not "
 					"NUL-terminated",
 					id, off);
 				s->kind = K_DAMAGED;
@@ -373,8 +398,9 @@ static void classify_slots(struct checker *c)
 			}
 			break;
 		default:
-			problem(c, "tag slot %u (offset %" PRIu64 "): unknown state word 0x%016" PRIx64,
-				id, off, t->state);
+			problem(
+			    c, "tag slot %u (offset %" PRIu64 "): unknown state word 0x%016" PRIx64,
+			    id, off, t->state);
 			s->kind = K_DAMAGED;
 			break;
 		}
@@ -416,10 +442,11 @@ static void check_duplicates(struct checker *c)
 		const struct layout_tag *a = &c->si[ids[k - 1]].t, *b = &c->si[ids[k]].t;
 
 		if (a->uid == b->uid && strcmp(a->name, b->name) == 0)
-			problem(c,
-				"tag '%s' of uid %u is in slots %u and %u; the daemon hides slot %u "
-				"and quarantines its extents",
-				safe_name(b->name, nm), b->uid, ids[k - 1], ids[k], ids[k]);
+			problem(
+			    c,
+			    "tag '%s' of uid %u is in slots %u and %u; the daemon hides slot %u "
+			    "and quarantines its extents",
+			    safe_name(b->name, nm), b->uid, ids[k - 1], ids[k], ids[k]);
 	}
 }
 
@@ -518,11 +545,12 @@ static void check_missing(struct checker *c)
 			"daemon quarantines those instead of releasing them",
 			deficit, held);
 	else
-		problem(c,
-			"%" PRIu64 " committed extents are missing from the extent table and no "
-			"damaged record accounts for them (a zeroed block of the table?): the daemon "
-			"refuses to open the region",
-			deficit);
+		problem(
+		    c,
+		    "%" PRIu64 " committed extents are missing from the extent table and no "
+		    "damaged record accounts for them (a zeroed block of the table?): the daemon "
+		    "refuses to open the region",
+		    deficit);
 }
 
 /* Each slot against the records that name it. */
@@ -556,8 +584,8 @@ static void check_slot_use(struct checker *c)
 			else if (s->cnt != t->n_extents)
 				problem(c,
 					"tag '%s' (uid %u, slot %u) was committed with %" PRIu64
-					" extents but %" PRIu64 " records name it (first: extent %" PRIu64
-					")",
+					" extents but %" PRIu64
+					" records name it (first: extent %" PRIu64 ")",
 					safe_name(t->name, nm), t->uid, id, t->n_extents, s->cnt,
 					s->first);
 			break;
@@ -569,14 +597,16 @@ static void check_slot_use(struct checker *c)
 					"); held back, not rolled back, while extents are missing",
 					id, s->cnt, s->first);
 			else if (recovered)
-				problem(c,
-					"tag slot %u is WRITTEN (a half-made commit) in a recovered "
-					"image; %" PRIu64 " COMMITTED extents name it",
-					id, s->cnt);
+				problem(
+				    c,
+				    "tag slot %u is WRITTEN (a half-made commit) in a recovered "
+				    "image; %" PRIu64 " COMMITTED extents name it",
+				    id, s->cnt);
 			else {
 				rep->rollback_extents += s->cnt;
 				note(c,
-				     "tag slot %u: half-made commit (WRITTEN); recovery rolls back its "
+				     "tag slot %u: half-made commit (WRITTEN); recovery rolls back "
+				     "its "
 				     "%" PRIu64 " extents and frees the slot",
 				     id, s->cnt);
 			}
@@ -585,26 +615,31 @@ static void check_slot_use(struct checker *c)
 			if (!s->cnt)
 				break;
 			if (recovered || c->hold)
-				problem(c,
-					"%" PRIu64 " COMMITTED extents (first: extent %" PRIu64
-					") name tag slot %u, which is FREE%s",
-					s->cnt, s->first, id,
-					recovered ? "" : "; held back, not released, while extents are missing");
+				problem(
+				    c,
+				    "%" PRIu64 " COMMITTED extents (first: extent %" PRIu64
+				    ") name tag slot %u, which is FREE%s",
+				    s->cnt, s->first, id,
+				    recovered
+					? ""
+					: "; held back, not released, while extents are missing");
 			else {
 				rep->release_extents += s->cnt;
 				note(c,
 				     "%" PRIu64 " COMMITTED extents (first: extent %" PRIu64
-				     ") name FREE tag slot %u (a half-done free or half-made commit); "
+				     ") name FREE tag slot %u (a half-done free or half-made "
+				     "commit); "
 				     "recovery releases them",
 				     s->cnt, s->first, id);
 			}
 			break;
 		case K_DAMAGED:
 			if (s->cnt)
-				problem(c,
-					"%" PRIu64 " COMMITTED extents (first: extent %" PRIu64
-					") belong to damaged tag slot %u; the daemon quarantines them",
-					s->cnt, s->first, id);
+				problem(
+				    c,
+				    "%" PRIu64 " COMMITTED extents (first: extent %" PRIu64
+				    ") belong to damaged tag slot %u; the daemon quarantines them",
+				    s->cnt, s->first, id);
 			break;
 		}
 	}
@@ -697,7 +732,8 @@ static void check_data(struct checker *c)
 				i, off, nz, off + nz, c->base[off + nz]);
 	}
 	if (skipped)
-		problem(c, "%" PRIu64 " ZEROED extents lie beyond the end of the image: not checked",
+		problem(c,
+			"%" PRIu64 " ZEROED extents lie beyond the end of the image: not checked",
 			skipped);
 }
 
@@ -803,7 +839,8 @@ static int devdax_size_from_header(int fd, uint64_t *size)
 			continue;
 		s = layout_header_check(m, &h, NULL, 0);
 		if (s != HDR_OK)
-			s = layout_header_check((const uint8_t *)m + LAYOUT_BACKUP_OFF, &h, NULL, 0);
+			s = layout_header_check((const uint8_t *)m + LAYOUT_BACKUP_OFF, &h, NULL,
+						0);
 		(void)munmap(m, aligns[k]);
 		if (s != HDR_OK)
 			return -EMEDIUMTYPE;

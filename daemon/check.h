@@ -19,9 +19,9 @@
 #define CHECK_NO_DATA (1u << 1)	  /* skip reading ZEROED extents' data (I1) */
 
 enum check_status {
-	CHECK_CLEAN = 0,	 /* exit 0 */
-	CHECK_INCONSISTENT = 1,	 /* exit 1: problems listed */
-	CHECK_UNUSABLE = 2,	 /* exit 2: not a region, unreadable, both headers bad */
+	CHECK_CLEAN = 0,	/* exit 0 */
+	CHECK_INCONSISTENT = 1, /* exit 1: problems listed */
+	CHECK_UNUSABLE = 2,	/* exit 2: not a region, unreadable, both headers bad */
 };
 
 struct check_tag {
@@ -37,18 +37,18 @@ struct check_report {
 	char path[256];
 	uint64_t image_size;
 	bool primary_ok, backup_ok;
-	struct layout_header hdr; /* the header used (primary, else backup) */
-	uint64_t count[EXT_NSTATES];  /* records per state */
-	uint64_t invalid_records;     /* unknown state / tag out of range */
-	uint64_t zeroed_checked;      /* ZEROED extents whose data was read */
-	uint64_t zeroed_not_zero;     /* ... and found not all zero (I1), or unreadable */
-	struct check_tag *tags;	      /* slots not FREE */
+	struct layout_header hdr;    /* the header used (primary, else backup) */
+	uint64_t count[EXT_NSTATES]; /* records per state */
+	uint64_t invalid_records;    /* unknown state / tag out of range */
+	uint64_t zeroed_checked;     /* ZEROED extents whose data was read */
+	uint64_t zeroed_not_zero;    /* ... and found not all zero (I1), or unreadable */
+	struct check_tag *tags;	     /* slots not FREE */
 	size_t n_tags;
-	char **problems;	      /* one line each, human readable */
+	char **problems; /* one line each, human readable */
 	size_t n_problems;
 
 	/* Added by the checker (all zero / NULL when not applicable). */
-	bool have_hdr;				/* hdr is valid (a header was usable) */
+	bool have_hdr; /* hdr is valid (a header was usable) */
 	enum layout_hdr_status primary_status, backup_status;
 	char primary_why[160], backup_why[160]; /* layout_header_check()'s reasons */
 	bool headers_differ;			/* both valid, different bytes */

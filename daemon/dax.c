@@ -48,22 +48,6 @@ const char *dax_mode_name(const struct dax_dev *d)
 	return d->system_ram ? "system-ram" : "devdax";
 }
 
-enum dax_persistence dax_persistence_parse(const char *attr)
-{
-	size_t n;
-
-	if (!attr)
-		return DAX_PERSIST_UNKNOWN;
-	n = strcspn(attr, "\n");
-	if (n == 0)
-		return DAX_PERSIST_NONE; /* the attribute exists and is empty */
-	if (n == strlen("cpu_cache") && strncmp(attr, "cpu_cache", n) == 0)
-		return DAX_PERSIST_CPU_CACHE;
-	if (n == strlen("memory_controller") && strncmp(attr, "memory_controller", n) == 0)
-		return DAX_PERSIST_MEMCTRL;
-	return DAX_PERSIST_UNKNOWN;
-}
-
 static enum dax_persistence from_ndctl(enum ndctl_persistence_domain d)
 {
 	switch (d) {

@@ -93,9 +93,6 @@ const char *dax_mode_name(const struct dax_dev *d);
 
 /* ---- helpers, exposed for the unit tests ---- */
 
-/* The sysfs attribute value ("cpu_cache\n", "", ...) as an enum; NULL = unknown. */
-enum dax_persistence dax_persistence_parse(const char *attr);
-
 /*
  * From a libdaxctl region path such as
  * "/sys/devices/platform/ACPI0012:00/ndbus0/region0/dax0.0", the NVDIMM

@@ -337,9 +337,9 @@ static enum layout_hdr_status check_at(const struct pstore *ps, uint64_t off,
  * generations) and few others.  Returns the well-formed count when they
  * are not outnumbered (then *first is the first of them), else 0.
  */
-static uint64_t wiped_region_records(const struct pstore *ps, uint64_t extent_size,
-				     uint64_t align, const struct pstore_badblock *bbs,
-				     size_t n_bbs, uint64_t *first)
+static uint64_t wiped_region_records(const struct pstore *ps, uint64_t extent_size, uint64_t align,
+				     const struct pstore_badblock *bbs, size_t n_bbs,
+				     uint64_t *first)
 {
 	const uint8_t *base = pstore_base(ps);
 	struct layout_geometry g;
@@ -367,6 +367,25 @@ static uint64_t wiped_region_records(const struct pstore *ps, uint64_t extent_si
 		}
 	}
 	return ok >= bad ? ok : 0;
+}
+
+/*
+ * A header block written over a blank (or torn) one by an interrupted
+ * write: every non-zero 8-byte word equals the corresponding word of the
+ * good copy.  A primary torn that way while a format or a repair wrote it
+ * may lack its magic word and look foreign; it is our header, half written.
+ */
+static bool torn_copy_of(const uint8_t *block, const uint8_t *good)
+{
+	for (size_t off = 0; off < LAYOUT_BLOCK; off += 8) {
+		uint64_t w, g;
+
+		memcpy(&w, block + off, 8);
+		memcpy(&g, good + off, 8);
+		if (w != 0 && w != g)
+			return false;
+	}
+	return true;
 }
 
 /*
@@ -419,7 +438,7 @@ static bool interrupted_format(const struct pstore *ps, uint64_t extent_size, ui
 		case 64:
 		case 72:
 		case 80:
-		case 96: /* format_time */
+		case 96:  /* format_time */
 		case 104: /* data_align */
 			break;
 		case 248: /* reserved (zero) and the checksum */
@@ -450,6 +469,12 @@ int layout_load(struct pstore *ps, const char *name, uint64_t extent_size, uint6
 				       pstore_size(ps));
 	sp = check_at(ps, LAYOUT_PRIMARY_OFF, bbs, n_bbs, &hp, whyp, sizeof(whyp));
 	sb = check_at(ps, LAYOUT_BACKUP_OFF, bbs, n_bbs, &hb, whyb, sizeof(whyb));
+	if (sp == HDR_FOREIGN && sb == HDR_OK &&
+	    torn_copy_of((const uint8_t *)pstore_base(ps) + LAYOUT_PRIMARY_OFF,
+			 (const uint8_t *)pstore_base(ps) + LAYOUT_BACKUP_OFF)) {
+		sp = HDR_CORRUPT;
+		snprintf(whyp, sizeof(whyp), "a torn copy of the backup: an interrupted write");
+	}
 
 	if (sp == HDR_BLANK && sb == HDR_BLANK) {
 		uint64_t used, first = 0;
@@ -541,7 +566,8 @@ int layout_load(struct pstore *ps, const char *name, uint64_t extent_size, uint6
 	if (h.region_size != pstore_size(ps))
 		return log_error_errno(EINVAL,
 				       "region '%s': header says the region is %" PRIu64
-				       " bytes but it is %" PRIu64 " bytes (%s); refusing to touch it",
+				       " bytes but it is %" PRIu64
+				       " bytes (%s); refusing to touch it",
 				       name, h.region_size, pstore_size(ps),
 				       h.region_size > pstore_size(ps) ? "truncated?" : "grown?");
 	if (extent_size && extent_size != h.extent_size)

@@ -142,9 +142,10 @@ static int check_tag_counts(struct region *r, uint8_t *kind)
 		}
 		if (cnt[id] == 0) {
 			/* Nothing to quarantine: recovery frees it ("VALID without extents"). */
-			log_error("region '%s': tag '%s' (uid %u, slot %u) was committed with %" PRIu64
-				  " extents but no record names it any more",
-				  r->name, slot->name, slot->uid, id, n);
+			log_error(
+			    "region '%s': tag '%s' (uid %u, slot %u) was committed with %" PRIu64
+			    " extents but no record names it any more",
+			    r->name, slot->name, slot->uid, id, n);
 			continue;
 		}
 		log_error("region '%s': tag '%s' (uid %u, slot %u) was committed with %" PRIu64
@@ -217,13 +218,14 @@ int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n
 
 		kind[id] = (uint8_t)classify_slot(slot);
 		if (kind[id] == SK_DAMAGED && logged++ < 8)
-			log_error("region '%s': tag slot %u (offset %" PRIu64 ", uid %u) is damaged: %s",
-				  r->name, id,
-				  r->hdr.tag_table_off + (uint64_t)(id - 1) * LAYOUT_TAG_SLOT_SIZE,
-				  slot->uid,
-				  slot->state != TAG_VALID ? "unknown state word"
-				  : layout_tag_checksum(slot) != slot->checksum ? "checksum mismatch"
-										  : "invalid name");
+			log_error(
+			    "region '%s': tag slot %u (offset %" PRIu64 ", uid %u) is damaged: %s",
+			    r->name, id,
+			    r->hdr.tag_table_off + (uint64_t)(id - 1) * LAYOUT_TAG_SLOT_SIZE,
+			    slot->uid,
+			    slot->state != TAG_VALID			  ? "unknown state word"
+			    : layout_tag_checksum(slot) != slot->checksum ? "checksum mismatch"
+									  : "invalid name");
 	}
 	ret = check_tag_counts(r, kind);
 	if (ret < 0)

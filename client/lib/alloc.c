@@ -178,27 +178,41 @@ static int reserve_push(struct pmemz_reserve *v, struct pmemz_pending *t)
 	return 0;
 }
 
-/* Lock held: send ALLOCATEs until target leases are outstanding. */
+/* Lock held: send ALLOCATEs, back to back, until target leases are outstanding. */
 static void reserve_refill(struct pmemz_region *r)
 {
 	struct pmemz_reserve *v = &r->rsv;
+	Pmemz__AllocateReq al = PMEMZ__ALLOCATE_REQ__INIT;
+	Pmemz__Request reqs[RESERVE_MAX_LEASES], *rp[RESERVE_MAX_LEASES];
+	struct pmemz_pending *t[RESERVE_MAX_LEASES];
+	size_t k = v->backoff || v->n >= v->target ? 0 : v->target - v->n;
 
-	while (!v->backoff && v->n < v->target) {
-		struct pmemz_pending *t;
-
-		if (allocate_submit(r, v->unit * r->extent_size, false, &t) < 0) {
-			v->backoff = true;
-			v->refill_failures++;
-			return;
-		}
-		if (reserve_push(v, t) < 0) {
+	if (!k)
+		return;
+	al.region = r->name;
+	al.bytes = v->unit * r->extent_size;
+	al.has_nowait = true;
+	al.nowait = false;
+	for (size_t i = 0; i < k; i++) {
+		reqs[i] = (Pmemz__Request)PMEMZ__REQUEST__INIT;
+		reqs[i].op_case = PMEMZ__REQUEST__OP_ALLOCATE;
+		reqs[i].allocate = &al;
+		rp[i] = &reqs[i];
+	}
+	if (pmemz_client_submit_many(r->c, rp, k, t) < 0) {
+		v->backoff = true;
+		v->refill_failures++;
+		return;
+	}
+	for (size_t i = 0; i < k; i++) {
+		if (reserve_push(v, t[i]) < 0) {
 			/* Cannot track it: take the answer now and give the lease back. */
 			struct pmemz_alloc *a = NULL;
 
-			if (allocate_collect(r, t, &a) == 0)
+			if (allocate_collect(r, t[i], &a) == 0)
 				pmemz_alloc_close(a);
 			v->backoff = true;
-			return;
+			continue;
 		}
 		v->refills++;
 	}

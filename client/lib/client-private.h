@@ -93,6 +93,9 @@ int pmemz_client_call_fd(struct pmemz_client *c, Pmemz__Request *req, Pmemz__Res
  * exactly once.  pmemz_client_call = submit + wait.
  */
 int pmemz_client_submit(struct pmemz_client *c, Pmemz__Request *req, struct pmemz_pending **ticket);
+/* n requests in one send (one wakeup of the daemon): tickets[i] for reqs[i], all or none. */
+int pmemz_client_submit_many(struct pmemz_client *c, Pmemz__Request *const *reqs, size_t n,
+			     struct pmemz_pending **tickets);
 int pmemz_client_wait(struct pmemz_client *c, struct pmemz_pending *ticket, Pmemz__Response **resp,
 		      int *fd);
 

@@ -263,21 +263,28 @@ static void file_response(struct pmemz_client *c, Pmemz__Response *resp, int fd)
 		(void)close(fd);
 }
 
-int pmemz_client_submit(struct pmemz_client *c, Pmemz__Request *req, struct pmemz_pending **ticket)
+int pmemz_client_submit_many(struct pmemz_client *c, Pmemz__Request *const *reqs, size_t n,
+			     struct pmemz_pending **tickets)
 {
-	_cleanup_free_ uint8_t *frame = NULL;
-	struct pmemz_pending *p;
-	size_t len;
-	int r;
+	_cleanup_free_ uint8_t *buf = NULL;
+	size_t len = 0, cap = 0;
+	int r = 0;
 
-	if (!c || !req || !ticket)
+	if (!c || !reqs || !tickets || n == 0)
 		return pmemz_err(-EINVAL, "pmemz_client_submit: NULL argument");
-	*ticket = NULL;
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return pmemz_err(-ENOMEM, "out of memory");
-	p->fd = -1;
-	p->op = (int)req->op_case;
+	for (size_t i = 0; i < n; i++)
+		tickets[i] = NULL;
+	for (size_t i = 0; i < n; i++) {
+		struct pmemz_pending *p = calloc(1, sizeof(*p));
+
+		if (!p) {
+			r = pmemz_err(-ENOMEM, "out of memory");
+			goto fail_unlinked;
+		}
+		p->fd = -1;
+		p->op = (int)reqs[i]->op_case;
+		tickets[i] = p;
+	}
 
 	pthread_mutex_lock(&c->lock);
 	if (c->broken) {
@@ -285,24 +292,45 @@ int pmemz_client_submit(struct pmemz_client *c, Pmemz__Request *req, struct pmem
 
 		memcpy(why, c->broken_msg, sizeof(why));
 		pthread_mutex_unlock(&c->lock);
-		free(p);
-		return pmemz_err(-ENOTCONN, "not connected to the daemon: %s", why);
+		r = pmemz_err(-ENOTCONN, "not connected to the daemon: %s", why);
+		goto fail_unlinked;
 	}
-	p->id = ++c->next_id;
-	p->next = c->pending;
-	c->pending = p;
+	for (size_t i = 0; i < n; i++) {
+		tickets[i]->id = ++c->next_id;
+		tickets[i]->next = c->pending;
+		c->pending = tickets[i];
+	}
 	pthread_mutex_unlock(&c->lock);
 
-	req->version = PMEMZ_PROTO_VERSION;
-	req->id = p->id;
-	r = pmemz_frame_pack_request(req, &frame, &len);
-	if (r < 0) {
-		r = pmemz_err(r, "cannot encode request: %s", pmemz_strerror(r));
-		goto fail;
+	/* All frames in one buffer: one send, one wakeup of the daemon. */
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_free_ uint8_t *frame = NULL;
+		size_t flen;
+
+		reqs[i]->version = PMEMZ_PROTO_VERSION;
+		reqs[i]->id = tickets[i]->id;
+		r = pmemz_frame_pack_request(reqs[i], &frame, &flen);
+		if (r < 0) {
+			r = pmemz_err(r, "cannot encode request: %s", pmemz_strerror(r));
+			goto fail;
+		}
+		if (len + flen > cap) {
+			size_t ncap = MAX(2 * cap, len + flen);
+			uint8_t *nb = realloc(buf, ncap);
+
+			if (!nb) {
+				r = pmemz_err(-ENOMEM, "out of memory");
+				goto fail;
+			}
+			buf = nb;
+			cap = ncap;
+		}
+		memcpy(buf + len, frame, flen);
+		len += flen;
 	}
 
 	pthread_mutex_lock(&c->send_lock);
-	r = conn_send(c, frame, len);
+	r = conn_send(c, buf, len);
 	pthread_mutex_unlock(&c->send_lock);
 	if (r < 0) {
 		char why[128];
@@ -313,15 +341,26 @@ int pmemz_client_submit(struct pmemz_client *c, Pmemz__Request *req, struct pmem
 		r = pmemz_err(r, "cannot send to %s: %s", c->path, pmemz_strerror(r));
 		goto fail;
 	}
-	*ticket = p;
 	return 0;
 
 fail:
 	pthread_mutex_lock(&c->lock);
-	pending_unlink(c, p);
+	for (size_t i = 0; i < n; i++)
+		pending_unlink(c, tickets[i]);
 	pthread_mutex_unlock(&c->lock);
-	pending_free(p);
+fail_unlinked:
+	for (size_t i = 0; i < n; i++) {
+		pending_free(tickets[i]);
+		tickets[i] = NULL;
+	}
 	return r;
+}
+
+int pmemz_client_submit(struct pmemz_client *c, Pmemz__Request *req, struct pmemz_pending **ticket)
+{
+	if (!c || !req || !ticket)
+		return pmemz_err(-EINVAL, "pmemz_client_submit: NULL argument");
+	return pmemz_client_submit_many(c, &req, 1, ticket);
 }
 
 int pmemz_client_wait(struct pmemz_client *c, struct pmemz_pending *p, Pmemz__Response **resp,

@@ -12,8 +12,7 @@
 
 extern const struct ctl_cmd cmd_check;
 
-static const char *header_verdict(enum layout_hdr_status s, const char *why, char *buf,
-				  size_t len)
+static const char *header_verdict(enum layout_hdr_status s, const char *why, char *buf, size_t len)
 {
 	if (s == HDR_OK)
 		return "valid";
@@ -53,7 +52,8 @@ static void print_report(struct out *o, const struct check_report *rep, unsigned
 			header_verdict(rep->backup_status, rep->backup_why, b2, sizeof(b2)));
 	}
 	if (rep->have_hdr) {
-		out_str(o, "uuid", "uuid", ctl_format_uuid(h->uuid, sizeof(h->uuid), b1, sizeof(b1)));
+		out_str(o, "uuid", "uuid",
+			ctl_format_uuid(h->uuid, sizeof(h->uuid), b1, sizeof(b1)));
 		out_size(o, "region_size", "region size", h->region_size);
 		out_size(o, "extent_size", "extent size", h->extent_size);
 		out_u64(o, "extent_count", "extents", h->extent_count);

@@ -16,7 +16,9 @@
  * warmed once, so page-table and first-touch costs are the same for all;
  * (a)-(c) write into extents leased beforehand (untimed), so the daemon
  * never hands them out meanwhile.  Each repetition runs all variants in a
- * row and the ratios are taken against (a) of the same repetition.
+ * row; each is paired with an (a) run over the same units just before or
+ * after it, and its ratio is to that run (the machine's noise comes and goes
+ * within seconds).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -166,7 +168,19 @@ static int run_pool(struct fill *f, double *out, double *alloc_us, struct bench_
 	return 0;
 }
 
-static int one_rep(struct fill *f, double v[NV], double au[NV])
+/* The units (d), (d') or (e) just allocated, for the (a) run paired with it. */
+static void units_from_held(struct fill *f)
+{
+	for (size_t u = 0; u < f->n_held && u < f->units; u++)
+		f->dst[u] = pmemz_alloc_range(f->held[u], 0, NULL);
+}
+
+/*
+ * One repetition.  Each variant is paired with an (a) run over the same
+ * units right before it ((b), (c)) or right after it ((d'), (d), (e): over
+ * the units it was given), and its ratio is to that run.
+ */
+static int one_rep(struct fill *f, double v[NV], double pair[NV], double au[NV])
 {
 	struct bench_stat st;
 	uint64_t blocker = 0;
@@ -179,8 +193,9 @@ static int one_rep(struct fill *f, double v[NV], double au[NV])
 		ret = lease_units(f);
 	if (ret < 0)
 		return ret;
-	v[V_A] = run_inline(f, V_A);
+	pair[V_B] = run_inline(f, V_A);
 	v[V_B] = run_inline(f, V_B);
+	pair[V_C] = run_inline(f, V_A);
 	v[V_C] = run_inline(f, V_C);
 	ret = release_all(f);
 
@@ -189,8 +204,11 @@ static int one_rep(struct fill *f, double v[NV], double au[NV])
 		ret = bench_wait_zeroed(f->c, f->r->name, 600);
 	if (ret >= 0)
 		ret = run_pool(f, &v[V_DSYNC], &au[V_DSYNC], &f->lat[V_DSYNC]);
-	if (ret >= 0)
+	if (ret >= 0) {
+		units_from_held(f);
+		pair[V_DSYNC] = run_inline(f, V_A);
 		ret = release_all(f);
+	}
 
 	/* (d): the reserve */
 	if (ret >= 0)
@@ -199,6 +217,10 @@ static int one_rep(struct fill *f, double v[NV], double au[NV])
 		ret = pmemz_region_set_reserve(f->r, (size_t)opt.reserve);
 	if (ret >= 0)
 		ret = run_pool(f, &v[V_D], &au[V_D], &f->lat[V_D]);
+	if (ret >= 0) {
+		units_from_held(f);
+		pair[V_D] = run_inline(f, V_A);
+	}
 
 	/* (e): everything (d) wrote is freed at once, DIRTY, and written again
 	 * while the daemon zeroes it; the rest of the zeroed pool is held by a
@@ -207,9 +229,16 @@ static int one_rep(struct fill *f, double v[NV], double au[NV])
 		ret = release_all(f);
 	if (ret >= 0)
 		ret = bench_stat(f->c, f->r->name, &st);
-	if (ret >= 0 && st.zeroed) {
-		ret = bench_raw_alloc(f->c, f->r->name, st.zeroed * UNIT, true, &blocker);
-		has_blocker = ret >= 0;
+	if (ret >= 0) {
+		/* Leave (e) exactly the free extents it needs (its units and a full
+		 * reserve); the blocker takes zeroed ones beyond that. */
+		uint64_t need = f->units + MIN(DIV_ROUND_UP(opt.reserve, UNIT), 64), free_n = st.zeroed + st.dirty;
+		uint64_t n = free_n > need ? MIN(st.zeroed, free_n - need) : 0;
+
+		if (n) {
+			ret = bench_raw_alloc(f->c, f->r->name, n * UNIT, true, &blocker);
+			has_blocker = ret >= 0;
+		}
 	}
 	if (ret >= 0)
 		ret = bench_stat(f->c, f->r->name, &st);
@@ -217,11 +246,15 @@ static int one_rep(struct fill *f, double v[NV], double au[NV])
 		f->e_start_zeroed = st.zeroed;
 		ret = run_pool(f, &v[V_E], &au[V_E], &f->lat[V_E]);
 	}
-	if (ret >= 0)
+	if (ret >= 0) {
+		units_from_held(f);
+		pair[V_E] = run_inline(f, V_A);
 		ret = release_all(f);
+	}
 	if (has_blocker)
 		(void)bench_raw_free(f->c, f->r->name, blocker);
 	(void)pmemz_region_set_reserve(f->r, 0);
+	pair[V_A] = v[V_A] = pair[V_B];
 	return ret;
 }
 
@@ -274,20 +307,24 @@ int scenario_fill(struct bench_env *e)
 
 	pmemz_reserve_get_stats(f.r, &rs0);
 	for (unsigned rep = 0; rep < opt.reps && ret >= 0; rep++) {
-		double v[NV], au[NV] = {0};
+		double v[NV], pair[NV], au[NV] = {0};
 
-		ret = one_rep(&f, v, au);
+		ret = one_rep(&f, v, pair, au);
 		if (ret < 0)
 			break;
 		for (int k = 0; k < NV; k++) {
-			samples_add(&val[k], v[k]);
-			samples_add(&ratio[k], v[k] / v[V_A]);
+			samples_add(&val[k], k == V_A ? pair[V_B] : v[k]);
+			samples_add(&ratio[k], v[k] / pair[k]);
+			if (k != V_A && k != V_B)
+				samples_add(&val[V_A], pair[k]); /* every (a) run is an (a) sample */
 		}
-		samples_add(&db, v[V_D] / v[V_B]);
+		samples_add(&db, (v[V_D] / pair[V_D]) / (v[V_B] / pair[V_B]));
 		for (int k = V_DSYNC; k < NV; k++)
 			samples_add(&alloc_us[k], au[k]);
-		bench_log("fill rep %u: a %.2f b %.2f c %.2f d' %.2f d %.2f e %.2f GB/s", rep + 1,
-			  v[V_A], v[V_B], v[V_C], v[V_DSYNC], v[V_D], v[V_E]);
+		bench_log("fill rep %u: b %.2f/%.2f c %.2f/%.2f d' %.2f/%.2f d %.2f/%.2f e %.2f/%.2f "
+			  "GB/s (variant/paired a)",
+			  rep + 1, v[V_B], pair[V_B], v[V_C], pair[V_C], v[V_DSYNC], pair[V_DSYNC],
+			  v[V_D], pair[V_D], v[V_E], pair[V_E]);
 	}
 	if (ret < 0) {
 		fprintf(stderr, "pmemz-bench: scenario 4: %s (%s)\n", strerror(-ret),
@@ -299,7 +336,7 @@ int scenario_fill(struct bench_env *e)
 	for (int k = 0; k < NV; k++)
 		report_row(S4, names[k], "GB/s", samples_median(&val[k]), samples_min(&val[k]),
 			   samples_max(&val[k]), k == V_A ? 0 : samples_median(&ratio[k]),
-			   "x (a) (paired)");
+			   "x paired (a)");
 	report_note("reserve %s (%zu leases of 2 MiB): %" PRIu64 " allocations served from it, "
 		    "%" PRIu64 " not, %" PRIu64 " refill requests",
 		    pmemz_format_size(opt.reserve, buf, sizeof(buf)),

@@ -25,11 +25,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <syslog.h>
 #include <unistd.h>
 
 #include "bench.h"
 #include "conf.h"
+#include "util.h"
 #include "log.h"
 #include "region-internal.h"
 #include "region.h"
@@ -78,6 +80,18 @@ static void other_tasks(struct task_times *t)
 	(void)closedir(d);
 }
 
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* CPU time of the last zeroer_seg (workers + this thread) or kernel_seg (this
+ * thread); CPU time of the workers alone, and the wall time. */
+static uint64_t last_cpu_ns, last_worker_ns, last_wall_ns;
+
 /* The daemon main loop's part: until every extent is ZEROED and durable. */
 static int run_to_zeroed(struct region *r)
 {
@@ -96,8 +110,7 @@ static int run_to_zeroed(struct region *r)
 	return 0;
 }
 
-/* Every extent DIRTY again, as after clients freed it all; the zeroer has it
- * from the region_sync on, which the caller times. */
+/* Every extent DIRTY again, as after clients freed it all. */
 static int redirty(struct region *r)
 {
 	struct run *runs = NULL;
@@ -121,6 +134,7 @@ struct zcfg {
 
 #define NZ 5 /* zeroer configurations */
 #define NK 5 /* kernels: the reference and four others */
+#define SEG_EXTENTS 256u /* extents per measurement: 512 MiB */
 
 static int set_threads(struct region *r, unsigned threads)
 {
@@ -131,10 +145,22 @@ static int set_threads(struct region *r, unsigned threads)
 	return region_zeroer_start(r);
 }
 
-/* One timed pass of the zeroer over the whole region: GiB/s. */
-static double zeroer_pass(struct region *r, const struct zcfg *c, uint64_t bytes)
+static double gibps(uint64_t bytes, uint64_t t0)
 {
-	uint64_t t0, t1;
+	return (double)bytes / (double)GIB / ((double)(bench_now_ns() - t0) / 1e9);
+}
+
+/*
+ * The zeroer over a leased segment: unlease it (DIRTY, as when a client
+ * frees it) and time from the group commit that hands it to the zeroer
+ * until the last ZEROED state of it is durable.
+ */
+static double zeroer_seg(struct region *r, const struct zcfg *c, const struct run *runs,
+			 size_t n_runs, uint64_t bytes)
+{
+	struct task_times w0, w1;
+	uint64_t t0, c0;
+	double v;
 	int ret;
 
 	ret = set_threads(r, c->threads);
@@ -142,43 +168,61 @@ static double zeroer_pass(struct region *r, const struct zcfg *c, uint64_t bytes
 		bench_die("cannot restart the zeroer: %s", strerror(-ret));
 	r->batch_extents = c->batch;
 	region_zeroer_set_urgent(r, !c->idle);
-	ret = redirty(r);
-	if (ret < 0)
-		bench_die("cannot re-dirty the region: %s", strerror(-ret));
+	region_unlease(r, runs, n_runs);
+	other_tasks(&w0);
+	c0 = thread_cpu_ns();
 	t0 = bench_now_ns();
 	(void)region_sync(r); /* DIRTY records durable: the zeroer takes them */
 	ret = run_to_zeroed(r);
-	t1 = bench_now_ns();
+	v = gibps(bytes, t0);
 	if (ret < 0)
 		bench_die("zeroer pass: %s", strerror(-ret));
-	return (double)bytes / (double)GIB / ((double)(t1 - t0) / 1e9);
+	other_tasks(&w1);
+	last_cpu_ns = thread_cpu_ns() - c0 + (w1.run_ns - w0.run_ns);
+	last_worker_ns = w1.run_ns - w0.run_ns;
+	last_wall_ns = bench_now_ns() - t0;
+	return v;
 }
 
-static double kernel_pass(struct bench_map *m, uint8_t *p, uint64_t len, uint64_t es, int kind)
+/* A kernel over the segment's extents, through the bench's own mapping. */
+static double kernel_seg(struct bench_map *m, const struct region *r, const struct run *runs,
+			 size_t n_runs, uint64_t bytes, int kind)
 {
-	uint64_t t0 = bench_now_ns(), t1;
+	uint64_t es = r->extent_size, c0 = thread_cpu_ns(), t0 = bench_now_ns();
+	unsigned in_batch = 0;
+	double v;
 
-	switch (kind) {
-	case 0:
-		kern_nt_zero(m, p, len, es, 64); /* the reference: a drain per 64 extents */
-		break;
-	case 1:
-		kern_nt_zero(m, p, len, es, 1);
-		break;
-	case 2:
-		for (uint64_t off = 0; off < len; off += es)
-			kern_memset_clflush(p + off, es);
-		break;
-	case 3:
-		for (uint64_t off = 0; off < len; off += es)
-			kern_memset_clwb(p + off, es);
-		break;
-	default:
-		kern_memset_plain(p, len);
-		break;
+	for (size_t k = 0; k < n_runs; k++) {
+		for (uint64_t i = runs[k].first; i < runs[k].first + runs[k].count; i++) {
+			uint8_t *p = m->base + r->data_off + i * es;
+
+			switch (kind) {
+			case 0: /* the reference: NT, a drain per 64 extents */
+			case 1: /* NT, a drain per extent */
+				m->memset_fn(p, 0, es, PMEM2_F_MEM_NONTEMPORAL | PMEM2_F_MEM_NODRAIN);
+				if (++in_batch == (kind == 0 ? 64u : 1u)) {
+					m->drain_fn();
+					in_batch = 0;
+				}
+				break;
+			case 2:
+				kern_memset_clflush(p, es);
+				break;
+			case 3:
+				kern_memset_clwb(p, es);
+				break;
+			default:
+				kern_memset_plain(p, es);
+				break;
+			}
+		}
 	}
-	t1 = bench_now_ns();
-	return (double)len / (double)GIB / ((double)(t1 - t0) / 1e9);
+	if (in_batch)
+		m->drain_fn();
+	v = gibps(bytes, t0);
+	last_cpu_ns = thread_cpu_ns() - c0;
+	last_wall_ns = bench_now_ns() - t0;
+	return v;
 }
 
 static void zero_conf(struct bench_env *e, struct region_conf *rc)
@@ -211,11 +255,14 @@ int scenario_zero(struct bench_env *e)
 	    "plain memset, no flush (UNSAFE)",
 	};
 	struct bench_samples ref = {0}, kv[NK] = {{0}}, kr[NK] = {{0}};
+	struct bench_samples cpu_ref = {0}, cpu_z = {0}, cpu_ratio = {0}, z_busy = {0};
+	struct bench_samples r_busy = {0};
 	double first, cold;
 	struct task_times tt0, tt1;
 	struct region *r = NULL;
 	struct bench_map m;
-	uint64_t data_len, es, t0, t1, k0;
+	uint64_t data_len, es, t0, t1, k0, seg, seg_bytes;
+	char sbuf[32];
 	int ret;
 
 	report_section("1. Zeroing bandwidth vs the limit (GiB/s, whole data area per pass)");
@@ -250,27 +297,49 @@ int scenario_zero(struct bench_env *e)
 	cold = (double)data_len / (double)GIB / ((double)(bench_now_ns() - k0) / 1e9);
 	bench_prefault(m.base, m.size); /* the reference's mapping: warm like the zeroer's */
 
-	for (unsigned rep = 0; rep < opt.reps; rep++) {
-		for (size_t k = 0; k < NK; k++) {
-			/* A reference pass right before each run: the ratios are taken
-			 * pair by pair, under the same moment's noise. */
-			double rv = kernel_pass(&m, m.base + r->data_off, data_len, es, 0), v;
+	/*
+	 * Short measurements, interleaved: lease a segment, zero it with the
+	 * reference, then with another kernel, then free it and let the zeroer
+	 * zero it.  Each figure's ratio is taken against the reference run on
+	 * the same extents a few tens of milliseconds earlier, which keeps the
+	 * ratios steady while other work on the machine comes and goes.  Every
+	 * 20 segments cover each zeroer configuration 4 times and each kernel
+	 * 5 times; a repetition is one such round.
+	 */
+	seg = MIN((uint64_t)SEG_EXTENTS, r->extent_count);
+	seg_bytes = seg * es;
+	for (unsigned i = 0; i < 20 * opt.reps; i++) {
+		size_t k = 1 + i % (NK - 1), z = i % NZ, n_runs = 0;
+		struct run *runs = NULL;
+		uint64_t ref_cpu;
+		double rv, v, ref_busy;
 
-			samples_add(&ref, rv);
-			if (k < NZ) {
-				v = zeroer_pass(r, &cfgs[k], data_len);
-				samples_add(&cfgs[k].gbps, v);
-				samples_add(&cfgs[k].ratio, v / rv);
-			}
-			if (k >= 1) {
-				v = kernel_pass(&m, m.base + r->data_off, data_len, es, (int)k);
-				samples_add(&kv[k], v);
-				samples_add(&kr[k], v / rv);
-			}
+		ret = region_lease(r, seg, &runs, &n_runs);
+		if (ret < 0)
+			goto out_map;
+		rv = kernel_seg(&m, r, runs, n_runs, seg_bytes, 0);
+		samples_add(&ref, rv);
+		ref_cpu = last_cpu_ns;
+		ref_busy = (double)last_cpu_ns / (double)last_wall_ns;
+		v = kernel_seg(&m, r, runs, n_runs, seg_bytes, (int)k);
+		samples_add(&kv[k], v);
+		samples_add(&kr[k], v / rv);
+		v = zeroer_seg(r, &cfgs[z], runs, n_runs, seg_bytes);
+		samples_add(&cfgs[z].gbps, v);
+		samples_add(&cfgs[z].ratio, v / rv);
+		if (z == 0 && last_cpu_ns && ref_cpu) {
+			/* The same comparison per CPU-second: what is left when the
+			 * time other programs took the CPU away is set aside. */
+			samples_add(&cpu_ref, (double)seg_bytes / (double)GIB / ((double)ref_cpu / 1e9));
+			samples_add(&cpu_z, (double)seg_bytes / (double)GIB / ((double)last_cpu_ns / 1e9));
+			samples_add(&cpu_ratio, (double)ref_cpu / (double)last_cpu_ns);
+			samples_add(&z_busy, (double)last_worker_ns / (double)last_wall_ns);
+			samples_add(&r_busy, ref_busy);
 		}
-		bench_log("zeroing rep %u done", rep + 1);
+		free(runs);
+		if (i % 20 == 19)
+			bench_log("zeroing rep %u done", i / 20 + 1);
 	}
-
 	report_samples(S1, knames[0], "GiB/s", &ref, 0, NULL);
 	for (size_t i = 0; i < NZ; i++)
 		report_row(S1, cfgs[i].name, "GiB/s", samples_median(&cfgs[i].gbps),
@@ -279,6 +348,13 @@ int scenario_zero(struct bench_env *e)
 	for (size_t k = 1; k < NK; k++)
 		report_row(S1, knames[k], "GiB/s", samples_median(&kv[k]), samples_min(&kv[k]),
 			   samples_max(&kv[k]), samples_median(&kr[k]), "x ref (paired)");
+	report_samples(S1, "per CPU-second: reference", "GiB/cpu-s", &cpu_ref, 0, NULL);
+	report_row(S1, "per CPU-second: zeroer 1 thread (+ main loop)", "GiB/cpu-s",
+		   samples_median(&cpu_z), samples_min(&cpu_z), samples_max(&cpu_z),
+		   samples_median(&cpu_ratio), "x ref (paired)");
+	report_note("on CPU for (median) %.0f %% of the wall time: the reference's thread; %.0f %% "
+		    "the zeroer's worker (it is woken for each batch, the reference never sleeps)",
+		    100 * samples_median(&r_busy), 100 * samples_median(&z_busy));
 	report_row(S1, "first pass, cold mapping: NT memset, 1 thread", "GiB/s", cold, cold, cold,
 		   0, NULL);
 	report_row(S1, "first pass, cold mapping: zeroer at start", "GiB/s", first, first, first,
@@ -290,6 +366,9 @@ int scenario_zero(struct bench_env *e)
 		    tt1.minflt - tt0.minflt,
 		    (double)(tt1.minflt - tt0.minflt) / ((double)data_len / (double)MIB),
 		    (double)(t1 - t0) / 1e6);
+	report_note("each sample zeroes one leased segment of %s (%" PRIu64 " extents); ratio = "
+		    "median over samples of figure / reference on the same segment just before",
+		    pmemz_format_size(seg_bytes, sbuf, sizeof(sbuf)), seg);
 	report_target("zeroer (1 thread) >= 0.90 x libpmem2 NT memset",
 		      samples_median(&cfgs[0].ratio), 0.90, true);
 
@@ -297,6 +376,7 @@ int scenario_zero(struct bench_env *e)
 	 * mapping (scenarios 2-4 start with it). */
 	if (redirty(r) == 0)
 		(void)region_sync(r);
+out_map:
 	bench_map_close(&m);
 	for (size_t i = 0; i < NZ; i++) {
 		samples_free(&cfgs[i].gbps);
@@ -307,6 +387,11 @@ int scenario_zero(struct bench_env *e)
 		samples_free(&kr[k]);
 	}
 	samples_free(&ref);
+	samples_free(&cpu_ref);
+	samples_free(&cpu_z);
+	samples_free(&cpu_ratio);
+	samples_free(&z_busy);
+	samples_free(&r_busy);
 out:
 	region_close(r);
 	return ret < 0 ? ret : 0;

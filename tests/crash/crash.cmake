@@ -40,8 +40,13 @@ target_link_libraries(test-powerfail PRIVATE pmemzd_storage ${_crash_check_lib})
 target_link_options(test-powerfail PRIVATE -Wl,--wrap=pstore_open)
 target_compile_definitions(test-powerfail PRIVATE PMEMZ_HAVE_CHECK=${_crash_have_check})
 
+# Every drain of a 100-step workload with the zeroer in lock step (the same
+# drain sequence in every run); then a shorter one with the zeroer threads
+# running free (cut points differ from run to run, still all legal).
 add_test(NAME crash-powerfail COMMAND test-powerfail)
-set_tests_properties(crash-powerfail PROPERTIES LABELS "crash" TIMEOUT 300)
+add_test(NAME crash-powerfail-concurrent COMMAND test-powerfail --concurrent --steps 40 --seed 7)
+set_tests_properties(crash-powerfail crash-powerfail-concurrent PROPERTIES
+  LABELS "crash" TIMEOUT 300)
 
 # kill -9 torture: the real daemon and libpmemzclient.  The integration
 # harness is compiled in (integration.cmake is read after this file).

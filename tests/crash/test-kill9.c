@@ -695,7 +695,7 @@ static void one_cycle(struct itest_env *e, uint64_t *rng)
 	if (rnd(rng, 8) == 0) {
 		itest_daemon_kill(e);
 		itest_daemon_spawn(e);
-		itest_msleep((unsigned)rnd(rng, 4));
+		itest_msleep((unsigned)rnd(rng, 40)); /* before, during or after recovery */
 		itest_daemon_kill(e);
 		tot.startup_kills++;
 		check_image_file(0, "after a kill during start-up");

@@ -881,6 +881,16 @@ static void crash_recovery(const uint8_t *img, const struct wl *w, const char *b
 	}
 }
 
+/* Image k of crash point n: all pending dropped, all kept, then random. */
+static uint64_t image_seed(uint64_t wseed, uint64_t n, unsigned k)
+{
+	uint64_t x = wseed ^ (n << 20) ^ k;
+
+	if (opt.has_only_image_seed)
+		return opt.only_image_seed;
+	return k < 2 ? k : 2 + splitmix(&x) % 1000003;
+}
+
 /* Cut power at drain n of workload wseed; check opt.images images. */
 static void crash_point(uint64_t wseed, uint64_t n, const uint64_t *fplog, uint64_t n_drains)
 {
@@ -914,24 +924,14 @@ static void crash_point(uint64_t wseed, uint64_t n, const uint64_t *fplog, uint6
 	tot.max_pending_bytes = MAX(tot.max_pending_bytes, pbytes);
 	/* pmsim state is the cut's: build every image before anything else uses it. */
 	for (unsigned k = 0; k < opt.images; k++) {
-		uint64_t seed = k < 2 ? k : 2 + splitmix(&(uint64_t){wseed ^ (n << 20) ^ k}) % 1000003;
-
-		if (opt.has_only_image_seed)
-			seed = opt.only_image_seed;
-		snprintf(base, sizeof(base),
-			 "test-powerfail --seed %" PRIu64 " --steps %u%s --crash %" PRIu64
-			 " --image-seed %" PRIu64,
-			 wseed, opt.steps, opt.concurrent ? " --concurrent" : "", n, seed);
-		pmsim_image(sim, seed, img_buf + (size_t)k * REGION_SIZE);
+		pmsim_image(sim, image_seed(wseed, n, k), img_buf + (size_t)k * REGION_SIZE);
 		if (opt.has_only_image_seed)
 			break;
 	}
 	for (unsigned k = 0; k < opt.images; k++) {
 		uint8_t *img = img_buf + (size_t)k * REGION_SIZE;
-		uint64_t seed = k < 2 ? k : 2 + splitmix(&(uint64_t){wseed ^ (n << 20) ^ k}) % 1000003;
+		uint64_t seed = image_seed(wseed, n, k);
 
-		if (opt.has_only_image_seed)
-			seed = opt.only_image_seed;
 		snprintf(base, sizeof(base),
 			 "test-powerfail --seed %" PRIu64 " --steps %u%s --crash %" PRIu64
 			 " --image-seed %" PRIu64,

@@ -40,7 +40,7 @@
 static uint8_t *pristine;
 static size_t pristine_len;
 static struct layout_header H;
-static uint32_t id_a, id_b;	     /* slots of "precious" (3 extents) and "other" (1) */
+static uint32_t id_a, id_b;	 /* slots of "precious" (3 extents) and "other" (1) */
 static uint64_t ext_a[3], ext_b; /* their extents */
 
 static void write_region_conf(struct itest_env *e, const char *path, const char *extra)
@@ -286,9 +286,9 @@ static void test_primary_bit_flip(void **state)
 	uint8_t *img = copy_of_pristine();
 
 	img[48] ^= 0x04; /* extent_count */
-	repaired_start(*state, img, "primary header bit flip",
-		       (const char *const[]){"primary header corrupt", "using the backup header",
-					     NULL});
+	repaired_start(
+	    *state, img, "primary header bit flip",
+	    (const char *const[]){"primary header corrupt", "using the backup header", NULL});
 	free(img);
 }
 
@@ -470,8 +470,9 @@ static void test_record_tag_bit_flip(void **state)
 	rec = layout_rec(EXT_COMMITTED, other, layout_rec_gen(rec));
 	memcpy(img + H.extent_table_off + ext_a[1] * 8, &rec, 8);
 	quarantined_start(*state, img, "record tag id bit flip",
-			  (const char *const[]){"tag 'precious'", "was committed with 3 extents but 2",
-						"quarantin", NULL},
+			  (const char *const[]){"tag 'precious'",
+						"was committed with 3 extents but 2", "quarantin",
+						NULL},
 			  3, true);
 	free(img);
 }

@@ -371,8 +371,9 @@ static void test_slots(void **state)
 	commit_tag(&m, 1, "a", 0, 2);
 	commit_tag(&m, 2, "b", 4, 2);
 	set_rec(&m, 5, layout_rec(EXT_COMMITTED, 1, 2)); /* b's extent now names a */
-	expect(&m, m.size, 0, CHECK_INCONSISTENT, "tag 'a' (uid 1000, slot 1) was committed with 2 "
-						  "extents but 3",
+	expect(&m, m.size, 0, CHECK_INCONSISTENT,
+	       "tag 'a' (uid 1000, slot 1) was committed with 2 "
+	       "extents but 3",
 	       &rep);
 	assert_true(has_line(rep.problems, rep.n_problems, "tag 'b'"));
 	/* b's missing extent is a's surplus: accounted for, no refusal */
@@ -384,7 +385,8 @@ static void test_slots(void **state)
 	img_std(&m);
 	commit_tag(&m, 1, "a", 0, 3);
 	set_rec(&m, 1, layout_rec(EXT_COMMITTED, 3, 2));
-	expect(&m, m.size, 0, CHECK_INCONSISTENT, "name tag slot 3, which is FREE; held back", &rep);
+	expect(&m, m.size, 0, CHECK_INCONSISTENT, "name tag slot 3, which is FREE; held back",
+	       &rep);
 	assert_true(has_line(rep.problems, rep.n_problems, "the daemon quarantines those"));
 	assert_int_equal(rep.n_notes, 0);
 	assert_int_equal(rep.release_extents, 0);
@@ -516,7 +518,8 @@ static void test_badblocks(void **state)
 	check_report_free(&rep);
 	assert_int_equal(check_image_badblocks(m.base, m.size, CHECK_RECOVERED, bb, 1, &rep), 0);
 	assert_int_equal(rep.status, CHECK_INCONSISTENT);
-	assert_true(has_line(rep.problems, rep.n_problems, "has a bad block; recovery marks it BAD"));
+	assert_true(
+	    has_line(rep.problems, rep.n_problems, "has a bad block; recovery marks it BAD"));
 	check_report_free(&rep);
 	m.base[off + 512] = 0;
 
@@ -525,7 +528,8 @@ static void test_badblocks(void **state)
 	assert_int_equal(check_image_badblocks(m.base, m.size, 0, bb, 1, &rep), 0);
 	assert_int_equal(rep.status, CHECK_INCONSISTENT);
 	assert_int_equal(rep.primary_status, HDR_UNREADABLE);
-	assert_true(has_line(rep.problems, rep.n_problems, "primary header (offset 0) is unreadable"));
+	assert_true(
+	    has_line(rep.problems, rep.n_problems, "primary header (offset 0) is unreadable"));
 	check_report_free(&rep);
 	/* in both */
 	bb[1] = (struct pstore_badblock){LAYOUT_BACKUP_OFF + 4000, 8};
@@ -536,7 +540,8 @@ static void test_badblocks(void **state)
 	bb[0] = (struct pstore_badblock){m.h.tag_table_off + 100, 8};
 	assert_int_equal(check_image_badblocks(m.base, m.size, 0, bb, 1, &rep), 0);
 	assert_int_equal(rep.status, CHECK_UNUSABLE);
-	assert_true(has_line(rep.problems, rep.n_problems, "bad blocks in the extent or tag table"));
+	assert_true(
+	    has_line(rep.problems, rep.n_problems, "bad blocks in the extent or tag table"));
 	check_report_free(&rep);
 	img_free(&m);
 }
@@ -630,7 +635,8 @@ static void test_check_path(void **state)
 		if (!has_line(rep.problems, rep.n_problems, "unreadable: media error"))
 			dump(&rep);
 		assert_int_equal(rep.status, CHECK_INCONSISTENT);
-		snprintf(want, sizeof(want), "extent 10 (data at offset %llu) is ZEROED but unreadable",
+		snprintf(want, sizeof(want),
+			 "extent 10 (data at offset %llu) is ZEROED but unreadable",
 			 (unsigned long long)(m.h.data_off + 10 * m.h.extent_size));
 		assert_true(has_line(rep.problems, rep.n_problems, want));
 		assert_int_equal(rep.zeroed_not_zero, 63 - 2 - 8);
@@ -723,18 +729,12 @@ static void test_agrees_with_daemon(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_clean),
-	    cmocka_unit_test(test_headers),
-	    cmocka_unit_test(test_sizes),
-	    cmocka_unit_test(test_records),
-	    cmocka_unit_test(test_slots),
-	    cmocka_unit_test(test_raw_vs_recovered),
-	    cmocka_unit_test(test_zeroed_data),
-	    cmocka_unit_test(test_zeroed_table_block),
-	    cmocka_unit_test(test_badblocks),
-	    cmocka_unit_test(test_many_problems),
-	    cmocka_unit_test(test_check_path),
-	    cmocka_unit_test(test_agrees_with_daemon),
+	    cmocka_unit_test(test_clean),	cmocka_unit_test(test_headers),
+	    cmocka_unit_test(test_sizes),	cmocka_unit_test(test_records),
+	    cmocka_unit_test(test_slots),	cmocka_unit_test(test_raw_vs_recovered),
+	    cmocka_unit_test(test_zeroed_data), cmocka_unit_test(test_zeroed_table_block),
+	    cmocka_unit_test(test_badblocks),	cmocka_unit_test(test_many_problems),
+	    cmocka_unit_test(test_check_path),	cmocka_unit_test(test_agrees_with_daemon),
 	};
 
 	log_set_max_level(LOG_ERR);

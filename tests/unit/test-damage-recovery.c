@@ -12,6 +12,8 @@
  *  - both header blocks wiped over a used region: formatted over it;
  *  - power failed while a format wrote the backup header: the region was
  *    refused for good (blank primary, "foreign" backup);
+ *  - power failed while the primary header was written: without its magic
+ *    word it looked foreign and the region was refused for good;
  *  - a WRITTEN slot freed by recovery was never reused until a restart.
  *
  * The daemon must now hide and quarantine what it cannot attribute, refuse
@@ -387,8 +389,8 @@ static void test_torn_format(void **state)
 	/* the backup: magic and geometry words written, uuid, time and checksum not */
 	memset(hdr, 0, sizeof(hdr));
 	memcpy(hdr, &f->h, sizeof(f->h));
-	memset(hdr + 16, 0, 16);				  /* uuid */
-	memset(hdr + 96, 0, 8);					  /* format_time */
+	memset(hdr + 16, 0, 16);				      /* uuid */
+	memset(hdr + 96, 0, 8);					      /* format_time */
 	memset(hdr + offsetof(struct layout_header, checksum), 0, 4); /* checksum */
 	write_at(f->path, LAYOUT_BACKUP_OFF, hdr, sizeof(hdr));
 	expect_checker(f, CHECK_UNUSABLE, "both headers are unusable");
@@ -420,6 +422,43 @@ static void test_torn_format(void **state)
 	assert_int_equal(region_open(&f->rc, &r), 0);
 	assert_int_equal(count_of(r, EXT_DIRTY) + count_of(r, EXT_ZEROED), f->h.extent_count);
 	region_close(r);
+	expect_checker(f, CHECK_CLEAN, NULL);
+}
+
+/*
+ * Power failed while the primary header was written (format step 4, or a
+ * repair from the backup; found by the power-failure sweep): the magic word
+ * did not make it, other words did.  That is our header, half written, not
+ * a foreign one: use the backup and repair it.  One word that is not the
+ * backup's makes it foreign again.
+ */
+static void test_torn_primary(void **state)
+{
+	struct fx *f = *state;
+	struct region *r = NULL;
+	uint8_t blk[LAYOUT_BLOCK], now[LAYOUT_BLOCK];
+	uint64_t w;
+
+	commit_tag(f, 1, "kept", 2, 2, 0x3c);
+	read_at(f->path, LAYOUT_BACKUP_OFF, blk, sizeof(blk));
+	memset(blk, 0, 8);	 /* magic */
+	memset(blk + 40, 0, 16); /* extent_size, extent_count */
+	memset(blk + 248, 0, 8); /* checksum */
+	write_at(f->path, 0, blk, sizeof(blk));
+	expect_checker(f, CHECK_INCONSISTENT, "a torn copy of the backup");
+
+	w = 0x5a5a;
+	write_at(f->path, 200, &w, sizeof(w)); /* reserved: never written */
+	assert_int_equal(region_open(&f->rc, &r), -EMEDIUMTYPE);
+	w = 0;
+	write_at(f->path, 200, &w, sizeof(w));
+
+	assert_int_equal(region_open(&f->rc, &r), 0);
+	assert_int_equal(count_of(r, EXT_COMMITTED), 2);
+	region_close(r);
+	read_at(f->path, 0, now, sizeof(now));
+	read_at(f->path, LAYOUT_BACKUP_OFF, blk, sizeof(blk));
+	assert_memory_equal(now, blk, sizeof(now));
 	expect_checker(f, CHECK_CLEAN, NULL);
 }
 
@@ -462,6 +501,7 @@ int main(void)
 	    T(test_zeroed_extent_table_refused),
 	    T(test_wiped_headers_refused),
 	    T(test_torn_format),
+	    T(test_torn_primary),
 	    cmocka_unit_test_setup_teardown(test_written_slot_reused, fx_setup_small, fx_teardown),
 	};
 

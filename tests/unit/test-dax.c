@@ -106,14 +106,6 @@ static void test_names(void **state)
 	struct dax_dev d = {0};
 
 	(void)state;
-	assert_int_equal(dax_persistence_parse("cpu_cache\n"), DAX_PERSIST_CPU_CACHE);
-	assert_int_equal(dax_persistence_parse("memory_controller\n"), DAX_PERSIST_MEMCTRL);
-	assert_int_equal(dax_persistence_parse("memory_controller"), DAX_PERSIST_MEMCTRL);
-	assert_int_equal(dax_persistence_parse("\n"), DAX_PERSIST_NONE);
-	assert_int_equal(dax_persistence_parse(""), DAX_PERSIST_NONE);
-	assert_int_equal(dax_persistence_parse("cpu_cache_x"), DAX_PERSIST_UNKNOWN);
-	assert_int_equal(dax_persistence_parse(NULL), DAX_PERSIST_UNKNOWN);
-
 	assert_string_equal(dax_persistence_name(DAX_PERSIST_CPU_CACHE), "cpu_cache");
 	assert_string_equal(dax_persistence_name(DAX_PERSIST_MEMCTRL), "memory_controller");
 	assert_string_equal(dax_persistence_name(DAX_PERSIST_NONE), "none");

@@ -114,6 +114,23 @@ check_discover() {
 		fail "pmemzctl discover $VMTEST_DEV disagrees with pmemzctl discover"
 }
 
+# pmemzctl discover as an unprivileged user: the physical addresses are
+# root-only, so the bad sectors are counted for the whole region (scope
+# "region"); everything else is the same.
+check_discover_unprivileged() {
+	say "\$ su -s /bin/sh nobody -c 'pmemzctl --json discover'"
+	su -s /bin/sh nobody -c 'pmemzctl discover; pmemzctl --json discover >/tmp/discover-nobody.json' ||
+		fail "pmemzctl discover as nobody failed"
+	f=/tmp/discover-nobody.json
+	say "discover (nobody): align=$(json_field $f align) persistence_domain=$(json_field $f persistence_domain)" \
+		"badblocks=$(json_field $f badblocks) badblocks_scope=$(json_field $f badblocks_scope)"
+	[ "$(json_field $f path)" = "$VMTEST_DEV" ] || fail "discover as nobody: no $VMTEST_DEV"
+	[ "$(json_field $f align)" = 2097152 ] || fail "discover as nobody: wrong alignment"
+	[ "$(json_field $f persistence_domain)" = "$PERSISTENCE" ] || fail "discover as nobody: wrong persistence domain"
+	[ "$(json_field $f badblocks)" = "$1" ] || fail "discover as nobody: $(json_field $f badblocks) bad sectors, expected $1"
+	[ "$(json_field $f badblocks_scope)" = region ] || fail "discover as nobody: badblocks_scope is not 'region'"
+}
+
 # Make the kernel report a bad block on the NVDIMM.  mce-inject's software
 # injection ("sw") feeds an uncorrected memory error at a physical address
 # to the MCE decode chain, where the NFIT driver adds it to the bus's
@@ -319,6 +336,9 @@ say "--- discovery (boot $VMTEST_BOOT): pmemzctl discover, no daemon"
 check_discover 0
 if inject_badblock; then
 	check_discover $BAD_SECTORS
+	check_discover_unprivileged $BAD_SECTORS
+else
+	check_discover_unprivileged 0
 fi
 
 case $VMTEST_BOOT in
