@@ -975,8 +975,10 @@ int conf_finish(struct daemon_conf *c, FILE *errout)
 		struct region_conf *rc = &c->regions[i];
 		struct errsink re = {.out = errout, .where = rc->source};
 
-		if (!rc->extent_size)
+		if (!rc->extent_size) {
 			rc->extent_size = CONF_DEFAULT_EXTENT_SIZE;
+			rc->extent_size_default = true;
+		}
 		if (!rc->zeroer_threads)
 			rc->zeroer_threads = CONF_DEFAULT_ZEROER_THREADS;
 		if (!rc->batch_extents)

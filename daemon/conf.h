@@ -28,6 +28,7 @@ struct region_conf {
 	char *path;		/* /dev/daxX.Y or a regular file */
 	uint64_t size;		/* file regions: size to create; 0 = use the existing file */
 	uint64_t extent_size;	/* default CONF_DEFAULT_EXTENT_SIZE */
+	bool extent_size_default; /* not configured: the media's, or max(default, device alignment) */
 	uid_t *allow_uids;	/* who may open the region (root always may) */
 	size_t n_allow_uids;
 	gid_t *allow_gids;

@@ -449,7 +449,10 @@ static bool interrupted_format(const struct pstore *ps, uint64_t extent_size, ui
 			return false;
 		}
 	}
-	return all_zero(base + LAYOUT_EXTENT_TABLE_OFF, g.data_off - LAYOUT_EXTENT_TABLE_OFF);
+	/* What step 2 zeroed (the padding up to data_off is never written). */
+	return all_zero(base + g.extent_table_off,
+			g.tag_table_off - g.extent_table_off +
+			    ALIGN_UP(g.tag_count * LAYOUT_TAG_SLOT_SIZE, (uint64_t)LAYOUT_BLOCK));
 }
 
 int layout_load(struct pstore *ps, const char *name, uint64_t extent_size, uint64_t align,
@@ -480,7 +483,7 @@ int layout_load(struct pstore *ps, const char *name, uint64_t extent_size, uint6
 		uint64_t used, first = 0;
 
 		if (extent_size == 0)
-			extent_size = CONF_DEFAULT_EXTENT_SIZE;
+			extent_size = MAX(CONF_DEFAULT_EXTENT_SIZE, align);
 		used = wiped_region_records(ps, extent_size, align, bbs, n_bbs, &first);
 		if (used)
 			return log_error_errno(
@@ -528,7 +531,7 @@ int layout_load(struct pstore *ps, const char *name, uint64_t extent_size, uint6
 	case HDR_CORRUPT:
 	case HDR_UNREADABLE:
 		if (sb != HDR_OK) {
-			uint64_t es = extent_size ? extent_size : CONF_DEFAULT_EXTENT_SIZE;
+			uint64_t es = extent_size ? extent_size : MAX(CONF_DEFAULT_EXTENT_SIZE, align);
 
 			if (sp == HDR_BLANK && interrupted_format(ps, es, align, bbs, n_bbs)) {
 				log_warning("region '%s': a format was interrupted (blank primary "

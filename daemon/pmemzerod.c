@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "conf.h"
+#include "dax.h"
 #include "log.h"
 #include "manager.h"
 
@@ -45,6 +46,8 @@ static int run(int argc, char **argv)
 	/* Peers that vanish must not kill us; sends use MSG_NOSIGNAL too. */
 	(void)signal(SIGPIPE, SIG_IGN);
 
+	/* What the machine offers, for whoever reads the log after an incident. */
+	dax_log_devices();
 	r = manager_new(&conf, &m);
 	if (r < 0)
 		return r;

@@ -210,7 +210,7 @@ int region_open(const struct region_conf *rc, struct region **out)
 	_cleanup_free_ struct pstore_badblock *bbs = NULL;
 	size_t n_bbs = 0;
 	bool formatted;
-	uint64_t align;
+	uint64_t align, extent_size;
 	char s1[32], s2[32];
 	int ret;
 
@@ -238,7 +238,9 @@ int region_open(const struct region_conf *rc, struct region **out)
 	align = pstore_source_alignment(r->ps);
 	r->alignment = MAX(MAX(r->alignment, align), (uint64_t)LAYOUT_BLOCK);
 
-	if (rc->extent_size && layout_check_extent_size(rc->extent_size, r->alignment) < 0)
+	/* An extent size nobody configured follows the media, or the device. */
+	extent_size = rc->extent_size_default ? 0 : rc->extent_size;
+	if (extent_size && layout_check_extent_size(extent_size, r->alignment) < 0)
 		return log_error_errno(EINVAL,
 				       "region '%s': extent size %s must be at least 4 KiB and a "
 				       "multiple of 4 KiB and of the device alignment %s",
@@ -252,7 +254,7 @@ int region_open(const struct region_conf *rc, struct region **out)
 	if (n_bbs)
 		log_warning("region '%s': libpmem2 reports %zu bad blocks", r->name, n_bbs);
 
-	ret = layout_load(r->ps, r->name, rc->extent_size, r->alignment, bbs, n_bbs, &r->hdr,
+	ret = layout_load(r->ps, r->name, extent_size, r->alignment, bbs, n_bbs, &r->hdr,
 			  &formatted);
 	if (ret < 0)
 		return ret;

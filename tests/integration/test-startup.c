@@ -284,6 +284,29 @@ static void test_extent_size_changed(void **state)
 	free(data);
 }
 
+/*
+ * No extent size configured: the daemon takes the media's (1 MiB here) instead
+ * of refusing the region for differing from the 2 MiB default.
+ */
+static void test_extent_size_unset_follows_media(void **state)
+{
+	struct itest_env *e = *state;
+	char path[PATH_MAX];
+	struct itest_stat st;
+
+	itest_path(e, path, sizeof(path), "own.img");
+	make_region_with_tag(e, path);
+	itest_write_conf(e,
+			 "[region own]\n"
+			 "path = %s\n",
+			 path);
+	itest_daemon_start(e);
+	itest_stat(e->sock, "own", &st);
+	assert_int_equal(st.extent_size, MIB);
+	assert_tag_intact(e, "own");
+	itest_daemon_stop(e);
+}
+
 /* A second daemon on a region that is in use must not start. */
 static void test_region_in_use(void **state)
 {
@@ -491,6 +514,8 @@ int main(void)
 					    itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_both_headers_damaged, itest_setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_extent_size_changed, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_extent_size_unset_follows_media, itest_setup,
+					    itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_region_in_use, itest_setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_socket_in_use, itest_setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_blank_header_over_stale_data, itest_setup,
