@@ -25,6 +25,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "bench.h"
 #include "client-private.h"
@@ -46,7 +48,28 @@ struct fill {
 	size_t n_held;
 	uint64_t e_start_zeroed; /* zeroed extents left in the pool when (e) started */
 	struct bench_samples lat[NV]; /* per-unit pmemz_alloc_new times, all repetitions */
+	pid_t daemon;		      /* our daemon (its main loop is thread `daemon`), 0: none */
+	/* Summed over repetitions per variant: wall time, and the run / run-queue
+	 * wait times of the writer (this thread) and of the daemon's main loop. */
+	uint64_t wall_ns[NV], w_run[NV], w_wait[NV], d_run[NV], d_wait[NV];
 };
+
+static void schedstat(pid_t pid, pid_t tid, uint64_t *run, uint64_t *wait)
+{
+	char path[96];
+	unsigned long long r = 0, w = 0;
+	FILE *fp;
+
+	(void)snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
+	fp = fopen(path, "re");
+	if (fp) {
+		if (fscanf(fp, "%llu %llu", &r, &w) != 2)
+			r = w = 0;
+		(void)fclose(fp);
+	}
+	*run = r;
+	*wait = w;
+}
 
 static double gbps(uint64_t bytes, uint64_t t0)
 {
@@ -143,10 +166,18 @@ static double run_inline(struct fill *f, int v)
 
 /* (d), (e): each unit is a fresh allocation from the daemon.  *alloc_us:
  * the mean time per unit spent in pmemz_alloc_new; lat gets each one. */
-static int run_pool(struct fill *f, double *out, double *alloc_us, struct bench_samples *lat)
+static int run_pool(struct fill *f, int v, double *out, double *alloc_us,
+		    struct bench_samples *lat)
 {
-	uint64_t t0 = bench_now_ns(), in_alloc = 0;
+	pid_t self = (pid_t)syscall(SYS_gettid);
+	uint64_t wr0, ww0, dr0 = 0, dw0 = 0, wr1, ww1, dr1 = 0, dw1 = 0;
+	uint64_t t0, in_alloc = 0;
 	int ret = 0;
+
+	schedstat(getpid(), self, &wr0, &ww0);
+	if (f->daemon)
+		schedstat(f->daemon, f->daemon, &dr0, &dw0);
+	t0 = bench_now_ns();
 
 	for (size_t u = 0; u < f->units; u++) {
 		struct pmemz_alloc *a;
@@ -164,7 +195,15 @@ static int run_pool(struct fill *f, double *out, double *alloc_us, struct bench_
 		write_unit(f, p);
 	}
 	*out = gbps(f->units * UNIT, t0);
+	f->wall_ns[v] += bench_now_ns() - t0;
 	*alloc_us = (double)in_alloc / 1e3 / (double)f->units;
+	schedstat(getpid(), self, &wr1, &ww1);
+	if (f->daemon)
+		schedstat(f->daemon, f->daemon, &dr1, &dw1);
+	f->w_run[v] += wr1 - wr0;
+	f->w_wait[v] += ww1 - ww0;
+	f->d_run[v] += dr1 - dr0;
+	f->d_wait[v] += dw1 - dw0;
 	return 0;
 }
 
@@ -203,7 +242,7 @@ static int one_rep(struct fill *f, double v[NV], double pair[NV], double au[NV])
 	if (ret >= 0)
 		ret = bench_wait_zeroed(f->c, f->r->name, 600);
 	if (ret >= 0)
-		ret = run_pool(f, &v[V_DSYNC], &au[V_DSYNC], &f->lat[V_DSYNC]);
+		ret = run_pool(f, V_DSYNC, &v[V_DSYNC], &au[V_DSYNC], &f->lat[V_DSYNC]);
 	if (ret >= 0) {
 		units_from_held(f);
 		pair[V_DSYNC] = run_inline(f, V_A);
@@ -216,7 +255,7 @@ static int one_rep(struct fill *f, double v[NV], double pair[NV], double au[NV])
 	if (ret >= 0)
 		ret = pmemz_region_set_reserve(f->r, (size_t)opt.reserve);
 	if (ret >= 0)
-		ret = run_pool(f, &v[V_D], &au[V_D], &f->lat[V_D]);
+		ret = run_pool(f, V_D, &v[V_D], &au[V_D], &f->lat[V_D]);
 	if (ret >= 0) {
 		units_from_held(f);
 		pair[V_D] = run_inline(f, V_A);
@@ -244,7 +283,7 @@ static int one_rep(struct fill *f, double v[NV], double pair[NV], double au[NV])
 		ret = bench_stat(f->c, f->r->name, &st);
 	if (ret >= 0) {
 		f->e_start_zeroed = st.zeroed;
-		ret = run_pool(f, &v[V_E], &au[V_E], &f->lat[V_E]);
+		ret = run_pool(f, V_E, &v[V_E], &au[V_E], &f->lat[V_E]);
 	}
 	if (ret >= 0) {
 		units_from_held(f);
@@ -294,6 +333,7 @@ int scenario_fill(struct bench_env *e)
 		goto out;
 	}
 	bench_map_from_region(f.r, &f.m);
+	f.daemon = e->pid;
 	f.src = aligned_alloc(4096, UNIT);
 	f.dst = calloc(f.units, sizeof(*f.dst));
 	f.held = calloc(f.units + 64, sizeof(*f.held));
@@ -353,6 +393,15 @@ int scenario_fill(struct bench_env *e)
 		    samples_pct(&f.lat[V_D], 50), samples_pct(&f.lat[V_D], 99),
 		    samples_median(&alloc_us[V_E]), samples_pct(&f.lat[V_E], 50),
 		    samples_pct(&f.lat[V_E], 99), (double)UNIT / 1e3 / samples_median(&val[V_A]));
+	if (f.daemon)
+		for (int k = V_DSYNC; k < NV; k += 1)
+			report_note("%s: over %.0f ms of filling, the writer ran %.0f ms and waited "
+				    "%.0f ms for a CPU; the daemon's main loop ran %.0f ms and waited "
+				    "%.0f ms for a CPU (all repetitions)",
+				    k == V_DSYNC ? "(d')" : k == V_D ? "(d)" : "(e)",
+				    (double)f.wall_ns[k] / 1e6, (double)f.w_run[k] / 1e6,
+				    (double)f.w_wait[k] / 1e6, (double)f.d_run[k] / 1e6,
+				    (double)f.d_wait[k] / 1e6);
 	report_target("fill (d) >= 0.90 x (a)", samples_median(&ratio[V_D]), 0.90, true);
 	report_target("fill (d) >= 2 x (b)", samples_median(&db), 2.0, true);
 
