@@ -287,7 +287,8 @@ static int reserve_take(struct pmemz_region *r, uint64_t n, unsigned flags,
 			if (allocate_collect(r, reserve_pop(v), out) == 0) {
 				served = 1;
 			} else {
-				/* ENOSPC, or the connection broke: the caller's own ALLOCATE says why. */
+				/* ENOSPC, or the connection broke: the caller's own ALLOCATE says
+				 * why. */
 				v->backoff = true;
 				v->refill_failures++;
 			}
@@ -377,10 +378,9 @@ PMEMZ_EXPORT int pmemz_region_set_reserve(struct pmemz_region *r, size_t bytes)
 		return 0;
 	}
 	if ((uint64_t)bytes > r->extent_count * r->extent_size)
-		return pmemz_err(-EINVAL,
-				 "pmemz_region_set_reserve: %zu bytes exceed region '%s' (%llu bytes)",
-				 bytes, r->name,
-				 (unsigned long long)(r->extent_count * r->extent_size));
+		return pmemz_err(
+		    -EINVAL, "pmemz_region_set_reserve: %zu bytes exceed region '%s' (%llu bytes)",
+		    bytes, r->name, (unsigned long long)(r->extent_count * r->extent_size));
 	v = &r->rsv;
 	pthread_mutex_lock(&v->lock);
 	if (!v->unit)

@@ -131,9 +131,9 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Pmemz__Response *, pmemz_response_free)
  */
 struct pmemz_reserve {
 	pthread_mutex_t lock;
-	size_t bytes;	 /* asked for; 0 = off */
-	uint64_t unit;	 /* extents per reserved lease */
-	size_t target;	 /* leases kept: DIV_ROUND_UP(bytes, unit bytes), capped */
+	size_t bytes;		  /* asked for; 0 = off */
+	uint64_t unit;		  /* extents per reserved lease */
+	size_t target;		  /* leases kept: DIV_ROUND_UP(bytes, unit bytes), capped */
 	struct pmemz_pending **q; /* ring of outstanding ALLOCATE tickets, oldest first */
 	size_t head, n, cap;
 	bool backoff;

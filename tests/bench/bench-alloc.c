@@ -108,8 +108,7 @@ static int measure_alloc(struct pmemz_client *c, struct pmemz_region *r, struct 
 }
 
 /* Zeroing inline: the same sizes, on the caller's thread, in a leased area. */
-static void measure_inline(struct bench_map *m, uint8_t *area, size_t area_len,
-			   struct lat_size *ls)
+static void measure_inline(struct bench_map *m, uint8_t *area, size_t area_len, struct lat_size *ls)
 {
 	size_t off = 0;
 
@@ -269,8 +268,8 @@ struct cycle {
 	char tag[48];
 };
 
-static int submit_step(struct pmemz_client *c, const char *region, struct cycle *cy,
-		       uint64_t bytes, uint64_t lease)
+static int submit_step(struct pmemz_client *c, const char *region, struct cycle *cy, uint64_t bytes,
+		       uint64_t lease)
 {
 	Pmemz__Request req = PMEMZ__REQUEST__INIT;
 	Pmemz__AllocateReq al = PMEMZ__ALLOCATE_REQ__INIT;
@@ -325,10 +324,11 @@ static int run_pipelined(struct tp_worker *w, struct pmemz_client *c, struct pme
 			ret = pmemz_client_wait(c, cy[i].t, &resp, NULL);
 			cy[i].t = NULL;
 			if (ret >= 0)
-				ret = pmemz_check_response(cy[i].st == CY_ALLOC    ? PMEMZ__REQUEST__OP_ALLOCATE
-							   : cy[i].st == CY_COMMIT ? PMEMZ__REQUEST__OP_COMMIT
-										   : PMEMZ__REQUEST__OP_FREE,
-							   resp);
+				ret = pmemz_check_response(
+				    cy[i].st == CY_ALLOC    ? PMEMZ__REQUEST__OP_ALLOCATE
+				    : cy[i].st == CY_COMMIT ? PMEMZ__REQUEST__OP_COMMIT
+							    : PMEMZ__REQUEST__OP_FREE,
+				    resp);
 			if (ret < 0)
 				break;
 			switch (cy[i].st) {
@@ -486,8 +486,9 @@ int scenario_throughput(struct bench_env *e)
 					break;
 				samples_add(&rate[p][k], v);
 				if (s1.commits > s0.commits)
-					samples_add(&dpc[p][k], (double)(s1.drains - s0.drains) /
-								    (double)(s1.commits - s0.commits));
+					samples_add(&dpc[p][k],
+						    (double)(s1.drains - s0.drains) /
+							(double)(s1.commits - s0.commits));
 			}
 		}
 		bench_log("throughput rep %u done", rep + 1);
@@ -498,8 +499,8 @@ int scenario_throughput(struct bench_env *e)
 	for (int p = 0; p < 2; p++)
 		for (size_t k = 0; k < 3; k++) {
 			(void)snprintf(name, sizeof(name), "%s, %u connection%s%s",
-				       p ? "pipelined (16 in flight each)" : "synchronous", conns[k],
-				       conns[k] > 1 ? "s" : "", "");
+				       p ? "pipelined (16 in flight each)" : "synchronous",
+				       conns[k], conns[k] > 1 ? "s" : "", "");
 			report_samples(S3, name, "cycles/s", &rate[p][k], p || k ? ref : 0,
 				       "x sync 1 conn");
 		}

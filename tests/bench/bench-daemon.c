@@ -67,7 +67,8 @@ int bench_env_init(struct bench_env *e)
 		return -errno;
 	if (path_in(e->main_path, e->dir, "main.region") < 0 ||
 	    path_in(e->small_path, e->dir, "small.region") < 0 ||
-	    path_in(e->sock, e->dir, "d.sock") < 0 || path_in(e->conf, e->dir, "pmemzerod.conf") < 0 ||
+	    path_in(e->sock, e->dir, "d.sock") < 0 ||
+	    path_in(e->conf, e->dir, "pmemzerod.conf") < 0 ||
 	    path_in(e->log, e->dir, "daemon.log") < 0)
 		return -ENAMETOOLONG;
 	memcpy(e->zero_path, e->main_path, sizeof(e->zero_path));

@@ -43,10 +43,10 @@ struct fill {
 	struct bench_map m;
 	uint8_t *src;
 	size_t units;
-	uint8_t **dst;		  /* (a)-(c): unit addresses */
+	uint8_t **dst;		   /* (a)-(c): unit addresses */
 	struct pmemz_alloc **held; /* (a)-(c): the leases; (d), (e): one per unit */
 	size_t n_held;
-	uint64_t e_start_zeroed; /* zeroed extents left in the pool when (e) started */
+	uint64_t e_start_zeroed;      /* zeroed extents left in the pool when (e) started */
 	struct bench_samples lat[NV]; /* per-unit pmemz_alloc_new times, all repetitions */
 	pid_t daemon;		      /* our daemon (its main loop is thread `daemon`), 0: none */
 	/* Summed over repetitions per variant: wall time, and the run / run-queue
@@ -166,8 +166,7 @@ static double run_inline(struct fill *f, int v)
 
 /* (d), (e): each unit is a fresh allocation from the daemon.  *alloc_us:
  * the mean time per unit spent in pmemz_alloc_new; lat gets each one. */
-static int run_pool(struct fill *f, int v, double *out, double *alloc_us,
-		    struct bench_samples *lat)
+static int run_pool(struct fill *f, int v, double *out, double *alloc_us, struct bench_samples *lat)
 {
 	pid_t self = (pid_t)syscall(SYS_gettid);
 	uint64_t wr0, ww0, dr0 = 0, dw0 = 0, wr1, ww1, dr1 = 0, dw1 = 0;
@@ -271,7 +270,8 @@ static int one_rep(struct fill *f, double v[NV], double pair[NV], double au[NV])
 	if (ret >= 0) {
 		/* Leave (e) exactly the free extents it needs (its units and a full
 		 * reserve); the blocker takes zeroed ones beyond that. */
-		uint64_t need = f->units + MIN(DIV_ROUND_UP(opt.reserve, UNIT), 64), free_n = st.zeroed + st.dirty;
+		uint64_t need = f->units + MIN(DIV_ROUND_UP(opt.reserve, UNIT), 64),
+			 free_n = st.zeroed + st.dirty;
 		uint64_t n = free_n > need ? MIN(st.zeroed, free_n - need) : 0;
 
 		if (n) {
@@ -320,14 +320,16 @@ int scenario_fill(struct bench_env *e)
 	if (ret < 0)
 		return ret;
 	if (f.r->extent_size != UNIT) {
-		fprintf(stderr, "pmemz-bench: region '%s' has %" PRIu64 " byte extents, not 2 MiB\n",
+		fprintf(stderr,
+			"pmemz-bench: region '%s' has %" PRIu64 " byte extents, not 2 MiB\n",
 			f.r->name, f.r->extent_size);
 		ret = -EINVAL;
 		goto out;
 	}
 	f.units = (size_t)(opt.fill_bytes / UNIT);
 	if (f.units + DIV_ROUND_UP(opt.reserve, UNIT) + 1 > f.r->extent_count) {
-		fprintf(stderr, "pmemz-bench: region '%s' (%" PRIu64 " extents) cannot hold %zu units\n",
+		fprintf(stderr,
+			"pmemz-bench: region '%s' (%" PRIu64 " extents) cannot hold %zu units\n",
 			f.r->name, f.r->extent_count, f.units);
 		ret = -ENOSPC;
 		goto out;
@@ -356,15 +358,17 @@ int scenario_fill(struct bench_env *e)
 			samples_add(&val[k], k == V_A ? pair[V_B] : v[k]);
 			samples_add(&ratio[k], v[k] / pair[k]);
 			if (k != V_A && k != V_B)
-				samples_add(&val[V_A], pair[k]); /* every (a) run is an (a) sample */
+				samples_add(&val[V_A],
+					    pair[k]); /* every (a) run is an (a) sample */
 		}
 		samples_add(&db, (v[V_D] / pair[V_D]) / (v[V_B] / pair[V_B]));
 		for (int k = V_DSYNC; k < NV; k++)
 			samples_add(&alloc_us[k], au[k]);
-		bench_log("fill rep %u: b %.2f/%.2f c %.2f/%.2f d' %.2f/%.2f d %.2f/%.2f e %.2f/%.2f "
-			  "GB/s (variant/paired a)",
-			  rep + 1, v[V_B], pair[V_B], v[V_C], pair[V_C], v[V_DSYNC], pair[V_DSYNC],
-			  v[V_D], pair[V_D], v[V_E], pair[V_E]);
+		bench_log(
+		    "fill rep %u: b %.2f/%.2f c %.2f/%.2f d' %.2f/%.2f d %.2f/%.2f e %.2f/%.2f "
+		    "GB/s (variant/paired a)",
+		    rep + 1, v[V_B], pair[V_B], v[V_C], pair[V_C], v[V_DSYNC], pair[V_DSYNC],
+		    v[V_D], pair[V_D], v[V_E], pair[V_E]);
 	}
 	if (ret < 0) {
 		fprintf(stderr, "pmemz-bench: scenario 4: %s (%s)\n", strerror(-ret),
@@ -395,13 +399,16 @@ int scenario_fill(struct bench_env *e)
 		    samples_pct(&f.lat[V_E], 99), (double)UNIT / 1e3 / samples_median(&val[V_A]));
 	if (f.daemon)
 		for (int k = V_DSYNC; k < NV; k += 1)
-			report_note("%s: over %.0f ms of filling, the writer ran %.0f ms and waited "
-				    "%.0f ms for a CPU; the daemon's main loop ran %.0f ms and waited "
-				    "%.0f ms for a CPU (all repetitions)",
-				    k == V_DSYNC ? "(d')" : k == V_D ? "(d)" : "(e)",
-				    (double)f.wall_ns[k] / 1e6, (double)f.w_run[k] / 1e6,
-				    (double)f.w_wait[k] / 1e6, (double)f.d_run[k] / 1e6,
-				    (double)f.d_wait[k] / 1e6);
+			report_note(
+			    "%s: over %.0f ms of filling, the writer ran %.0f ms and waited "
+			    "%.0f ms for a CPU; the daemon's main loop ran %.0f ms and waited "
+			    "%.0f ms for a CPU (all repetitions)",
+			    k == V_DSYNC ? "(d')"
+			    : k == V_D	 ? "(d)"
+					 : "(e)",
+			    (double)f.wall_ns[k] / 1e6, (double)f.w_run[k] / 1e6,
+			    (double)f.w_wait[k] / 1e6, (double)f.d_run[k] / 1e6,
+			    (double)f.d_wait[k] / 1e6);
 	report_target("fill (d) >= 0.90 x (a)", samples_median(&ratio[V_D]), 0.90, true);
 	report_target("fill (d) >= 2 x (b)", samples_median(&db), 2.0, true);
 

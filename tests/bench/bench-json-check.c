@@ -46,8 +46,8 @@ int main(int argc, char **argv)
 				r = fail(argv[1], "a row without scenario or name");
 		}
 	if (r == EXIT_SUCCESS)
-		printf("%s: valid (%zu rows, %zu targets)\n", argv[1], json_object_array_length(rows),
-		       json_object_array_length(targets));
+		printf("%s: valid (%zu rows, %zu targets)\n", argv[1],
+		       json_object_array_length(rows), json_object_array_length(targets));
 	json_object_put(root);
 	return r;
 }

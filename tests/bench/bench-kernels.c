@@ -41,7 +41,7 @@ int bench_map_open(const char *path, struct bench_map *m)
 	m->drain_fn = pmem2_get_drain_fn(m->map);
 	m->persist_fn = pmem2_get_persist_fn(m->map);
 	g = pmem2_map_get_store_granularity(m->map);
-	m->granularity = g == PMEM2_GRANULARITY_BYTE ? "byte"
+	m->granularity = g == PMEM2_GRANULARITY_BYTE	     ? "byte"
 			 : g == PMEM2_GRANULARITY_CACHE_LINE ? "cache_line"
 							     : "page";
 out:

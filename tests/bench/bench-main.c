@@ -190,7 +190,8 @@ static void print_machine(const struct bench_env *e, int argc, char **argv)
 	size_t len = 0;
 
 	for (int i = 0; i < argc && len < sizeof(buf) - 1; i++)
-		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", i ? " " : "", argv[i]);
+		len +=
+		    (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", i ? " " : "", argv[i]);
 	report_meta("command", buf);
 	report_meta("cpu", bench_cpu_model());
 	(void)snprintf(buf, sizeof(buf), "%ld online", sysconf(_SC_NPROCESSORS_ONLN));
@@ -282,14 +283,13 @@ int main(int argc, char **argv)
 	if (r < 0)
 		fprintf(stderr, "pmemz-bench: %s\n", strerror(-r));
 
-out:
-	{
-		char buf[64];
+out : {
+	char buf[64];
 
-		(void)snprintf(buf, sizeof(buf), "%.1f s", (double)(bench_now_ns() - t0) / 1e9);
-		printf("\n");
-		report_meta("total time", buf);
-	}
+	(void)snprintf(buf, sizeof(buf), "%.1f s", (double)(bench_now_ns() - t0) / 1e9);
+	printf("\n");
+	report_meta("total time", buf);
+}
 	bench_env_cleanup(&e);
 	rc = report_close();
 	if (rc < 0 && r >= 0) {

@@ -111,14 +111,14 @@ void report_samples(const char *scenario, const char *name, const char *unit,
 		   ref_median > 0 ? med / ref_median : 0, ratio_to);
 }
 
-void report_row(const char *scenario, const char *name, const char *unit, double median,
-		double min, double max, double ratio, const char *ratio_to)
+void report_row(const char *scenario, const char *name, const char *unit, double median, double min,
+		double max, double ratio, const char *ratio_to)
 {
 	json_object *o = json_object_new_object();
 
 	if (ratio > 0)
-		printf("  %-46s %10.3f %-8s [%9.3f .. %9.3f]  %6.3fx %s\n", name, median, unit,
-		       min, max, ratio, ratio_to);
+		printf("  %-46s %10.3f %-8s [%9.3f .. %9.3f]  %6.3fx %s\n", name, median, unit, min,
+		       max, ratio, ratio_to);
 	else
 		printf("  %-46s %10.3f %-8s [%9.3f .. %9.3f]  (reference)\n", name, median, unit,
 		       min, max);
@@ -134,8 +134,8 @@ void report_row(const char *scenario, const char *name, const char *unit, double
 	json_object_array_add(jrows, o);
 }
 
-void report_latency_row(const char *scenario, const char *name, double p50, double p99,
-			double p999, double ratio_p99, const char *ratio_to)
+void report_latency_row(const char *scenario, const char *name, double p50, double p99, double p999,
+			double ratio_p99, const char *ratio_to)
 {
 	json_object *o = json_object_new_object();
 
@@ -162,8 +162,8 @@ void report_target(const char *what, double value, double target, bool higher_is
 	bool met = higher_is_better ? value >= target : value <= target;
 	json_object *o = json_object_new_object();
 
-	printf("  target %-52s %6.3f %s %5.2f  %s\n", what, value, higher_is_better ? ">=" : "<=",
-	       target, met ? "MET" : "MISSED");
+	printf("  target %-52s %6.3f %s %5.2f  %s\n", what, value,
+	       higher_is_better ? ">=" : "<=", target, met ? "MET" : "MISSED");
 	json_object_object_add(o, "target", json_object_new_string(what));
 	json_object_object_add(o, "value", json_object_new_double(value));
 	json_object_object_add(o, "threshold", json_object_new_double(target));

@@ -132,8 +132,8 @@ struct zcfg {
 	struct bench_samples gbps, ratio;
 };
 
-#define NZ 5 /* zeroer configurations */
-#define NK 5 /* kernels: the reference and four others */
+#define NZ 5		 /* zeroer configurations */
+#define NK 5		 /* kernels: the reference and four others */
 #define SEG_EXTENTS 256u /* extents per measurement: 512 MiB */
 
 static int set_threads(struct region *r, unsigned threads)
@@ -199,7 +199,8 @@ static double kernel_seg(struct bench_map *m, const struct region *r, const stru
 			switch (kind) {
 			case 0: /* the reference: NT, a drain per 64 extents */
 			case 1: /* NT, a drain per extent */
-				m->memset_fn(p, 0, es, PMEM2_F_MEM_NONTEMPORAL | PMEM2_F_MEM_NODRAIN);
+				m->memset_fn(p, 0, es,
+					     PMEM2_F_MEM_NONTEMPORAL | PMEM2_F_MEM_NODRAIN);
 				if (++in_batch == (kind == 0 ? 64u : 1u)) {
 					m->drain_fn();
 					in_batch = 0;
@@ -244,7 +245,9 @@ int scenario_zero(struct bench_env *e)
 	    {.name = "zeroer 2 threads, fence per 64 extents", .threads = 2, .batch = 64},
 	    {.name = "zeroer 1 thread, fence per extent (batch 1)", .threads = 1, .batch = 1},
 	    {.name = "zeroer 1 thread, fence per 8 extents", .threads = 1, .batch = 8},
-	    {.name = "zeroer 1 thread, batch 64, SCHED_IDLE", .threads = 1, .batch = 64,
+	    {.name = "zeroer 1 thread, batch 64, SCHED_IDLE",
+	     .threads = 1,
+	     .batch = 64,
 	     .idle = true},
 	};
 	static const char *const knames[NK] = {
@@ -330,8 +333,10 @@ int scenario_zero(struct bench_env *e)
 		if (z == 0 && last_cpu_ns && ref_cpu) {
 			/* The same comparison per CPU-second: what is left when the
 			 * time other programs took the CPU away is set aside. */
-			samples_add(&cpu_ref, (double)seg_bytes / (double)GIB / ((double)ref_cpu / 1e9));
-			samples_add(&cpu_z, (double)seg_bytes / (double)GIB / ((double)last_cpu_ns / 1e9));
+			samples_add(&cpu_ref,
+				    (double)seg_bytes / (double)GIB / ((double)ref_cpu / 1e9));
+			samples_add(&cpu_z,
+				    (double)seg_bytes / (double)GIB / ((double)last_cpu_ns / 1e9));
 			samples_add(&cpu_ratio, (double)ref_cpu / (double)last_cpu_ns);
 			samples_add(&z_busy, (double)last_worker_ns / (double)last_wall_ns);
 			samples_add(&r_busy, ref_busy);
@@ -362,8 +367,8 @@ int scenario_zero(struct bench_env *e)
 	report_note("first pass (region_open on a never-mapped file, zeroer at SCHED_IDLE): its "
 		    "threads ran %.0f ms on CPU and waited %.0f ms in the run queue, with %" PRIu64
 		    " minor faults (%.0f per MiB), in %.0f ms",
-		    (double)(tt1.run_ns - tt0.run_ns) / 1e6, (double)(tt1.wait_ns - tt0.wait_ns) / 1e6,
-		    tt1.minflt - tt0.minflt,
+		    (double)(tt1.run_ns - tt0.run_ns) / 1e6,
+		    (double)(tt1.wait_ns - tt0.wait_ns) / 1e6, tt1.minflt - tt0.minflt,
 		    (double)(tt1.minflt - tt0.minflt) / ((double)data_len / (double)MIB),
 		    (double)(t1 - t0) / 1e6);
 	report_note("each sample zeroes one leased segment of %s (%" PRIu64 " extents); ratio = "

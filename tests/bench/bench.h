@@ -36,9 +36,9 @@ enum {
 };
 
 struct bench_opts {
-	const char *daemon_path; /* our pmemzerod unless --daemon */
-	const char *socket;	 /* --socket: use a running daemon */
-	const char *region;	 /* --region: its region (2 MiB extents expected) */
+	const char *daemon_path;  /* our pmemzerod unless --daemon */
+	const char *socket;	  /* --socket: use a running daemon */
+	const char *region;	  /* --region: its region (2 MiB extents expected) */
 	const char *small_region; /* --small-region: small-extent region for scenario 3 */
 	const char *json;
 	const char *dir; /* where the bench's files go (default /dev/shm) */
@@ -168,14 +168,14 @@ void report_open(const char *json_path);
 void report_section(const char *title);
 void report_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* One row: figure (median/min/max), unit, ratio to the reference (0: none). */
-void report_row(const char *scenario, const char *name, const char *unit, double median,
-		double min, double max, double ratio, const char *ratio_to);
+void report_row(const char *scenario, const char *name, const char *unit, double median, double min,
+		double max, double ratio, const char *ratio_to);
 /* The same from samples (median, min, max). */
 void report_samples(const char *scenario, const char *name, const char *unit,
 		    struct bench_samples *s, double ref_median, const char *ratio_to);
 /* A row with latency percentiles. */
-void report_latency_row(const char *scenario, const char *name, double p50, double p99,
-			double p999, double ratio_p99, const char *ratio_to);
+void report_latency_row(const char *scenario, const char *name, double p50, double p99, double p999,
+			double ratio_p99, const char *ratio_to);
 void report_target(const char *what, double value, double target, bool higher_is_better);
 void report_meta(const char *key, const char *value);
 int report_close(void); /* writes JSON; -errno */

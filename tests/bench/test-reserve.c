@@ -58,8 +58,9 @@ static uint64_t wait_leased(struct itest_env *e, uint64_t lo, uint64_t hi)
 		if (st.leased >= lo && st.leased <= hi)
 			return st.leased;
 		if (itest_now_ms() - t0 > 10000)
-			fail_msg("leased extents: %llu, want %llu..%llu", (unsigned long long)st.leased,
-				 (unsigned long long)lo, (unsigned long long)hi);
+			fail_msg("leased extents: %llu, want %llu..%llu",
+				 (unsigned long long)st.leased, (unsigned long long)lo,
+				 (unsigned long long)hi);
 		itest_msleep(5);
 	}
 }
