@@ -4,10 +4,12 @@
  *
  * The rules mirror the daemon's: layout.c decides which header is used,
  * region-recovery.c what a crashed image becomes.  In a raw (crashed) image
- * the states recovery resolves on purpose -- LEASED records, WRITTEN slots,
- * COMMITTED records under a WRITTEN or FREE slot -- are notes, not problems;
- * with CHECK_RECOVERED they are problems.  Everything else that recovery
- * treats as damage (and quarantines) is a problem in both modes.
+ * the states recovery resolves on purpose -- LEASED records, WRITTEN and
+ * FREEING slots, COMMITTED records under a WRITTEN or FREEING slot with an
+ * intact body -- are notes, not problems; with CHECK_RECOVERED they are
+ * problems.  Everything else that recovery treats as damage (and
+ * quarantines) is a problem in both modes: in particular COMMITTED records
+ * under a FREE slot, which no crash leaves (region-tag.c).
  *
  * A media error (SIGBUS) while reading is caught: in the metadata it makes
  * the image unusable, in a ZEROED extent it is a problem of that extent.
@@ -29,7 +31,7 @@
 #include "dax.h"
 #include "util.h"
 
-enum slot_kind { K_FREE, K_WRITTEN, K_VALID, K_DAMAGED };
+enum slot_kind { K_FREE, K_WRITTEN, K_FREEING, K_VALID, K_DAMAGED };
 
 struct slot_info {
 	uint8_t kind;
@@ -50,7 +52,7 @@ struct checker {
 	const struct pstore_badblock *bbs; /* never read */
 	size_t n_bbs;
 	struct slot_info *si; /* [tag_count + 1], [0] unused */
-	bool hold;	      /* recovery holds back records under FREE / WRITTEN slots */
+	bool hold;	      /* recovery holds back records under WRITTEN / FREEING slots */
 };
 
 /* ---- lines ---- */
@@ -370,8 +372,14 @@ static void classify_slots(struct checker *c)
 			s->kind = K_FREE;
 			continue;
 		case TAG_WRITTEN:
-			/* The body is not ordered before the state word: may be torn. */
+			/*
+			 * A torn body is legal while no record names the slot; once
+			 * one does, the body must be intact (check_named_slots).
+			 */
 			s->kind = K_WRITTEN;
+			break;
+		case TAG_FREEING:
+			s->kind = K_FREEING;
 			break;
 		case TAG_VALID:
 			s->kind = K_VALID;
@@ -469,8 +477,8 @@ static void check_records(struct checker *c)
 		if (s >= EXT_NSTATES) {
 			problem(c,
 				"extent %" PRIu64 " (record at offset %" PRIu64 " = 0x%016" PRIx64
-				"): unknown state %u",
-				i, off, rec, s);
+				"): unknown state code 0x%02x",
+				i, off, rec, layout_rec_code(rec));
 			rep->invalid_records++;
 			continue;
 		}
@@ -509,11 +517,44 @@ static void check_records(struct checker *c)
 }
 
 /*
+ * A WRITTEN or FREEING slot named by COMMITTED records: its body was durable
+ * before any of them (region-tag.c), so it must be intact and name at
+ * least as many extents.  Otherwise it is damage, as the daemon sees it.
+ */
+static void check_named_slots(struct checker *c)
+{
+	const struct layout_header *h = &c->rep->hdr;
+	char nm[LAYOUT_TAG_NAME_MAX + 1];
+
+	for (uint32_t id = 1; id <= h->tag_count; id++) {
+		struct slot_info *s = &c->si[id];
+		bool sum_ok;
+
+		if ((s->kind != K_WRITTEN && s->kind != K_FREEING) || !s->cnt)
+			continue;
+		sum_ok = layout_tag_checksum(&s->t) == s->t.checksum;
+		if (sum_ok && s->cnt <= s->t.n_extents)
+			continue;
+		problem(c,
+			"tag slot %u (offset %" PRIu64 ", '%s', uid %u): %s with %" PRIu64
+			" COMMITTED extents (first: extent %" PRIu64 "), but %s; the daemon "
+			"quarantines them",
+			id, h->tag_table_off + (uint64_t)(id - 1) * LAYOUT_TAG_SLOT_SIZE,
+			safe_name(s->t.name, nm), s->t.uid,
+			s->kind == K_WRITTEN ? "WRITTEN (a half-made commit)"
+					     : "FREEING (a half-done free)",
+			s->cnt, s->first,
+			sum_ok ? "it was committed with fewer extents" : "its checksum is wrong");
+		s->kind = K_DAMAGED;
+	}
+}
+
+/*
  * What the daemon's recovery does when VALID tags miss records
  * (region-recovery.c): the missing extents must be accounted for by
- * damaged records, records beyond a damaged slot's own count or the surplus
- * of other tags; else the records under FREE / WRITTEN slots are held
- * back; else the region is refused.
+ * damaged records, records under FREE slots, records beyond a damaged
+ * slot's own count or the surplus of other tags; else the records under
+ * WRITTEN / FREEING slots are held back; else the region is refused.
  */
 static void check_missing(struct checker *c)
 {
@@ -532,7 +573,9 @@ static void check_missing(struct checker *c)
 			candidates += s->cnt;
 		else if (s->kind == K_DAMAGED && s->cnt > n)
 			candidates += s->cnt - n;
-		else if (s->kind == K_FREE || s->kind == K_WRITTEN)
+		else if (s->kind == K_FREE)
+			candidates += s->cnt;
+		else if (s->kind == K_WRITTEN || s->kind == K_FREEING)
 			held += s->cnt;
 	}
 	if (deficit <= candidates)
@@ -541,8 +584,8 @@ static void check_missing(struct checker *c)
 	if (deficit <= candidates + held)
 		problem(c,
 			"%" PRIu64 " committed extents are missing and only the %" PRIu64
-			" COMMITTED records under FREE or WRITTEN slots can account for them: the "
-			"daemon quarantines those instead of releasing them",
+			" COMMITTED records under WRITTEN or FREEING slots can account for them: "
+			"the daemon quarantines those instead of releasing them",
 			deficit, held);
 	else
 		problem(
@@ -551,6 +594,13 @@ static void check_missing(struct checker *c)
 		    "damaged record accounts for them (a zeroed block of the table?): the daemon "
 		    "refuses to open the region",
 		    deficit);
+}
+
+static bool all_zero_slot(const struct layout_tag *t)
+{
+	static const struct layout_tag zero;
+
+	return memcmp(t, &zero, sizeof(zero)) == 0;
 }
 
 /* Each slot against the records that name it. */
@@ -611,27 +661,38 @@ static void check_slot_use(struct checker *c)
 				     id, s->cnt);
 			}
 			break;
-		case K_FREE:
-			if (!s->cnt)
-				break;
-			if (recovered || c->hold)
+		case K_FREEING:
+			if (c->hold && s->cnt && !recovered)
+				problem(c,
+					"tag slot %u: half-done free (FREEING) with %" PRIu64
+					" COMMITTED extents (first: extent %" PRIu64
+					"); held back, not released, while extents are missing",
+					id, s->cnt, s->first);
+			else if (recovered)
 				problem(
 				    c,
-				    "%" PRIu64 " COMMITTED extents (first: extent %" PRIu64
-				    ") name tag slot %u, which is FREE%s",
-				    s->cnt, s->first, id,
-				    recovered
-					? ""
-					: "; held back, not released, while extents are missing");
+				    "tag slot %u is FREEING (a half-done free) in a recovered "
+				    "image; %" PRIu64 " COMMITTED extents name it",
+				    id, s->cnt);
 			else {
 				rep->release_extents += s->cnt;
 				note(c,
-				     "%" PRIu64 " COMMITTED extents (first: extent %" PRIu64
-				     ") name FREE tag slot %u (a half-done free or half-made "
-				     "commit); "
-				     "recovery releases them",
-				     s->cnt, s->first, id);
+				     "tag slot %u: half-done free (FREEING); recovery releases its "
+				     "%" PRIu64 " remaining extents and frees the slot",
+				     id, s->cnt);
 			}
+			break;
+		case K_FREE:
+			if (!s->cnt)
+				break;
+			/* No crash leaves this: the daemon quarantines them (never zeroed). */
+			problem(c,
+				"%" PRIu64 " COMMITTED extents (first: extent %" PRIu64
+				") name tag slot %u, which is %s: media damage (no crash leaves "
+				"that); the daemon quarantines them",
+				s->cnt, s->first, id,
+				all_zero_slot(t) ? "blank (a zeroed block of the tag table?)"
+						 : "FREE");
 			break;
 		case K_DAMAGED:
 			if (s->cnt)
@@ -756,6 +817,7 @@ static void run_checks(struct checker *c)
 	classify_slots(c);
 	check_duplicates(c);
 	check_records(c);
+	check_named_slots(c);
 	check_missing(c);
 	check_slot_use(c);
 	if (!(c->flags & CHECK_NO_DATA))

@@ -15,7 +15,7 @@
 #include "region.h"
 
 /* check flags */
-#define CHECK_RECOVERED (1u << 0) /* image is after recovery: no LEASED, no WRITTEN tag */
+#define CHECK_RECOVERED (1u << 0) /* after recovery: no LEASED, no WRITTEN or FREEING tag */
 #define CHECK_NO_DATA (1u << 1)	  /* skip reading ZEROED extents' data (I1) */
 
 enum check_status {
@@ -27,7 +27,7 @@ enum check_status {
 struct check_tag {
 	uint32_t id;
 	uint32_t uid;
-	uint64_t state; /* enum layout_tag_state */
+	uint64_t state; /* the slot's state word: TAG_FREE ... TAG_FREEING, or damage */
 	char name[LAYOUT_TAG_NAME_MAX + 1];
 	uint64_t n_extents; /* COMMITTED records naming this tag */
 };
@@ -55,7 +55,7 @@ struct check_report {
 	bool data_checked;			/* the I1 pass ran (no CHECK_NO_DATA) */
 	uint64_t valid_tags;			/* VALID slots */
 	uint64_t rollback_extents; /* COMMITTED under a WRITTEN slot: rolled back at recovery */
-	uint64_t release_extents;  /* COMMITTED under a FREE slot: released at recovery */
+	uint64_t release_extents;  /* COMMITTED under a FREEING slot: released at recovery */
 	uint64_t problems_total;   /* problems found; > n_problems when lines were dropped */
 	uint64_t badblocks;	   /* bad ranges known (device-DAX: libndctl) */
 	uint64_t zeroed_bad;	   /* ZEROED extents with a bad range: not read */

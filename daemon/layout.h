@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "pstore.h"
+#include "region.h" /* enum extent_state */
 
 #define LAYOUT_BLOCK 4096u
 #define LAYOUT_MAGIC "PMEMZRGN" /* 8 bytes, no NUL on media */
@@ -52,15 +53,77 @@ struct layout_header {
 };
 _Static_assert(sizeof(struct layout_header) == 256, "header size");
 
-/* Extent record: bits 0-7 state, 8-31 tag id (0 = none), 32-63 generation. */
-static inline uint64_t layout_rec(unsigned state, uint32_t tag, uint32_t gen)
+/*
+ * Extent record: bits 0-7 state code, 8-31 tag id (0 = none), 32-63
+ * generation.
+ *
+ * The state codes on media are not the enum extent_state values: every two
+ * valid codes differ in at least 4 bits, so no single (or double, or
+ * triple) bit flip turns one valid state into another -- it makes an
+ * unknown code, which recovery quarantines.  ZEROED, the one state whose
+ * false appearance would hand out stale data, is 7 bits away from DIRTY and
+ * 5 from every other state.  DIRTY is 0, so a zeroed table is all DIRTY.
+ * layout_rec() and layout_rec_state() are the only mapping between the
+ * codes and enum extent_state.
+ */
+#define LAYOUT_REC_DIRTY 0x00u
+#define LAYOUT_REC_ZEROED 0x7fu
+#define LAYOUT_REC_LEASED 0x87u
+#define LAYOUT_REC_COMMITTED 0x99u
+#define LAYOUT_REC_BAD 0xaau
+/* Never a valid code: what layout_rec() stores for a state it does not know. */
+#define LAYOUT_REC_INVALID 0xffu
+
+/* The code of an enum extent_state value (LAYOUT_REC_INVALID for others). */
+static inline unsigned layout_state_code(unsigned state)
 {
-	return (uint64_t)(state & 0xffu) | ((uint64_t)(tag & 0xffffffu) << 8) |
+	static const uint8_t codes[EXT_NSTATES] = {
+	    [EXT_DIRTY] = LAYOUT_REC_DIRTY,	    [EXT_ZEROED] = LAYOUT_REC_ZEROED,
+	    [EXT_LEASED] = LAYOUT_REC_LEASED,	    [EXT_COMMITTED] = LAYOUT_REC_COMMITTED,
+	    [EXT_BAD] = LAYOUT_REC_BAD,
+	};
+
+	return state < EXT_NSTATES ? codes[state] : LAYOUT_REC_INVALID;
+}
+
+/* The enum extent_state of a code, or EXT_NSTATES for an unknown code. */
+static inline unsigned layout_code_state(unsigned code)
+{
+	switch (code) {
+	case LAYOUT_REC_DIRTY:
+		return EXT_DIRTY;
+	case LAYOUT_REC_ZEROED:
+		return EXT_ZEROED;
+	case LAYOUT_REC_LEASED:
+		return EXT_LEASED;
+	case LAYOUT_REC_COMMITTED:
+		return EXT_COMMITTED;
+	case LAYOUT_REC_BAD:
+		return EXT_BAD;
+	}
+	return EXT_NSTATES;
+}
+
+/* A record with a raw state code (tests, damage). */
+static inline uint64_t layout_rec_raw(unsigned code, uint32_t tag, uint32_t gen)
+{
+	return (uint64_t)(code & 0xffu) | ((uint64_t)(tag & 0xffffffu) << 8) |
 	       ((uint64_t)gen << 32);
 }
-static inline unsigned layout_rec_state(uint64_t rec)
+/* A record in enum extent_state state. */
+static inline uint64_t layout_rec(unsigned state, uint32_t tag, uint32_t gen)
+{
+	return layout_rec_raw(layout_state_code(state), tag, gen);
+}
+/* The raw state code of a record. */
+static inline unsigned layout_rec_code(uint64_t rec)
 {
 	return (unsigned)(rec & 0xffu);
+}
+/* The enum extent_state of a record; EXT_NSTATES when its code is unknown. */
+static inline unsigned layout_rec_state(uint64_t rec)
+{
+	return layout_code_state(layout_rec_code(rec));
 }
 static inline uint32_t layout_rec_tag(uint64_t rec)
 {
@@ -71,15 +134,18 @@ static inline uint32_t layout_rec_gen(uint64_t rec)
 	return (uint32_t)(rec >> 32);
 }
 
-/* Tag slot state word, changed with one 8-byte store. */
-enum layout_tag_state {
-	TAG_FREE = 0,	 /* unused (a zeroed table is all FREE) */
-	TAG_WRITTEN = 1, /* commit phase 1: name written, not yet valid */
-	TAG_VALID = 2,	 /* committed */
-};
+/*
+ * Tag slot state word, changed with one 8-byte store.  Every two valid
+ * words differ in 32 bits; any other word is damage.  FREE is 0, so a
+ * zeroed table is all FREE.
+ */
+#define TAG_FREE UINT64_C(0)			 /* unused */
+#define TAG_WRITTEN UINT64_C(0x0f0f0f0f0f0f0f0f) /* commit: body durable, not yet valid */
+#define TAG_VALID UINT64_C(0x3333333333333333)	 /* committed */
+#define TAG_FREEING UINT64_C(0x5555555555555555) /* free: body kept, records going DIRTY */
 
 struct layout_tag {
-	uint64_t state;	    /*   0 enum layout_tag_state */
+	uint64_t state;	    /*   0 TAG_FREE, TAG_WRITTEN, TAG_VALID, TAG_FREEING */
 	uint32_t uid;	    /*   8 owner */
 	uint32_t checksum;  /*  12 CRC32C of uid and bytes 16..127 */
 	uint64_t ctime;	    /*  16 commit time, seconds since the Epoch */

@@ -26,9 +26,9 @@
 
 enum vtag_state {
 	VT_FREE = 0,
-	VT_COMMITTING, /* phase 1 stored; VALID at the next region_sync */
+	VT_COMMITTING, /* slot body + WRITTEN stored; records and VALID at the next region_sync */
 	VT_VALID,
-	VT_FREEING, /* slot FREE stored; extents go DIRTY at the next region_sync */
+	VT_FREEING, /* slot FREEING stored; records DIRTY, then slot FREE at the next region_sync */
 	VT_DAMAGED, /* slot unreadable (bad checksum/state): hidden, never reused */
 };
 
@@ -137,7 +137,16 @@ void region_tags_free(struct region *r);
 /* Recovery: register slot id as a visible tag. */
 int region_tag_install(struct region *r, uint32_t id, uid_t uid, const char *name);
 int region_vtag_add_extent(struct vtag *t, uint64_t i);
-/* Sync: phase-2 stores (VALID slots, DIRTY records); true when it stored anything. */
+/*
+ * Sync, after the first drain: phase-1 stores (COMMITTED records of new
+ * tags, DIRTY records of freed ones); true when it stored anything.
+ */
+bool region_tags_phase1(struct region *r);
+/*
+ * Sync, after the phase-1 drain: phase-2 stores (VALID slots of new tags,
+ * FREE slots of freed ones); true when a VALID was stored (it needs a drain
+ * before the reply; a FREE does not).
+ */
 bool region_tags_phase2(struct region *r);
 /* Sync: after the last drain. */
 void region_tags_synced(struct region *r);

@@ -1,35 +1,47 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Recovery at open: bring the tables to a consistent state and build the
- * volatile index from them, with one drain at the end.
+ * volatile index from them.  Record stores are drained before any slot
+ * store (two drains at most), so a crash during recovery never leaves a
+ * FREE slot that COMMITTED records still name.
  *
  *   LEASED                             -> DIRTY  (the connection is gone)
  *   COMMITTED, slot WRITTEN            -> DIRTY  (half-made commit: rolled back)
- *   COMMITTED, slot FREE               -> DIRTY  (half-done free: completed)
- *   slot WRITTEN                       -> FREE
+ *   COMMITTED, slot FREEING            -> DIRTY  (half-done free: completed)
+ *   slot WRITTEN or FREEING            -> FREE   (after the records above)
  *   slot VALID without extents         -> FREE
  *   DIRTY / ZEROED / BAD               kept
  *   free extent under a bad block      -> BAD    (persisted)
  *
- * Damage (a record with an unknown state or an impossible tag id, a VALID
- * slot whose checksum or name is wrong, a duplicate tag): never guessed
- * at.  The record or slot is left as it is on the media for an operator or
- * a verify tool to inspect, and the affected extents are quarantined as BAD
- * in memory only, so they are neither handed out (their content and owner
- * are unknown) nor freed (they may hold someone's committed data).
+ * The commit and free protocols (region-tag.c) make a WRITTEN or FREEING
+ * slot's body durable before any record that names it can be COMMITTED on
+ * media, and keep a slot WRITTEN, VALID or FREEING while a COMMITTED record
+ * names it.  So a COMMITTED record under a FREE slot is never a crash: it
+ * is damage (typically a zeroed block of the tag table), and so is one
+ * under a WRITTEN or FREEING slot whose checksum is wrong or that names
+ * fewer extents than the records do.
+ *
+ * Damage (those, a record with an unknown state code or an impossible tag
+ * id, a VALID slot whose checksum or name is wrong, a duplicate tag): never
+ * guessed at.  The record or slot is left as it is on the media for an
+ * operator or a verify tool to inspect, and the affected extents are
+ * quarantined as BAD in memory only, so they are neither handed out (their
+ * content and owner are unknown) nor freed (they may hold someone's
+ * committed data).  A slot that damaged records name is never reused.
  *
  * A VALID slot records how many extents were committed under it, and no
  * crash changes that number before the slot stops being VALID (commit:
- * records durable before VALID; free: FREE durable before the records
+ * records durable before VALID; free: FREEING durable before the records
  * change).  So a VALID slot named by a different number of records is
  * damage too: the tag is hidden and its extents quarantined.  When records
  * are missing (fewer than committed), the lost ones must be among the
- * damaged records, the extents of damaged slots or the surplus of other
- * tags; if those do not account for them, the records under FREE or
- * WRITTEN slots (normally released) are held back as well, and if even
- * they do not, the missing extents look free (DIRTY, ZEROED: a zeroed block
- * of the table) and would be zeroed and handed out: the region is refused,
- * untouched, with -EUCLEAN.  Everything up to that decision only reads.
+ * damaged records, the records under FREE or damaged slots or the surplus
+ * of other tags; if those do not account for them, the records under
+ * WRITTEN or FREEING slots (normally released) are held back as well, and
+ * if even they do not, the missing extents look free (DIRTY, ZEROED: a
+ * zeroed block of the table) and would be zeroed and handed out: the
+ * region is refused, untouched, with -EUCLEAN.  Everything up to that
+ * decision only reads.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -40,11 +52,12 @@
 #include "region-internal.h"
 
 /*
- * SK_HELD: a FREE or WRITTEN slot whose COMMITTED records may be another
+ * SK_HELD: a WRITTEN or FREEING slot whose COMMITTED records may be another
  * tag's lost extents: the records are quarantined, the slot is left as it
  * is and never reused (a new tag in it would adopt the records).
+ * SK_ORPHANED: a FREE slot that COMMITTED records name (damage): the same.
  */
-enum slot_kind { SK_FREE, SK_WRITTEN, SK_VALID, SK_DAMAGED, SK_HELD };
+enum slot_kind { SK_FREE, SK_WRITTEN, SK_FREEING, SK_VALID, SK_DAMAGED, SK_HELD, SK_ORPHANED };
 
 struct flush_window {
 	uint64_t first, end; /* records [first, end) stored, not yet flushed */
@@ -88,10 +101,120 @@ static bool rec_damaged(const struct region *r, uint64_t rec)
 	       (s != EXT_COMMITTED && tag != 0);
 }
 
+static bool slot_blank(const struct layout_tag *s)
+{
+	static const struct layout_tag zero;
+
+	return memcmp(s, &zero, sizeof(zero)) == 0;
+}
+
+static uint64_t slot_off(const struct region *r, uint32_t id)
+{
+	return r->hdr.tag_table_off + (uint64_t)(id - 1) * LAYOUT_TAG_SLOT_SIZE;
+}
+
+/* The extents whose (intact) COMMITTED records name tag id, as runs: "3-5, 9, ...". */
+static void tag_extents_str(const struct region *r, uint32_t id, char *buf, size_t len)
+{
+	uint64_t first = UINT64_MAX, last = 0;
+	unsigned runs = 0;
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (uint64_t i = 0; i <= r->extent_count; i++) {
+		bool named = false;
+
+		if (i < r->extent_count) {
+			uint64_t rec = region_rec_load(r, i);
+
+			named = !rec_damaged(r, rec) && layout_rec_state(rec) == EXT_COMMITTED &&
+				layout_rec_tag(rec) == id;
+		}
+		if (named && first != UINT64_MAX && i == last + 1) {
+			last = i;
+			continue;
+		}
+		if (first != UINT64_MAX && o < len) {
+			int k;
+
+			if (runs++ == 8) {
+				(void)snprintf(buf + o, len - o, ", ...");
+				return;
+			}
+			if (first == last)
+				k = snprintf(buf + o, len - o, "%s%" PRIu64, o ? ", " : "", first);
+			else
+				k = snprintf(buf + o, len - o, "%s%" PRIu64 "-%" PRIu64, o ? ", " : "",
+					     first, last);
+			o += k > 0 ? (size_t)k : 0;
+		}
+		first = named ? i : UINT64_MAX;
+		last = i;
+	}
+}
+
+/*
+ * Read only, after the records are counted: a WRITTEN or FREEING slot named
+ * by COMMITTED records must have the intact body that was durable before
+ * them, for no more extents than it says; a FREE slot must not be named at
+ * all.
+ */
+static void check_named_slots(struct region *r, uint8_t *kind, const uint64_t *cnt)
+{
+	uint32_t logged = 0, orphans = 0;
+	uint64_t orphan_recs = 0;
+	char ext[160];
+
+	for (uint32_t id = 1; id <= r->tag_count; id++) {
+		const struct layout_tag *slot = &r->slots[id - 1];
+
+		if (!cnt[id])
+			continue;
+		if (kind[id] == SK_WRITTEN || kind[id] == SK_FREEING) {
+			bool sum_ok = layout_tag_checksum(slot) == slot->checksum;
+
+			if (sum_ok && cnt[id] <= slot->n_extents)
+				continue;
+			if (logged++ < 8) {
+				tag_extents_str(r, id, ext, sizeof(ext));
+				log_error("region '%s': tag slot %u (offset %" PRIu64 ") is %s but %s"
+					  "; its %" PRIu64 " COMMITTED extents (%s) are quarantined, "
+					  "left as they are",
+					  r->name, id, slot_off(r, id),
+					  kind[id] == SK_WRITTEN ? "WRITTEN (a commit in progress)"
+								 : "FREEING (a free in progress)",
+					  sum_ok ? "more records name it than it was committed with"
+						 : "its checksum is wrong",
+					  cnt[id], ext);
+			}
+			kind[id] = SK_DAMAGED;
+		} else if (kind[id] == SK_FREE) {
+			/* No crash leaves this: a wiped slot (a zeroed block of the table?). */
+			if (orphans++ < 8) {
+				tag_extents_str(r, id, ext, sizeof(ext));
+				log_error("region '%s': tag id %u (slot at offset %" PRIu64 ") is %s, "
+					  "but %" PRIu64 " COMMITTED records name it (extents %s): "
+					  "media damage; quarantining those extents (not zeroed, "
+					  "never handed out) and leaving them as they are",
+					  r->name, id, slot_off(r, id),
+					  slot_blank(slot) ? "blank (a zeroed block of the tag table?)"
+							   : "FREE",
+					  cnt[id], ext);
+			}
+			orphan_recs += cnt[id];
+			kind[id] = SK_ORPHANED;
+		}
+	}
+	if (orphans > 8)
+		log_error("region '%s': %u free tag slots in all are named by %" PRIu64
+			  " COMMITTED records; all quarantined",
+			  r->name, orphans, orphan_recs);
+}
+
 /*
  * Read only: compare each VALID slot with the records naming it, mark the
- * mismatches damaged and decide what happens to records under FREE and
- * WRITTEN slots.  -EUCLEAN (logged) when committed extents are missing
+ * mismatches damaged and decide what happens to records under WRITTEN and
+ * FREEING slots.  -EUCLEAN (logged) when committed extents are missing
  * and nothing damaged accounts for them.
  */
 static int check_tag_counts(struct region *r, uint8_t *kind)
@@ -110,15 +233,19 @@ static int check_tag_counts(struct region *r, uint8_t *kind)
 		else if (layout_rec_state(rec) == EXT_COMMITTED)
 			cnt[layout_rec_tag(rec)]++;
 	}
+	check_named_slots(r, kind, cnt);
 	/*
-	 * Where lost extents may be: damaged records; under a damaged slot, its
-	 * records beyond its own count (all of them when the count is not
-	 * trustworthy: bad checksum); the surplus of other tags (below).
+	 * Where lost extents may be: damaged records; the records under FREE
+	 * slots; under a damaged slot, its records beyond its own count (all of
+	 * them when the count is not trustworthy: bad checksum); the surplus of
+	 * other tags (below).
 	 */
 	candidates = damaged_recs;
 	for (uint32_t id = 1; id <= r->tag_count; id++) {
 		const struct layout_tag *slot = &r->slots[id - 1];
 
+		if (kind[id] == SK_ORPHANED)
+			candidates += cnt[id];
 		if (kind[id] != SK_DAMAGED)
 			continue;
 		if (layout_tag_checksum(slot) != slot->checksum)
@@ -159,7 +286,7 @@ static int check_tag_counts(struct region *r, uint8_t *kind)
 
 	/* Not accounted for: keep what recovery would release, too. */
 	for (uint32_t id = 1; id <= r->tag_count; id++)
-		if ((kind[id] == SK_FREE || kind[id] == SK_WRITTEN) && cnt[id]) {
+		if ((kind[id] == SK_WRITTEN || kind[id] == SK_FREEING) && cnt[id]) {
 			kind[id] = SK_HELD;
 			held += cnt[id];
 		}
@@ -167,7 +294,8 @@ static int check_tag_counts(struct region *r, uint8_t *kind)
 	if (held)
 		log_error("region '%s': %" PRIu64
 			  " committed extents are missing; holding back the %" PRIu64
-			  " COMMITTED records of free or half-made tags instead of releasing them",
+			  " COMMITTED records of half-made commits and half-done frees instead of "
+			  "releasing them",
 			  r->name, deficit, held);
 	if (deficit <= candidates)
 		return 0;
@@ -187,6 +315,8 @@ static enum slot_kind classify_slot(const struct layout_tag *s)
 		return SK_FREE;
 	case TAG_WRITTEN:
 		return SK_WRITTEN;
+	case TAG_FREEING:
+		return SK_FREEING;
 	case TAG_VALID:
 		if (layout_tag_checksum(s) != s->checksum ||
 		    memchr(s->name, '\0', sizeof(s->name)) == NULL ||
@@ -198,14 +328,23 @@ static enum slot_kind classify_slot(const struct layout_tag *s)
 	}
 }
 
+static void slot_store_free(struct region *r, uint32_t id)
+{
+	struct layout_tag *slot = &r->slots[id - 1];
+
+	pstore_store64(r->ps, &slot->state, TAG_FREE);
+	pstore_flush(r->ps, &slot->state, sizeof(slot->state));
+}
+
 int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n_bbs)
 {
 	_cleanup_free_ uint8_t *kind = NULL;
 	struct flush_window w = {0};
 	uint64_t leases = 0, rolled_ext = 0, freed_ext = 0, damaged_recs = 0, damaged_ext = 0;
-	uint64_t commits_rolled = 0, empty_tags = 0, damaged_tags = 0, bad_marked = 0, held_ext = 0;
+	uint64_t commits_rolled = 0, frees_done = 0, empty_tags = 0, damaged_tags = 0;
+	uint64_t bad_marked = 0, held_ext = 0, orphan_ext = 0, orphan_tags = 0;
 	uint64_t first_damaged = UINT64_MAX;
-	bool stored = false;
+	bool recs_stored = false, slots_stored = false;
 	int ret;
 
 	kind = calloc((size_t)r->tag_count + 1, 1);
@@ -218,14 +357,12 @@ int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n
 
 		kind[id] = (uint8_t)classify_slot(slot);
 		if (kind[id] == SK_DAMAGED && logged++ < 8)
-			log_error(
-			    "region '%s': tag slot %u (offset %" PRIu64 ", uid %u) is damaged: %s",
-			    r->name, id,
-			    r->hdr.tag_table_off + (uint64_t)(id - 1) * LAYOUT_TAG_SLOT_SIZE,
-			    slot->uid,
-			    slot->state != TAG_VALID			  ? "unknown state word"
-			    : layout_tag_checksum(slot) != slot->checksum ? "checksum mismatch"
-									  : "invalid name");
+			log_error("region '%s': tag slot %u (offset %" PRIu64
+				  ", uid %u) is damaged: %s",
+				  r->name, id, slot_off(r, id), slot->uid,
+				  slot->state != TAG_VALID ? "unknown state word"
+				  : layout_tag_checksum(slot) != slot->checksum ? "checksum mismatch"
+										: "invalid name");
 	}
 	ret = check_tag_counts(r, kind);
 	if (ret < 0)
@@ -264,16 +401,8 @@ int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n
 					return ret;
 				region_vset(r, i, EXT_COMMITTED);
 				break;
-			case SK_DAMAGED:
-				damaged_ext++;
-				quarantine(r, i);
-				break;
-			case SK_HELD:
-				held_ext++;
-				quarantine(r, i);
-				break;
 			case SK_WRITTEN:
-			case SK_FREE:
+			case SK_FREEING:
 				region_rec_store(r, i, EXT_DIRTY, 0, gen);
 				window_add(r, &w, i);
 				if (kind[tag] == SK_WRITTEN)
@@ -281,14 +410,58 @@ int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n
 				else
 					freed_ext++;
 				break;
+			case SK_HELD:
+				held_ext++;
+				quarantine(r, i);
+				break;
+			case SK_ORPHANED:
+				orphan_ext++;
+				quarantine(r, i);
+				break;
+			default: /* SK_DAMAGED (a FREE slot named is SK_ORPHANED) */
+				damaged_ext++;
+				quarantine(r, i);
+				break;
 			}
 			break;
 		}
 	}
 	window_close(r, &w);
-	stored = leases || rolled_ext || freed_ext;
+	recs_stored = leases || rolled_ext || freed_ext;
 
-	/* 3. Slots. */
+	/* 3. Bad blocks in the data area: quarantine free extents for good. */
+	for (size_t k = 0; k < n_bbs; k++) {
+		uint64_t s = bbs[k].off, e = bbs[k].off + bbs[k].len, data_end;
+
+		data_end = r->data_off + r->extent_count * r->extent_size;
+		if (e <= r->data_off || s >= data_end)
+			continue;
+		s = MAX(s, r->data_off);
+		e = MIN(e, data_end);
+		for (uint64_t i = (s - r->data_off) / r->extent_size;
+		     i <= (e - 1 - r->data_off) / r->extent_size; i++) {
+			unsigned st = r->vstate[i];
+			if (st == EXT_DIRTY || st == EXT_ZEROED) {
+				uint64_t rec = region_rec_load(r, i);
+				region_rec_store(r, i, EXT_BAD, 0, layout_rec_gen(rec));
+				region_rec_flush(r, i, 1);
+				region_vset(r, i, EXT_BAD);
+				bad_marked++;
+				recs_stored = true;
+			} else if (st == EXT_COMMITTED) {
+				log_warning("region '%s': committed extent %" PRIu64
+					    " (tag '%s') has media errors",
+					    r->name, i,
+					    r->slots[layout_rec_tag(region_rec_load(r, i)) - 1].name);
+			}
+		}
+	}
+
+	/* The records first: no slot goes FREE while a COMMITTED record may name it. */
+	if (recs_stored)
+		pstore_drain(r->ps);
+
+	/* 4. Slots. */
 	for (uint32_t id = 1; id <= r->tag_count; id++) {
 		struct layout_tag *slot = &r->slots[id - 1];
 		struct vtag *t = &r->tags[id];
@@ -297,19 +470,21 @@ int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n
 		case SK_FREE:
 			break;
 		case SK_WRITTEN:
-			commits_rolled++;
-			pstore_store64(r->ps, &slot->state, TAG_FREE);
-			pstore_flush(r->ps, &slot->state, sizeof(slot->state));
-			stored = true;
-			/* Reusable: its records are DIRTY, durable before any commit. */
+		case SK_FREEING:
+			if (kind[id] == SK_WRITTEN)
+				commits_rolled++;
+			else
+				frees_done++;
+			slot_store_free(r, id);
+			slots_stored = true;
+			/* Reusable: its records are durably DIRTY. */
 			kind[id] = SK_FREE;
 			break;
 		case SK_VALID:
 			if (t->n_extents == 0) {
 				empty_tags++;
-				pstore_store64(r->ps, &slot->state, TAG_FREE);
-				pstore_flush(r->ps, &slot->state, sizeof(slot->state));
-				stored = true;
+				slot_store_free(r, id);
+				slots_stored = true;
 				kind[id] = SK_FREE;
 				break;
 			}
@@ -333,14 +508,17 @@ int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n
 			break;
 		case SK_DAMAGED:
 		case SK_HELD:
+		case SK_ORPHANED:
 			break;
 		}
-		if (kind[id] == SK_DAMAGED || kind[id] == SK_HELD) {
+		if (kind[id] == SK_DAMAGED || kind[id] == SK_HELD || kind[id] == SK_ORPHANED) {
 			free(t->runs);
 			memset(t, 0, sizeof(*t));
 			t->state = VT_DAMAGED;
-			if (kind[id] == SK_DAMAGED && slot->state != TAG_FREE)
+			if (kind[id] == SK_DAMAGED)
 				damaged_tags++;
+			else if (kind[id] == SK_ORPHANED)
+				orphan_tags++;
 		}
 	}
 	/* Lowest ids first. */
@@ -348,36 +526,7 @@ int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n
 		if (kind[id] == SK_FREE)
 			r->free_ids[r->n_free_ids++] = id;
 
-	/* 4. Bad blocks in the data area: quarantine free extents for good. */
-	for (size_t k = 0; k < n_bbs; k++) {
-		uint64_t s = bbs[k].off, e = bbs[k].off + bbs[k].len, data_end;
-
-		data_end = r->data_off + r->extent_count * r->extent_size;
-		if (e <= r->data_off || s >= data_end)
-			continue;
-		s = MAX(s, r->data_off);
-		e = MIN(e, data_end);
-		for (uint64_t i = (s - r->data_off) / r->extent_size;
-		     i <= (e - 1 - r->data_off) / r->extent_size; i++) {
-			unsigned st = r->vstate[i];
-			if (st == EXT_DIRTY || st == EXT_ZEROED) {
-				uint64_t rec = region_rec_load(r, i);
-				region_rec_store(r, i, EXT_BAD, 0, layout_rec_gen(rec));
-				region_rec_flush(r, i, 1);
-				region_vset(r, i, EXT_BAD);
-				bad_marked++;
-				stored = true;
-			} else if (st == EXT_COMMITTED) {
-				log_warning("region '%s': committed extent %" PRIu64
-					    " (tag '%s') has "
-					    "media errors",
-					    r->name, i,
-					    r->tags[layout_rec_tag(region_rec_load(r, i))].name);
-			}
-		}
-	}
-
-	if (stored)
+	if (slots_stored)
 		pstore_drain(r->ps);
 
 	/* Every DIRTY record is durable now: work for the zeroer. */
@@ -391,9 +540,13 @@ int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n
 			  ", record 0x%016" PRIx64 "); quarantined in memory, left as they are",
 			  r->name, damaged_recs, first_damaged, region_rec_load(r, first_damaged));
 	if (held_ext)
-		log_error("region '%s': %" PRIu64 " COMMITTED extents of free or half-made tags "
-			  "quarantined in memory, left as they are",
+		log_error("region '%s': %" PRIu64 " COMMITTED extents of half-made commits or "
+			  "half-done frees quarantined in memory, left as they are",
 			  r->name, held_ext);
+	if (orphan_ext)
+		log_error("region '%s': %" PRIu64 " COMMITTED extents of %" PRIu64
+			  " free tag slots quarantined in memory, left as they are",
+			  r->name, orphan_ext, orphan_tags);
 	if (damaged_tags)
 		log_error("region '%s': %" PRIu64 " tag slots are damaged; their %" PRIu64
 			  " extents are quarantined in memory, left as they are",
@@ -403,10 +556,10 @@ int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n
 			    r->name, bad_marked);
 	log_info("region '%s': recovered: %" PRIu64 " leases released, %" PRIu64
 		 " half-made commits rolled back (%" PRIu64 " extents), %" PRIu64
-		 " extents of half-done frees released, %" PRIu64 " empty tags removed; "
-		 "%" PRIu64 " zeroed, %" PRIu64 " dirty, %" PRIu64 " committed in %u tags, %" PRIu64
-		 " bad",
-		 r->name, leases, commits_rolled, rolled_ext, freed_ext, empty_tags,
+		 " half-done frees completed (%" PRIu64 " extents), %" PRIu64
+		 " empty tags removed; %" PRIu64 " zeroed, %" PRIu64 " dirty, %" PRIu64
+		 " committed in %u tags, %" PRIu64 " bad",
+		 r->name, leases, commits_rolled, rolled_ext, frees_done, freed_ext, empty_tags,
 		 r->count[EXT_ZEROED], r->count[EXT_DIRTY], r->count[EXT_COMMITTED], r->n_tags,
 		 r->count[EXT_BAD]);
 	return 0;

@@ -1,24 +1,38 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Tags: LEASED -> COMMITTED under a named slot, and back to DIRTY, each as
- * a two-phase operation on the slot's 8-byte state word so a crash at any
- * point leaves either the whole change or none of it:
+ * Tags: LEASED -> COMMITTED under a named slot, and back to DIRTY.  Each
+ * step is ordered by the drains of the group commit (region_sync) so that
+ * every state a crash can leave is one recovery resolves, and none of them
+ * looks like damage (nor damage like one of them):
  *
- *   commit  phase 1 (region_commit):   [data flushed], slot body, slot
- *                                       WRITTEN, records COMMITTED(id), flushed
- *           -- drain (region_sync) --
- *           phase 2 (region_sync):     slot VALID, flushed
- *           -- drain --                 the commit is durable
- *   free    phase 1 (region_tag_free): slot FREE, flushed
- *           -- drain --                 the tag is gone for good
- *           phase 2 (region_sync):     records DIRTY, flushed
- *           -- drain --                 the extents go to the zeroer
+ *   commit  (region_commit):   [data flushed], slot body, slot WRITTEN,
+ *                              flushed; the records stay LEASED on media
+ *           -- drain 1 --       the body is durable before any record names it
+ *           phase 1 (sync):    records COMMITTED(id), flushed
+ *           -- drain 2 --
+ *           phase 2 (sync):    slot VALID, flushed
+ *           -- drain 3 --       the commit is durable; the reply goes out
+ *   free    (region_tag_free): slot FREEING (body kept), flushed
+ *           -- drain 1 --       the tag is gone for good
+ *           phase 1 (sync):    records DIRTY, flushed
+ *           -- drain 2 --       the extents go to the zeroer
+ *           phase 2 (sync):    slot FREE, flushed; durable with the next
+ *                              drain (drain 3 when the pass has commits)
  *
- * Recovery (region-recovery.c): a COMMITTED record whose slot is not VALID
- * becomes DIRTY, a WRITTEN slot becomes FREE, a VALID slot without extents
- * becomes FREE.  A slot freed in an iteration is not reused before that
- * iteration's region_sync has finished, so a record can never be adopted
- * by the slot's next owner.
+ * All commits and frees of one loop iteration share these drains: 1 drain
+ * when the iteration has neither, 2 with frees only, 3 with commits.
+ *
+ * So a COMMITTED record is only ever found under a WRITTEN slot with a
+ * valid body (a commit to roll back), a VALID slot, or a FREEING slot with
+ * a valid body (a free to complete); under a FREE slot it is damage (a
+ * wiped tag table), which recovery quarantines (region-recovery.c).
+ *
+ * A freed slot goes back to the free list after its iteration's
+ * region_sync, possibly before its FREE store is durable.  Reusing it then
+ * is safe: its records are durably DIRTY, and the next commit's records
+ * are stored only after that commit's body and WRITTEN are durable.  A tag
+ * committed and freed in the same iteration never has COMMITTED records on
+ * media: its records go from LEASED to DIRTY.
  */
 #include <assert.h>
 #include <errno.h>
@@ -243,7 +257,7 @@ int region_commit(struct region *r, const struct run *runs, size_t n_runs, const
 	slot = &r->slots[id - 1];
 	assert(t->state == VT_FREE);
 
-	/* The data first: durable at the first drain, before the slot is VALID. */
+	/* The data first: durable at the first drain, before any record is COMMITTED. */
 	if (flush_data)
 		for (size_t k = 0; k < n_runs; k++)
 			pstore_flush(r->ps, region_extent_addr(r, v[k].first),
@@ -261,14 +275,10 @@ int region_commit(struct region *r, const struct run *runs, size_t n_runs, const
 	pstore_store64(r->ps, &slot->state, TAG_WRITTEN);
 	pstore_flush(r->ps, &slot->state, sizeof(slot->state));
 
-	for (size_t k = 0; k < n_runs; k++) {
-		for (uint64_t i = v[k].first; i < v[k].first + v[k].count; i++) {
-			uint64_t rec = region_rec_load(r, i);
-			region_rec_store(r, i, EXT_COMMITTED, id, layout_rec_gen(rec));
+	/* The records go COMMITTED in region_sync, once the body is durable. */
+	for (size_t k = 0; k < n_runs; k++)
+		for (uint64_t i = v[k].first; i < v[k].first + v[k].count; i++)
 			region_vset(r, i, EXT_COMMITTED);
-		}
-		region_rec_flush(r, v[k].first, v[k].count);
-	}
 
 	t->state = VT_COMMITTING;
 	t->uid = uid;
@@ -299,7 +309,8 @@ int region_tag_free(struct region *r, uint32_t id, uint64_t *n_extents)
 	if (ret < 0)
 		return ret;
 
-	pstore_store64(r->ps, &slot->state, TAG_FREE);
+	/* The body stays: a crash before the records are DIRTY completes the free. */
+	pstore_store64(r->ps, &slot->state, TAG_FREEING);
 	pstore_flush(r->ps, &slot->state, sizeof(slot->state));
 
 	hash_remove(r, id);
@@ -319,6 +330,43 @@ int region_tag_free(struct region *r, uint32_t id, uint64_t *n_extents)
 
 /* ---- region_sync's part ---- */
 
+/* Store state on every record of t's runs, keeping the generations; flushed. */
+static void store_runs(struct region *r, const struct vtag *t, unsigned state, uint32_t id)
+{
+	for (size_t j = 0; j < t->n_runs; j++) {
+		const struct run *ru = &t->runs[j];
+
+		for (uint64_t i = ru->first; i < ru->first + ru->count; i++) {
+			uint64_t rec = region_rec_load(r, i);
+			region_rec_store(r, i, state, id, layout_rec_gen(rec));
+		}
+		region_rec_flush(r, ru->first, ru->count);
+	}
+}
+
+bool region_tags_phase1(struct region *r)
+{
+	bool any = false;
+
+	for (size_t k = 0; k < r->pend_commit.n; k++) {
+		uint32_t id = r->pend_commit.v[k];
+
+		if (r->tags[id].state != VT_COMMITTING)
+			continue; /* freed in the same iteration: its records go DIRTY below */
+		store_runs(r, &r->tags[id], EXT_COMMITTED, id);
+		any = true;
+	}
+	for (size_t k = 0; k < r->pend_free.n; k++) {
+		const struct vtag *t = &r->tags[r->pend_free.v[k]];
+
+		if (t->state != VT_FREEING)
+			continue;
+		store_runs(r, t, EXT_DIRTY, 0);
+		any = true;
+	}
+	return any;
+}
+
 bool region_tags_phase2(struct region *r)
 {
 	bool any = false;
@@ -336,20 +384,15 @@ bool region_tags_phase2(struct region *r)
 	}
 	r->pend_commit.n = 0;
 
+	/* Its records are durably DIRTY: FREE needs no drain of its own. */
 	for (size_t k = 0; k < r->pend_free.n; k++) {
-		struct vtag *t = &r->tags[r->pend_free.v[k]];
+		uint32_t id = r->pend_free.v[k];
+		struct layout_tag *slot = &r->slots[id - 1];
 
-		if (t->state != VT_FREEING)
+		if (r->tags[id].state != VT_FREEING)
 			continue;
-		for (size_t j = 0; j < t->n_runs; j++) {
-			const struct run *ru = &t->runs[j];
-			for (uint64_t i = ru->first; i < ru->first + ru->count; i++) {
-				uint64_t rec = region_rec_load(r, i);
-				region_rec_store(r, i, EXT_DIRTY, 0, layout_rec_gen(rec));
-			}
-			region_rec_flush(r, ru->first, ru->count);
-		}
-		any = true;
+		pstore_store64(r->ps, &slot->state, TAG_FREE);
+		pstore_flush(r->ps, &slot->state, sizeof(slot->state));
 	}
 	return any;
 }

@@ -355,8 +355,17 @@ int region_sync(struct region *r)
 
 	if (!r->pending)
 		return 0;
-	/* Everything stored and flushed this iteration (phase 1, data, leases, ZEROED). */
+	/*
+	 * Drain 1: everything stored and flushed this iteration (data, new tags'
+	 * bodies and WRITTEN, FREEING, leases, unleases, ZEROED).
+	 */
 	pstore_drain(r->ps);
+	/* Drain 2: the records of this iteration's commits and frees. */
+	if (region_tags_phase1(r)) {
+		pstore_drain(r->ps);
+		drains++;
+	}
+	/* Drain 3 (commits only): VALID.  A FREE rides along, or waits for the next drain. */
 	if (region_tags_phase2(r)) {
 		pstore_drain(r->ps);
 		drains++;

@@ -62,7 +62,8 @@ struct region;
 /*
  * Open (creating a file region at its configured size if missing), map with
  * libpmem2, load the header or format a blank region, run recovery
- * (LEASED -> DIRTY, half-made commits and half-done frees rolled back),
+ * (LEASED -> DIRTY, half-made commits rolled back, half-done frees
+ * completed, damage quarantined),
  * start the zeroer threads.  Logs the reason of a failure itself, naming the
  * region; a foreign or corrupt header is refused and left untouched.
  */
@@ -91,7 +92,9 @@ void region_unlease(struct region *r, const struct run *runs, size_t n_runs);
 
 /*
  * LEASED -> COMMITTED under a new tag owned by uid.  With flush_data the
- * runs' data is flushed first, so it is durable before the tag is.
+ * runs' data is flushed first, so it is durable before any record names
+ * the tag.  The slot (body, WRITTEN) is stored now, the records and VALID
+ * by region_sync().
  * -EEXIST if uid already has the tag, -ENAMETOOLONG / -EINVAL for a bad
  * name, -ENOSPC when the tag table is full.  The commit is atomic across
  * a crash: before region_sync() returns, recovery rolls it back whole.
@@ -106,7 +109,10 @@ int region_tag_lookup(const struct region *r, const char *name, uid_t uid, uint3
 /* The tag's extents as runs (malloc'ed), and their count. */
 int region_tag_runs(const struct region *r, uint32_t id, struct run **runs, size_t *n_runs,
 		    uint64_t *n_extents);
-/* COMMITTED -> DIRTY for the tag's extents; the tag goes first (atomic). */
+/*
+ * COMMITTED -> DIRTY for the tag's extents; the tag goes first (atomic):
+ * slot FREEING now, records DIRTY and slot FREE by region_sync().
+ */
 int region_tag_free(struct region *r, uint32_t id, uint64_t *n_extents);
 
 /* Flush byte ranges of the mapping (offsets from the region start).  -ERANGE. */
@@ -115,9 +121,14 @@ int region_flush(struct region *r, uint64_t off, uint64_t len);
 int region_deep_flush(struct region *r, uint64_t off, uint64_t len);
 
 /*
- * Group commit: drain, apply the second phase of this iteration's commits
- * and tag frees, drain again, then hand newly DIRTY extents to the zeroer.
- * Returns the number of drains issued (0 when nothing was pending).
+ * Group commit, one pass for all of this iteration's changes: drain (data,
+ * leases, unleases, ZEROED, new tags' slot bodies WRITTEN, freed tags'
+ * slots FREEING); when there are commits or tag frees, their records
+ * (COMMITTED, DIRTY) and a second drain; when there are commits, their
+ * slots VALID and a third drain (freed slots go FREE here too, durable with
+ * the next drain); then hand newly DIRTY extents to the zeroer.  Returns the
+ * number of drains issued: 0 when nothing was pending, 1 without commits or
+ * frees, 2 with frees only, 3 with commits.
  */
 int region_sync(struct region *r);
 

@@ -29,6 +29,8 @@ static const char *tag_state_str(uint64_t s)
 		return "written";
 	case TAG_VALID:
 		return "valid";
+	case TAG_FREEING:
+		return "freeing";
 	}
 	return "unknown";
 }
