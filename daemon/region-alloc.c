@@ -466,6 +466,9 @@ int region_verify(const struct region *r)
 		const struct vtag *t = &r->tags[id];
 		uint64_t n = 0;
 
+		if (t->state == VT_FREE && !r->pending && r->slots[id - 1].state != TAG_FREE)
+			BAD_INDEX("verify: free tag id %u slot state 0x%016" PRIx64, id,
+				  r->slots[id - 1].state);
 		if (t->state != VT_VALID && t->state != VT_COMMITTING)
 			continue;
 		for (size_t k = 0; k < t->n_runs; k++)
@@ -474,9 +477,14 @@ int region_verify(const struct region *r)
 				if (r->vstate[i] != EXT_COMMITTED)
 					BAD_INDEX("verify: tag %u extent %" PRIu64 " state %u", id,
 						  i, r->vstate[i]);
-				if (layout_rec_tag(region_rec_load(r, i)) != id)
+				uint64_t rec = region_rec_load(r, i);
+				/* A new tag's records are stored COMMITTED by region_sync. */
+				bool lags = t->state == VT_COMMITTING &&
+					    rec == layout_rec(EXT_LEASED, 0, layout_rec_gen(rec));
+
+				if (layout_rec_tag(rec) != id && !lags)
 					BAD_INDEX("verify: tag %u extent %" PRIu64 " has tag %u",
-						  id, i, layout_rec_tag(region_rec_load(r, i)));
+						  id, i, layout_rec_tag(rec));
 				n++;
 			}
 		if (n != t->n_extents)

@@ -268,7 +268,7 @@ int scenario_zero(struct bench_env *e)
 	char sbuf[32];
 	int ret;
 
-	report_section("1. Zeroing bandwidth vs the limit (GiB/s, whole data area per pass)");
+	report_section("1. Zeroing bandwidth vs the limit (GiB/s, in leased segments)");
 	zero_conf(e, &rc);
 	log_set_max_level(opt.verbose ? LOG_INFO : LOG_WARNING);
 

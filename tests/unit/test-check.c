@@ -295,9 +295,9 @@ static void test_records(void **state)
 
 	(void)state;
 	img_std(&m);
-	set_rec(&m, 5, layout_rec(7, 0, 1));
+	set_rec(&m, 5, layout_rec_raw(0x07, 0, 1));
 	expect(&m, m.size, 0, CHECK_INCONSISTENT, "extent 5 (record at offset 8232", &rep);
-	assert_true(has_line(rep.problems, rep.n_problems, "unknown state 7"));
+	assert_true(has_line(rep.problems, rep.n_problems, "unknown state code 0x07"));
 	assert_int_equal(rep.invalid_records, 1);
 	assert_int_equal(rep.count[EXT_ZEROED], 62);
 	check_report_free(&rep);
@@ -381,20 +381,47 @@ static void test_slots(void **state)
 	check_report_free(&rep);
 	img_free(&m);
 
-	/* a tag-id bit flip sends one of a's records to FREE slot 3: held back, not released */
+	/* a tag-id bit flip sends one of a's records to FREE slot 3: quarantined, not released */
 	img_std(&m);
 	commit_tag(&m, 1, "a", 0, 3);
 	set_rec(&m, 1, layout_rec(EXT_COMMITTED, 3, 2));
-	expect(&m, m.size, 0, CHECK_INCONSISTENT, "name tag slot 3, which is FREE; held back",
-	       &rep);
-	assert_true(has_line(rep.problems, rep.n_problems, "the daemon quarantines those"));
+	expect(&m, m.size, 0, CHECK_INCONSISTENT, "name tag slot 3, which is blank", &rep);
+	assert_true(has_line(rep.problems, rep.n_problems, "media damage"));
+	assert_true(has_line(rep.problems, rep.n_problems, "was committed with 3 extents but 2"));
+	assert_false(has_line(rep.problems, rep.n_problems, "refuses"));
 	assert_int_equal(rep.n_notes, 0);
 	assert_int_equal(rep.release_extents, 0);
 	check_report_free(&rep);
-	/* the same into a WRITTEN slot */
+	/* the same into a WRITTEN slot: held back, not rolled back */
 	set_slot(&m, 3, TAG_WRITTEN, 1000, "w", 1);
 	expect(&m, m.size, 0, CHECK_INCONSISTENT, "tag slot 3: half-made commit (WRITTEN) with 1",
+	       &rep);
+	assert_true(has_line(rep.problems, rep.n_problems, "the daemon quarantines those"));
+	check_report_free(&rep);
+	/* ... or a FREEING slot: held back, not released */
+	set_slot(&m, 3, TAG_FREEING, 1000, "f", 1);
+	expect(&m, m.size, 0, CHECK_INCONSISTENT, "tag slot 3: half-done free (FREEING) with 1",
 	       NULL);
+	img_free(&m);
+
+	/* a WRITTEN or FREEING slot named by records, but with a torn body or a short count */
+	img_std(&m);
+	set_slot(&m, 4, TAG_WRITTEN, 1000, "torn", 1);
+	slot_at(&m, 4)->checksum ^= 1;
+	set_rec(&m, 7, layout_rec(EXT_COMMITTED, 4, 2));
+	set_slot(&m, 5, TAG_FREEING, 1000, "short", 1);
+	set_rec(&m, 8, layout_rec(EXT_COMMITTED, 5, 2));
+	set_rec(&m, 9, layout_rec(EXT_COMMITTED, 5, 2));
+	expect(&m, m.size, 0, CHECK_INCONSISTENT,
+	       "tag slot 4 (offset 12672, 'torn', uid 1000): WRITTEN (a half-made commit) with 1",
+	       &rep);
+	assert_true(has_line(rep.problems, rep.n_problems, "its checksum is wrong"));
+	assert_true(has_line(rep.problems, rep.n_problems,
+			     "FREEING (a half-done free) with 2 COMMITTED extents (first: extent 8), "
+			     "but it was committed with fewer extents"));
+	assert_true(has_line(rep.problems, rep.n_problems, "belong to damaged tag slot 5"));
+	assert_int_equal(rep.rollback_extents + rep.release_extents, 0);
+	check_report_free(&rep);
 	img_free(&m);
 
 	/* a duplicate (name, uid) */
@@ -417,31 +444,46 @@ static void test_raw_vs_recovered(void **state)
 	set_rec(&m, 3, layout_rec(EXT_LEASED, 0, 5));
 	set_rec(&m, 4, layout_rec(EXT_LEASED, 0, 5));
 	memset(m.base + m.h.data_off + 3 * m.h.extent_size, 0x77, 64); /* a client wrote */
-	/* half-made commit: slot WRITTEN (torn body is legal), records COMMITTED */
+	/* half-made commit: slot WRITTEN (body intact), records COMMITTED */
 	set_slot(&m, 5, TAG_WRITTEN, 1000, "half", 2);
-	slot_at(&m, 5)->checksum ^= 0xffff;
 	set_rec(&m, 10, layout_rec(EXT_COMMITTED, 5, 5));
 	set_rec(&m, 11, layout_rec(EXT_COMMITTED, 5, 5));
-	/* half-done free: slot FREE, one record still COMMITTED */
-	set_slot(&m, 6, TAG_FREE, 1000, "gone", 2);
+	/* ... one whose records are not stored yet: the body may be torn */
+	set_slot(&m, 7, TAG_WRITTEN, 1000, "early", 1);
+	slot_at(&m, 7)->checksum ^= 0xffff;
+	/* half-done free: slot FREEING, one record still COMMITTED */
+	set_slot(&m, 6, TAG_FREEING, 1000, "gone", 2);
 	set_rec(&m, 12, layout_rec(EXT_COMMITTED, 6, 5));
 
 	expect(&m, m.size, 0, CHECK_CLEAN, NULL, &rep);
 	assert_int_equal(rep.count[EXT_LEASED], 2);
 	assert_int_equal(rep.rollback_extents, 2);
 	assert_int_equal(rep.release_extents, 1);
-	assert_int_equal(rep.n_tags, 1); /* the WRITTEN slot */
-	assert_int_equal(rep.tags[0].state, TAG_WRITTEN);
+	assert_int_equal(rep.n_tags, 3); /* the WRITTEN and FREEING slots */
+	assert_true(rep.tags[0].state == TAG_WRITTEN);
 	assert_int_equal(rep.tags[0].n_extents, 2);
+	assert_true(rep.tags[1].state == TAG_FREEING);
+	assert_int_equal(rep.tags[1].n_extents, 1);
+	assert_true(rep.tags[2].state == TAG_WRITTEN);
+	assert_int_equal(rep.tags[2].n_extents, 0);
 	assert_true(has_line(rep.notes, rep.n_notes, "2 extents are LEASED (first: extent 3)"));
 	assert_true(has_line(rep.notes, rep.n_notes, "tag slot 5: half-made commit"));
-	assert_true(has_line(rep.notes, rep.n_notes, "name FREE tag slot 6"));
+	assert_true(has_line(rep.notes, rep.n_notes, "tag slot 6: half-done free (FREEING)"));
+	assert_true(has_line(rep.notes, rep.n_notes, "tag slot 7: half-made commit"));
 	check_report_free(&rep);
 
 	expect(&m, m.size, CHECK_RECOVERED, CHECK_INCONSISTENT, "LEASED (first: extent 3)", &rep);
 	assert_true(has_line(rep.problems, rep.n_problems, "tag slot 5 is WRITTEN"));
-	assert_true(has_line(rep.problems, rep.n_problems, "name tag slot 6, which is FREE"));
+	assert_true(has_line(rep.problems, rep.n_problems, "tag slot 6 is FREEING"));
+	assert_true(has_line(rep.problems, rep.n_problems, "tag slot 7 is WRITTEN"));
 	assert_int_equal(rep.n_notes, 0);
+	check_report_free(&rep);
+
+	/* COMMITTED under a FREE slot is no crash: a problem in both modes */
+	set_slot(&m, 6, TAG_FREE, 1000, "gone", 2);
+	expect(&m, m.size, 0, CHECK_INCONSISTENT, "name tag slot 6, which is FREE: media damage",
+	       &rep);
+	assert_int_equal(rep.release_extents, 0);
 	check_report_free(&rep);
 	img_free(&m);
 }
@@ -487,12 +529,25 @@ static void test_zeroed_table_block(void **state)
 	expect(&m, m.size, 0, CHECK_INCONSISTENT, "no damaged record accounts for them", NULL);
 	img_free(&m);
 
-	/* a zeroed block of the tag table: the records name FREE slots (released) */
+	/* a zeroed block of the tag table: the records name blank slots (quarantined) */
 	img_std(&m);
 	commit_tag(&m, 1, "precious", 10, 4);
+	commit_tag(&m, 2, "other", 20, 1);
 	memset(m.base + m.h.tag_table_off, 0, LAYOUT_BLOCK);
-	expect(&m, m.size, CHECK_RECOVERED, CHECK_INCONSISTENT, "name tag slot 1, which is FREE",
-	       NULL);
+	for (unsigned flags = 0; flags <= CHECK_RECOVERED; flags += CHECK_RECOVERED) {
+		struct check_report rep;
+
+		expect(&m, m.size, flags, CHECK_INCONSISTENT,
+		       "4 COMMITTED extents (first: extent 10) name tag slot 1, which is blank "
+		       "(a zeroed block of the tag table?): media damage",
+		       &rep);
+		assert_true(has_line(rep.problems, rep.n_problems,
+				     "1 COMMITTED extents (first: extent 20) name tag slot 2"));
+		assert_false(has_line(rep.problems, rep.n_problems, "refuses"));
+		assert_int_equal(rep.release_extents, 0);
+		assert_int_equal(rep.n_notes, 0);
+		check_report_free(&rep);
+	}
 	img_free(&m);
 }
 
@@ -696,7 +751,7 @@ static void test_agrees_with_daemon(void **state)
 		set_rec(&m, 0, layout_rec(EXT_LEASED, 0, 3));
 		set_slot(&m, 2, TAG_WRITTEN, 5, "half", 1);
 		set_rec(&m, 1, layout_rec(EXT_COMMITTED, 2, 3));
-		set_slot(&m, 3, TAG_FREE, 5, "freed", 1);
+		set_slot(&m, 3, TAG_FREEING, 5, "freed", 1);
 		set_rec(&m, 2, layout_rec(EXT_COMMITTED, 3, 3));
 		commit_tag(&m, 4, "kept", 5, 2);
 	}

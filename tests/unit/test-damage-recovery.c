@@ -486,7 +486,7 @@ static void test_written_slot_reused(void **state)
 	zero_all(r);
 	assert_int_equal(region_lease(r, 1, &runs, &n_runs), 0);
 	assert_int_equal(region_commit(r, runs, n_runs, "again", 1000, false), 0);
-	assert_int_equal(region_sync(r), 2);
+	assert_int_equal(region_sync(r), 3);
 	free(runs);
 	region_close(r);
 	expect_checker(f, CHECK_CLEAN, NULL);

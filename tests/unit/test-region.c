@@ -663,7 +663,7 @@ static void test_commit_durable(void **state)
 	assert_int_equal(region_commit(r, runs, n_runs, "db", 1000, true), 0);
 	assert_int_equal(count_of(r, EXT_COMMITTED), 4);
 	check_i3(r);
-	assert_int_equal(region_sync(r), 2); /* drain, VALID, drain */
+	assert_int_equal(region_sync(r), 3); /* drain, COMMITTED, drain, VALID, drain */
 	check_i3(r);
 	region_close(r);
 
@@ -703,10 +703,14 @@ static void test_commit_rolled_back(void **state)
 	region_close_abandon(r); /* crash before region_sync */
 
 	read_header(f->path, 0, &hd);
-	/* Phase 1 is on media: slot WRITTEN, records COMMITTED. */
+	/*
+	 * What region_commit stored: slot body and WRITTEN; the records are
+	 * still LEASED (they go COMMITTED only after the body is durable).
+	 */
 	read_slot(f->path, &hd, id, &slot);
 	assert_int_equal(slot.state, TAG_WRITTEN);
-	assert_int_equal(layout_rec_state(read_rec(f->path, &hd, runs[0].first)), EXT_COMMITTED);
+	assert_int_equal(slot.checksum, layout_tag_checksum(&slot));
+	assert_int_equal(layout_rec_state(read_rec(f->path, &hd, runs[0].first)), EXT_LEASED);
 
 	r = open_ok(f);
 	assert_int_equal(region_tag_lookup(r, "half", 1000, &id), -ENOENT);
@@ -737,7 +741,7 @@ static void test_free_atomic(void **state)
 	assert_int_equal(region_lease(r, 6, &runs, &n_runs), 0);
 	assert_int_equal(region_sync(r), 1);
 	assert_int_equal(region_commit(r, runs, n_runs, "t", 7, false), 0);
-	assert_int_equal(region_sync(r), 2);
+	assert_int_equal(region_sync(r), 3);
 	assert_int_equal(region_tag_lookup(r, "t", 7, &id), 0);
 
 	/* Free phase 1 only, then crash: the free completes at recovery. */
@@ -750,6 +754,13 @@ static void test_free_atomic(void **state)
 
 	read_header(f->path, 0, &hd);
 	assert_int_equal(layout_rec_state(read_rec(f->path, &hd, runs[0].first)), EXT_COMMITTED);
+	{
+		struct layout_tag slot;
+
+		read_slot(f->path, &hd, id, &slot); /* the body kept */
+		assert_true(slot.state == TAG_FREEING);
+		assert_int_equal(slot.checksum, layout_tag_checksum(&slot));
+	}
 	r = open_ok(f);
 	assert_int_equal(region_tag_lookup(r, "t", 7, &id2), -ENOENT);
 	assert_int_equal(count_of(r, EXT_COMMITTED), 0);
@@ -761,7 +772,7 @@ static void test_free_atomic(void **state)
 	/* A full free: two drains, DIRTY on media, then zeroed. */
 	assert_int_equal(region_lease(r, 2, &runs, &n_runs), 0);
 	assert_int_equal(region_commit(r, runs, n_runs, "u", 7, false), 0);
-	assert_int_equal(region_sync(r), 2);
+	assert_int_equal(region_sync(r), 3);
 	assert_int_equal(region_tag_lookup(r, "u", 7, &id), 0);
 	assert_int_equal(region_tag_free(r, id, NULL), 0);
 	assert_int_equal(region_tag_free(r, id, NULL), -ENOENT); /* not twice */
@@ -819,7 +830,7 @@ static void test_tags(void **state)
 		/* The extents of a commit are no longer leased. */
 		assert_int_equal(region_commit(r, &b, 1, "other", 1001, false), -EINVAL);
 	}
-	assert_int_equal(region_sync(r), 2);
+	assert_int_equal(region_sync(r), 3); /* one group commit for both */
 	check_i3(r);
 	assert_int_equal(region_tag_lookup(r, "data", 1000, &id_a), 0);
 	assert_int_equal(region_tag_lookup(r, "data", 1001, &id_b), 0);
