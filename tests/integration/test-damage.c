@@ -9,9 +9,10 @@
  *
  *  - where the backup header makes it safe, the daemon starts, repairs the
  *    header, the tags are intact and `pmemzctl check --recovered` is clean;
- *  - damaged records or tag slots: the daemon starts, the damaged tag is
- *    hidden and its extents quarantined (never handed out, never zeroed),
- *    the other tag is intact, and the checker reports the damage (exit 1);
+ *  - damaged records or tag slots (a bit flip, a zeroed block of the tag
+ *    table): the daemon starts, the damaged tags are hidden and their
+ *    extents quarantined (never handed out, never zeroed), the other tag is
+ *    intact, and the checker reports the damage (exit 1);
  *  - otherwise (both headers, wiped headers, a zeroed table block, a
  *    truncated or grown file, a changed extent size): the daemon exits
  *    non-zero with a message naming the region and the damage, the file is
@@ -235,22 +236,52 @@ static int tag_state(struct itest_env *e, const char *tag, size_t bytes, uint64_
 	return rc;
 }
 
-/* The data of the extents of tag A on the media equals the pristine image's. */
-static void assert_a_data_kept(const char *path)
+/* The data of the extents of tag A (and B) on the media equals the pristine image's. */
+static void assert_data_kept(const char *path, bool and_b)
 {
 	size_t len;
 	uint8_t *now = itest_read_file(path, &len);
 
-	for (int k = 0; k < 3; k++) {
-		uint64_t off = H.data_off + ext_a[k] * EXT;
+	for (int k = 0; k < 3 + and_b; k++) {
+		uint64_t i = k < 3 ? ext_a[k] : ext_b, off = H.data_off + i * EXT;
 
 		if (memcmp(now + off, pristine + off, EXT) != 0)
-			fail_msg("the data of extent %llu (tag 'precious') changed",
-				 (unsigned long long)ext_a[k]);
+			fail_msg("the data of extent %llu (tag '%s') changed", (unsigned long long)i,
+				 k < 3 ? "precious" : "other");
 		/* left as it was: still COMMITTED (to whatever the damage says) */
-		assert_int_equal(layout_rec_state(rec_at(now, ext_a[k])), EXT_COMMITTED);
+		assert_int_equal(layout_rec_state(rec_at(now, i)), EXT_COMMITTED);
 	}
 	free(now);
+}
+
+static void assert_a_data_kept(const char *path)
+{
+	assert_data_kept(path, false);
+}
+
+/* Allocate every zeroed extent: zero, and none of them one of tag A's (or B's). */
+static void assert_quarantined_kept_back(struct itest_env *e, bool and_b)
+{
+	struct pmemz_client *c = NULL;
+	struct pmemz_region *r = NULL;
+	struct pmemz_alloc *a = NULL;
+	struct itest_stat st;
+	uint8_t *bits;
+
+	assert_int_equal(pmemz_client_new(e->sock, &c), 0);
+	assert_int_equal(pmemz_region_open(c, REGION, &r), 0);
+	itest_wait_zeroed(e->sock, REGION, 10000, &st);
+	assert_int_equal(pmemz_alloc_new(r, st.zeroed * EXT, 0, &a), 0);
+	itest_assert_alloc_zero(r, a);
+	bits = itest_alloc_bitmap(r, a);
+	for (int k = 0; k < 3; k++)
+		assert_false(bits[(H.data_off / EXT) + ext_a[k]]);
+	if (and_b)
+		assert_false(bits[(H.data_off / EXT) + ext_b]);
+	free(bits);
+	assert_int_equal(pmemz_alloc_release(a), 0); /* frees the handle too */
+	pmemz_region_close(r);
+	pmemz_client_free(c);
 }
 
 /* ---- header damage the backup repairs ---- */
@@ -436,25 +467,7 @@ static void quarantined_start(struct itest_env *e, uint8_t *img, const char *wha
 	assert_int_equal(tag_state(e, "precious", 3 * EXT, SEED_A), a_hidden ? -ENOENT : 0);
 	assert_int_equal(tag_state(e, "other", EXT, SEED_B), 0);
 	/* everything else can be handed out; none of it is a quarantined extent */
-	{
-		struct pmemz_client *c = NULL;
-		struct pmemz_region *r = NULL;
-		struct pmemz_alloc *a = NULL;
-		uint8_t *bits;
-
-		assert_int_equal(pmemz_client_new(e->sock, &c), 0);
-		assert_int_equal(pmemz_region_open(c, REGION, &r), 0);
-		itest_wait_zeroed(e->sock, REGION, 10000, &st);
-		assert_int_equal(pmemz_alloc_new(r, st.zeroed * EXT, 0, &a), 0);
-		itest_assert_alloc_zero(r, a);
-		bits = itest_alloc_bitmap(r, a);
-		for (int k = 0; k < 3; k++)
-			assert_false(bits[(H.data_off / EXT) + ext_a[k]]);
-		free(bits);
-		assert_int_equal(pmemz_alloc_release(a), 0); /* frees the handle too */
-		pmemz_region_close(r);
-		pmemz_client_free(c);
-	}
+	assert_quarantined_kept_back(e, false);
 	itest_daemon_stop(e);
 	assert_a_data_kept(path);
 	free(ctl_check(path, true, 1)); /* the damage is left for the operator */
@@ -484,7 +497,7 @@ static void test_record_state_bit_flip(void **state)
 
 	while (layout_rec_state(rec_at(img, i)) != EXT_ZEROED)
 		i++;
-	img[H.extent_table_off + i * 8] ^= 0x80; /* ZEROED -> state 0x81 */
+	img[H.extent_table_off + i * 8] ^= 0x80; /* ZEROED 0x7f -> code 0xff: no state */
 	quarantined_start(*state, img, "record state bit flip",
 			  (const char *const[]){"extent records are damaged", NULL}, 1, false);
 	free(img);
@@ -498,6 +511,50 @@ static void test_tag_slot_bit_flip(void **state)
 	img[off + 33] ^= 0x01; /* the name: checksum mismatch */
 	quarantined_start(*state, img, "tag slot bit flip",
 			  (const char *const[]){"tag slots are damaged", NULL}, 3, true);
+	free(img);
+}
+
+/*
+ * A zeroed block of the tag table: both tags' slots read FREE (all zero)
+ * while their records are COMMITTED.  No crash leaves that, so it is not a
+ * half-done free to complete: both tags are hidden and their extents
+ * quarantined, never zeroed nor handed out, and the checker reports it.
+ */
+static void test_tag_table_block_zeroed(void **state)
+{
+	struct itest_env *e = *state;
+	uint8_t *img = copy_of_pristine();
+	char path[PATH_MAX], want_a[64], want_ext[64];
+	const char *what = "tag table block zeroed";
+	struct itest_stat st;
+	char *out;
+
+	/* both slots are in the block */
+	assert_true((uint64_t)id_a * LAYOUT_TAG_SLOT_SIZE <= LAYOUT_BLOCK &&
+		    (uint64_t)id_b * LAYOUT_TAG_SLOT_SIZE <= LAYOUT_BLOCK);
+	memset(img + H.tag_table_off, 0, LAYOUT_BLOCK);
+	put(e, path, sizeof(path), img, pristine_len);
+	out = ctl_check(path, false, 1);
+	assert_non_null(strstr(out, "(a zeroed block of the tag table?): media damage"));
+	free(out);
+	write_region_conf(e, path, NULL);
+	itest_daemon_start(e);
+	snprintf(want_a, sizeof(want_a), "tag id %u (slot at offset", id_a);
+	snprintf(want_ext, sizeof(want_ext), "name it (extents %llu", (unsigned long long)ext_a[0]);
+	log_has(e, what,
+		(const char *const[]){"error: region '" REGION "'", want_a, want_ext,
+				      "is blank (a zeroed block of the tag table?)",
+				      "quarantining those extents", NULL});
+	itest_stat(e->sock, REGION, &st);
+	itest_assert_accounting(&st, what);
+	assert_int_equal(st.bad, 4);
+	assert_int_equal(st.committed, 0);
+	assert_int_equal(tag_state(e, "precious", 3 * EXT, SEED_A), -ENOENT);
+	assert_int_equal(tag_state(e, "other", EXT, SEED_B), -ENOENT);
+	assert_quarantined_kept_back(e, true);
+	itest_daemon_stop(e);
+	assert_data_kept(path, true);
+	free(ctl_check(path, true, 1)); /* the damage is left for the operator */
 	free(img);
 }
 
@@ -517,6 +574,7 @@ int main(void)
 	    T(test_record_tag_bit_flip),
 	    T(test_record_state_bit_flip),
 	    T(test_tag_slot_bit_flip),
+	    T(test_tag_table_block_zeroed),
 	};
 
 	if (access(itest_ctl_path(), X_OK) != 0)
