@@ -669,11 +669,10 @@ static void check_slot_use(struct checker *c)
 					"); held back, not released, while extents are missing",
 					id, s->cnt, s->first);
 			else if (recovered)
-				problem(
-				    c,
-				    "tag slot %u is FREEING (a half-done free) in a recovered "
-				    "image; %" PRIu64 " COMMITTED extents name it",
-				    id, s->cnt);
+				problem(c,
+					"tag slot %u is FREEING (a half-done free) in a recovered "
+					"image; %" PRIu64 " COMMITTED extents name it",
+					id, s->cnt);
 			else {
 				rep->release_extents += s->cnt;
 				note(c,

@@ -78,8 +78,8 @@ _Static_assert(sizeof(struct layout_header) == 256, "header size");
 static inline unsigned layout_state_code(unsigned state)
 {
 	static const uint8_t codes[EXT_NSTATES] = {
-	    [EXT_DIRTY] = LAYOUT_REC_DIRTY,	    [EXT_ZEROED] = LAYOUT_REC_ZEROED,
-	    [EXT_LEASED] = LAYOUT_REC_LEASED,	    [EXT_COMMITTED] = LAYOUT_REC_COMMITTED,
+	    [EXT_DIRTY] = LAYOUT_REC_DIRTY,   [EXT_ZEROED] = LAYOUT_REC_ZEROED,
+	    [EXT_LEASED] = LAYOUT_REC_LEASED, [EXT_COMMITTED] = LAYOUT_REC_COMMITTED,
 	    [EXT_BAD] = LAYOUT_REC_BAD,
 	};
 

@@ -144,8 +144,8 @@ static void tag_extents_str(const struct region *r, uint32_t id, char *buf, size
 			if (first == last)
 				k = snprintf(buf + o, len - o, "%s%" PRIu64, o ? ", " : "", first);
 			else
-				k = snprintf(buf + o, len - o, "%s%" PRIu64 "-%" PRIu64, o ? ", " : "",
-					     first, last);
+				k = snprintf(buf + o, len - o, "%s%" PRIu64 "-%" PRIu64,
+					     o ? ", " : "", first, last);
 			o += k > 0 ? (size_t)k : 0;
 		}
 		first = named ? i : UINT64_MAX;
@@ -177,29 +177,31 @@ static void check_named_slots(struct region *r, uint8_t *kind, const uint64_t *c
 				continue;
 			if (logged++ < 8) {
 				tag_extents_str(r, id, ext, sizeof(ext));
-				log_error("region '%s': tag slot %u (offset %" PRIu64 ") is %s but %s"
-					  "; its %" PRIu64 " COMMITTED extents (%s) are quarantined, "
-					  "left as they are",
-					  r->name, id, slot_off(r, id),
-					  kind[id] == SK_WRITTEN ? "WRITTEN (a commit in progress)"
-								 : "FREEING (a free in progress)",
-					  sum_ok ? "more records name it than it was committed with"
-						 : "its checksum is wrong",
-					  cnt[id], ext);
+				log_error(
+				    "region '%s': tag slot %u (offset %" PRIu64 ") is %s but %s"
+				    "; its %" PRIu64 " COMMITTED extents (%s) are quarantined, "
+				    "left as they are",
+				    r->name, id, slot_off(r, id),
+				    kind[id] == SK_WRITTEN ? "WRITTEN (a commit in progress)"
+							   : "FREEING (a free in progress)",
+				    sum_ok ? "more records name it than it was committed with"
+					   : "its checksum is wrong",
+				    cnt[id], ext);
 			}
 			kind[id] = SK_DAMAGED;
 		} else if (kind[id] == SK_FREE) {
 			/* No crash leaves this: a wiped slot (a zeroed block of the table?). */
 			if (orphans++ < 8) {
 				tag_extents_str(r, id, ext, sizeof(ext));
-				log_error("region '%s': tag id %u (slot at offset %" PRIu64 ") is %s, "
-					  "but %" PRIu64 " COMMITTED records name it (extents %s): "
-					  "media damage; quarantining those extents (not zeroed, "
-					  "never handed out) and leaving them as they are",
-					  r->name, id, slot_off(r, id),
-					  slot_blank(slot) ? "blank (a zeroed block of the tag table?)"
-							   : "FREE",
-					  cnt[id], ext);
+				log_error(
+				    "region '%s': tag id %u (slot at offset %" PRIu64 ") is %s, "
+				    "but %" PRIu64 " COMMITTED records name it (extents %s): "
+				    "media damage; quarantining those extents (not zeroed, "
+				    "never handed out) and leaving them as they are",
+				    r->name, id, slot_off(r, id),
+				    slot_blank(slot) ? "blank (a zeroed block of the tag table?)"
+						     : "FREE",
+				    cnt[id], ext);
 			}
 			orphan_recs += cnt[id];
 			kind[id] = SK_ORPHANED;
@@ -357,12 +359,12 @@ int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n
 
 		kind[id] = (uint8_t)classify_slot(slot);
 		if (kind[id] == SK_DAMAGED && logged++ < 8)
-			log_error("region '%s': tag slot %u (offset %" PRIu64
-				  ", uid %u) is damaged: %s",
-				  r->name, id, slot_off(r, id), slot->uid,
-				  slot->state != TAG_VALID ? "unknown state word"
-				  : layout_tag_checksum(slot) != slot->checksum ? "checksum mismatch"
-										: "invalid name");
+			log_error(
+			    "region '%s': tag slot %u (offset %" PRIu64 ", uid %u) is damaged: %s",
+			    r->name, id, slot_off(r, id), slot->uid,
+			    slot->state != TAG_VALID			  ? "unknown state word"
+			    : layout_tag_checksum(slot) != slot->checksum ? "checksum mismatch"
+									  : "invalid name");
 	}
 	ret = check_tag_counts(r, kind);
 	if (ret < 0)
@@ -449,10 +451,11 @@ int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n
 				bad_marked++;
 				recs_stored = true;
 			} else if (st == EXT_COMMITTED) {
-				log_warning("region '%s': committed extent %" PRIu64
-					    " (tag '%s') has media errors",
-					    r->name, i,
-					    r->slots[layout_rec_tag(region_rec_load(r, i)) - 1].name);
+				log_warning(
+				    "region '%s': committed extent %" PRIu64
+				    " (tag '%s') has media errors",
+				    r->name, i,
+				    r->slots[layout_rec_tag(region_rec_load(r, i)) - 1].name);
 			}
 		}
 	}

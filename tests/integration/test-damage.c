@@ -246,8 +246,8 @@ static void assert_data_kept(const char *path, bool and_b)
 		uint64_t i = k < 3 ? ext_a[k] : ext_b, off = H.data_off + i * EXT;
 
 		if (memcmp(now + off, pristine + off, EXT) != 0)
-			fail_msg("the data of extent %llu (tag '%s') changed", (unsigned long long)i,
-				 k < 3 ? "precious" : "other");
+			fail_msg("the data of extent %llu (tag '%s') changed",
+				 (unsigned long long)i, k < 3 ? "precious" : "other");
 		/* left as it was: still COMMITTED (to whatever the damage says) */
 		assert_int_equal(layout_rec_state(rec_at(now, i)), EXT_COMMITTED);
 	}

@@ -416,9 +416,10 @@ static void test_slots(void **state)
 	       "tag slot 4 (offset 12672, 'torn', uid 1000): WRITTEN (a half-made commit) with 1",
 	       &rep);
 	assert_true(has_line(rep.problems, rep.n_problems, "its checksum is wrong"));
-	assert_true(has_line(rep.problems, rep.n_problems,
-			     "FREEING (a half-done free) with 2 COMMITTED extents (first: extent 8), "
-			     "but it was committed with fewer extents"));
+	assert_true(
+	    has_line(rep.problems, rep.n_problems,
+		     "FREEING (a half-done free) with 2 COMMITTED extents (first: extent 8), "
+		     "but it was committed with fewer extents"));
 	assert_true(has_line(rep.problems, rep.n_problems, "belong to damaged tag slot 5"));
 	assert_int_equal(rep.rollback_extents + rep.release_extents, 0);
 	check_report_free(&rep);

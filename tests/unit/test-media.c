@@ -334,8 +334,8 @@ static void test_extent_state_codes(void **state)
 					       layout_state_code(all_states[b])) >= 4);
 		/* ZEROED hands out data as zero: the farthest from everything */
 		if (all_states[a] != EXT_ZEROED)
-			assert_true(popcount64(layout_state_code(all_states[a]) ^
-					       LAYOUT_REC_ZEROED) >= 5);
+			assert_true(
+			    popcount64(layout_state_code(all_states[a]) ^ LAYOUT_REC_ZEROED) >= 5);
 	}
 	assert_true(popcount64(LAYOUT_REC_DIRTY ^ LAYOUT_REC_ZEROED) >= 7);
 	/* exactly five codes are valid */
@@ -454,8 +454,7 @@ static void test_flipped_slot_state(void **state)
 /* ---- 2. a zeroed block of the tag table ---- */
 
 /* Lease n extents, write v into them, commit them as tag name; returns the tag id. */
-static uint32_t commit_new(struct region *r, const char *name, uint64_t n, uint8_t v,
-			   uint64_t *ext)
+static uint32_t commit_new(struct region *r, const char *name, uint64_t n, uint8_t v, uint64_t *ext)
 {
 	struct run *runs = NULL;
 	size_t n_runs = 0, k = 0;
@@ -498,8 +497,8 @@ static void test_zeroed_tag_table(void **state)
 	write_at(f->path, f->h.tag_table_off, zero, sizeof(zero));
 
 	/* The checker: a problem (damage), not a note (a crash recovery resolves). */
-	expect_checker(f, 0, CHECK_INCONSISTENT, "which is blank (a zeroed block of the tag table?)",
-		       &rep);
+	expect_checker(f, 0, CHECK_INCONSISTENT,
+		       "which is blank (a zeroed block of the tag table?)", &rep);
 	assert_int_equal(rep.release_extents + rep.rollback_extents, 0);
 	assert_int_equal(rep.n_notes, 0);
 	check_report_free(&rep);
@@ -512,7 +511,8 @@ static void test_zeroed_tag_table(void **state)
 	snprintf(want, sizeof(want), "tag id %u (slot at offset %llu) is blank", id_a,
 		 (unsigned long long)slot_off(f, id_a));
 	assert_contains(log, want);
-	snprintf(want, sizeof(want), "3 COMMITTED records name it (extents %llu", (unsigned long long)ext[0]);
+	snprintf(want, sizeof(want), "3 COMMITTED records name it (extents %llu",
+		 (unsigned long long)ext[0]);
 	assert_contains(log, want);
 	snprintf(want, sizeof(want), "tag id %u", id_b);
 	assert_contains(log, want);
@@ -758,8 +758,9 @@ static void test_commit_crash_points(void **state)
 	/* Drain 2 (phase 1): the records COMMITTED, the slot still WRITTEN. */
 	assert_true(img_slot(f, s.img[1], id)->state == TAG_WRITTEN);
 	for (size_t k = 0; k < n; k++)
-		assert_true(img_rec(f, s.img[1], ext[k]) ==
-			    layout_rec(EXT_COMMITTED, id, layout_rec_gen(img_rec(f, s.img[1], ext[k]))));
+		assert_true(
+		    img_rec(f, s.img[1], ext[k]) ==
+		    layout_rec(EXT_COMMITTED, id, layout_rec_gen(img_rec(f, s.img[1], ext[k]))));
 	/* Drain 3 (phase 2): VALID. */
 	assert_true(img_slot(f, s.img[2], id)->state == TAG_VALID);
 
@@ -769,7 +770,8 @@ static void test_commit_crash_points(void **state)
 		expect_tag(f, r, "c", ext, n, 0, false);
 		for (size_t j = 0; j < n; j++)
 			assert_int_equal(r->vstate[ext[j]], EXT_DIRTY);
-		assert_int_equal(count_of(r, EXT_DIRTY) + count_of(r, EXT_ZEROED), f->h.extent_count);
+		assert_int_equal(count_of(r, EXT_DIRTY) + count_of(r, EXT_ZEROED),
+				 f->h.extent_count);
 		assert_int_equal(region_tag_next(r, 0), 0);
 		close_recovered(f, r);
 		{
@@ -915,7 +917,8 @@ static void test_commit_and_free_one_iteration(void **state)
 	region_close(r);
 	for (unsigned k = 0; k < s.n; k++) {
 		for (uint64_t i = runs[0].first; i < runs[0].first + runs[0].count; i++)
-			assert_int_not_equal(layout_rec_state(img_rec(f, s.img[k], i)), EXT_COMMITTED);
+			assert_int_not_equal(layout_rec_state(img_rec(f, s.img[k], i)),
+					     EXT_COMMITTED);
 		r = recover_image(f, s.img[k]);
 		assert_int_equal(region_tag_next(r, 0), 0);
 		close_recovered(f, r);
