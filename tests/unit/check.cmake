@@ -10,7 +10,8 @@ add_test(NAME unit-check COMMAND test-check)
 set_tests_properties(unit-check PROPERTIES LABELS "unit" TIMEOUT 120)
 
 # Regression tests: region_open (layout_load + recovery) on damaged media.
-add_executable(test-damage-recovery ${PMEMZ_TEST_SRC}/unit/test-damage-recovery.c)
+add_executable(test-damage-recovery ${PMEMZ_TEST_SRC}/unit/test-damage-recovery.c
+  ${PMEMZ_TEST_SRC}/unit/media-fixture.c)
 target_link_libraries(test-damage-recovery PRIVATE pmemzd_check PkgConfig::CMOCKA)
 add_test(NAME unit-damage-recovery COMMAND test-damage-recovery)
 add_test(NAME unit-damage-recovery-cacheline COMMAND test-damage-recovery)

@@ -6,7 +6,7 @@ if(NOT TARGET pmemzd_check)
   return()
 endif()
 
-add_executable(test-media ${PMEMZ_TEST_SRC}/unit/test-media.c)
+add_executable(test-media ${PMEMZ_TEST_SRC}/unit/test-media.c ${PMEMZ_TEST_SRC}/unit/media-fixture.c)
 target_link_libraries(test-media PRIVATE pmemzd_check PkgConfig::CMOCKA Threads::Threads)
 add_test(NAME unit-media COMMAND test-media)
 add_test(NAME unit-media-cacheline COMMAND test-media)
