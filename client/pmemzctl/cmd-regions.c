@@ -41,8 +41,7 @@ static int regions_exec(struct ctl *ctl, int argc, char **argv)
 	    {},
 	};
 	_cleanup_response_ Pmemz__Response *resp = NULL;
-	Pmemz__Request req = PMEMZ__REQUEST__INIT;
-	Pmemz__StatReq st = PMEMZ__STAT_REQ__INIT;
+	const char *region = NULL;
 	const Pmemz__StatResp *s;
 	struct out *o;
 	bool map = false;
@@ -63,18 +62,11 @@ static int regions_exec(struct ctl *ctl, int argc, char **argv)
 			return r;
 	}
 	if (optind < argc)
-		st.region = argv[optind++];
+		region = argv[optind++];
 	if (optind < argc)
 		return ctl_usage_error(&cmd_regions, "unexpected argument '%s'", argv[optind]);
 
-	r = ctl_connect(ctl);
-	if (r)
-		return r;
-	req.op_case = PMEMZ__REQUEST__OP_STAT;
-	req.stat = &st;
-	if (pmemz_client_call(ctl->client, &req, &resp) < 0)
-		return ctl_fail();
-	r = ctl_output(ctl);
+	r = ctl_stat(ctl, region, &resp);
 	if (r)
 		return r;
 	s = resp->stat;

@@ -6,8 +6,6 @@ static int status_exec(struct ctl *ctl, int argc, char **argv)
 {
 	static const struct option opts[] = {CTL_COMMON_OPTS, {}};
 	_cleanup_response_ Pmemz__Response *resp = NULL;
-	Pmemz__Request req = PMEMZ__REQUEST__INIT;
-	Pmemz__StatReq st = PMEMZ__STAT_REQ__INIT;
 	const struct pmemz_hello *hello;
 	const Pmemz__StatResp *s;
 	struct out *o;
@@ -19,14 +17,7 @@ static int status_exec(struct ctl *ctl, int argc, char **argv)
 	if (optind < argc)
 		return ctl_usage_error(&cmd_status, "unexpected argument '%s'", argv[optind]);
 
-	r = ctl_connect(ctl);
-	if (r)
-		return r;
-	req.op_case = PMEMZ__REQUEST__OP_STAT;
-	req.stat = &st;
-	if (pmemz_client_call(ctl->client, &req, &resp) < 0)
-		return ctl_fail();
-	r = ctl_output(ctl);
+	r = ctl_stat(ctl, NULL, &resp);
 	if (r)
 		return r;
 	s = resp->stat;

@@ -169,6 +169,8 @@ void ctl_cmd_usage(const struct ctl_cmd *cmd, FILE *f);
 /* Connect (once) and set up the output; prints the reason on failure. */
 int ctl_connect(struct ctl *ctl);
 int ctl_output(struct ctl *ctl);
+/* Connect, STAT one region (NULL: all) and set up the output; exit code or 0. */
+int ctl_stat(struct ctl *ctl, const char *region, Pmemz__Response **resp);
 /* Emit the output; CTL_EXIT_OK or, after printing why, CTL_EXIT_FAIL. */
 int ctl_finish(struct ctl *ctl);
 /* Print "pmemzctl: <last library error>" and return CTL_EXIT_FAIL. */

@@ -170,6 +170,11 @@ int itest_raw_call(int fd, Pmemz__Request *req, Pmemz__Response **resp);
  * Any responses received before EOF are counted in *n_resp. */
 bool itest_raw_wait_closed(int fd, int timeout_ms, int *n_resp, int *first_status);
 void itest_resp_free(Pmemz__Response *resp);
+/*
+ * One raw request and its status, for forked children (no cmocka): fills
+ * version and id, skips replies to other ids, logs the outcome to stderr.
+ */
+int itest_child_call(int fd, Pmemz__Request *req);
 
 /* Convenience RPCs over a raw connection. */
 int itest_raw_hello(int fd, Pmemz__Response **resp);

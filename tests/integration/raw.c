@@ -385,3 +385,26 @@ void itest_wait_zeroed(const char *sock, const char *region, int timeout_ms, str
 		itest_msleep(10);
 	}
 }
+
+int itest_child_call(int fd, Pmemz__Request *req)
+{
+	static uint64_t id = 5000;
+	Pmemz__Response *resp = NULL;
+	int r;
+
+	req->version = PMEMZ_PROTO_VERSION;
+	req->id = ++id;
+	r = itest_raw_send(fd, req);
+	CHILD_CHECK(r == 0, "send: %s", strerror(-r));
+	do {
+		itest_resp_free(resp);
+		resp = NULL;
+		r = itest_raw_recv(fd, ITEST_RPC_TIMEOUT_MS, &resp, NULL);
+		CHILD_CHECK(r == 0, "recv (op %d): %s", req->op_case, strerror(-r));
+	} while (resp->id != req->id);
+	r = resp->status;
+	fprintf(stderr, "  uid %u: op %d -> %d (%s) %s\n", (unsigned)getuid(), req->op_case, r,
+		r ? strerror(-r) : "ok", resp->message ? resp->message : "");
+	itest_resp_free(resp);
+	return r;
+}

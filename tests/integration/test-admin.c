@@ -551,29 +551,6 @@ static void drop_privileges(void)
 	CHILD_CHECK(getuid() == OTHER_UID && geteuid() == OTHER_UID, "uid");
 }
 
-/* Raw call usable in a forked child (no cmocka): the status. */
-static int child_call(int fd, Pmemz__Request *req)
-{
-	static uint64_t id = 7000;
-	Pmemz__Response *resp = NULL;
-	int r;
-
-	req->version = PMEMZ_PROTO_VERSION;
-	req->id = ++id;
-	r = itest_raw_send(fd, req);
-	CHILD_CHECK(r == 0, "send: %s", strerror(-r));
-	do {
-		itest_resp_free(resp);
-		resp = NULL;
-		r = itest_raw_recv(fd, ITEST_RPC_TIMEOUT_MS, &resp, NULL);
-		CHILD_CHECK(r == 0, "recv (op %d): %s", req->op_case, strerror(-r));
-	} while (resp->id != req->id);
-	r = resp->status;
-	fprintf(stderr, "  uid %d: op %d -> %d (%s) %s\n", OTHER_UID, req->op_case, r,
-		r ? strerror(-r) : "ok", resp->message ? resp->message : "");
-	itest_resp_free(resp);
-	return r;
-}
 
 static int child_zeroer(int fd, const char *region, int pause, const uint64_t *rate)
 {
@@ -591,7 +568,7 @@ static int child_zeroer(int fd, const char *region, int pause, const uint64_t *r
 	}
 	req.op_case = PMEMZ__REQUEST__OP_ZEROER;
 	req.zeroer = &z;
-	return child_call(fd, &req);
+	return itest_child_call(fd, &req);
 }
 
 static int child_map(int fd, const char *region)
@@ -602,7 +579,7 @@ static int child_map(int fd, const char *region)
 	m.region = UNCONST(region);
 	req.op_case = PMEMZ__REQUEST__OP_MAP;
 	req.map = &m;
-	return child_call(fd, &req);
+	return itest_child_call(fd, &req);
 }
 
 static void child_non_admin(const char *sock)

@@ -61,29 +61,6 @@ static int child_raw(const char *sock)
 	return fd;
 }
 
-/* Raw request helper usable in the child (no cmocka): returns status. */
-static int child_call(int fd, Pmemz__Request *req)
-{
-	static uint64_t id = 5000;
-	Pmemz__Response *resp = NULL;
-	int r;
-
-	req->version = PMEMZ_PROTO_VERSION;
-	req->id = ++id;
-	r = itest_raw_send(fd, req);
-	CHILD_CHECK(r == 0, "send: %s", strerror(-r));
-	do {
-		itest_resp_free(resp);
-		resp = NULL;
-		r = itest_raw_recv(fd, ITEST_RPC_TIMEOUT_MS, &resp, NULL);
-		CHILD_CHECK(r == 0, "recv (op %d): %s", req->op_case, strerror(-r));
-	} while (resp->id != req->id);
-	r = resp->status;
-	fprintf(stderr, "  uid %d: op %d -> %d (%s) %s\n", OTHER_UID, req->op_case, r,
-		r ? strerror(-r) : "ok", resp->message ? resp->message : "");
-	itest_resp_free(resp);
-	return r;
-}
 
 static int child_alloc(int fd, const char *region)
 {
@@ -94,7 +71,7 @@ static int child_alloc(int fd, const char *region)
 	a.bytes = MIB;
 	req.op_case = PMEMZ__REQUEST__OP_ALLOCATE;
 	req.allocate = &a;
-	return child_call(fd, &req);
+	return itest_child_call(fd, &req);
 }
 
 static int child_list(int fd, const char *region, bool all_users)
@@ -107,7 +84,7 @@ static int child_list(int fd, const char *region, bool all_users)
 	l.all_users = all_users;
 	req.op_case = PMEMZ__REQUEST__OP_LIST;
 	req.list = &l;
-	return child_call(fd, &req);
+	return itest_child_call(fd, &req);
 }
 
 static int child_flush(int fd, const char *region)
@@ -124,7 +101,7 @@ static int child_flush(int fd, const char *region)
 	f.ranges = brs;
 	req.op_case = PMEMZ__REQUEST__OP_FLUSH;
 	req.flush = &f;
-	return child_call(fd, &req);
+	return itest_child_call(fd, &req);
 }
 
 static int child_free_tag(int fd, const char *region, const char *tag)
@@ -136,7 +113,7 @@ static int child_free_tag(int fd, const char *region, const char *tag)
 	f.tag = UNCONST(tag);
 	req.op_case = PMEMZ__REQUEST__OP_FREE;
 	req.free = &f;
-	return child_call(fd, &req);
+	return itest_child_call(fd, &req);
 }
 
 static int child_free_lease(int fd, const char *region, uint64_t lease)
@@ -149,7 +126,7 @@ static int child_free_lease(int fd, const char *region, uint64_t lease)
 	f.lease = lease;
 	req.op_case = PMEMZ__REQUEST__OP_FREE;
 	req.free = &f;
-	return child_call(fd, &req);
+	return itest_child_call(fd, &req);
 }
 
 static int child_commit(int fd, const char *region, uint64_t lease, const char *tag)
@@ -162,7 +139,7 @@ static int child_commit(int fd, const char *region, uint64_t lease, const char *
 	c.tag = UNCONST(tag);
 	req.op_case = PMEMZ__REQUEST__OP_COMMIT;
 	req.commit = &c;
-	return child_call(fd, &req);
+	return itest_child_call(fd, &req);
 }
 
 /* Runs as uid 65534. */
@@ -194,7 +171,7 @@ static void child_other_uid(const char *sock, uint64_t root_lease)
 		o.region = "private";
 		req.op_case = PMEMZ__REQUEST__OP_OPEN_REGION;
 		req.open_region = &o;
-		rc = child_call(fd, &req);
+		rc = itest_child_call(fd, &req);
 		CHILD_CHECK(rc == -EACCES, "raw OPEN_REGION private: %d", rc);
 	}
 	rc = child_alloc(fd, "private");
