@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "pmem2-errno.h"
 #include "pstore.h"
 
 struct pstore {
@@ -27,31 +28,7 @@ struct pstore {
 
 int pstore_errno(int r)
 {
-	if (r >= 0)
-		return 0;
-	if (r > PMEM2_E_UNKNOWN)
-		return r; /* already -errno */
-	switch (r) {
-	case PMEM2_E_NOSUPP:
-	case PMEM2_E_GRANULARITY_NOT_SUPPORTED:
-	case PMEM2_E_SOURCE_TYPE_NOT_SUPPORTED:
-		return -ENOTSUP;
-	case PMEM2_E_NO_ACCESS:
-		return -EACCES;
-	case PMEM2_E_DAX_REGION_NOT_FOUND:
-		return -ENODEV;
-	case PMEM2_E_IO_FAIL:
-		return -EIO;
-	case PMEM2_E_NO_BAD_BLOCK_FOUND:
-		return -ENOENT;
-	case PMEM2_E_MAP_RANGE:
-	case PMEM2_E_LENGTH_OUT_OF_RANGE:
-	case PMEM2_E_OFFSET_OUT_OF_RANGE:
-	case PMEM2_E_DEEP_FLUSH_RANGE:
-		return -ERANGE;
-	default:
-		return -EINVAL;
-	}
+	return pmemz_pmem2_errno(r);
 }
 
 static void pmem2_sourcep(struct pmem2_source **s)

@@ -12,27 +12,9 @@
 #include <string.h>
 
 #include "client-private.h"
+#include "pmem2-errno.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct pmemz_region *, pmemz_region_unref)
-
-/* libpmem2 returns -errno or its own PMEM2_E_* codes: make it an errno. */
-static int pmem2_to_errno(int ret)
-{
-	if (ret > PMEM2_E_UNKNOWN)
-		return ret; /* already -errno */
-	switch (ret) {
-	case PMEM2_E_NOSUPP:
-	case PMEM2_E_GRANULARITY_NOT_SUPPORTED:
-	case PMEM2_E_SOURCE_TYPE_NOT_SUPPORTED:
-		return -ENOTSUP;
-	case PMEM2_E_NO_ACCESS:
-		return -EACCES;
-	case PMEM2_E_IO_FAIL:
-		return -EIO;
-	default:
-		return -EINVAL;
-	}
-}
 
 static int region_map(struct pmemz_region *r, int fd)
 {
@@ -52,7 +34,7 @@ static int region_map(struct pmemz_region *r, int fd)
 	if (cfg)
 		(void)pmem2_config_delete(&cfg);
 	if (ret != 0)
-		return pmemz_err(pmem2_to_errno(ret), "cannot map region '%s' (%s): %s", r->name,
+		return pmemz_err(pmemz_pmem2_errno(ret), "cannot map region '%s' (%s): %s", r->name,
 				 r->path, pmem2_errormsg());
 
 	r->base = pmem2_map_get_address(r->map);
