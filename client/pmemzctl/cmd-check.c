@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pmemzctl check [--no-data] [--recovered] PATH: offline consistency check of
- * a region file or device-DAX (daemon/check.h), read-only, no daemon needed.
+ * a region file or device-DAX (daemon/tools/check.h), read-only, no daemon needed.
  * Exit 0 clean, 1 inconsistent, 2 unusable input (or a usage error).
  */
 #include <errno.h>

@@ -13,24 +13,10 @@
 #   test-kill9 --long 600                  10 minutes of kill cycles
 set(_crash_dir ${PMEMZ_TEST_SRC}/crash)
 
-# The offline checker (daemon/check.c) is the oracle when it is built;
-# until then the tests check the media with their own raw reader only.
-set(_crash_have_check 0)
-set(_crash_check_lib "")
+# The offline checker (daemon/tools/check.c) is the oracle for every image.
+set(_crash_have_check 1)
+set(_crash_check_lib pmemzd_check)
 set(_crash_check_src "")
-if(TARGET pmemzd_check)
-  set(_crash_have_check 1)
-  set(_crash_check_lib pmemzd_check)
-elseif(EXISTS ${PROJECT_SOURCE_DIR}/daemon/check.c)
-  set(_crash_have_check 1)
-  get_target_property(_crash_storage_src pmemzd_storage SOURCES)
-  if(NOT "check.c" IN_LIST _crash_storage_src)
-    set(_crash_check_src ${PROJECT_SOURCE_DIR}/daemon/check.c)
-  endif()
-endif()
-if(NOT _crash_have_check)
-  message(STATUS "crash tests: daemon/check.c not there yet: raw media checks only")
-endif()
 
 add_executable(test-powerfail ${_crash_dir}/test-powerfail.c ${_crash_dir}/pmsim.c
   ${_crash_check_src})

@@ -10,7 +10,7 @@
  * Documented daemon answers (asserted exactly):
  *   open / any op on a region the uid may not open      -EACCES
  *   FREE of a tag of another uid                        -ENOENT (tags are per uid)
- *   COMMIT / FREE of a lease of another connection      -EPERM  (daemon/rpc.c rpc_own_lease;
+ *   COMMIT / FREE of a lease of another connection      -EPERM  (daemon/server/rpc.c rpc_own_lease;
  *                                                        an unknown lease id is -ENOENT)
  *   LIST all_users by a non-admin                       -EPERM
  */

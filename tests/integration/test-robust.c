@@ -337,7 +337,7 @@ static void test_bad_rpc_inputs(void **state)
 	/* unknown region */
 	assert_int_equal(pmemz_region_open(c, "no-such-region", &r2), -ENOENT);
 	assert_null(r2);
-	/* an empty name is -EINVAL (daemon/rpc.c rpc_region) */
+	/* an empty name is -EINVAL (daemon/server/rpc.c rpc_region) */
 	assert_int_equal(pmemz_region_open(c, "", &r2), -EINVAL);
 	assert_int_equal(pmemz_region_open(c, REGION, &r), 0);
 	base = pmemz_region_address(r);
@@ -367,7 +367,7 @@ static void test_bad_rpc_inputs(void **state)
 	assert_int_equal(raw_flush(fd, REGION, size - 4096, 8192), -ERANGE);
 	assert_int_equal(raw_flush(fd, REGION, UINT64_MAX - 100, 4096), -ERANGE); /* wraps */
 	assert_int_equal(raw_flush(fd, REGION, 4096, UINT64_MAX), -ERANGE);
-	/* only the data area may be flushed (daemon/region-alloc.c data_range) */
+	/* only the data area may be flushed (daemon/storage/region-alloc.c data_range) */
 	assert_int_equal(raw_flush(fd, REGION, 0, 4096), -ERANGE);
 	assert_int_equal(raw_flush(fd, REGION, st.data_offset - 4096, 8192), -ERANGE);
 	assert_int_equal(raw_flush(fd, REGION, st.data_offset, 4096), 0);

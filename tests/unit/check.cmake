@@ -1,4 +1,4 @@
-# Offline checker (daemon/check.c, pmemzd_check) and the daemon on damaged
+# Offline checker (daemon/tools/check.c, pmemzd_check) and the daemon on damaged
 # media: crafted images in memory and files in /dev/shm; no daemon process.
 if(NOT TARGET pmemzd_check)
   return()

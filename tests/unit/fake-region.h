@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * An in-memory stand-in for the storage core (daemon/region.h) so the
+ * An in-memory stand-in for the storage core (daemon/storage/region.h) so the
  * server can be tested without pmem: extent states in an array, a
  * "zeroer" the test drives through an eventfd, and a region_sync() that
  * publishes the durable state only after a delay, so a reply sent before

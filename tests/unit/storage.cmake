@@ -1,4 +1,4 @@
-# Storage core: on-media format, regions, recovery, zeroer (daemon/pmemzd_storage).
+# Storage core: on-media format, regions, recovery, zeroer (daemon/storage/, pmemzd_storage).
 # The region tests run on files in /dev/shm, once with libpmem2's default
 # granularity for files (page: msync) and once forced to the cache-line path
 # (CLWB/CLFLUSHOPT + SFENCE, as on device-DAX).

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of the on-media format helpers (daemon/layout.c). */
+/* Unit tests of the on-media format helpers (daemon/storage/layout.c). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
