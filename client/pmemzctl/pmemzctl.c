@@ -45,7 +45,8 @@ static void usage(FILE *f)
 		(void)snprintf(head, sizeof(head), "%s %s", commands[i]->name, commands[i]->args);
 		(void)fprintf(f, "  %-22s %s\n", head, commands[i]->summary);
 	}
-	(void)fprintf(f, "\n'pmemzctl COMMAND --help' shows the options of a command.\n");
+	(void)fprintf(f, "\n'pmemzctl help COMMAND' (or 'pmemzctl COMMAND --help') shows the options\n"
+			 "of a command.\n");
 }
 
 void ctl_cmd_usage(const struct ctl_cmd *cmd, FILE *f)
@@ -164,6 +165,24 @@ static const struct ctl_cmd *find_command(const char *name)
 	return NULL;
 }
 
+/* pmemzctl help [COMMAND]: the command list, or the usage of one command. */
+static int help(int argc, char **argv)
+{
+	const struct ctl_cmd *cmd;
+
+	if (argc == 0) {
+		usage(stdout);
+		return CTL_EXIT_OK;
+	}
+	if (argc > 1)
+		return ctl_usage_error(NULL, "help takes one command, not %d arguments", argc);
+	cmd = find_command(argv[0]);
+	if (!cmd)
+		return ctl_usage_error(NULL, "help: unknown command '%s'", argv[0]);
+	ctl_cmd_usage(cmd, stdout);
+	return CTL_EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -203,10 +222,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return CTL_EXIT_USAGE;
 	}
-	if (strcmp(argv[optind], "help") == 0) {
-		usage(stdout);
-		return CTL_EXIT_OK;
-	}
+	if (strcmp(argv[optind], "help") == 0)
+		return help(argc - optind - 1, argv + optind + 1);
 	cmd = find_command(argv[optind]);
 	if (!cmd)
 		return ctl_usage_error(NULL, "unknown command '%s'", argv[optind]);

@@ -47,5 +47,25 @@ expect 2 'Usage' # no command
 
 "$ctl" --help | grep -q '^Commands:' || { echo "FAIL: --help"; fail=1; }
 "$ctl" tags --help | grep -q -- '--all' || { echo "FAIL: tags --help"; fail=1; }
+# help: the command list, then every listed command's own usage
+"$ctl" help >"$tmp/help" || { echo "FAIL: help exits $?"; fail=1; }
+grep -q '^Commands:' "$tmp/help" || { echo "FAIL: help lists no commands"; fail=1; }
+cmds=$(sed -n '/^Commands:/,/^$/s/^  \([a-z][a-z-]*\) .*/\1/p' "$tmp/help")
+[ "$(echo "$cmds" | wc -w)" -ge 9 ] || { echo "FAIL: help lists only: $cmds"; fail=1; }
+for c in $cmds; do
+	if ! "$ctl" help "$c" >"$tmp/out" 2>"$tmp/err" || [ -s "$tmp/err" ] ||
+		! grep -q "^Usage: pmemzctl \[OPTIONS\] $c " "$tmp/out" ||
+		! "$ctl" "$c" --help | cmp -s - "$tmp/out"; then
+		echo "FAIL: pmemzctl help $c"
+		cat "$tmp/out" "$tmp/err"
+		fail=1
+	else
+		echo "ok: pmemzctl help $c"
+	fi
+done
+expect 2 "^pmemzctl: help: unknown command 'nosuch'" help nosuch
+[ ! -s "$tmp/out" ] || { echo "FAIL: help nosuch wrote to stdout"; fail=1; }
+expect 2 '^pmemzctl: help takes one command' help status tags
+
 "$ctl" --version | grep -q '^pmemzctl [0-9]' || { echo "FAIL: --version"; fail=1; }
 exit $fail
