@@ -120,26 +120,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Pmemz__Response *, pmemz_response_free)
 
 /* ---- region.c --------------------------------------------------------- */
 
-/*
- * The allocation reserve (pmemz_region_set_reserve, alloc.c): a FIFO of
- * pipelined ALLOCATE requests of `unit` extents each, sent ahead of need.
- * pmemz_alloc_new takes the oldest (whose answer has normally arrived
- * while the caller was writing); when half the reserve is used it sends the
- * replacements back to back (one daemon wakeup and group commit for the
- * batch), so the caller waits for no round trip.  A failed refill sets `backoff`: no more
- * refills until an ALLOCATE made on the caller's behalf succeeds.
- */
-struct pmemz_reserve {
-	pthread_mutex_t lock;
-	size_t bytes;		  /* asked for; 0 = off */
-	uint64_t unit;		  /* extents per reserved lease */
-	size_t target;		  /* leases kept: DIV_ROUND_UP(bytes, unit bytes), capped */
-	struct pmemz_pending **q; /* ring of outstanding ALLOCATE tickets, oldest first */
-	size_t head, n, cap;
-	bool backoff;
-	uint64_t next_unit; /* size of the last allocation the reserve could not serve */
-	uint64_t hits, misses, refills, refill_failures; /* for tests and benchmarks */
-};
+struct pmemz_reserve; /* reserve.c */
 
 struct pmemz_region {
 	unsigned refs; /* user handle + allocations (atomic) */
@@ -156,7 +137,7 @@ struct pmemz_region {
 	size_t map_size;
 	void (*persist)(const void *ptr, size_t size);
 
-	struct pmemz_reserve rsv;
+	struct pmemz_reserve *rsv; /* pmemz_region_set_reserve */
 };
 
 void pmemz_region_ref(struct pmemz_region *r);
@@ -179,16 +160,42 @@ struct pmemz_alloc {
 	size_t bytes;
 };
 
-/* Reserve: release every reserved lease (pmemz_region_close, set_reserve 0). */
+/* Runs from the wire, checked against the region's extent count (-EPROTO). */
+int pmemz_runs_from_wire(const struct pmemz_region *r, Pmemz__Run *const *wr, size_t n,
+			 struct pmemz_run **out, size_t *total_extents);
+
+/* ---- reserve.c: the allocation reserve (pmemz_region_set_reserve) ---- */
+
+/*
+ * The reserve keeps pipelined ALLOCATE tickets of one size per region.  It
+ * uses the transport only; region.c owns its lifetime, alloc.c takes from
+ * it.  Neither reserve.c nor region.c calls into alloc.c.
+ */
+int pmemz_reserve_new(struct pmemz_reserve **out);
+/* The region's last reference is gone: nothing may be outstanding (pmemz_reserve_drop). */
+void pmemz_reserve_free(struct pmemz_reserve *v);
+/* Release every reserved lease and switch the reserve off (pmemz_region_close, set_reserve 0). */
 void pmemz_reserve_drop(struct pmemz_region *r);
+/* Wait for an ALLOCATE ticket and make its handle (alloc.c's allocate_collect). */
+typedef int (*pmemz_reserve_collect_fn)(struct pmemz_region *r, struct pmemz_pending *ticket,
+					struct pmemz_alloc **out);
+/*
+ * Serve an allocation of n extents from the reserve: 1 when *out is set,
+ * 0 when the caller must ask the daemon itself (reserve off, another size,
+ * empty, failed, or NOWAIT and the oldest answer has not arrived).
+ */
+int pmemz_reserve_take(struct pmemz_region *r, uint64_t n, unsigned flags,
+		       pmemz_reserve_collect_fn collect, struct pmemz_alloc **out);
+/*
+ * After an ALLOCATE made for the caller succeeded: refill again; two
+ * allocations in a row of another size than the reserve's move the
+ * reserve to that size (its leases of the old size are given back).
+ */
+void pmemz_reserve_after_direct(struct pmemz_region *r, uint64_t n);
 struct pmemz_reserve_stats {
 	size_t bytes, target, outstanding;
 	uint64_t unit_bytes, hits, misses, refills, refill_failures;
 };
 void pmemz_reserve_get_stats(struct pmemz_region *r, struct pmemz_reserve_stats *st);
-
-/* Runs from the wire, checked against the region's extent count (-EPROTO). */
-int pmemz_runs_from_wire(const struct pmemz_region *r, Pmemz__Run *const *wr, size_t n,
-			 struct pmemz_run **out, size_t *total_extents);
 
 #endif

@@ -107,8 +107,9 @@ PMEMZ_EXPORT int pmemz_region_open(struct pmemz_client *c, const char *name,
 	r->refs = 1;
 	r->c = c;
 	pmemz_client_ref(c);
-	pthread_mutex_init(&r->rsv.lock, NULL);
-
+	ret = pmemz_reserve_new(&r->rsv);
+	if (ret < 0)
+		return ret;
 	ret = region_set_info(r, resp->open_region->info);
 	if (ret < 0)
 		return ret;
@@ -138,8 +139,7 @@ void pmemz_region_unref(struct pmemz_region *r)
 	if (r->map)
 		(void)pmem2_map_delete(&r->map);
 	pmemz_client_unref(r->c);
-	pthread_mutex_destroy(&r->rsv.lock);
-	free(r->rsv.q);
+	pmemz_reserve_free(r->rsv);
 	free(r->name);
 	free(r->path);
 	free(r->granularity);
