@@ -54,7 +54,6 @@ struct manager_region {
 	uint64_t n_waiters;
 	bool urgent;			      /* told the zeroer that allocations wait */
 	uint64_t allocations, commits, frees; /* since start */
-	bool zeroer_paused; /* ZEROER pause (admin; not persistent) */
 	uint64_t zero_rate; /* bytes/s now: the configured rate, then ZEROER; 0 = unlimited */
 };
 

@@ -46,7 +46,7 @@ static void region_stat_fill(const struct manager_region *mr, Pmemz__RegionStat 
 	rs->zeroer_threads = mr->rc->zeroer_threads;
 	rs->zero_rate_limit = mr->zero_rate;
 	rs->has_paused = true;
-	rs->paused = mr->zeroer_paused;
+	rs->paused = region_zeroer_paused(mr->r);
 	rs->tags = st.tags;
 }
 

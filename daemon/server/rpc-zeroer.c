@@ -26,7 +26,6 @@ static void zeroer_apply(struct rpc_call *call, struct manager_region *mr,
 	}
 	if (req->has_pause) {
 		region_zeroer_pause(mr->r, req->pause);
-		mr->zeroer_paused = req->pause;
 		log_info("Region '%s': background zeroing %s (uid %u)", mr->info.name,
 			 req->pause ? "paused" : "resumed", (unsigned)call->c->uid);
 	}

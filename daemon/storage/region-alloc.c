@@ -201,11 +201,52 @@ void region_make_ready(struct region *r, uint64_t i)
 	}
 }
 
-int region_defer_dirty(struct region *r, uint64_t first, uint64_t count)
+void region_defer_dirty(struct region *r, uint64_t first, uint64_t count)
 {
 	for (uint64_t i = first; i < first + count; i++)
 		r->vflags[i] |= VF_PENDING;
-	return runvec_push(&r->pend_dirty, first, count);
+	/* The flags are set either way; without the run list, sync scans for them. */
+	if (runvec_push(&r->pend_dirty, first, count) < 0)
+		r->pend_scan = true;
+}
+
+uint64_t region_index_ready(const struct region *r)
+{
+	return r->n_ready;
+}
+
+uint64_t region_index_take_batch(struct region *r, uint64_t *ext, uint64_t max)
+{
+	uint64_t k = 0;
+
+	/* Round robin from the cursor, so no part of the region waits behind another. */
+	while (k < max && r->n_ready) {
+		uint64_t i = bm_next_set(r->ready_bm, r->extent_count, r->zero_cursor);
+
+		if (i >= r->extent_count) {
+			r->zero_cursor = 0;
+			continue; /* n_ready > 0: there is one from the start */
+		}
+		bm_clr(r->ready_bm, i);
+		r->n_ready--;
+		r->vflags[i] |= VF_IN_BATCH;
+		r->n_in_batch++;
+		ext[k++] = i;
+		r->zero_cursor = i + 1;
+	}
+	return k;
+}
+
+void region_index_return_batch(struct region *r, const uint64_t *ext, uint64_t n, uint64_t done)
+{
+	for (uint64_t k = 0; k < n; k++) {
+		uint64_t i = ext[k];
+
+		r->vflags[i] &= (uint8_t)~VF_IN_BATCH;
+		r->n_in_batch--;
+		if (k >= done)
+			region_make_ready(r, i); /* not zeroed (stopped): again later */
+	}
 }
 
 /*
@@ -232,13 +273,6 @@ void region_release_pending(struct region *r)
 		release_pending_scan(r);
 		r->pend_scan = false;
 	}
-}
-
-static void defer_dirty(struct region *r, uint64_t first, uint64_t count)
-{
-	/* The flags are set either way; without the run list, sync scans for them. */
-	if (region_defer_dirty(r, first, count) < 0)
-		r->pend_scan = true;
 }
 
 uint64_t region_count_free(const struct region *r)
@@ -364,7 +398,7 @@ void region_unlease(struct region *r, const struct run *runs, size_t n_runs)
 				skipped++;
 			if (seg != UINT64_MAX) {
 				region_rec_flush(r, seg, i - seg);
-				defer_dirty(r, seg, i - seg);
+				region_defer_dirty(r, seg, i - seg);
 				seg = UINT64_MAX;
 			}
 		}

@@ -102,7 +102,6 @@ struct region {
 	struct zeroer *z;
 	unsigned zeroer_threads;
 	unsigned batch_extents;
-	bool zeroer_paused;
 	unsigned zeroer_outstanding; /* batches submitted, not yet collected */
 };
 
@@ -122,9 +121,21 @@ void region_rec_store(struct region *r, uint64_t i, unsigned state, uint32_t tag
 void region_rec_flush(struct region *r, uint64_t first, uint64_t count);
 /* DIRTY extent, record durable: hand to the zeroer. */
 void region_make_ready(struct region *r, uint64_t i);
-/* DIRTY extents whose record is not durable yet: held back until region_sync. */
-int region_defer_dirty(struct region *r, uint64_t first,
-		       uint64_t count); /* -ENOMEM: set pend_scan */
+/*
+ * DIRTY extents whose record is not durable yet: held back until
+ * region_sync (out of memory for the run list: region_sync scans for them).
+ */
+void region_defer_dirty(struct region *r, uint64_t first, uint64_t count);
+/*
+ * The zeroer's door to the index (main loop only): how many extents are
+ * ready, take up to max of them into a batch (VF_IN_BATCH, out of the ready
+ * set; returns how many, written to ext), and give a finished batch back:
+ * ext[0..done) leave the batch for the caller to store ZEROED, the rest
+ * are ready again.
+ */
+uint64_t region_index_ready(const struct region *r);
+uint64_t region_index_take_batch(struct region *r, uint64_t *ext, uint64_t max);
+void region_index_return_batch(struct region *r, const uint64_t *ext, uint64_t n, uint64_t done);
 void region_release_pending(struct region *r);
 int runvec_push(struct runvec *v, uint64_t first, uint64_t count);
 int idvec_push(struct idvec *v, uint32_t id);

@@ -319,8 +319,7 @@ int region_tag_free(struct region *r, uint32_t id, uint64_t *n_extents)
 	for (size_t k = 0; k < t->n_runs; k++) {
 		for (uint64_t i = t->runs[k].first; i < t->runs[k].first + t->runs[k].count; i++)
 			region_vset(r, i, EXT_DIRTY);
-		if (region_defer_dirty(r, t->runs[k].first, t->runs[k].count) < 0)
-			r->pend_scan = true;
+		region_defer_dirty(r, t->runs[k].first, t->runs[k].count);
 	}
 	if (n_extents)
 		*n_extents = t->n_extents;

@@ -144,6 +144,8 @@ uint64_t region_zeroer_collect(struct region *r);
 void region_zeroer_set_urgent(struct region *r, bool urgent);
 /* Admin: pause/resume background zeroing, change the byte rate (0 = unlimited). */
 void region_zeroer_pause(struct region *r, bool paused);
+/* The pause's only record (the server's STAT asks here, it keeps no copy). */
+bool region_zeroer_paused(const struct region *r);
 void region_zeroer_set_rate(struct region *r, uint64_t bytes_per_sec);
 
 /*

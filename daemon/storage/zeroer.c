@@ -348,6 +348,16 @@ void zeroer_set_paused(struct zeroer *z, bool paused)
 	pthread_mutex_unlock(&z->lock);
 }
 
+bool zeroer_paused(struct zeroer *z)
+{
+	bool paused;
+
+	pthread_mutex_lock(&z->lock);
+	paused = z->paused;
+	pthread_mutex_unlock(&z->lock);
+	return paused;
+}
+
 void zeroer_set_urgent(struct zeroer *z, bool urgent)
 {
 	pthread_mutex_lock(&z->lock);
@@ -390,50 +400,24 @@ void region_zeroer_stop(struct region *r)
 	r->z = NULL;
 }
 
-static uint64_t bm_next(const uint64_t *bm, uint64_t nbits, uint64_t from)
-{
-	uint64_t i = from >> 6, w;
-
-	if (from >= nbits)
-		return nbits;
-	w = bm[i] & (~0ull << (from & 63));
-	while (!w) {
-		if (++i >= DIV_ROUND_UP(nbits, 64))
-			return nbits;
-		w = bm[i];
-	}
-	return MIN(nbits, (i << 6) + (uint64_t)__builtin_ctzll(w));
-}
-
 void region_zeroer_kick(struct region *r)
 {
 	uint64_t per =
 	    MAX((uint64_t)1, MIN((uint64_t)r->batch_extents, BATCH_MAX_BYTES / r->extent_size));
+	uint64_t ready;
 
-	if (!r->z || r->zeroer_paused)
+	if (!r->z || zeroer_paused(r->z))
 		return;
 	/* Two batches per thread: one being zeroed, one queued behind it. */
-	while (r->n_ready && r->zeroer_outstanding < 2 * r->zeroer_threads) {
-		uint64_t n = MIN(per, r->n_ready), k = 0;
+	while ((ready = region_index_ready(r)) && r->zeroer_outstanding < 2 * r->zeroer_threads) {
+		uint64_t n = MIN(per, ready);
 		struct zbatch *b = malloc(sizeof(*b) + n * sizeof(b->ext[0]));
 
 		if (!b) {
 			log_warning("region '%s': out of memory for a zeroer batch", r->name);
 			return;
 		}
-		while (k < n) {
-			uint64_t i = bm_next(r->ready_bm, r->extent_count, r->zero_cursor);
-			if (i >= r->extent_count) {
-				r->zero_cursor = 0;
-				continue; /* n_ready > 0: there is one from the start */
-			}
-			r->ready_bm[i >> 6] &= ~(1ull << (i & 63));
-			r->n_ready--;
-			r->vflags[i] |= VF_IN_BATCH;
-			r->n_in_batch++;
-			b->ext[k++] = i;
-			r->zero_cursor = i + 1;
-		}
+		n = region_index_take_batch(r, b->ext, n);
 		b->n = (uint32_t)n;
 		b->done = 0;
 		b->ran = false;
@@ -460,15 +444,10 @@ uint64_t region_zeroer_collect(struct region *r)
 		struct zbatch *next = b->next;
 		uint64_t seg = 0, seg_n = 0;
 
-		for (uint32_t k = 0; k < b->n; k++) {
+		region_index_return_batch(r, b->ext, b->n, b->done);
+		for (uint32_t k = 0; k < b->done; k++) {
 			uint64_t i = b->ext[k];
 
-			r->vflags[i] &= (uint8_t)~VF_IN_BATCH;
-			r->n_in_batch--;
-			if (k >= b->done) {
-				region_make_ready(r, i); /* not zeroed (stopped): again later */
-				continue;
-			}
 			/* The worker drained the zeroes: ZEROED may be stored now (I5). */
 			region_rec_store(r, i, EXT_ZEROED, 0,
 					 layout_rec_gen(region_rec_load(r, i)));
@@ -506,11 +485,15 @@ void region_zeroer_set_urgent(struct region *r, bool urgent)
 
 void region_zeroer_pause(struct region *r, bool paused)
 {
-	r->zeroer_paused = paused;
 	if (r->z)
 		zeroer_set_paused(r->z, paused);
 	if (!paused)
 		region_zeroer_kick(r);
+}
+
+bool region_zeroer_paused(const struct region *r)
+{
+	return r->z && zeroer_paused(r->z);
 }
 
 void region_zeroer_set_rate(struct region *r, uint64_t bytes_per_sec)

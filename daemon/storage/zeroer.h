@@ -53,6 +53,8 @@ void zeroer_submit(struct zeroer *z, struct zbatch *b);
 struct zbatch *zeroer_take_done(struct zeroer *z);
 
 void zeroer_set_paused(struct zeroer *z, bool paused);
+/* The only record of the pause: workers read it under the pool's lock. */
+bool zeroer_paused(struct zeroer *z);
 void zeroer_set_urgent(struct zeroer *z, bool urgent);
 void zeroer_set_rate(struct zeroer *z, uint64_t bytes_per_sec);
 

@@ -37,6 +37,7 @@ struct region {
 	_Atomic uint64_t durable[EXT_NSTATES];
 	_Atomic uint64_t syncs;
 	_Atomic bool urgent;
+	bool paused;
 };
 
 static struct region *fake_regions[FAKE_MAX_REGIONS];
@@ -368,6 +369,12 @@ void region_zeroer_set_urgent(struct region *r, bool urgent)
 
 void region_zeroer_pause(struct region *r, bool paused)
 {
+	r->paused = paused;
+}
+
+bool region_zeroer_paused(const struct region *r)
+{
+	return r->paused;
 }
 
 void region_zeroer_set_rate(struct region *r, uint64_t bytes_per_sec)

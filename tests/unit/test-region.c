@@ -1188,7 +1188,9 @@ static void test_pause(void **state)
 	uint64_t z;
 
 	r = open_ok(f);
+	assert_false(region_zeroer_paused(r));
 	region_zeroer_pause(r, true);
+	assert_true(region_zeroer_paused(r));
 	/* Collect what was in flight, then nothing moves. */
 	for (int i = 0; i < 20 && r->zeroer_outstanding; i++) {
 		struct pollfd p = {.fd = region_zeroer_fd(r), .events = POLLIN};
@@ -1201,7 +1203,57 @@ static void test_pause(void **state)
 	(void)region_zeroer_collect(r);
 	assert_int_equal(region_count_zeroed(r), z);
 	region_zeroer_pause(r, false);
+	assert_false(region_zeroer_paused(r));
 	wait_all_zeroed(r);
+	region_close(r);
+}
+
+/* The zeroer's door to the index: a batch leaves the ready set and comes back. */
+static void test_index_batch(void **state)
+{
+	struct fx *f = *state;
+	struct region *r;
+	uint64_t ready, ext[3], again[3], k;
+	uint8_t st[1];
+
+	r = open_ok(f);
+	region_zeroer_pause(r, true);
+	while (r->zeroer_outstanding) {
+		struct pollfd p = {.fd = region_zeroer_fd(r), .events = POLLIN};
+		(void)poll(&p, 1, 100);
+		(void)region_zeroer_collect(r);
+	}
+	assert_int_equal(region_verify(r), 0);
+	ready = region_index_ready(r);
+	assert_int_equal(ready, region_count_free(r) - region_count_zeroed(r));
+	assert_true(ready >= 3);
+
+	k = region_index_take_batch(r, ext, 3);
+	assert_int_equal(k, 3);
+	assert_int_equal(region_index_ready(r), ready - 3);
+	assert_int_equal(region_verify(r), 0);
+	for (k = 0; k < 3; k++) {
+		assert_int_equal(region_get_states(r, st, ext[k], 1), 0);
+		assert_int_equal(st[0], EXT_MAP_ZEROING);
+	}
+	/* Not zeroed: all three are ready again, and taken again in turn. */
+	region_index_return_batch(r, ext, 3, 0);
+	assert_int_equal(region_index_ready(r), ready);
+	assert_int_equal(region_verify(r), 0);
+	assert_int_equal(region_get_states(r, st, ext[0], 1), 0);
+	assert_int_equal(st[0], EXT_DIRTY);
+	if (ready > 3) {
+		assert_int_equal(region_index_take_batch(r, again, 1), 1);
+		assert_true(again[0] != ext[0] && again[0] != ext[1] && again[0] != ext[2]);
+		region_index_return_batch(r, again, 1, 0);
+	}
+	/* Nothing asked, nothing taken. */
+	assert_int_equal(region_index_take_batch(r, NULL, 0), 0);
+	region_zeroer_pause(r, false);
+	wait_all_zeroed(r);
+	assert_int_equal(region_index_ready(r), 0);
+	assert_int_equal(region_index_take_batch(r, ext, 3), 0);
+	assert_int_equal(region_verify(r), 0);
 	region_close(r);
 }
 
@@ -1262,6 +1314,7 @@ int main(void)
 	    T(test_zeroer_order),
 	    T(test_rate_limit_and_urgent),
 	    T(test_pause),
+	    T(test_index_batch),
 	    T(test_flush_and_sync),
 	};
 

@@ -736,6 +736,56 @@ static void test_waiters_fifo_enospc(void **state)
 	close(b);
 }
 
+static Pmemz__Response *do_zeroer(int fd, const char *region, bool pause)
+{
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__ZeroerReq z = PMEMZ__ZEROER_REQ__INIT;
+
+	z.region = mut(region);
+	z.has_pause = true;
+	z.pause = pause;
+	req.id = next_id++;
+	req.op_case = PMEMZ__REQUEST__OP_ZEROER;
+	req.zeroer = &z;
+	return cli_call(fd, &req);
+}
+
+static bool stat_paused(int fd, const char *region)
+{
+	Pmemz__Response *resp = do_stat(fd, region);
+	bool paused;
+
+	assert_int_equal(resp->status, 0);
+	assert_true(resp->stat->regions[0]->has_paused);
+	paused = resp->stat->regions[0]->paused;
+	resp_free(resp);
+	return paused;
+}
+
+/* ZEROER pause: STAT reports what the region says, per region. */
+static void test_zeroer_pause_in_stat(void **state)
+{
+	Pmemz__Response *resp;
+	int fd;
+
+	if (getuid() != 0) {
+		print_message("ZEROER is admin only: run as root to test it\n");
+		skip();
+	}
+	fd = cli_connect();
+	assert_false(stat_paused(fd, "test"));
+	resp = do_zeroer(fd, "test", true);
+	assert_int_equal(resp->status, 0);
+	resp_free(resp);
+	assert_true(stat_paused(fd, "test"));
+	assert_false(stat_paused(fd, "wait"));
+	resp = do_zeroer(fd, "test", false);
+	assert_int_equal(resp->status, 0);
+	resp_free(resp);
+	assert_false(stat_paused(fd, "test"));
+	close(fd);
+}
+
 /* Leases belong to their connection. */
 static void test_lease_isolation(void **state)
 {
@@ -1056,6 +1106,7 @@ int main(void)
 	    cmocka_unit_test(test_allocate_commit_free),
 	    cmocka_unit_test(test_pipelining),
 	    cmocka_unit_test(test_waiters_fifo_enospc),
+	    cmocka_unit_test(test_zeroer_pause_in_stat),
 	    cmocka_unit_test(test_lease_isolation),
 	    cmocka_unit_test(test_flush_and_misc),
 	    cmocka_unit_test(test_other_user),
