@@ -15,6 +15,7 @@
 #include "log.h"
 #include "manager.h"
 #include "rpc.h"
+#include "waitq.h"
 
 #define READ_CHUNK (16 * 1024) /* per recv; well below malloc's mmap threshold */
 #define READ_MAX_PER_EVENT 8   /* recvs per read event, for fairness */
@@ -22,15 +23,7 @@
 #define PEER_GROUPS_START 64u
 #define PEER_GROUPS_MAX 65536u
 
-struct out_frame {
-	TAILQ_ENTRY(out_frame) link;
-	uint8_t *data;
-	size_t len;
-	size_t off;
-	int fd; /* borrowed; sent with the frame's first byte */
-};
-
-static void out_frame_free(struct out_frame *f)
+void connection_frame_free(struct out_frame *f)
 {
 	free(f->data);
 	free(f);
@@ -42,7 +35,7 @@ static void out_frame_list_clear(struct out_frame_list *l)
 
 	while ((f = TAILQ_FIRST(l))) {
 		TAILQ_REMOVE(l, f, link);
-		out_frame_free(f);
+		connection_frame_free(f);
 	}
 }
 
@@ -169,7 +162,7 @@ void connection_flush(struct connection *c)
 			w -= (ssize_t)left;
 			c->out_bytes -= left;
 			TAILQ_REMOVE(&c->out, f, link);
-			out_frame_free(f);
+			connection_frame_free(f);
 		}
 	}
 	if (c->closing)
@@ -204,32 +197,17 @@ int connection_queue(struct connection *c, uint8_t *frame, size_t len, int fd, b
 	f->len = len;
 	f->fd = fd;
 	/* Outside the read callback nobody flushes but the commit pass. */
-	if (hold || !c->in_read) {
-		TAILQ_INSERT_TAIL(&c->held, f, link);
-		c->n_held++;
-		if (!c->on_held_list) {
-			c->on_held_list = true;
-			TAILQ_INSERT_TAIL(&c->m->held, c, held_link);
-		}
-		manager_request_commit(c->m);
-	} else {
-		TAILQ_INSERT_TAIL(&c->out, f, link);
-		c->out_bytes += len;
-	}
+	if (hold || !c->in_read)
+		waitq_hold(c, f);
+	else
+		connection_push(c, f);
 	return 0;
 }
 
-void connection_release_held(struct connection *c)
+void connection_push(struct connection *c, struct out_frame *f)
 {
-	struct out_frame *f;
-
-	while ((f = TAILQ_FIRST(&c->held))) {
-		TAILQ_REMOVE(&c->held, f, link);
-		TAILQ_INSERT_TAIL(&c->out, f, link);
-		c->out_bytes += f->len;
-	}
-	c->n_held = 0;
-	connection_flush(c);
+	TAILQ_INSERT_TAIL(&c->out, f, link);
+	c->out_bytes += f->len;
 }
 
 /* Reply to a request the connection cannot go on from, then close. */
@@ -420,7 +398,6 @@ void connection_close(struct connection *c)
 {
 	struct manager *m = c->m;
 	struct lease *l;
-	struct waiter *w;
 	uint64_t released = 0;
 
 	if (c->closing)
@@ -435,20 +412,13 @@ void connection_close(struct connection *c)
 		released += l->n_extents;
 		lease_table_remove(m->leases, l);
 	}
-	while ((w = TAILQ_FIRST(&c->waiters)))
-		rpc_waiter_free(m, w);
+	waitq_cancel(c);
 	if (released) {
 		log_debug("connection %" PRIu64 ": released %" PRIu64 " leased extents", c->serial,
 			  released);
 		manager_request_commit(m);
 	}
 
-	out_frame_list_clear(&c->held);
-	c->n_held = 0;
-	if (c->on_held_list) {
-		TAILQ_REMOVE(&m->held, c, held_link);
-		c->on_held_list = false;
-	}
 	out_frame_list_clear(&c->out);
 	c->out_bytes = 0;
 
@@ -473,7 +443,6 @@ void connection_free(struct connection *c)
 	if (c->in)
 		evbuffer_free(c->in);
 	out_frame_list_clear(&c->out);
-	out_frame_list_clear(&c->held);
 	if (c->fd >= 0)
 		(void)close(c->fd);
 	free(c->groups);

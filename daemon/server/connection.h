@@ -21,7 +21,15 @@
 
 struct event;
 struct evbuffer;
-struct out_frame;
+
+/* One reply frame, queued for the socket or held for the group commit. */
+struct out_frame {
+	TAILQ_ENTRY(out_frame) link;
+	uint8_t *data;
+	size_t len;
+	size_t off;
+	int fd; /* borrowed; sent with the frame's first byte */
+};
 TAILQ_HEAD(out_frame_list, out_frame);
 
 /* Stop reading requests while this many reply bytes wait for the peer. */
@@ -38,8 +46,8 @@ struct connection {
 	struct evbuffer *in;
 	struct out_frame_list out;
 	size_t out_bytes;
-	struct out_frame_list held; /* released by the next group commit */
-	size_t n_held;
+	struct out_frame_list held; /* waitq.c's: released by the next group commit */
+	size_t n_held;		    /* waitq.c's */
 
 	uid_t uid;
 	gid_t gid;
@@ -49,16 +57,16 @@ struct connection {
 	bool admin;
 
 	struct lease_list leases;
-	struct waiter_list waiters;
-	unsigned n_waiters;
+	struct waiter_list waiters; /* waitq.c's */
+	unsigned n_waiters;	    /* waitq.c's */
 
 	bool in_read;	  /* inside the read callback: flush at its end */
 	bool read_paused; /* output backlog over CONNECTION_OUT_MAX */
 	bool write_armed;
-	bool on_held_list;
+	bool on_held_list; /* waitq.c's */
 	bool closing;
 	TAILQ_ENTRY(connection) link;	   /* m->connections, then m->dead */
-	TAILQ_ENTRY(connection) held_link; /* m->held */
+	TAILQ_ENTRY(connection) held_link; /* waitq.c's: m->held */
 };
 
 /* Takes ownership of fd (also on failure). */
@@ -75,8 +83,10 @@ void connection_free(struct connection *c);
  * commit pass sends them.
  */
 int connection_queue(struct connection *c, uint8_t *frame, size_t len, int fd, bool hold);
-/* The commit pass: move held frames to the output queue and send. */
-void connection_release_held(struct connection *c);
+/* Append a frame (ownership passes) to the output queue; connection_flush sends it. */
+void connection_push(struct connection *c, struct out_frame *f);
+/* Free a frame that is on no list. */
+void connection_frame_free(struct out_frame *f);
 /* Write what the socket takes now; closes the connection on a hard error. */
 void connection_flush(struct connection *c);
 

@@ -15,6 +15,7 @@
 #include "manager.h"
 #include "notify.h"
 #include "rpc.h"
+#include "waitq.h"
 
 /* A commit held back longer than this by a stream of requests runs inline. */
 #define COMMIT_MAX_DELAY_NS 1000000ull
@@ -46,16 +47,6 @@ struct manager_region *manager_find_region(struct manager *m, const char *name)
 	return NULL;
 }
 
-void manager_update_urgent(struct manager_region *mr)
-{
-	bool urgent = mr->n_waiters > 0;
-
-	if (urgent == mr->urgent || !mr->r)
-		return;
-	mr->urgent = urgent;
-	region_zeroer_set_urgent(mr->r, urgent);
-}
-
 void manager_request_commit(struct manager *m)
 {
 	if (m->commit_pending)
@@ -72,11 +63,9 @@ void manager_request_commit(struct manager *m)
 static void manager_commit(struct manager *m)
 {
 	uint64_t drains = 0;
-	struct connection *c;
 
 	for (size_t i = 0; i < m->n_regions; i++)
-		if (m->regions[i].n_waiters)
-			rpc_allocate_serve_waiters(m, &m->regions[i]);
+		waitq_serve(&m->regions[i], rpc_allocate_grant);
 	m->commit_pending = false;
 
 	for (size_t i = 0; i < m->n_regions; i++) {
@@ -96,12 +85,7 @@ static void manager_commit(struct manager *m)
 		m->group_commits++;
 		m->group_commit_drains += drains;
 	}
-	while ((c = TAILQ_FIRST(&m->held))) {
-		TAILQ_REMOVE(&m->held, c, held_link);
-		c->on_held_list = false;
-		m->held_replies += c->n_held;
-		connection_release_held(c);
-	}
+	waitq_release(m);
 }
 
 static void manager_commit_cb(evutil_socket_t fd, short what, void *arg)

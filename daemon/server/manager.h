@@ -4,11 +4,11 @@
  * lease table and group commit.
  *
  * Group commit: handlers never make state durable themselves.  A reply that
- * attests a state change is held (connection_hold) and the commit event,
+ * attests a state change is held (waitq_hold) and the commit event,
  * at the lowest priority, is activated; it runs once the loop iteration's
  * request callbacks are done, calls region_sync() on every region (one or
  * two drains for all of the iteration's changes) and only then releases
- * the held replies.
+ * the held replies (waitq_release).
  */
 #ifndef PMEMZ_MANAGER_H
 #define PMEMZ_MANAGER_H
@@ -32,15 +32,8 @@ struct lease_table;
 #define MANAGER_PRIO_COMMIT 1
 #define MANAGER_NPRIO 2
 
-/* An ALLOCATE waiting for the zeroer (FIFO per region). */
-struct waiter {
-	struct connection *conn;
-	uint64_t req_id;
-	uint64_t n_extents;
-	unsigned region;
-	TAILQ_ENTRY(waiter) region_link;
-	TAILQ_ENTRY(waiter) conn_link;
-};
+/* An ALLOCATE waiting for the zeroer (FIFO per region): waitq.c's. */
+struct waiter;
 TAILQ_HEAD(waiter_list, waiter);
 
 struct manager_region {
@@ -50,9 +43,9 @@ struct manager_region {
 	const struct region_conf *rc;
 	struct region_info info; /* strings point into the region */
 	struct event *zeroer_ev;
-	struct waiter_list waiters;
-	uint64_t n_waiters;
-	bool urgent;			      /* told the zeroer that allocations wait */
+	struct waiter_list waiters; /* waitq.c's */
+	uint64_t n_waiters;	    /* waitq.c's */
+	bool urgent;		    /* waitq.c's: told the zeroer that allocations wait */
 	uint64_t allocations, commits, frees; /* since start */
 	uint64_t zero_rate; /* bytes/s now: the configured rate, then ZEROER; 0 = unlimited */
 };
@@ -69,7 +62,7 @@ struct manager {
 	struct connection_list connections;
 	uint64_t n_connections;
 	uint64_t connection_serial;
-	struct connection_list held; /* connections with replies waiting for the commit */
+	struct connection_list held; /* waitq.c's: connections with replies waiting for the commit */
 	struct connection_list dead; /* closed, freed by the reaper */
 	struct event *reaper_ev;
 
@@ -80,7 +73,7 @@ struct manager {
 	uint64_t commit_since_ns;
 	uint64_t group_commits; /* commit passes that had work */
 	uint64_t group_commit_drains;
-	uint64_t held_replies; /* replies released by a commit pass */
+	uint64_t held_replies; /* waitq.c's: replies released by a commit pass */
 
 	struct event *sig_ev[3];
 	struct event *status_ev;
@@ -111,8 +104,6 @@ void manager_request_commit(struct manager *m);
 void manager_commit_if_overdue(struct manager *m);
 
 struct manager_region *manager_find_region(struct manager *m, const char *name);
-/* Tell the region's zeroer whether allocations are waiting for it. */
-void manager_update_urgent(struct manager_region *mr);
 
 /* Begin an orderly shutdown (as on SIGTERM) with the given exit status. */
 void manager_stop(struct manager *m, int status);

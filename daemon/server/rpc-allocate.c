@@ -8,6 +8,7 @@
 #include "lease.h"
 #include "log.h"
 #include "rpc.h"
+#include "waitq.h"
 
 /*
  * Lease n extents for c and queue the reply for after the group commit.
@@ -77,46 +78,19 @@ static int allocate_now(struct manager *m, struct connection *c, struct manager_
 	return 0;
 }
 
-void rpc_waiter_free(struct manager *m, struct waiter *w)
+int rpc_allocate_grant(struct manager *m, struct connection *c, struct manager_region *mr,
+		       uint64_t n_extents, uint64_t req_id)
 {
-	struct manager_region *mr = &m->regions[w->region];
+	char msg[RPC_MSG_MAX];
+	int r;
 
-	TAILQ_REMOVE(&mr->waiters, w, region_link);
-	mr->n_waiters--;
-	TAILQ_REMOVE(&w->conn->waiters, w, conn_link);
-	w->conn->n_waiters--;
-	free(w);
-	manager_update_urgent(mr);
-	/* Those queued behind it may fit now: the commit pass serves them. */
-	if (mr->n_waiters)
-		manager_request_commit(m);
-}
-
-void rpc_allocate_serve_waiters(struct manager *m, struct manager_region *mr)
-{
-	struct waiter *w;
-
-	while ((w = TAILQ_FIRST(&mr->waiters))) {
-		struct connection *c = w->conn;
-		uint64_t id = w->req_id;
-		char msg[RPC_MSG_MAX];
-		int r;
-
-		r = allocate_now(m, c, mr, w->n_extents, id, msg, sizeof(msg));
-		if (r == -EAGAIN)
-			break; /* FIFO: the head waits for the zeroer */
-		TAILQ_REMOVE(&mr->waiters, w, region_link);
-		mr->n_waiters--;
-		TAILQ_REMOVE(&c->waiters, w, conn_link);
-		c->n_waiters--;
-		free(w);
-		if (r < 0) {
-			log_debug("connection %" PRIu64 ": ALLOCATE request %" PRIu64 ": %s",
-				  c->serial, id, msg);
-			(void)rpc_send_error(m, c, id, r, msg, RPC_REPLY_COMMIT);
-		}
+	r = allocate_now(m, c, mr, n_extents, req_id, msg, sizeof(msg));
+	if (r < 0 && r != -EAGAIN) {
+		log_debug("connection %" PRIu64 ": ALLOCATE request %" PRIu64 ": %s", c->serial,
+			  req_id, msg);
+		(void)rpc_send_error(m, c, req_id, r, msg, RPC_REPLY_COMMIT);
 	}
-	manager_update_urgent(mr);
+	return r;
 }
 
 /* ALLOCATE: ceil(bytes / extent size) zeroed extents, leased to this connection. */
@@ -126,7 +100,6 @@ static int rpc_allocate_handler(struct rpc_call *call)
 	struct connection *c = call->c;
 	struct manager *m = call->m;
 	struct manager_region *mr;
-	struct waiter *w;
 	uint64_t n, es;
 	int r;
 
@@ -155,21 +128,11 @@ static int rpc_allocate_handler(struct rpc_call *call)
 		return rpc_fail(call, -ENOSPC,
 				"region '%s' has %" PRIu64 " free extents, %" PRIu64 " wanted",
 				req->region, region_count_free(mr->r), n);
-	if (c->n_waiters >= CONNECTION_WAITERS_MAX)
-		return rpc_fail(call, -EBUSY, "too many allocations waiting on this connection");
-
-	w = calloc(1, sizeof(*w));
-	if (!w)
-		return rpc_fail(call, -ENOMEM, "out of memory");
-	w->conn = c;
-	w->req_id = call->id;
-	w->n_extents = n;
-	w->region = mr->index;
-	TAILQ_INSERT_TAIL(&mr->waiters, w, region_link);
-	mr->n_waiters++;
-	TAILQ_INSERT_TAIL(&c->waiters, w, conn_link);
-	c->n_waiters++;
-	manager_update_urgent(mr);
+	r = waitq_add(mr, c, call->id, n);
+	if (r == -EBUSY)
+		return rpc_fail(call, r, "too many allocations waiting on this connection");
+	if (r < 0)
+		return rpc_fail(call, r, "out of memory");
 	log_debug("connection %" PRIu64 ": ALLOCATE request %" PRIu64 " waits for %" PRIu64
 		  " extents of '%s'",
 		  c->serial, call->id, n, req->region);

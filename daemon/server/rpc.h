@@ -89,8 +89,8 @@ int rpc_own_lease(struct rpc_call *call, const struct manager_region *mr, uint64
 int rpc_runs_to_pb(const struct run *runs, size_t n_runs, Pmemz__Run **storage, Pmemz__Run ***ptrs);
 void rpc_region_info_to_pb(const struct region_info *info, Pmemz__RegionInfo *pb);
 
-/* Waiting allocations (rpc-allocate.c). */
-void rpc_allocate_serve_waiters(struct manager *m, struct manager_region *mr);
-void rpc_waiter_free(struct manager *m, struct waiter *w);
+/* A waiting ALLOCATE's turn (rpc-allocate.c; a waitq_grant_fn, see waitq.h). */
+int rpc_allocate_grant(struct manager *m, struct connection *c, struct manager_region *mr,
+		       uint64_t n_extents, uint64_t req_id);
 
 #endif

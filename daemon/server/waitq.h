@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What waits in the main loop for the storage to catch up, in one place:
+ *
+ *  - waiting allocations: an ALLOCATE that found too few ZEROED extents
+ *    waits, first come first served per region, until the zeroer has made
+ *    enough.  The region's zeroer is urgent while any wait.  The commit pass
+ *    serves them (waitq_serve), so the leases they get are durable with that
+ *    same pass; a closing connection's go (waitq_cancel).
+ *
+ *  - held replies: a reply that attests state (RPC_REPLY_COMMIT, or
+ *    RPC_REPLY_ORDERED behind a pending commit, or anything queued outside
+ *    the connection's read callback) is held until the group commit has made
+ *    the state durable (region_sync on every region); waitq_release then
+ *    hands it to the connection's output queue.
+ *
+ * waitq.c is the only writer of the lists and counters named "waitq.c's" in
+ * manager.h and connection.h; others may read the counters.
+ */
+#ifndef PMEMZ_WAITQ_H
+#define PMEMZ_WAITQ_H
+
+#include <stdint.h>
+
+struct connection;
+struct manager;
+struct manager_region;
+struct out_frame;
+
+/*
+ * Lease n_extents of mr to c and answer ALLOCATE req_id (a reply, or an
+ * error reply).  -EAGAIN when too few extents are zeroed: then nothing
+ * happened and the waiter stays first.
+ */
+typedef int (*waitq_grant_fn)(struct manager *m, struct connection *c, struct manager_region *mr,
+			      uint64_t n_extents, uint64_t req_id);
+
+/* c's ALLOCATE req_id waits behind the others of mr: 0, -EBUSY (CONNECTION_WAITERS_MAX), -ENOMEM. */
+int waitq_add(struct manager_region *mr, struct connection *c, uint64_t req_id,
+	      uint64_t n_extents);
+/* Commit pass, after zeroing progress: grant mr's waiters in order until one must wait on. */
+void waitq_serve(struct manager_region *mr, waitq_grant_fn grant);
+
+/* Hold a reply frame (ownership passes) for the next group commit, and ask for one. */
+void waitq_hold(struct connection *c, struct out_frame *f);
+/* Commit pass, after region_sync: queue every held reply to its connection and send. */
+void waitq_release(struct manager *m);
+
+/* c is closing: its waiters go (those behind them may fit now), its held replies are dropped. */
+void waitq_cancel(struct connection *c);
+
+#endif
