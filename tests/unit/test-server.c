@@ -15,6 +15,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -30,6 +31,7 @@
 
 #include <cmocka.h>
 
+#include "connection.h"
 #include "fake-region.h"
 #include "frame.h"
 #include "listener.h"
@@ -762,6 +764,62 @@ static bool stat_paused(int fd, const char *region)
 	return paused;
 }
 
+/*
+ * The link wraps calloc (server.cmake): the next reply frame that
+ * connection_queue allocates can be made to fail, as out of memory does.
+ */
+static atomic_bool fail_next_frame;
+void *__real_calloc(size_t n, size_t size);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_calloc(size_t n, size_t size)
+{
+	if (n == 1 && size == sizeof(struct out_frame) && atomic_exchange(&fail_next_frame, false)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return __real_calloc(n, size);
+}
+
+/*
+ * A waiter served by the commit pass whose reply cannot be queued: its
+ * connection closes (which cancels its waiters) while the waiter is being
+ * served.  The lease goes back and the daemon carries on.
+ */
+static void test_waiter_reply_fails(void **state)
+{
+	struct region *r = fake_region_get(R_WAIT);
+	int c = cli_connect(), d = cli_connect();
+	Pmemz__Response *resp;
+
+	send_alloc(c, 40, "wait", 8 * MiB, false);
+	resp = do_hello(c); /* the ALLOCATE was processed */
+	resp_free(resp);
+	resp = do_stat(d, "wait");
+	assert_int_equal(resp->stat->regions[0]->waiters, 1);
+	resp_free(resp);
+
+	atomic_store(&fail_next_frame, true);
+	fake_region_zero(r, 8);
+	assert_true(cli_eof(c)); /* closed, no reply */
+	assert_false(atomic_load(&fail_next_frame));
+	wait_no_leases(d, "wait");
+	resp = do_stat(d, "wait");
+	assert_int_equal(resp->stat->regions[0]->waiters, 0);
+	resp_free(resp);
+	assert_false(fake_region_urgent(r));
+
+	fake_region_zero(r, 8);
+	resp = do_alloc(d, "wait", 8 * MiB, false);
+	assert_int_equal(resp->status, 0);
+	assert_int_equal(runs_total(resp->allocate->runs, resp->allocate->n_runs), 8);
+	resp_free(resp);
+	close(c);
+	close(d);
+	d = cli_connect();
+	wait_no_leases(d, "wait");
+	close(d);
+}
+
 /* ZEROER pause: STAT reports what the region says, per region. */
 static void test_zeroer_pause_in_stat(void **state)
 {
@@ -1106,6 +1164,7 @@ int main(void)
 	    cmocka_unit_test(test_allocate_commit_free),
 	    cmocka_unit_test(test_pipelining),
 	    cmocka_unit_test(test_waiters_fifo_enospc),
+	    cmocka_unit_test(test_waiter_reply_fails),
 	    cmocka_unit_test(test_zeroer_pause_in_stat),
 	    cmocka_unit_test(test_lease_isolation),
 	    cmocka_unit_test(test_flush_and_misc),
