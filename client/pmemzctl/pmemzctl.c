@@ -45,8 +45,9 @@ static void usage(FILE *f)
 		(void)snprintf(head, sizeof(head), "%s %s", commands[i]->name, commands[i]->args);
 		(void)fprintf(f, "  %-22s %s\n", head, commands[i]->summary);
 	}
-	(void)fprintf(f, "\n'pmemzctl help COMMAND' (or 'pmemzctl COMMAND --help') shows the options\n"
-			 "of a command.\n");
+	(void)fprintf(f,
+		      "\n'pmemzctl help COMMAND' (or 'pmemzctl COMMAND --help') shows the options\n"
+		      "of a command.\n");
 }
 
 void ctl_cmd_usage(const struct ctl_cmd *cmd, FILE *f)

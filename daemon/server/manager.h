@@ -43,9 +43,9 @@ struct manager_region {
 	const struct region_conf *rc;
 	struct region_info info; /* strings point into the region */
 	struct event *zeroer_ev;
-	struct waiter_list waiters; /* waitq.c's */
-	uint64_t n_waiters;	    /* waitq.c's */
-	bool urgent;		    /* waitq.c's: told the zeroer that allocations wait */
+	struct waiter_list waiters;	      /* waitq.c's */
+	uint64_t n_waiters;		      /* waitq.c's */
+	bool urgent;			      /* waitq.c's: told the zeroer that allocations wait */
 	uint64_t allocations, commits, frees; /* since start */
 	uint64_t zero_rate; /* bytes/s now: the configured rate, then ZEROER; 0 = unlimited */
 };
@@ -62,7 +62,7 @@ struct manager {
 	struct connection_list connections;
 	uint64_t n_connections;
 	uint64_t connection_serial;
-	struct connection_list held; /* waitq.c's: connections with replies waiting for the commit */
+	struct connection_list held; /* waitq.c's: connections with held replies */
 	struct connection_list dead; /* closed, freed by the reaper */
 	struct event *reaper_ev;
 

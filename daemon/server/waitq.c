@@ -10,7 +10,7 @@ struct waiter {
 	struct connection *conn;
 	uint64_t req_id;
 	uint64_t n_extents;
-	unsigned region; /* index in m->regions */
+	unsigned region;		 /* index in m->regions */
 	TAILQ_ENTRY(waiter) region_link; /* mr->waiters */
 	TAILQ_ENTRY(waiter) conn_link;	 /* conn->waiters */
 };
@@ -45,8 +45,7 @@ static void waiter_unlink(struct manager_region *mr, struct waiter *w)
 	w->conn->n_waiters--;
 }
 
-int waitq_add(struct manager_region *mr, struct connection *c, uint64_t req_id,
-	      uint64_t n_extents)
+int waitq_add(struct manager_region *mr, struct connection *c, uint64_t req_id, uint64_t n_extents)
 {
 	struct waiter *w;
 

@@ -35,9 +35,8 @@ struct out_frame;
 typedef int (*waitq_grant_fn)(struct manager *m, struct connection *c, struct manager_region *mr,
 			      uint64_t n_extents, uint64_t req_id);
 
-/* c's ALLOCATE req_id waits behind the others of mr: 0, -EBUSY (CONNECTION_WAITERS_MAX), -ENOMEM. */
-int waitq_add(struct manager_region *mr, struct connection *c, uint64_t req_id,
-	      uint64_t n_extents);
+/* c's ALLOCATE req_id waits behind mr's others: 0, -EBUSY (CONNECTION_WAITERS_MAX), -ENOMEM. */
+int waitq_add(struct manager_region *mr, struct connection *c, uint64_t req_id, uint64_t n_extents);
 /* Commit pass, after zeroing progress: grant mr's waiters in order until one must wait on. */
 void waitq_serve(struct manager_region *mr, waitq_grant_fn grant);
 

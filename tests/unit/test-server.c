@@ -773,7 +773,8 @@ void *__real_calloc(size_t n, size_t size);
 void *__wrap_calloc(size_t n, size_t size);
 void *__wrap_calloc(size_t n, size_t size)
 {
-	if (n == 1 && size == sizeof(struct out_frame) && atomic_exchange(&fail_next_frame, false)) {
+	if (n == 1 && size == sizeof(struct out_frame) &&
+	    atomic_exchange(&fail_next_frame, false)) {
 		errno = ENOMEM;
 		return NULL;
 	}
