@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* pstore: every store to pmem goes through here (see pstore.h). */
-#include <assert.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
 #include "pmem2-errno.h"
+#include "pstore-fault.h"
 #include "pstore.h"
 
 struct pstore {
@@ -20,11 +21,30 @@ struct pstore {
 	pmem2_flush_fn flush_fn;
 	pmem2_drain_fn drain_fn;
 	const struct pstore_tracer *tracer;
+	int fault_slot; /* pstore-fault.c: SIGBUS inside the mapping fails it */
+	char *name;
 };
 
-#define IN_MAP(ps, p, len)                                                                         \
-	((const uint8_t *)(p) >= (ps)->base &&                                                     \
-	 (size_t)((const uint8_t *)(p) - (ps)->base) + (len) <= (ps)->size)
+/*
+ * Every store is range-checked, in release builds too: a store outside the
+ * mapping would be a daemon bug that scribbles over its own memory.  It is
+ * refused and fails the region instead (pstore_failed), like a fault.
+ */
+static bool in_map(struct pstore *ps, const void *p, size_t len)
+{
+	const uint8_t *q = p;
+
+	if (__builtin_expect(q >= ps->base && (size_t)(q - ps->base) <= ps->size &&
+				     len <= ps->size - (size_t)(q - ps->base),
+			     1))
+		return true;
+	if (!pstore_fault_failed(ps->fault_slot, NULL))
+		log_error("region '%s': refused a store of %zu bytes at %p outside the mapping "
+			  "[%p, +%" PRIu64 "): region failed",
+			  ps->name, len, p, (void *)ps->base, ps->size);
+	pstore_fault_set(ps->fault_slot, (uintptr_t)p);
+	return false;
+}
 
 int pstore_errno(int r)
 {
@@ -51,8 +71,12 @@ int pstore_open(int fd, uint64_t size, const char *name, struct pstore **out)
 	int r;
 
 	ps = calloc(1, sizeof(*ps));
-	if (!ps)
+	if (!ps || !(ps->name = strdup(name))) {
+		if (ps)
+			free(ps);
+		ps = NULL;
 		return log_error_errno(ENOMEM, "region '%s': out of memory", name);
+	}
 
 	r = pmem2_source_from_fd(&src, fd);
 	if (r < 0)
@@ -84,6 +108,14 @@ int pstore_open(int fd, uint64_t size, const char *name, struct pstore **out)
 	ps->memcpy_fn = pmem2_get_memcpy_fn(map);
 	ps->flush_fn = pmem2_get_flush_fn(map);
 	ps->drain_fn = pmem2_get_drain_fn(map);
+	ps->fault_slot = pstore_fault_register(ps->base, ps->size);
+	if (ps->fault_slot < 0) {
+		r = ps->fault_slot;
+		(void)pmem2_map_delete(&ps->map);
+		free(ps->name);
+		return log_error_errno(r, "region '%s': cannot watch the mapping for faults: %m",
+				       name);
+	}
 	log_debug("region '%s': mapped %llu bytes at %p, granularity %s", name,
 		  (unsigned long long)ps->size, (void *)ps->base, pstore_granularity_name(ps));
 	*out = TAKE_PTR(ps);
@@ -94,11 +126,26 @@ void pstore_close(struct pstore *ps)
 {
 	if (!ps)
 		return;
+	pstore_fault_unregister(ps->fault_slot);
 	if (ps->map)
 		(void)pmem2_map_delete(&ps->map);
 	if (ps->src)
 		(void)pmem2_source_delete(&ps->src);
+	free(ps->name);
 	free(ps);
+}
+
+bool pstore_failed(const struct pstore *ps, uint64_t *off)
+{
+	uintptr_t a = 0;
+
+	if (!pstore_fault_failed(ps->fault_slot, &a))
+		return false;
+	if (off)
+		*off = a >= (uintptr_t)ps->base && a - (uintptr_t)ps->base < ps->size
+			   ? (uint64_t)(a - (uintptr_t)ps->base)
+			   : UINT64_MAX;
+	return true;
 }
 
 void *pstore_base(const struct pstore *ps)
@@ -162,8 +209,14 @@ void pstore_store64(struct pstore *ps, uint64_t *dst, uint64_t v)
 {
 	const struct pstore_tracer *t;
 
-	assert(((uintptr_t)dst & 7) == 0);
-	assert(IN_MAP(ps, dst, 8));
+	if (__builtin_expect(((uintptr_t)dst & 7) != 0, 0)) {
+		log_error("region '%s': refused a misaligned 8-byte store at %p: region failed",
+			  ps->name, (void *)dst);
+		pstore_fault_set(ps->fault_slot, (uintptr_t)dst);
+		return;
+	}
+	if (!in_map(ps, dst, 8))
+		return;
 	__atomic_store_n(dst, v, __ATOMIC_RELAXED);
 	if (__builtin_expect((t = tracer(ps)) != NULL, 0))
 		t->store(t->ctx, dst, sizeof(*dst), false);
@@ -173,7 +226,8 @@ void pstore_memcpy(struct pstore *ps, void *dst, const void *src, size_t len)
 {
 	const struct pstore_tracer *t;
 
-	assert(IN_MAP(ps, dst, len));
+	if (!in_map(ps, dst, len))
+		return;
 	ps->memcpy_fn(dst, src, len, PMEM2_F_MEM_NODRAIN);
 	if (__builtin_expect((t = tracer(ps)) != NULL, 0)) {
 		t->store(t->ctx, dst, len, false);
@@ -185,7 +239,8 @@ void pstore_zero_nt(struct pstore *ps, void *dst, size_t len)
 {
 	const struct pstore_tracer *t;
 
-	assert(IN_MAP(ps, dst, len));
+	if (!in_map(ps, dst, len))
+		return;
 	/* Never PMEM2_F_MEM_NOFLUSH: it silently makes the stores cached ones. */
 	ps->memset_fn(dst, 0, len, PMEM2_F_MEM_NONTEMPORAL | PMEM2_F_MEM_NODRAIN);
 	if (__builtin_expect((t = tracer(ps)) != NULL, 0)) {
@@ -198,8 +253,7 @@ void pstore_flush(struct pstore *ps, const void *p, size_t len)
 {
 	const struct pstore_tracer *t;
 
-	assert(IN_MAP(ps, p, len));
-	if (len == 0)
+	if (len == 0 || !in_map(ps, p, len))
 		return;
 	ps->flush_fn(p, len);
 	if (__builtin_expect((t = tracer(ps)) != NULL, 0))
@@ -220,9 +274,10 @@ int pstore_deep_flush(struct pstore *ps, void *p, size_t len)
 	const struct pstore_tracer *t;
 	int r;
 
-	assert(IN_MAP(ps, p, len));
 	if (len == 0)
 		return 0;
+	if (!in_map(ps, p, len))
+		return -EIO;
 	r = pmem2_deep_flush(ps->map, p, len);
 	if (r < 0) {
 		log_debug("pmem2_deep_flush: %s", pmem2_errormsg());

@@ -63,6 +63,17 @@ uint64_t pstore_source_alignment(const struct pstore *ps);
 /* NUMA node of the source, or -1 when libpmem2 cannot tell (files). */
 int pstore_numa_node(const struct pstore *ps);
 
+/*
+ * Has the mapping failed?  A SIGBUS inside it (the file was truncated or
+ * hole-punched under the daemon, or a media error) or a refused store
+ * (outside the mapping, misaligned) fails it for good: from then on loads
+ * read zeroes, stores land in anonymous memory, and nothing is durable.  The
+ * owner must check this before it persists a state that attests earlier
+ * stores (I5) and take the region offline.  *off (may be NULL): offset of
+ * the first fault, UINT64_MAX when outside the mapping.
+ */
+bool pstore_failed(const struct pstore *ps, uint64_t *off);
+
 /* Install (or with NULL remove) a tracer; may be called while zeroer threads run. */
 void pstore_set_tracer(struct pstore *ps, const struct pstore_tracer *t);
 

@@ -15,3 +15,13 @@ set_tests_properties(unit-layout unit-region unit-region-cacheline
   PROPERTIES LABELS "unit" TIMEOUT 120)
 set_tests_properties(unit-region-cacheline
   PROPERTIES ENVIRONMENT "PMEM2_FORCE_GRANULARITY=CACHE_LINE")
+
+# pstore's fault containment and release-build store checks: a region file
+# truncated under the daemon fails that mapping, not the process.
+add_executable(test-pstore ${PMEMZ_TEST_SRC}/unit/test-pstore.c)
+target_link_libraries(test-pstore PRIVATE pmemzd_storage PkgConfig::CMOCKA Threads::Threads)
+add_test(NAME unit-pstore COMMAND test-pstore)
+add_test(NAME unit-pstore-cacheline COMMAND test-pstore)
+set_tests_properties(unit-pstore unit-pstore-cacheline PROPERTIES LABELS "unit" TIMEOUT 60)
+set_tests_properties(unit-pstore-cacheline
+  PROPERTIES ENVIRONMENT "PMEM2_FORCE_GRANULARITY=CACHE_LINE")
