@@ -24,7 +24,7 @@
 
 #include <cmocka.h>
 
-#include "layout.h"
+#include "media.h"
 #include "log.h"
 #include "region-internal.h"
 #include "region.h"
