@@ -97,15 +97,16 @@ static void test_geometry(void **state)
 	assert_int_equal(g.extent_count, 1);
 }
 
-static void make_header(struct layout_header *h)
+static void make_header_sized(struct layout_header *h, uint64_t size, uint64_t extent)
 {
 	struct layout_geometry g;
 
-	assert_int_equal(layout_compute(16 << 20, 256 << 10, 4096, &g), 0);
+	assert_int_equal(layout_compute(size, extent, 4096, &g), 0);
 	memset(h, 0, sizeof(*h));
 	memcpy(h->magic, LAYOUT_MAGIC, 8);
 	h->version = LAYOUT_VERSION;
 	h->header_size = sizeof(*h);
+	h->uuid[0] = 0x42;
 	h->region_size = g.region_size;
 	h->extent_size = g.extent_size;
 	h->extent_count = g.extent_count;
@@ -114,9 +115,15 @@ static void make_header(struct layout_header *h)
 	h->tag_count = g.tag_count;
 	h->data_off = g.data_off;
 	h->backup_off = LAYOUT_BACKUP_OFF;
+	h->format_time = 1700000000;
 	h->data_align = g.data_align;
 	h->tag_slot_size = LAYOUT_TAG_SLOT_SIZE;
 	layout_header_seal(h);
+}
+
+static void make_header(struct layout_header *h)
+{
+	make_header_sized(h, 16 << 20, 256 << 10);
 }
 
 static void test_header_check(void **state)
@@ -398,30 +405,6 @@ static void test_missing_extents(void **state)
 #define IMG_SIZE (1ull << 20)
 #define IMG_EXTENT (64ull << 10)
 
-static void make_image_header(struct layout_header *h, uint64_t size, uint64_t extent)
-{
-	struct layout_geometry g;
-
-	assert_int_equal(layout_compute(size, extent, 4096, &g), 0);
-	memset(h, 0, sizeof(*h));
-	memcpy(h->magic, LAYOUT_MAGIC, 8);
-	h->version = LAYOUT_VERSION;
-	h->header_size = sizeof(*h);
-	h->uuid[0] = 0x42;
-	h->region_size = g.region_size;
-	h->extent_size = g.extent_size;
-	h->extent_count = g.extent_count;
-	h->extent_table_off = g.extent_table_off;
-	h->tag_table_off = g.tag_table_off;
-	h->tag_count = g.tag_count;
-	h->data_off = g.data_off;
-	h->backup_off = LAYOUT_BACKUP_OFF;
-	h->format_time = 1700000000;
-	h->data_align = g.data_align;
-	h->tag_slot_size = LAYOUT_TAG_SLOT_SIZE;
-	layout_header_seal(h);
-}
-
 static void test_headers_read(void **state)
 {
 	static uint8_t img[2 * LAYOUT_BLOCK];
@@ -430,7 +413,7 @@ static void test_headers_read(void **state)
 	struct media_badblock bb;
 
 	(void)state;
-	make_image_header(&h, IMG_SIZE, IMG_EXTENT);
+	make_header_sized(&h, IMG_SIZE, IMG_EXTENT);
 	memset(img, 0, sizeof(img));
 	media_headers_read(img, NULL, 0, &m);
 	assert_int_equal(m.choice, HDRS_BLANK);
@@ -519,7 +502,7 @@ static void test_wiped_and_interrupted(void **state)
 
 	(void)state;
 	assert_non_null(img);
-	make_image_header(&h, IMG_SIZE, IMG_EXTENT);
+	make_header_sized(&h, IMG_SIZE, IMG_EXTENT);
 
 	/* All zero: a new region. */
 	assert_int_equal(media_wiped_records(img, IMG_SIZE, IMG_EXTENT, 4096, NULL, 0, &first), 0);
