@@ -281,9 +281,8 @@ void media_headers_read(const void *base, const struct media_badblock *bbs, size
  * count when they are not outnumbered (then *first is the first of them),
  * else 0.
  */
-uint64_t media_wiped_records(const void *base, uint64_t size, uint64_t extent_size,
-			     uint64_t align, const struct media_badblock *bbs, size_t n_bbs,
-			     uint64_t *first);
+uint64_t media_wiped_records(const void *base, uint64_t size, uint64_t extent_size, uint64_t align,
+			     const struct media_badblock *bbs, size_t n_bbs, uint64_t *first);
 
 /*
  * The primary header is blank and the backup is not valid: was a format
@@ -292,8 +291,8 @@ uint64_t media_wiped_records(const void *base, uint64_t size, uint64_t extent_si
  * rest of the block zero -- and the tables are zero (the format zeroes
  * them, drained, before it writes any header).
  */
-bool media_interrupted_format(const void *base, uint64_t size, uint64_t extent_size,
-			      uint64_t align, const struct media_badblock *bbs, size_t n_bbs);
+bool media_interrupted_format(const void *base, uint64_t size, uint64_t extent_size, uint64_t align,
+			      const struct media_badblock *bbs, size_t n_bbs);
 
 /* ---- extent records ---- */
 
@@ -331,10 +330,10 @@ enum media_slot_kind {
 /* Why media_slot_classify() says SLOT_DAMAGED. */
 enum media_slot_damage {
 	SLOT_UNDAMAGED,
-	SLOT_BAD_STATE,	     /* not one of the four state words */
-	SLOT_BAD_SUM,	     /* VALID, checksum mismatch */
-	SLOT_NAME_NO_NUL,    /* VALID, the name is not NUL-terminated */
-	SLOT_NAME_INVALID,   /* VALID, the name is not a valid tag name */
+	SLOT_BAD_STATE,	   /* not one of the four state words */
+	SLOT_BAD_SUM,	   /* VALID, checksum mismatch */
+	SLOT_NAME_NO_NUL,  /* VALID, the name is not NUL-terminated */
+	SLOT_NAME_INVALID, /* VALID, the name is not a valid tag name */
 };
 
 /* why may be NULL. */
@@ -362,10 +361,10 @@ enum media_missing_verdict {
 };
 
 struct media_missing {
-	uint64_t deficit;    /* extents VALID tags were committed with that no record names */
-	uint64_t candidates; /* records that may be them, without the held ones */
-	uint64_t held;	     /* COMMITTED records under WRITTEN / FREEING slots */
-	uint32_t n_short;    /* VALID tags named by fewer records than committed */
+	uint64_t deficit;     /* extents VALID tags were committed with that no record names */
+	uint64_t candidates;  /* records that may be them, without the held ones */
+	uint64_t held;	      /* COMMITTED records under WRITTEN / FREEING slots */
+	uint32_t n_short;     /* VALID tags named by fewer records than committed */
 	uint32_t first_short; /* the first of them (0: none) */
 	enum media_missing_verdict verdict;
 };

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "media-internal.h"
-#include "util.h"
 
 /* ---- header blocks ---- */
 
@@ -82,9 +81,8 @@ void media_headers_read(const void *base, const struct media_badblock *bbs, size
 	m->repair_primary = m->choice == HDRS_BACKUP && m->primary != HDR_UNREADABLE;
 }
 
-uint64_t media_wiped_records(const void *base, uint64_t size, uint64_t extent_size,
-			     uint64_t align, const struct media_badblock *bbs, size_t n_bbs,
-			     uint64_t *first)
+uint64_t media_wiped_records(const void *base, uint64_t size, uint64_t extent_size, uint64_t align,
+			     const struct media_badblock *bbs, size_t n_bbs, uint64_t *first)
 {
 	const uint8_t *b = base;
 	struct layout_geometry g;
@@ -109,8 +107,8 @@ uint64_t media_wiped_records(const void *base, uint64_t size, uint64_t extent_si
 	return ok >= bad ? ok : 0;
 }
 
-bool media_interrupted_format(const void *base, uint64_t size, uint64_t extent_size,
-			      uint64_t align, const struct media_badblock *bbs, size_t n_bbs)
+bool media_interrupted_format(const void *base, uint64_t size, uint64_t extent_size, uint64_t align,
+			      const struct media_badblock *bbs, size_t n_bbs)
 {
 	const uint8_t *b = (const uint8_t *)base + LAYOUT_BACKUP_OFF;
 	struct layout_header want;

@@ -13,6 +13,12 @@
 
 #include "media.h"
 
+/*
+ * Bad ranges are the media module's struct media_badblock; callers of
+ * check_image_badblocks() written against its earlier name still build.
+ */
+#define pstore_badblock media_badblock
+
 /* check flags */
 #define CHECK_RECOVERED (1u << 0) /* after recovery: no LEASED, no WRITTEN or FREEING tag */
 #define CHECK_NO_DATA (1u << 1)	  /* skip reading ZEROED extents' data (I1) */
