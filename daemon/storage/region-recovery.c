@@ -42,6 +42,11 @@
  * zeroed block of the table) and would be zeroed and handed out: the
  * region is refused, untouched, with -EUCLEAN.  Everything up to that
  * decision only reads.
+ *
+ * What is damage, and what the records naming a slot say about it, are the
+ * media module's rules (media.h: media_rec_check, media_slot_classify,
+ * media_named_slot, media_missing_extents), which the offline checker
+ * reports too; this file applies their verdicts through pstore and logs.
  */
 #include <errno.h>
 #include <inttypes.h>
