@@ -29,6 +29,8 @@
 
 #include <libpmem2.h>
 
+#include "media.h"
+
 struct pstore;
 
 struct pstore_tracer {
@@ -41,10 +43,11 @@ struct pstore_tracer {
 	void *ctx;
 };
 
-struct pstore_badblock {
-	uint64_t off; /* bytes from the start of the mapping */
-	uint64_t len;
-};
+/*
+ * A bad range of the mapping (bytes from its start) is the media module's
+ * struct media_badblock: the rules that skip bad ranges live there.
+ */
+#define pstore_badblock media_badblock
 
 /*
  * Map [0, size) of fd with libpmem2 (shared, read-write, granularity PAGE

@@ -14,7 +14,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "layout.h"
+#include "format.h"
+#include "media.h"
 #include "pstore.h"
 #include "region.h"
 #include "zeroer.h"

@@ -42,6 +42,11 @@
  * zeroed block of the table) and would be zeroed and handed out: the
  * region is refused, untouched, with -EUCLEAN.  Everything up to that
  * decision only reads.
+ *
+ * What is damage, and what the records naming a slot say about it, are the
+ * media module's rules (media.h: media_rec_check, media_slot_classify,
+ * media_named_slot, media_missing_extents), which the offline checker
+ * reports too; this file applies their verdicts through pstore and logs.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -50,14 +55,6 @@
 
 #include "log.h"
 #include "region-internal.h"
-
-/*
- * SK_HELD: a WRITTEN or FREEING slot whose COMMITTED records may be another
- * tag's lost extents: the records are quarantined, the slot is left as it
- * is and never reused (a new tag in it would adopt the records).
- * SK_ORPHANED: a FREE slot that COMMITTED records name (damage): the same.
- */
-enum slot_kind { SK_FREE, SK_WRITTEN, SK_FREEING, SK_VALID, SK_DAMAGED, SK_HELD, SK_ORPHANED };
 
 struct flush_window {
 	uint64_t first, end; /* records [first, end) stored, not yet flushed */
@@ -94,18 +91,7 @@ static void quarantine(struct region *r, uint64_t i)
 
 static bool rec_damaged(const struct region *r, uint64_t rec)
 {
-	unsigned s = layout_rec_state(rec);
-	uint32_t tag = layout_rec_tag(rec);
-
-	return s >= EXT_NSTATES || (s == EXT_COMMITTED && (tag == 0 || tag > r->tag_count)) ||
-	       (s != EXT_COMMITTED && tag != 0);
-}
-
-static bool slot_blank(const struct layout_tag *s)
-{
-	static const struct layout_tag zero;
-
-	return memcmp(s, &zero, sizeof(zero)) == 0;
+	return media_rec_check(rec, r->tag_count) != REC_INTACT;
 }
 
 static uint64_t slot_off(const struct region *r, uint32_t id)
@@ -154,10 +140,8 @@ static void tag_extents_str(const struct region *r, uint32_t id, char *buf, size
 }
 
 /*
- * Read only, after the records are counted: a WRITTEN or FREEING slot named
- * by COMMITTED records must have the intact body that was durable before
- * them, for no more extents than it says; a FREE slot must not be named at
- * all.
+ * Read only, after the records are counted: the named-slot rule
+ * (media_named_slot), logged.
  */
 static void check_named_slots(struct region *r, uint8_t *kind, const uint64_t *cnt)
 {
@@ -167,29 +151,24 @@ static void check_named_slots(struct region *r, uint8_t *kind, const uint64_t *c
 
 	for (uint32_t id = 1; id <= r->tag_count; id++) {
 		const struct layout_tag *slot = &r->slots[id - 1];
+		enum media_slot_kind was = kind[id], now = media_named_slot(slot, was, cnt[id]);
 
-		if (!cnt[id])
+		if (now == was)
 			continue;
-		if (kind[id] == SK_WRITTEN || kind[id] == SK_FREEING) {
-			bool sum_ok = layout_tag_checksum(slot) == slot->checksum;
-
-			if (sum_ok && cnt[id] <= slot->n_extents)
-				continue;
-			if (logged++ < 8) {
-				tag_extents_str(r, id, ext, sizeof(ext));
-				log_error(
-				    "region '%s': tag slot %u (offset %" PRIu64 ") is %s but %s"
-				    "; its %" PRIu64 " COMMITTED extents (%s) are quarantined, "
-				    "left as they are",
-				    r->name, id, slot_off(r, id),
-				    kind[id] == SK_WRITTEN ? "WRITTEN (a commit in progress)"
-							   : "FREEING (a free in progress)",
-				    sum_ok ? "more records name it than it was committed with"
-					   : "its checksum is wrong",
-				    cnt[id], ext);
-			}
-			kind[id] = SK_DAMAGED;
-		} else if (kind[id] == SK_FREE) {
+		kind[id] = (uint8_t)now;
+		if (now == SLOT_DAMAGED && logged++ < 8) {
+			tag_extents_str(r, id, ext, sizeof(ext));
+			log_error("region '%s': tag slot %u (offset %" PRIu64 ") is %s but %s"
+				  "; its %" PRIu64 " COMMITTED extents (%s) are quarantined, "
+				  "left as they are",
+				  r->name, id, slot_off(r, id),
+				  was == SLOT_WRITTEN ? "WRITTEN (a commit in progress)"
+						      : "FREEING (a free in progress)",
+				  media_slot_sum_ok(slot)
+				      ? "more records name it than it was committed with"
+				      : "its checksum is wrong",
+				  cnt[id], ext);
+		} else if (now == SLOT_ORPHANED) {
 			/* No crash leaves this: a wiped slot (a zeroed block of the table?). */
 			if (orphans++ < 8) {
 				tag_extents_str(r, id, ext, sizeof(ext));
@@ -199,12 +178,11 @@ static void check_named_slots(struct region *r, uint8_t *kind, const uint64_t *c
 				    "media damage; quarantining those extents (not zeroed, "
 				    "never handed out) and leaving them as they are",
 				    r->name, id, slot_off(r, id),
-				    slot_blank(slot) ? "blank (a zeroed block of the tag table?)"
-						     : "FREE",
+				    media_slot_blank(slot) ? "blank (a zeroed block of the tag table?)"
+							   : "FREE",
 				    cnt[id], ext);
 			}
 			orphan_recs += cnt[id];
-			kind[id] = SK_ORPHANED;
 		}
 	}
 	if (orphans > 8)
@@ -214,16 +192,17 @@ static void check_named_slots(struct region *r, uint8_t *kind, const uint64_t *c
 }
 
 /*
- * Read only: compare each VALID slot with the records naming it, mark the
- * mismatches damaged and decide what happens to records under WRITTEN and
- * FREEING slots.  -EUCLEAN (logged) when committed extents are missing
- * and nothing damaged accounts for them.
+ * Read only: count the records naming each slot, apply the named-slot rule
+ * and the missing-extent accounting (media_missing_extents): VALID slots
+ * named by a different number of records become damaged, and the records
+ * under WRITTEN and FREEING slots are held back when only they can account
+ * for missing extents.  -EUCLEAN (logged) when nothing does.
  */
 static int check_tag_counts(struct region *r, uint8_t *kind)
 {
 	_cleanup_free_ uint64_t *cnt = calloc((size_t)r->tag_count + 1, sizeof(*cnt));
-	uint64_t damaged_recs = 0, deficit = 0, held = 0, candidates = 0;
-	uint32_t n_short = 0, first_short = 0;
+	uint64_t damaged_recs = 0;
+	struct media_missing m;
 
 	if (!cnt)
 		return -ENOMEM;
@@ -236,39 +215,14 @@ static int check_tag_counts(struct region *r, uint8_t *kind)
 			cnt[layout_rec_tag(rec)]++;
 	}
 	check_named_slots(r, kind, cnt);
-	/*
-	 * Where lost extents may be: damaged records; the records under FREE
-	 * slots; under a damaged slot, its records beyond its own count (all of
-	 * them when the count is not trustworthy: bad checksum); the surplus of
-	 * other tags (below).
-	 */
-	candidates = damaged_recs;
-	for (uint32_t id = 1; id <= r->tag_count; id++) {
-		const struct layout_tag *slot = &r->slots[id - 1];
-
-		if (kind[id] == SK_ORPHANED)
-			candidates += cnt[id];
-		if (kind[id] != SK_DAMAGED)
-			continue;
-		if (layout_tag_checksum(slot) != slot->checksum)
-			candidates += cnt[id];
-		else if (cnt[id] > slot->n_extents)
-			candidates += cnt[id] - slot->n_extents;
-	}
+	media_missing_extents(r->slots, r->tag_count, kind, cnt, damaged_recs, &m);
 
 	for (uint32_t id = 1; id <= r->tag_count; id++) {
 		const struct layout_tag *slot = &r->slots[id - 1];
 		uint64_t n = slot->n_extents;
 
-		if (kind[id] != SK_VALID || cnt[id] == n)
+		if (kind[id] != SLOT_VALID || cnt[id] == n)
 			continue;
-		if (cnt[id] < n) {
-			deficit += n - cnt[id];
-			if (n_short++ == 0)
-				first_short = id;
-		} else {
-			candidates += cnt[id] - n;
-		}
 		if (cnt[id] == 0) {
 			/* Nothing to quarantine: recovery frees it ("VALID without extents"). */
 			log_error(
@@ -281,25 +235,22 @@ static int check_tag_counts(struct region *r, uint8_t *kind)
 			  " extents but %" PRIu64
 			  " records name it; hiding the tag and quarantining its extents",
 			  r->name, slot->name, slot->uid, id, n, cnt[id]);
-		kind[id] = SK_DAMAGED;
+		kind[id] = SLOT_DAMAGED;
 	}
-	if (deficit <= candidates)
+	if (m.verdict == MISSING_NONE)
 		return 0;
 
 	/* Not accounted for: keep what recovery would release, too. */
 	for (uint32_t id = 1; id <= r->tag_count; id++)
-		if ((kind[id] == SK_WRITTEN || kind[id] == SK_FREEING) && cnt[id]) {
-			kind[id] = SK_HELD;
-			held += cnt[id];
-		}
-	candidates += held;
-	if (held)
+		if ((kind[id] == SLOT_WRITTEN || kind[id] == SLOT_FREEING) && cnt[id])
+			kind[id] = SLOT_HELD;
+	if (m.held)
 		log_error("region '%s': %" PRIu64
 			  " committed extents are missing; holding back the %" PRIu64
 			  " COMMITTED records of half-made commits and half-done frees instead of "
 			  "releasing them",
-			  r->name, deficit, held);
-	if (deficit <= candidates)
+			  r->name, m.deficit, m.held);
+	if (m.verdict == MISSING_HOLD)
 		return 0;
 	return log_error_errno(
 	    EUCLEAN,
@@ -307,27 +258,8 @@ static int check_tag_counts(struct region *r, uint8_t *kind)
 	    "missing from the extent table and no damaged record accounts for them: they would "
 	    "look free and be zeroed; refusing to open the region (inspect it with 'pmemzctl "
 	    "check %s')",
-	    r->name, deficit, n_short, r->slots[first_short - 1].name, first_short, r->rc->path);
-}
-
-static enum slot_kind classify_slot(const struct layout_tag *s)
-{
-	switch (s->state) {
-	case TAG_FREE:
-		return SK_FREE;
-	case TAG_WRITTEN:
-		return SK_WRITTEN;
-	case TAG_FREEING:
-		return SK_FREEING;
-	case TAG_VALID:
-		if (layout_tag_checksum(s) != s->checksum ||
-		    memchr(s->name, '\0', sizeof(s->name)) == NULL ||
-		    layout_tag_name_valid(s->name) < 0)
-			return SK_DAMAGED;
-		return SK_VALID;
-	default:
-		return SK_DAMAGED;
-	}
+	    r->name, m.deficit, m.n_short, r->slots[m.first_short - 1].name, m.first_short,
+	    r->rc->path);
 }
 
 static void slot_store_free(struct region *r, uint32_t id)
@@ -357,14 +289,16 @@ int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n
 	for (uint32_t id = 1, logged = 0; id <= r->tag_count; id++) {
 		const struct layout_tag *slot = &r->slots[id - 1];
 
-		kind[id] = (uint8_t)classify_slot(slot);
-		if (kind[id] == SK_DAMAGED && logged++ < 8)
+		enum media_slot_damage why;
+
+		kind[id] = (uint8_t)media_slot_classify(slot, &why);
+		if (kind[id] == SLOT_DAMAGED && logged++ < 8)
 			log_error(
 			    "region '%s': tag slot %u (offset %" PRIu64 ", uid %u) is damaged: %s",
 			    r->name, id, slot_off(r, id), slot->uid,
-			    slot->state != TAG_VALID			  ? "unknown state word"
-			    : layout_tag_checksum(slot) != slot->checksum ? "checksum mismatch"
-									  : "invalid name");
+			    why == SLOT_BAD_STATE ? "unknown state word"
+			    : why == SLOT_BAD_SUM ? "checksum mismatch"
+						  : "invalid name");
 	}
 	ret = check_tag_counts(r, kind);
 	if (ret < 0)
@@ -397,30 +331,30 @@ int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n
 			break;
 		case EXT_COMMITTED:
 			switch (kind[tag]) {
-			case SK_VALID:
+			case SLOT_VALID:
 				ret = region_vtag_add_extent(&r->tags[tag], i);
 				if (ret < 0)
 					return ret;
 				region_vset(r, i, EXT_COMMITTED);
 				break;
-			case SK_WRITTEN:
-			case SK_FREEING:
+			case SLOT_WRITTEN:
+			case SLOT_FREEING:
 				region_rec_store(r, i, EXT_DIRTY, 0, gen);
 				window_add(r, &w, i);
-				if (kind[tag] == SK_WRITTEN)
+				if (kind[tag] == SLOT_WRITTEN)
 					rolled_ext++;
 				else
 					freed_ext++;
 				break;
-			case SK_HELD:
+			case SLOT_HELD:
 				held_ext++;
 				quarantine(r, i);
 				break;
-			case SK_ORPHANED:
+			case SLOT_ORPHANED:
 				orphan_ext++;
 				quarantine(r, i);
 				break;
-			default: /* SK_DAMAGED (a FREE slot named is SK_ORPHANED) */
+			default: /* SLOT_DAMAGED (a FREE slot named is SLOT_ORPHANED) */
 				damaged_ext++;
 				quarantine(r, i);
 				break;
@@ -470,25 +404,25 @@ int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n
 		struct vtag *t = &r->tags[id];
 
 		switch (kind[id]) {
-		case SK_FREE:
+		case SLOT_FREE:
 			break;
-		case SK_WRITTEN:
-		case SK_FREEING:
-			if (kind[id] == SK_WRITTEN)
+		case SLOT_WRITTEN:
+		case SLOT_FREEING:
+			if (kind[id] == SLOT_WRITTEN)
 				commits_rolled++;
 			else
 				frees_done++;
 			slot_store_free(r, id);
 			slots_stored = true;
 			/* Reusable: its records are durably DIRTY. */
-			kind[id] = SK_FREE;
+			kind[id] = SLOT_FREE;
 			break;
-		case SK_VALID:
+		case SLOT_VALID:
 			if (t->n_extents == 0) {
 				empty_tags++;
 				slot_store_free(r, id);
 				slots_stored = true;
-				kind[id] = SK_FREE;
+				kind[id] = SLOT_FREE;
 				break;
 			}
 			{
@@ -503,30 +437,30 @@ int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n
 						     i < t->runs[k].first + t->runs[k].count; i++)
 							quarantine(r, i);
 					damaged_ext += t->n_extents;
-					kind[id] = SK_DAMAGED;
+					kind[id] = SLOT_DAMAGED;
 					break;
 				}
 			}
 			(void)region_tag_install(r, id, slot->uid, slot->name);
 			break;
-		case SK_DAMAGED:
-		case SK_HELD:
-		case SK_ORPHANED:
+		case SLOT_DAMAGED:
+		case SLOT_HELD:
+		case SLOT_ORPHANED:
 			break;
 		}
-		if (kind[id] == SK_DAMAGED || kind[id] == SK_HELD || kind[id] == SK_ORPHANED) {
+		if (kind[id] == SLOT_DAMAGED || kind[id] == SLOT_HELD || kind[id] == SLOT_ORPHANED) {
 			free(t->runs);
 			memset(t, 0, sizeof(*t));
 			t->state = VT_DAMAGED;
-			if (kind[id] == SK_DAMAGED)
+			if (kind[id] == SLOT_DAMAGED)
 				damaged_tags++;
-			else if (kind[id] == SK_ORPHANED)
+			else if (kind[id] == SLOT_ORPHANED)
 				orphan_tags++;
 		}
 	}
 	/* Lowest ids first. */
 	for (uint32_t id = r->tag_count; id >= 1; id--)
-		if (kind[id] == SK_FREE)
+		if (kind[id] == SLOT_FREE)
 			r->free_ids[r->n_free_ids++] = id;
 
 	if (slots_stored)

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "dax.h"
-#include "layout.h"
+#include "format.h"
 #include "log.h"
 #include "region-internal.h"
 

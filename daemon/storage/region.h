@@ -17,20 +17,7 @@
 #include <sys/types.h>
 
 #include "conf.h"
-
-enum extent_state {
-	EXT_DIRTY = 0, /* free, content unknown (a formatted table is all DIRTY) */
-	EXT_ZEROED = 1,
-	EXT_LEASED = 2,
-	EXT_COMMITTED = 3,
-	EXT_BAD = 4,
-};
-#define EXT_NSTATES 5
-
-struct run {
-	uint64_t first; /* extent index */
-	uint64_t count;
-};
+#include "media.h" /* enum extent_state, struct run */
 
 struct region_info {
 	const char *name;

@@ -2,8 +2,10 @@
 /*
  * Offline consistency check of a region image (check.h).  Reads only.
  *
- * The rules mirror the daemon's: layout.c decides which header is used,
- * region-recovery.c what a crashed image becomes.  In a raw (crashed) image
+ * The rules are the daemon's, from the media module (media.h): which header
+ * is used, what a record or a slot is, what the records naming a slot say
+ * about it, whether committed extents are missing; the checker walks the
+ * image itself and reports their verdicts.  In a raw (crashed) image
  * the states recovery resolves on purpose -- LEASED records, WRITTEN and
  * FREEING slots, COMMITTED records under a WRITTEN or FREEING slot with an
  * intact body -- are notes, not problems; with CHECK_RECOVERED they are
@@ -31,15 +33,6 @@
 #include "dax.h"
 #include "util.h"
 
-enum slot_kind { K_FREE, K_WRITTEN, K_FREEING, K_VALID, K_DAMAGED };
-
-struct slot_info {
-	uint8_t kind;
-	uint64_t cnt;	/* COMMITTED records naming the slot */
-	uint64_t first; /* the first of them */
-	struct layout_tag t;
-};
-
 /* On the heap: it must survive a siglongjmp with defined contents. */
 struct checker {
 	const uint8_t *base;
@@ -49,10 +42,14 @@ struct checker {
 	int err; /* first allocation failure */
 	bool unusable;
 	size_t cap_problems, cap_notes, cap_tags;
-	const struct pstore_badblock *bbs; /* never read */
+	const struct media_badblock *bbs; /* never read */
 	size_t n_bbs;
-	struct slot_info *si; /* [tag_count + 1], [0] unused */
-	bool hold;	      /* recovery holds back records under WRITTEN / FREEING slots */
+	/* Per tag id, [0] unused: */
+	uint8_t *kind;	 /* enum media_slot_kind */
+	uint64_t *cnt;	 /* COMMITTED records naming the slot */
+	uint64_t *first; /* the first of them */
+	struct layout_tag *slots; /* the tag table, copied: slots[id - 1] */
+	bool hold; /* recovery holds back records under WRITTEN / FREEING slots */
 };
 
 /* ---- lines ---- */
@@ -177,35 +174,11 @@ static const char *hdr_verdict(enum layout_hdr_status s)
 	return s == HDR_BLANK ? "blank (all zero)" : layout_hdr_status_str(s);
 }
 
-static enum layout_hdr_status header_at(struct checker *c, uint64_t off, struct layout_header *h,
-					char *why, size_t why_len)
-{
-	if (layout_range_bad(c->bbs, c->n_bbs, off, LAYOUT_BLOCK)) {
-		(void)snprintf(why, why_len, "bad block in the header block");
-		return HDR_UNREADABLE;
-	}
-	return layout_header_check(c->base + off, h, why, why_len);
-}
-
-/* As layout.c: every non-zero word of block equals good's (an interrupted write). */
-static bool torn_copy_of(const uint8_t *block, const uint8_t *good)
-{
-	for (size_t off = 0; off < LAYOUT_BLOCK; off += 8) {
-		uint64_t w, g;
-
-		memcpy(&w, block + off, 8);
-		memcpy(&g, good + off, 8);
-		if (w != 0 && w != g)
-			return false;
-	}
-	return true;
-}
-
-/* Choose the header as layout_load() would.  false: nothing usable. */
+/* Choose the header as layout_load() does (media_headers_read).  false: nothing usable. */
 static bool check_headers(struct checker *c)
 {
 	struct check_report *rep = c->rep;
-	struct layout_header hp, hb;
+	struct media_headers m;
 	enum layout_hdr_status sp, sb;
 
 	if (c->size < 2 * LAYOUT_BLOCK) {
@@ -213,22 +186,19 @@ static bool check_headers(struct checker *c)
 			 c->size, 2 * LAYOUT_BLOCK);
 		return false;
 	}
-	sp = header_at(c, LAYOUT_PRIMARY_OFF, &hp, rep->primary_why, sizeof(rep->primary_why));
-	sb = header_at(c, LAYOUT_BACKUP_OFF, &hb, rep->backup_why, sizeof(rep->backup_why));
-	if (sp == HDR_FOREIGN && sb == HDR_OK &&
-	    torn_copy_of(c->base + LAYOUT_PRIMARY_OFF, c->base + LAYOUT_BACKUP_OFF)) {
-		sp = HDR_CORRUPT;
-		(void)snprintf(rep->primary_why, sizeof(rep->primary_why),
-			       "a torn copy of the backup: an interrupted write");
-	}
+	media_headers_read(c->base, c->bbs, c->n_bbs, &m);
+	sp = m.primary;
+	sb = m.backup;
+	(void)snprintf(rep->primary_why, sizeof(rep->primary_why), "%s", m.primary_why);
+	(void)snprintf(rep->backup_why, sizeof(rep->backup_why), "%s", m.backup_why);
 	rep->primary_status = sp;
 	rep->backup_status = sb;
 	rep->primary_ok = sp == HDR_OK;
 	rep->backup_ok = sb == HDR_OK;
 
-	if (sp == HDR_OK) {
-		rep->hdr = hp;
-		if (sb == HDR_OK && memcmp(&hp, &hb, sizeof(hp)) != 0) {
+	if (m.choice == HDRS_PRIMARY) {
+		rep->hdr = m.hp;
+		if (m.differ) {
 			rep->headers_differ = true;
 			problem(c,
 				"backup header (offset %u) is valid but differs from the primary; "
@@ -237,24 +207,25 @@ static bool check_headers(struct checker *c)
 		} else if (sb == HDR_UNREADABLE) {
 			problem(c, "backup header (offset %u) is unreadable (%s)",
 				LAYOUT_BACKUP_OFF, rep->backup_why);
-		} else if (sb != HDR_OK) {
+		} else if (m.repair_backup) {
 			problem(c,
 				"backup header (offset %u) is %s (%s); the daemon rewrites it from "
 				"the primary",
 				LAYOUT_BACKUP_OFF, hdr_verdict(sb), rep->backup_why);
 		}
 	} else if (sb == HDR_OK) {
-		rep->hdr = hb;
-		if (sp == HDR_UNREADABLE)
-			problem(c,
-				"primary header (offset 0) is unreadable (%s); the daemon uses the "
-				"backup header",
-				rep->primary_why);
-		else if (sp == HDR_FOREIGN || sp == HDR_UNSUPPORTED)
+		/* The daemon uses the backup (or refuses): check the region it describes. */
+		rep->hdr = m.hb;
+		if (m.choice != HDRS_BACKUP)
 			problem(c,
 				"primary header (offset 0) is %s (%s) but the backup is valid; the "
 				"daemon refuses the region",
 				hdr_verdict(sp), rep->primary_why);
+		else if (!m.repair_primary)
+			problem(c,
+				"primary header (offset 0) is unreadable (%s); the daemon uses the "
+				"backup header",
+				rep->primary_why);
 		else
 			problem(c,
 				"primary header (offset 0) is %s (%s); the daemon uses the backup "
@@ -284,13 +255,9 @@ static bool check_headers(struct checker *c)
 static bool check_geometry(struct checker *c)
 {
 	const struct layout_header *h = &c->rep->hdr;
-	struct layout_geometry g;
 	uint64_t img = c->size & ~((uint64_t)LAYOUT_BLOCK - 1), meta_end;
 
-	if (layout_compute(h->region_size, h->extent_size, h->data_align, &g) < 0 ||
-	    g.extent_count != h->extent_count || g.extent_table_off != h->extent_table_off ||
-	    g.tag_table_off != h->tag_table_off || g.tag_count != h->tag_count ||
-	    g.data_off != h->data_off || h->tag_count > LAYOUT_MAX_TAGS ||
+	if (!layout_geometry_matches(h) || h->tag_count > LAYOUT_MAX_TAGS ||
 	    h->data_off + h->extent_count * h->extent_size > h->region_size) {
 		unusable(c,
 			 "header geometry is inconsistent: size %" PRIu64 ", extent size %" PRIu64
@@ -308,8 +275,7 @@ static bool check_geometry(struct checker *c)
 			"image is %" PRIu64 " bytes but the header says the region is %" PRIu64
 			" bytes; the daemon refuses a region whose size differs",
 			c->size, h->region_size);
-	meta_end = h->tag_table_off +
-		   ALIGN_UP(h->tag_count * LAYOUT_TAG_SLOT_SIZE, (uint64_t)LAYOUT_BLOCK);
+	meta_end = layout_tables_end(h->tag_table_off, h->tag_count);
 	if (meta_end > c->size) {
 		unusable(c,
 			 "image ends at %" PRIu64
@@ -360,56 +326,42 @@ static void classify_slots(struct checker *c)
 	const struct layout_header *h = &c->rep->hdr;
 	char nm[LAYOUT_TAG_NAME_MAX + 1];
 
+	memcpy(c->slots, c->base + h->tag_table_off, h->tag_count * sizeof(*c->slots));
 	for (uint32_t id = 1; id <= h->tag_count; id++) {
-		struct slot_info *s = &c->si[id];
-		const struct layout_tag *t = &s->t;
+		const struct layout_tag *t = &c->slots[id - 1];
 		uint64_t off = h->tag_table_off + (uint64_t)(id - 1) * LAYOUT_TAG_SLOT_SIZE;
-		uint32_t sum;
+		enum media_slot_damage why;
 
-		memcpy(&s->t, c->base + off, sizeof(s->t));
-		switch (t->state) {
-		case TAG_FREE:
-			s->kind = K_FREE;
+		c->kind[id] = (uint8_t)media_slot_classify(t, &why);
+		if (c->kind[id] == SLOT_FREE)
 			continue;
-		case TAG_WRITTEN:
-			/*
-			 * A torn body is legal while no record names the slot; once
-			 * one does, the body must be intact (check_named_slots).
-			 */
-			s->kind = K_WRITTEN;
+		switch (why) {
+		case SLOT_UNDAMAGED:
 			break;
-		case TAG_FREEING:
-			s->kind = K_FREEING;
+		case SLOT_BAD_SUM:
+			problem(c,
+				"tag slot %u (offset %" PRIu64 ", '%s', uid %u): VALID but "
+				"its checksum is wrong (stored 0x%08x, computed 0x%08x)",
+				id, off, safe_name(t->name, nm), t->uid, t->checksum,
+				layout_tag_checksum(t));
 			break;
-		case TAG_VALID:
-			s->kind = K_VALID;
-			sum = layout_tag_checksum(t);
-			if (sum != t->checksum) {
-				problem(c,
-					"tag slot %u (offset %" PRIu64 ", '%s', uid %u): VALID but "
-					"its checksum is wrong (stored 0x%08x, computed 0x%08x)",
-					id, off, safe_name(t->name, nm), t->uid, t->checksum, sum);
-				s->kind = K_DAMAGED;
-			} else if (!memchr(t->name, '\0', sizeof(t->name))) {
-				problem(c,
-					"tag slot %u (offset %" PRIu64
-					"): VALID but its name is not "
-					"NUL-terminated",
-					id, off);
-				s->kind = K_DAMAGED;
-			} else if (layout_tag_name_valid(t->name) < 0) {
-				problem(c,
-					"tag slot %u (offset %" PRIu64 ", '%s', uid %u): VALID but "
-					"its name is invalid",
-					id, off, safe_name(t->name, nm), t->uid);
-				s->kind = K_DAMAGED;
-			}
+		case SLOT_NAME_NO_NUL:
+			problem(c,
+				"tag slot %u (offset %" PRIu64
+				"): VALID but its name is not "
+				"NUL-terminated",
+				id, off);
 			break;
-		default:
+		case SLOT_NAME_INVALID:
+			problem(c,
+				"tag slot %u (offset %" PRIu64 ", '%s', uid %u): VALID but "
+				"its name is invalid",
+				id, off, safe_name(t->name, nm), t->uid);
+			break;
+		case SLOT_BAD_STATE:
 			problem(
 			    c, "tag slot %u (offset %" PRIu64 "): unknown state word 0x%016" PRIx64,
 			    id, off, t->state);
-			s->kind = K_DAMAGED;
 			break;
 		}
 		add_tag(c, id, t);
@@ -418,8 +370,9 @@ static void classify_slots(struct checker *c)
 
 static int cmp_tag_owner(const void *a, const void *b, void *arg)
 {
-	const struct slot_info *si = arg;
-	const struct layout_tag *x = &si[*(const uint32_t *)a].t, *y = &si[*(const uint32_t *)b].t;
+	const struct layout_tag *slots = arg;
+	const struct layout_tag *x = &slots[*(const uint32_t *)a - 1];
+	const struct layout_tag *y = &slots[*(const uint32_t *)b - 1];
 	int r;
 
 	if (x->uid != y->uid)
@@ -443,11 +396,11 @@ static void check_duplicates(struct checker *c)
 		return;
 	}
 	for (uint32_t id = 1; id <= h->tag_count; id++)
-		if (c->si[id].kind == K_VALID)
+		if (c->kind[id] == SLOT_VALID)
 			ids[n++] = id;
-	qsort_r(ids, n, sizeof(*ids), cmp_tag_owner, c->si);
+	qsort_r(ids, n, sizeof(*ids), cmp_tag_owner, c->slots);
 	for (size_t k = 1; k < n; k++) {
-		const struct layout_tag *a = &c->si[ids[k - 1]].t, *b = &c->si[ids[k]].t;
+		const struct layout_tag *a = &c->slots[ids[k - 1] - 1], *b = &c->slots[ids[k] - 1];
 
 		if (a->uid == b->uid && strcmp(a->name, b->name) == 0)
 			problem(
@@ -474,23 +427,24 @@ static void check_records(struct checker *c)
 		memcpy(&rec, c->base + off, sizeof(rec));
 		s = layout_rec_state(rec);
 		tag = layout_rec_tag(rec);
-		if (s >= EXT_NSTATES) {
+		switch (media_rec_check(rec, h->tag_count)) {
+		case REC_INTACT:
+			break;
+		case REC_UNKNOWN_STATE:
 			problem(c,
 				"extent %" PRIu64 " (record at offset %" PRIu64 " = 0x%016" PRIx64
 				"): unknown state code 0x%02x",
 				i, off, rec, layout_rec_code(rec));
 			rep->invalid_records++;
 			continue;
-		}
-		if (s == EXT_COMMITTED && (tag == 0 || tag > h->tag_count)) {
+		case REC_TAG_RANGE:
 			problem(c,
 				"extent %" PRIu64 " (record at offset %" PRIu64 " = 0x%016" PRIx64
 				"): COMMITTED with tag id %u, not in 1..%" PRIu64,
 				i, off, rec, tag, h->tag_count);
 			rep->invalid_records++;
 			continue;
-		}
-		if (s != EXT_COMMITTED && tag != 0) {
+		case REC_STRAY_TAG:
 			problem(c,
 				"extent %" PRIu64 " (record at offset %" PRIu64 " = 0x%016" PRIx64
 				"): %s but it carries tag id %u",
@@ -501,8 +455,8 @@ static void check_records(struct checker *c)
 		rep->count[s]++;
 		if (s == EXT_LEASED && leased++ == 0)
 			first_leased = i;
-		if (s == EXT_COMMITTED && c->si[tag].cnt++ == 0)
-			c->si[tag].first = i;
+		if (s == EXT_COMMITTED && c->cnt[tag]++ == 0)
+			c->first[tag] = i;
 	}
 	if (leased && (c->flags & CHECK_RECOVERED))
 		problem(c,
@@ -517,9 +471,10 @@ static void check_records(struct checker *c)
 }
 
 /*
- * A WRITTEN or FREEING slot named by COMMITTED records: its body was durable
- * before any of them (region-tag.c), so it must be intact and name at
- * least as many extents.  Otherwise it is damage, as the daemon sees it.
+ * The named-slot rule (media_named_slot): a WRITTEN or FREEING slot named
+ * by COMMITTED records with a body that is not intact or names fewer
+ * extents is damage, as the daemon sees it; a FREE slot named is orphaned
+ * (reported by check_slot_use).
  */
 static void check_named_slots(struct checker *c)
 {
@@ -527,80 +482,50 @@ static void check_named_slots(struct checker *c)
 	char nm[LAYOUT_TAG_NAME_MAX + 1];
 
 	for (uint32_t id = 1; id <= h->tag_count; id++) {
-		struct slot_info *s = &c->si[id];
-		bool sum_ok;
+		const struct layout_tag *t = &c->slots[id - 1];
+		enum media_slot_kind was = c->kind[id], now = media_named_slot(t, was, c->cnt[id]);
 
-		if ((s->kind != K_WRITTEN && s->kind != K_FREEING) || !s->cnt)
-			continue;
-		sum_ok = layout_tag_checksum(&s->t) == s->t.checksum;
-		if (sum_ok && s->cnt <= s->t.n_extents)
+		c->kind[id] = (uint8_t)now;
+		if (now != SLOT_DAMAGED || was == SLOT_DAMAGED)
 			continue;
 		problem(c,
 			"tag slot %u (offset %" PRIu64 ", '%s', uid %u): %s with %" PRIu64
 			" COMMITTED extents (first: extent %" PRIu64 "), but %s; the daemon "
 			"quarantines them",
 			id, h->tag_table_off + (uint64_t)(id - 1) * LAYOUT_TAG_SLOT_SIZE,
-			safe_name(s->t.name, nm), s->t.uid,
-			s->kind == K_WRITTEN ? "WRITTEN (a half-made commit)"
-					     : "FREEING (a half-done free)",
-			s->cnt, s->first,
-			sum_ok ? "it was committed with fewer extents" : "its checksum is wrong");
-		s->kind = K_DAMAGED;
+			safe_name(t->name, nm), t->uid,
+			was == SLOT_WRITTEN ? "WRITTEN (a half-made commit)"
+					    : "FREEING (a half-done free)",
+			c->cnt[id], c->first[id],
+			media_slot_sum_ok(t) ? "it was committed with fewer extents"
+					     : "its checksum is wrong");
 	}
 }
 
-/*
- * What the daemon's recovery does when VALID tags miss records
- * (region-recovery.c): the missing extents must be accounted for by
- * damaged records, records under FREE slots, records beyond a damaged
- * slot's own count or the surplus of other tags; else the records under
- * WRITTEN / FREEING slots are held back; else the region is refused.
- */
+/* Committed extents missing from the table (media_missing_extents), as the daemon decides. */
 static void check_missing(struct checker *c)
 {
 	const struct layout_header *h = &c->rep->hdr;
-	uint64_t deficit = 0, candidates = c->rep->invalid_records, held = 0;
+	struct media_missing m;
 
-	for (uint32_t id = 1; id <= h->tag_count; id++) {
-		const struct slot_info *s = &c->si[id];
-		uint64_t n = s->t.n_extents;
-
-		if (s->kind == K_VALID && s->cnt < n)
-			deficit += n - s->cnt;
-		else if (s->kind == K_VALID && s->cnt > n)
-			candidates += s->cnt - n;
-		else if (s->kind == K_DAMAGED && layout_tag_checksum(&s->t) != s->t.checksum)
-			candidates += s->cnt;
-		else if (s->kind == K_DAMAGED && s->cnt > n)
-			candidates += s->cnt - n;
-		else if (s->kind == K_FREE)
-			candidates += s->cnt;
-		else if (s->kind == K_WRITTEN || s->kind == K_FREEING)
-			held += s->cnt;
-	}
-	if (deficit <= candidates)
+	media_missing_extents(c->slots, (uint32_t)h->tag_count, c->kind, c->cnt,
+			      c->rep->invalid_records, &m);
+	if (m.verdict == MISSING_NONE)
 		return;
 	c->hold = true;
-	if (deficit <= candidates + held)
+	if (m.verdict == MISSING_HOLD)
 		problem(c,
 			"%" PRIu64 " committed extents are missing and only the %" PRIu64
 			" COMMITTED records under WRITTEN or FREEING slots can account for them: "
 			"the daemon quarantines those instead of releasing them",
-			deficit, held);
+			m.deficit, m.held);
 	else
 		problem(
 		    c,
 		    "%" PRIu64 " committed extents are missing from the extent table and no "
 		    "damaged record accounts for them (a zeroed block of the table?): the daemon "
 		    "refuses to open the region",
-		    deficit);
-}
-
-static bool all_zero_slot(const struct layout_tag *t)
-{
-	static const struct layout_tag zero;
-
-	return memcmp(t, &zero, sizeof(zero)) == 0;
+		    m.deficit);
 }
 
 /* Each slot against the records that name it. */
@@ -613,93 +538,94 @@ static void check_slot_use(struct checker *c)
 	size_t k = 0;
 
 	for (uint32_t id = 1; id <= h->tag_count; id++) {
-		const struct slot_info *s = &c->si[id];
-		const struct layout_tag *t = &s->t;
+		const struct layout_tag *t = &c->slots[id - 1];
+		uint64_t cnt = c->cnt[id], first = c->first[id];
 
-		if (s->kind != K_FREE) {
+		if (c->kind[id] != SLOT_FREE && c->kind[id] != SLOT_ORPHANED) {
 			/* rep->tags holds the non-FREE slots in id order */
 			while (k < rep->n_tags && rep->tags[k].id < id)
 				k++;
 			if (k < rep->n_tags && rep->tags[k].id == id)
-				rep->tags[k].n_extents = s->cnt;
+				rep->tags[k].n_extents = cnt;
 		}
-		switch (s->kind) {
-		case K_VALID:
+		switch ((enum media_slot_kind)c->kind[id]) {
+		case SLOT_VALID:
 			rep->valid_tags++;
-			if (s->cnt == 0)
+			if (cnt == 0)
 				problem(c,
 					"tag '%s' (uid %u, slot %u) is VALID but no extent record "
 					"names it (committed with %" PRIu64 " extents)",
 					safe_name(t->name, nm), t->uid, id, t->n_extents);
-			else if (s->cnt != t->n_extents)
+			else if (cnt != t->n_extents)
 				problem(c,
 					"tag '%s' (uid %u, slot %u) was committed with %" PRIu64
 					" extents but %" PRIu64
 					" records name it (first: extent %" PRIu64 ")",
-					safe_name(t->name, nm), t->uid, id, t->n_extents, s->cnt,
-					s->first);
+					safe_name(t->name, nm), t->uid, id, t->n_extents, cnt,
+					first);
 			break;
-		case K_WRITTEN:
-			if (c->hold && s->cnt && !recovered)
+		case SLOT_WRITTEN:
+			if (c->hold && cnt && !recovered)
 				problem(c,
 					"tag slot %u: half-made commit (WRITTEN) with %" PRIu64
 					" COMMITTED extents (first: extent %" PRIu64
 					"); held back, not rolled back, while extents are missing",
-					id, s->cnt, s->first);
+					id, cnt, first);
 			else if (recovered)
 				problem(
 				    c,
 				    "tag slot %u is WRITTEN (a half-made commit) in a recovered "
 				    "image; %" PRIu64 " COMMITTED extents name it",
-				    id, s->cnt);
+				    id, cnt);
 			else {
-				rep->rollback_extents += s->cnt;
+				rep->rollback_extents += cnt;
 				note(c,
 				     "tag slot %u: half-made commit (WRITTEN); recovery rolls back "
 				     "its "
 				     "%" PRIu64 " extents and frees the slot",
-				     id, s->cnt);
+				     id, cnt);
 			}
 			break;
-		case K_FREEING:
-			if (c->hold && s->cnt && !recovered)
+		case SLOT_FREEING:
+			if (c->hold && cnt && !recovered)
 				problem(c,
 					"tag slot %u: half-done free (FREEING) with %" PRIu64
 					" COMMITTED extents (first: extent %" PRIu64
 					"); held back, not released, while extents are missing",
-					id, s->cnt, s->first);
+					id, cnt, first);
 			else if (recovered)
 				problem(c,
 					"tag slot %u is FREEING (a half-done free) in a recovered "
 					"image; %" PRIu64 " COMMITTED extents name it",
-					id, s->cnt);
+					id, cnt);
 			else {
-				rep->release_extents += s->cnt;
+				rep->release_extents += cnt;
 				note(c,
 				     "tag slot %u: half-done free (FREEING); recovery releases its "
 				     "%" PRIu64 " remaining extents and frees the slot",
-				     id, s->cnt);
+				     id, cnt);
 			}
 			break;
-		case K_FREE:
-			if (!s->cnt)
-				break;
+		case SLOT_FREE:
+			break;
+		case SLOT_ORPHANED:
 			/* No crash leaves this: the daemon quarantines them (never zeroed). */
 			problem(c,
 				"%" PRIu64 " COMMITTED extents (first: extent %" PRIu64
 				") name tag slot %u, which is %s: media damage (no crash leaves "
 				"that); the daemon quarantines them",
-				s->cnt, s->first, id,
-				all_zero_slot(t) ? "blank (a zeroed block of the tag table?)"
+				cnt, first, id,
+				media_slot_blank(t) ? "blank (a zeroed block of the tag table?)"
 						 : "FREE");
 			break;
-		case K_DAMAGED:
-			if (s->cnt)
+		case SLOT_HELD: /* not set here: c->hold marks WRITTEN / FREEING records held */
+		case SLOT_DAMAGED:
+			if (cnt)
 				problem(
 				    c,
 				    "%" PRIu64 " COMMITTED extents (first: extent %" PRIu64
 				    ") belong to damaged tag slot %u; the daemon quarantines them",
-				    s->cnt, s->first, id);
+				    cnt, first, id);
 			break;
 		}
 	}
@@ -808,8 +734,11 @@ static void run_checks(struct checker *c)
 	if (!check_geometry(c))
 		return;
 	h = &c->rep->hdr;
-	c->si = calloc(h->tag_count + 1, sizeof(*c->si));
-	if (!c->si) {
+	c->kind = calloc(h->tag_count + 1, sizeof(*c->kind));
+	c->cnt = calloc(h->tag_count + 1, sizeof(*c->cnt));
+	c->first = calloc(h->tag_count + 1, sizeof(*c->first));
+	c->slots = calloc(MAX(h->tag_count, (uint64_t)1), sizeof(*c->slots));
+	if (!c->kind || !c->cnt || !c->first || !c->slots) {
 		c->err = -ENOMEM;
 		return;
 	}
@@ -829,7 +758,7 @@ int check_image(const void *base, uint64_t size, unsigned flags, struct check_re
 }
 
 int check_image_badblocks(const void *base, uint64_t size, unsigned flags,
-			  const struct pstore_badblock *bbs, size_t n_bbs, struct check_report *rep)
+			  const struct media_badblock *bbs, size_t n_bbs, struct check_report *rep)
 {
 	struct sigaction sa = {0}, old;
 	sigjmp_buf jb;
@@ -877,7 +806,10 @@ int check_image_badblocks(const void *base, uint64_t size, unsigned flags,
 		      : rep->problems_total > 0 ? CHECK_INCONSISTENT
 						: CHECK_CLEAN;
 	r = c->err;
-	free(c->si);
+	free(c->kind);
+	free(c->cnt);
+	free(c->first);
+	free(c->slots);
 	free(c);
 	if (r < 0)
 		check_report_free(rep);
@@ -914,7 +846,7 @@ static int devdax_size_from_header(int fd, uint64_t *size)
 int check_path(const char *path, unsigned flags, struct check_report *rep)
 {
 	_cleanup_close_ int fd = -1;
-	_cleanup_free_ struct pstore_badblock *bbs = NULL;
+	_cleanup_free_ struct media_badblock *bbs = NULL;
 	size_t n_bbs = 0;
 	struct stat st;
 	uint64_t size;
@@ -941,7 +873,7 @@ int check_path(const char *path, unsigned flags, struct check_report *rep)
 				if (!bbs)
 					return -ENOMEM;
 				for (size_t k = 0; k < n; k++)
-					bbs[k] = (struct pstore_badblock){dbb[k].off, dbb[k].len};
+					bbs[k] = (struct media_badblock){dbb[k].off, dbb[k].len};
 				n_bbs = n;
 			}
 		} else {

@@ -11,8 +11,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "layout.h"
-#include "region.h"
+#include "media.h"
+
+/*
+ * Bad ranges are the media module's struct media_badblock; callers of
+ * check_image_badblocks() written against its earlier name still build.
+ */
+#define pstore_badblock media_badblock
 
 /* check flags */
 #define CHECK_RECOVERED (1u << 0) /* after recovery: no LEASED, no WRITTEN or FREEING tag */
@@ -78,7 +83,7 @@ int check_image(const void *base, uint64_t size, unsigned flags, struct check_re
  * marks the extent BAD) or, with CHECK_RECOVERED, a problem.
  */
 int check_image_badblocks(const void *base, uint64_t size, unsigned flags,
-			  const struct pstore_badblock *bbs, size_t n_bbs,
+			  const struct media_badblock *bbs, size_t n_bbs,
 			  struct check_report *rep);
 /*
  * Open PATH read-only (file or /dev/daxX.Y), map it, check_image (for a

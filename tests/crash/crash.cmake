@@ -14,17 +14,11 @@
 set(_crash_dir ${PMEMZ_TEST_SRC}/crash)
 
 # The offline checker (daemon/tools/check.c) is the oracle for every image.
-set(_crash_have_check 1)
-set(_crash_check_lib pmemzd_check)
-set(_crash_check_src "")
-
-add_executable(test-powerfail ${_crash_dir}/test-powerfail.c ${_crash_dir}/pmsim.c
-  ${_crash_check_src})
+add_executable(test-powerfail ${_crash_dir}/test-powerfail.c ${_crash_dir}/pmsim.c)
 target_include_directories(test-powerfail PRIVATE ${_crash_dir})
-target_link_libraries(test-powerfail PRIVATE pmemzd_storage ${_crash_check_lib})
+target_link_libraries(test-powerfail PRIVATE pmemzd_storage pmemzd_check)
 # pmsim traces the mappings region_open() creates (format, recovery).
 target_link_options(test-powerfail PRIVATE -Wl,--wrap=pstore_open)
-target_compile_definitions(test-powerfail PRIVATE PMEMZ_HAVE_CHECK=${_crash_have_check})
 
 # Every drain of a 100-step workload with the zeroer in lock step (the same
 # drain sequence in every run); then a shorter one with the zeroer threads
@@ -36,7 +30,7 @@ set_tests_properties(crash-powerfail crash-powerfail-concurrent PROPERTIES
 
 # kill -9 torture: the real daemon and libpmemzclient.  The integration
 # harness is compiled in (integration.cmake is read after this file).
-if(TARGET pmemzerod AND TARGET pmemzclient AND TARGET pmemzd_check)
+if(TARGET pmemzerod AND TARGET pmemzclient)
   set(_crash_itest ${PMEMZ_TEST_SRC}/integration)
   add_executable(test-kill9 ${_crash_dir}/test-kill9.c
     ${_crash_itest}/harness.c ${_crash_itest}/raw.c)
@@ -48,5 +42,5 @@ if(TARGET pmemzerod AND TARGET pmemzclient AND TARGET pmemzd_check)
   add_test(NAME crash-kill9 COMMAND test-kill9)
   set_tests_properties(crash-kill9 PROPERTIES LABELS "crash" TIMEOUT 300 SKIP_RETURN_CODE 77)
 else()
-  message(STATUS "crash-kill9 skipped: pmemzerod, pmemzclient or pmemzd_check not defined")
+  message(STATUS "crash-kill9 skipped: pmemzerod or pmemzclient not defined")
 endif()

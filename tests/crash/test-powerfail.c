@@ -20,8 +20,7 @@
  *   - the media after recovery, read raw: both headers valid, every record
  *     valid, no LEASED record, no WRITTEN slot, every COMMITTED record names
  *     a VALID slot, every ZEROED extent reads zero (I1), I3 by construction;
- *     and, when the offline checker is built, check_image(CHECK_RECOVERED)
- *     is clean;
+ *     and check_image(CHECK_RECOVERED) is clean;
  *   - the commit oracle (I2): every tag whose COMMIT returned (region_sync
  *     after region_commit completed) and that was not being freed is there,
  *     with exactly its extents and its data; a tag whose free returned is
@@ -53,15 +52,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "layout.h"
+#include "media.h"
 #include "log.h"
 #include "pmsim.h"
 #include "region-internal.h"
 #include "region.h"
 
-#if PMEMZ_HAVE_CHECK
 #include "check.h"
-#endif
 
 #define KiB 1024ull
 #define EXTENT (64 * KiB)
@@ -766,7 +763,6 @@ static void raw_check(const uint8_t *img, const struct wl *w)
 	free(seen);
 }
 
-#if PMEMZ_HAVE_CHECK
 static void checker(const uint8_t *img)
 {
 	struct check_report rep;
@@ -786,7 +782,6 @@ static void checker(const uint8_t *img)
 	}
 	check_report_free(&rep);
 }
-#endif
 
 /* Recover an image (a file written from img), check what recovery made of it. */
 static void recover_and_check(const uint8_t *img, const struct wl *w)
@@ -819,9 +814,7 @@ static void recover_and_check(const uint8_t *img, const struct wl *w)
 	(void)region_sync(r);
 	region_close(r);
 	raw_check(chk_map, w);
-#if PMEMZ_HAVE_CHECK
 	checker(chk_map);
-#endif
 }
 
 /*
@@ -1119,16 +1112,10 @@ int main(int argc, char **argv)
 	(void)unlink(chk_path);
 	printf("powerfail: %" PRIu64 " workloads, %" PRIu64 " crash points x %u images + %" PRIu64
 	       " recovery crash points: %" PRIu64 " images checked, %" PRIu64
-	       " lease checks, %" PRIu64 " violations (%" PRIu64 " nondeterministic runs, %.1f s)%s\n",
+	       " lease checks, %" PRIu64 " violations (%" PRIu64 " nondeterministic runs, %.1f s)\n",
 	       workloads, tot.crash_points, opt.images, tot.recovery_crash_points, tot.images,
 	       tot.lease_checks, tot.violations, tot.nondeterministic,
-	       (double)(pmemz_now_ns() - t0) / 1e9,
-#if PMEMZ_HAVE_CHECK
-	       ""
-#else
-	       " [offline checker not built: raw checks only]"
-#endif
-	);
+	       (double)(pmemz_now_ns() - t0) / 1e9);
 	pmsim_free(sim);
 	free(img_buf);
 	free(img_buf2);

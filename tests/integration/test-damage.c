@@ -26,7 +26,7 @@
 
 #include "check.h"
 #include "harness.h"
-#include "layout.h"
+#include "media.h"
 #include "libpmemzclient.h"
 
 #define MIB ITEST_MIB

@@ -1,18 +1,15 @@
 # Offline checker (daemon/tools/check.c, pmemzd_check) and the daemon on damaged
 # media: crafted images in memory and files in /dev/shm; no daemon process.
-if(NOT TARGET pmemzd_check)
-  return()
-endif()
-
 add_executable(test-check ${PMEMZ_TEST_SRC}/unit/test-check.c)
-target_link_libraries(test-check PRIVATE pmemzd_check PkgConfig::CMOCKA)
+target_link_libraries(test-check PRIVATE pmemzd_check pmemzd_storage PkgConfig::CMOCKA)
 add_test(NAME unit-check COMMAND test-check)
 set_tests_properties(unit-check PROPERTIES LABELS "unit" TIMEOUT 120)
 
 # Regression tests: region_open (layout_load + recovery) on damaged media.
 add_executable(test-damage-recovery ${PMEMZ_TEST_SRC}/unit/test-damage-recovery.c
   ${PMEMZ_TEST_SRC}/unit/media-fixture.c)
-target_link_libraries(test-damage-recovery PRIVATE pmemzd_check PkgConfig::CMOCKA)
+target_link_libraries(test-damage-recovery PRIVATE pmemzd_check pmemzd_storage
+  PkgConfig::CMOCKA)
 add_test(NAME unit-damage-recovery COMMAND test-damage-recovery)
 add_test(NAME unit-damage-recovery-cacheline COMMAND test-damage-recovery)
 set_tests_properties(unit-damage-recovery unit-damage-recovery-cacheline
@@ -41,4 +38,14 @@ if(TARGET pmemzctl)
   add_test(NAME client-ctl-check
     COMMAND sh ${PMEMZ_TEST_SRC}/unit/test-pmemzctl-check.sh $<TARGET_FILE:pmemzctl>)
   set_tests_properties(client-ctl-check PROPERTIES LABELS "unit;client" TIMEOUT 60)
+endif()
+
+# The checker reads only: nm finds no pstore, format writer or libpmem2
+# store symbol in pmemzctl nor in the pmemzd_check library.
+if(TARGET pmemzctl)
+  add_test(NAME unit-reader-symbols
+    COMMAND sh ${PMEMZ_TEST_SRC}/unit/test-reader-symbols.sh $<TARGET_FILE:pmemzctl>
+      $<TARGET_FILE:pmemzd_check>)
+  set_tests_properties(unit-reader-symbols PROPERTIES LABELS "unit" SKIP_RETURN_CODE 77
+    TIMEOUT 60)
 endif()

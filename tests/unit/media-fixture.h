@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "layout.h"
+#include "media.h"
 #include "region.h"
 
 #define KiB (1ull << 10)

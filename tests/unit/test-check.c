@@ -21,7 +21,7 @@
 #include <cmocka.h>
 
 #include "check.h"
-#include "layout.h"
+#include "media.h"
 #include "log.h"
 #include "region.h"
 
@@ -557,14 +557,14 @@ static void test_badblocks(void **state)
 {
 	struct img m;
 	struct check_report rep;
-	struct pstore_badblock bb[2];
+	struct media_badblock bb[2];
 	uint64_t off;
 
 	(void)state;
 	img_std(&m);
 	off = m.h.data_off + 5 * m.h.extent_size;
 	m.base[off + 512] = 0xff; /* "poisoned": would fail I1 if it were read */
-	bb[0] = (struct pstore_badblock){off + 512, 512};
+	bb[0] = (struct media_badblock){off + 512, 512};
 	assert_int_equal(check_image_badblocks(m.base, m.size, 0, bb, 1, &rep), 0);
 	assert_int_equal(rep.status, CHECK_CLEAN);
 	assert_int_equal(rep.zeroed_bad, 1);
@@ -580,7 +580,7 @@ static void test_badblocks(void **state)
 	m.base[off + 512] = 0;
 
 	/* in the primary header: the backup is used */
-	bb[0] = (struct pstore_badblock){0, 512};
+	bb[0] = (struct media_badblock){0, 512};
 	assert_int_equal(check_image_badblocks(m.base, m.size, 0, bb, 1, &rep), 0);
 	assert_int_equal(rep.status, CHECK_INCONSISTENT);
 	assert_int_equal(rep.primary_status, HDR_UNREADABLE);
@@ -588,12 +588,12 @@ static void test_badblocks(void **state)
 	    has_line(rep.problems, rep.n_problems, "primary header (offset 0) is unreadable"));
 	check_report_free(&rep);
 	/* in both */
-	bb[1] = (struct pstore_badblock){LAYOUT_BACKUP_OFF + 4000, 8};
+	bb[1] = (struct media_badblock){LAYOUT_BACKUP_OFF + 4000, 8};
 	assert_int_equal(check_image_badblocks(m.base, m.size, 0, bb, 2, &rep), 0);
 	assert_int_equal(rep.status, CHECK_UNUSABLE);
 	check_report_free(&rep);
 	/* in the tag table */
-	bb[0] = (struct pstore_badblock){m.h.tag_table_off + 100, 8};
+	bb[0] = (struct media_badblock){m.h.tag_table_off + 100, 8};
 	assert_int_equal(check_image_badblocks(m.base, m.size, 0, bb, 1, &rep), 0);
 	assert_int_equal(rep.status, CHECK_UNUSABLE);
 	assert_true(

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of the on-media format helpers (daemon/storage/layout.c). */
+/*
+ * Unit tests of the media module (daemon/media/, pmemzd_media): the on-media
+ * format helpers and the rules recovery and the checker share.  Links
+ * pmemzd_media alone: the module is pure.
+ */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,9 +14,8 @@
 
 #include <cmocka.h>
 
-#include "layout.h"
-#include "log.h"
-#include "region.h"
+#include "media.h"
+#include "util.h"
 
 static void test_crc32c(void **state)
 {
@@ -94,15 +97,16 @@ static void test_geometry(void **state)
 	assert_int_equal(g.extent_count, 1);
 }
 
-static void make_header(struct layout_header *h)
+static void make_header_sized(struct layout_header *h, uint64_t size, uint64_t extent)
 {
 	struct layout_geometry g;
 
-	assert_int_equal(layout_compute(16 << 20, 256 << 10, 4096, &g), 0);
+	assert_int_equal(layout_compute(size, extent, 4096, &g), 0);
 	memset(h, 0, sizeof(*h));
 	memcpy(h->magic, LAYOUT_MAGIC, 8);
 	h->version = LAYOUT_VERSION;
 	h->header_size = sizeof(*h);
+	h->uuid[0] = 0x42;
 	h->region_size = g.region_size;
 	h->extent_size = g.extent_size;
 	h->extent_count = g.extent_count;
@@ -111,9 +115,15 @@ static void make_header(struct layout_header *h)
 	h->tag_count = g.tag_count;
 	h->data_off = g.data_off;
 	h->backup_off = LAYOUT_BACKUP_OFF;
+	h->format_time = 1700000000;
 	h->data_align = g.data_align;
 	h->tag_slot_size = LAYOUT_TAG_SLOT_SIZE;
 	layout_header_seal(h);
+}
+
+static void make_header(struct layout_header *h)
+{
+	make_header_sized(h, 16 << 20, 256 << 10);
 }
 
 static void test_header_check(void **state)
@@ -221,7 +231,7 @@ static void test_tag_checksum(void **state)
 
 static void test_bad_ranges(void **state)
 {
-	struct pstore_badblock bb[] = {{8192, 512}, {1 << 20, 4096}};
+	struct media_badblock bb[] = {{8192, 512}, {1 << 20, 4096}};
 
 	(void)state;
 	assert_false(layout_range_bad(bb, 2, 0, 8192));
@@ -232,15 +242,319 @@ static void test_bad_ranges(void **state)
 	assert_false(layout_range_bad(bb, 0, 0, 2 << 20));
 }
 
+/* ---- the shared rules ---- */
+
+static void test_rec_check(void **state)
+{
+	(void)state;
+	assert_int_equal(media_rec_check(0, 4), REC_INTACT);
+	assert_int_equal(media_rec_check(layout_rec(EXT_ZEROED, 0, 9), 4), REC_INTACT);
+	assert_int_equal(media_rec_check(layout_rec(EXT_BAD, 0, 1), 4), REC_INTACT);
+	assert_int_equal(media_rec_check(layout_rec(EXT_COMMITTED, 1, 1), 4), REC_INTACT);
+	assert_int_equal(media_rec_check(layout_rec(EXT_COMMITTED, 4, 1), 4), REC_INTACT);
+	assert_int_equal(media_rec_check(layout_rec(EXT_COMMITTED, 0, 1), 4), REC_TAG_RANGE);
+	assert_int_equal(media_rec_check(layout_rec(EXT_COMMITTED, 5, 1), 4), REC_TAG_RANGE);
+	assert_int_equal(media_rec_check(layout_rec(EXT_LEASED, 2, 1), 4), REC_STRAY_TAG);
+	assert_int_equal(media_rec_check(layout_rec(EXT_DIRTY, 1, 0), 4), REC_STRAY_TAG);
+	assert_int_equal(media_rec_check(layout_rec_raw(0x55, 0, 0), 4), REC_UNKNOWN_STATE);
+	/* One flipped bit of a valid code is never another valid code. */
+	assert_int_equal(media_rec_check(layout_rec_raw(LAYOUT_REC_ZEROED ^ 0x01, 0, 0), 4),
+			 REC_UNKNOWN_STATE);
+	assert_int_equal(media_rec_check(layout_rec(EXT_NSTATES, 0, 0), 4), REC_UNKNOWN_STATE);
+}
+
+static void make_slot(struct layout_tag *t, uint64_t st, const char *name, uint64_t n)
+{
+	memset(t, 0, sizeof(*t));
+	t->state = st;
+	t->uid = 1000;
+	t->n_extents = n;
+	t->ctime = 1;
+	(void)snprintf(t->name, sizeof(t->name), "%s", name);
+	t->checksum = layout_tag_checksum(t);
+}
+
+static void test_slot_classify(void **state)
+{
+	struct layout_tag t;
+	enum media_slot_damage why;
+
+	(void)state;
+	make_slot(&t, TAG_VALID, "db", 3);
+	assert_int_equal(media_slot_classify(&t, &why), SLOT_VALID);
+	assert_int_equal(why, SLOT_UNDAMAGED);
+	assert_true(media_slot_sum_ok(&t));
+	assert_false(media_slot_blank(&t));
+	t.checksum ^= 1;
+	assert_int_equal(media_slot_classify(&t, &why), SLOT_DAMAGED);
+	assert_int_equal(why, SLOT_BAD_SUM);
+	assert_false(media_slot_sum_ok(&t));
+
+	make_slot(&t, TAG_VALID, "db", 3);
+	memset(t.name, 'n', sizeof(t.name));
+	t.checksum = layout_tag_checksum(&t);
+	assert_int_equal(media_slot_classify(&t, &why), SLOT_DAMAGED);
+	assert_int_equal(why, SLOT_NAME_NO_NUL);
+
+	make_slot(&t, TAG_VALID, "a\tb", 3);
+	assert_int_equal(media_slot_classify(&t, &why), SLOT_DAMAGED);
+	assert_int_equal(why, SLOT_NAME_INVALID);
+
+	make_slot(&t, TAG_VALID ^ 1, "db", 3);
+	assert_int_equal(media_slot_classify(&t, &why), SLOT_DAMAGED);
+	assert_int_equal(why, SLOT_BAD_STATE);
+
+	/* WRITTEN and FREEING do not depend on the body (it may be torn). */
+	make_slot(&t, TAG_WRITTEN, "db", 3);
+	t.checksum ^= 1;
+	assert_int_equal(media_slot_classify(&t, &why), SLOT_WRITTEN);
+	assert_int_equal(why, SLOT_UNDAMAGED);
+	t.state = TAG_FREEING;
+	assert_int_equal(media_slot_classify(&t, NULL), SLOT_FREEING);
+	memset(&t, 0, sizeof(t));
+	assert_int_equal(media_slot_classify(&t, &why), SLOT_FREE);
+	assert_true(media_slot_blank(&t));
+}
+
+static void test_named_slot(void **state)
+{
+	struct layout_tag t;
+
+	(void)state;
+	make_slot(&t, TAG_WRITTEN, "db", 3);
+	assert_int_equal(media_named_slot(&t, SLOT_WRITTEN, 0), SLOT_WRITTEN);
+	assert_int_equal(media_named_slot(&t, SLOT_WRITTEN, 3), SLOT_WRITTEN);
+	assert_int_equal(media_named_slot(&t, SLOT_WRITTEN, 4), SLOT_DAMAGED);
+	assert_int_equal(media_named_slot(&t, SLOT_FREEING, 2), SLOT_FREEING);
+	assert_int_equal(media_named_slot(&t, SLOT_FREEING, 4), SLOT_DAMAGED);
+	t.checksum ^= 1;
+	/* A torn body is legal until a record names it. */
+	assert_int_equal(media_named_slot(&t, SLOT_WRITTEN, 0), SLOT_WRITTEN);
+	assert_int_equal(media_named_slot(&t, SLOT_WRITTEN, 1), SLOT_DAMAGED);
+	assert_int_equal(media_named_slot(&t, SLOT_FREEING, 1), SLOT_DAMAGED);
+
+	memset(&t, 0, sizeof(t));
+	assert_int_equal(media_named_slot(&t, SLOT_FREE, 0), SLOT_FREE);
+	assert_int_equal(media_named_slot(&t, SLOT_FREE, 1), SLOT_ORPHANED);
+	/* VALID and DAMAGED slots are judged by the count rule, not this one. */
+	make_slot(&t, TAG_VALID, "db", 3);
+	assert_int_equal(media_named_slot(&t, SLOT_VALID, 7), SLOT_VALID);
+	assert_int_equal(media_named_slot(&t, SLOT_DAMAGED, 7), SLOT_DAMAGED);
+}
+
+static void test_missing_extents(void **state)
+{
+	struct layout_tag slots[4];
+	uint8_t kind[5];
+	uint64_t cnt[5];
+	struct media_missing m;
+
+	(void)state;
+	/* Tag 1 misses 2 extents; tag 2 is a half-made commit with 1 record. */
+	make_slot(&slots[0], TAG_VALID, "a", 5);
+	make_slot(&slots[1], TAG_WRITTEN, "b", 1);
+	make_slot(&slots[2], TAG_VALID, "c", 2);
+	memset(&slots[3], 0, sizeof(slots[3]));
+	memcpy(kind, (uint8_t[]){0, SLOT_VALID, SLOT_WRITTEN, SLOT_VALID, SLOT_FREE}, sizeof(kind));
+	memcpy(cnt, (uint64_t[]){0, 3, 1, 2, 0}, sizeof(cnt));
+
+	media_missing_extents(slots, 4, kind, cnt, 0, &m);
+	assert_int_equal(m.deficit, 2);
+	assert_int_equal(m.candidates, 0);
+	assert_int_equal(m.held, 1);
+	assert_int_equal(m.n_short, 1);
+	assert_int_equal(m.first_short, 1);
+	assert_int_equal(m.verdict, MISSING_REFUSE);
+
+	/* One damaged record: with the held one, enough. */
+	media_missing_extents(slots, 4, kind, cnt, 1, &m);
+	assert_int_equal(m.verdict, MISSING_HOLD);
+
+	/* Two: damage alone accounts for them. */
+	media_missing_extents(slots, 4, kind, cnt, 2, &m);
+	assert_int_equal(m.verdict, MISSING_NONE);
+
+	/* The surplus of another VALID tag is a candidate. */
+	cnt[3] = 4;
+	media_missing_extents(slots, 4, kind, cnt, 0, &m);
+	assert_int_equal(m.candidates, 2);
+	assert_int_equal(m.verdict, MISSING_NONE);
+	cnt[3] = 2;
+
+	/* Records under an orphaned slot are candidates. */
+	kind[4] = SLOT_ORPHANED;
+	cnt[4] = 2;
+	media_missing_extents(slots, 4, kind, cnt, 0, &m);
+	assert_int_equal(m.candidates, 2);
+	assert_int_equal(m.verdict, MISSING_NONE);
+	kind[4] = SLOT_FREE;
+	cnt[4] = 0;
+
+	/* A damaged slot: beyond its count when intact, all of them when its sum is wrong. */
+	kind[3] = SLOT_DAMAGED;
+	cnt[3] = 3;
+	media_missing_extents(slots, 4, kind, cnt, 0, &m);
+	assert_int_equal(m.candidates, 1);
+	assert_int_equal(m.verdict, MISSING_HOLD);
+	slots[2].checksum ^= 1;
+	media_missing_extents(slots, 4, kind, cnt, 0, &m);
+	assert_int_equal(m.candidates, 3);
+	assert_int_equal(m.verdict, MISSING_NONE);
+}
+
+#define IMG_SIZE (1ull << 20)
+#define IMG_EXTENT (64ull << 10)
+
+static void test_headers_read(void **state)
+{
+	static uint8_t img[2 * LAYOUT_BLOCK];
+	struct layout_header h, h2;
+	struct media_headers m;
+	struct media_badblock bb;
+
+	(void)state;
+	make_header_sized(&h, IMG_SIZE, IMG_EXTENT);
+	memset(img, 0, sizeof(img));
+	media_headers_read(img, NULL, 0, &m);
+	assert_int_equal(m.choice, HDRS_BLANK);
+
+	memcpy(img + LAYOUT_PRIMARY_OFF, &h, sizeof(h));
+	memcpy(img + LAYOUT_BACKUP_OFF, &h, sizeof(h));
+	media_headers_read(img, NULL, 0, &m);
+	assert_int_equal(m.choice, HDRS_PRIMARY);
+	assert_int_equal(m.primary, HDR_OK);
+	assert_int_equal(m.backup, HDR_OK);
+	assert_false(m.differ || m.repair_primary || m.repair_backup);
+	assert_memory_equal(&m.hp, &h, sizeof(h));
+
+	/* A different (valid) backup is rewritten from the primary. */
+	h2 = h;
+	h2.format_time++;
+	layout_header_seal(&h2);
+	memcpy(img + LAYOUT_BACKUP_OFF, &h2, sizeof(h2));
+	media_headers_read(img, NULL, 0, &m);
+	assert_int_equal(m.choice, HDRS_PRIMARY);
+	assert_true(m.differ && m.repair_backup);
+
+	/* A blank backup too; an unreadable one is not rewritten. */
+	memset(img + LAYOUT_BACKUP_OFF, 0, LAYOUT_BLOCK);
+	media_headers_read(img, NULL, 0, &m);
+	assert_int_equal(m.backup, HDR_BLANK);
+	assert_true(m.repair_backup);
+	bb = (struct media_badblock){LAYOUT_BACKUP_OFF + 100, 8};
+	media_headers_read(img, &bb, 1, &m);
+	assert_int_equal(m.backup, HDR_UNREADABLE);
+	assert_int_equal(m.choice, HDRS_PRIMARY);
+	assert_false(m.repair_backup);
+
+	/* A corrupt primary: the backup, and the primary repaired, unless unreadable. */
+	memcpy(img + LAYOUT_BACKUP_OFF, &h, sizeof(h));
+	img[LAYOUT_PRIMARY_OFF + 40] ^= 1;
+	media_headers_read(img, NULL, 0, &m);
+	assert_int_equal(m.primary, HDR_CORRUPT);
+	assert_int_equal(m.choice, HDRS_BACKUP);
+	assert_true(m.repair_primary);
+	assert_memory_equal(&m.hb, &h, sizeof(h));
+	bb = (struct media_badblock){0, 512};
+	media_headers_read(img, &bb, 1, &m);
+	assert_int_equal(m.primary, HDR_UNREADABLE);
+	assert_int_equal(m.choice, HDRS_BACKUP);
+	assert_false(m.repair_primary);
+
+	/* A primary torn while it was written (magic word still zero) is not foreign. */
+	memcpy(img + LAYOUT_PRIMARY_OFF, &h, sizeof(h));
+	memset(img + LAYOUT_PRIMARY_OFF, 0, 8);
+	memset(img + LAYOUT_PRIMARY_OFF + 64, 0, 16);
+	media_headers_read(img, NULL, 0, &m);
+	assert_int_equal(m.primary, HDR_CORRUPT);
+	assert_non_null(strstr(m.primary_why, "torn copy"));
+	assert_int_equal(m.choice, HDRS_BACKUP);
+	/* ... but one word that is not the backup's makes it foreign: refused. */
+	img[LAYOUT_PRIMARY_OFF + 1000] = 7;
+	media_headers_read(img, NULL, 0, &m);
+	assert_int_equal(m.primary, HDR_FOREIGN);
+	assert_int_equal(m.choice, HDRS_FOREIGN);
+
+	/* An unknown version is refused, whatever the backup. */
+	h2 = h;
+	h2.version = LAYOUT_VERSION + 1;
+	layout_header_seal(&h2);
+	memset(img, 0, LAYOUT_BLOCK);
+	memcpy(img, &h2, sizeof(h2));
+	media_headers_read(img, NULL, 0, &m);
+	assert_int_equal(m.choice, HDRS_UNSUPPORTED);
+
+	/* A blank primary and a corrupt backup: nothing to use. */
+	memset(img, 0, LAYOUT_BLOCK);
+	img[LAYOUT_BACKUP_OFF + 40] ^= 1;
+	media_headers_read(img, NULL, 0, &m);
+	assert_int_equal(m.primary, HDR_BLANK);
+	assert_int_equal(m.backup, HDR_CORRUPT);
+	assert_int_equal(m.choice, HDRS_NONE);
+}
+
+static void test_wiped_and_interrupted(void **state)
+{
+	uint8_t *img = calloc(1, IMG_SIZE);
+	struct layout_header h;
+	struct media_badblock bb;
+	uint64_t first = 0, rec;
+
+	(void)state;
+	assert_non_null(img);
+	make_header_sized(&h, IMG_SIZE, IMG_EXTENT);
+
+	/* All zero: a new region. */
+	assert_int_equal(media_wiped_records(img, IMG_SIZE, IMG_EXTENT, 4096, NULL, 0, &first), 0);
+	/* Intact non-zero records: the headers of a used region were wiped. */
+	for (uint64_t i = 2; i < 5; i++) {
+		rec = layout_rec(EXT_ZEROED, 0, 1);
+		memcpy(img + h.extent_table_off + i * 8, &rec, 8);
+	}
+	assert_int_equal(media_wiped_records(img, IMG_SIZE, IMG_EXTENT, 4096, NULL, 0, &first), 3);
+	assert_int_equal(first, 2);
+	/* Unless a bad block covers the table, or damaged records outnumber them. */
+	bb = (struct media_badblock){h.extent_table_off, 8};
+	assert_int_equal(media_wiped_records(img, IMG_SIZE, IMG_EXTENT, 4096, &bb, 1, &first), 0);
+	for (uint64_t i = 5; i < 9; i++) {
+		rec = layout_rec_raw(0x55, 0, 1);
+		memcpy(img + h.extent_table_off + i * 8, &rec, 8);
+	}
+	assert_int_equal(media_wiped_records(img, IMG_SIZE, IMG_EXTENT, 4096, NULL, 0, &first), 0);
+	memset(img + h.extent_table_off, 0, 9 * 8);
+
+	/* A format cut while it wrote the backup: some words of it, the tables zero. */
+	memcpy(img + LAYOUT_BACKUP_OFF, &h, 16); /* magic, version, header_size */
+	memcpy(img + LAYOUT_BACKUP_OFF + 32, &h.region_size, 8);
+	memcpy(img + LAYOUT_BACKUP_OFF + 96, &h.format_time, 8);
+	assert_true(media_interrupted_format(img, IMG_SIZE, IMG_EXTENT, 4096, NULL, 0));
+	/* A region of another size is not this format's. */
+	assert_false(
+	    media_interrupted_format(img, IMG_SIZE - IMG_EXTENT, IMG_EXTENT, 4096, NULL, 0));
+	/* Nor one with data in the tables, in the rest of the block, or a bad block. */
+	img[h.tag_table_off + 5] = 1;
+	assert_false(media_interrupted_format(img, IMG_SIZE, IMG_EXTENT, 4096, NULL, 0));
+	img[h.tag_table_off + 5] = 0;
+	img[LAYOUT_BACKUP_OFF + 300] = 1;
+	assert_false(media_interrupted_format(img, IMG_SIZE, IMG_EXTENT, 4096, NULL, 0));
+	img[LAYOUT_BACKUP_OFF + 300] = 0;
+	bb = (struct media_badblock){h.extent_table_off + 4096, 8};
+	assert_false(media_interrupted_format(img, IMG_SIZE, IMG_EXTENT, 4096, &bb, 1));
+	assert_true(media_interrupted_format(img, IMG_SIZE, IMG_EXTENT, 4096, NULL, 0));
+	free(img);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_crc32c),     cmocka_unit_test(test_records),
 	    cmocka_unit_test(test_geometry),   cmocka_unit_test(test_header_check),
 	    cmocka_unit_test(test_tag_names),  cmocka_unit_test(test_tag_checksum),
-	    cmocka_unit_test(test_bad_ranges),
+	    cmocka_unit_test(test_bad_ranges), cmocka_unit_test(test_rec_check),
+	    cmocka_unit_test(test_slot_classify), cmocka_unit_test(test_named_slot),
+	    cmocka_unit_test(test_missing_extents), cmocka_unit_test(test_headers_read),
+	    cmocka_unit_test(test_wiped_and_interrupted),
 	};
 
-	log_set_max_level(LOG_WARNING);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -32,7 +32,7 @@
 #include <cmocka.h>
 
 #include "check.h"
-#include "layout.h"
+#include "media.h"
 #include "log.h"
 #include "region-internal.h"
 #include "region.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the storage core (daemon/storage/region*.c, layout.c, zeroer.c,
+ * Unit tests of the storage core (daemon/storage/region*.c, format.c, zeroer.c,
  * pstore.c) on real libpmem2 mappings of files in /dev/shm.  Run by ctest
  * with the default granularity and with PMEM2_FORCE_GRANULARITY=CACHE_LINE.
  *
@@ -24,7 +24,7 @@
 
 #include <cmocka.h>
 
-#include "layout.h"
+#include "media.h"
 #include "log.h"
 #include "region-internal.h"
 #include "region.h"

@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: MIT */
+/* On-media format: CRC, geometry, tag names, header blocks (media.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "media-internal.h"
+#include "util.h"
+
+/* ---- CRC32C (Castagnoli), reflected, table driven ---- */
+
+static uint32_t crc_table[256];
+static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
+
+static void crc_init(void)
+{
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t c = i;
+		for (int k = 0; k < 8; k++)
+			c = (c & 1) ? (c >> 1) ^ 0x82f63b78u : c >> 1;
+		crc_table[i] = c;
+	}
+}
+
+uint32_t layout_crc32c(uint32_t crc, const void *p, size_t len)
+{
+	const uint8_t *b = p;
+
+	(void)pthread_once(&crc_once, crc_init);
+	crc = ~crc;
+	while (len--)
+		crc = crc_table[(crc ^ *b++) & 0xff] ^ (crc >> 8);
+	return ~crc;
+}
+
+/* ---- geometry ---- */
+
+int layout_check_extent_size(uint64_t extent_size, uint64_t align)
+{
+	if (align == 0)
+		align = LAYOUT_BLOCK;
+	if (align & (align - 1))
+		return -EINVAL;
+	if (extent_size < LAYOUT_MIN_EXTENT_SIZE || extent_size % LAYOUT_BLOCK ||
+	    extent_size % align)
+		return -EINVAL;
+	return 0;
+}
+
+static uint64_t meta_end(uint64_t count)
+{
+	uint64_t tags = MIN(count, (uint64_t)LAYOUT_MAX_TAGS);
+
+	return layout_tables_end(LAYOUT_EXTENT_TABLE_OFF + ALIGN_UP(count * 8, (uint64_t)LAYOUT_BLOCK),
+				 tags);
+}
+
+static uint64_t data_off_for(uint64_t count, uint64_t extent_size, uint64_t align)
+{
+	return ALIGN_UP(meta_end(count), MAX(extent_size, align));
+}
+
+int layout_compute(uint64_t region_size, uint64_t extent_size, uint64_t align,
+		   struct layout_geometry *g)
+{
+	uint64_t n, d;
+
+	if (align == 0)
+		align = LAYOUT_BLOCK;
+	if (layout_check_extent_size(extent_size, align) < 0)
+		return -EINVAL;
+	if (region_size > (UINT64_MAX >> 2))
+		return -EINVAL;
+	/* Start from an upper bound: the metadata for it is no smaller than needed. */
+	n = region_size / extent_size;
+	d = data_off_for(n, extent_size, align);
+	n = d >= region_size ? 0 : (region_size - d) / extent_size;
+	while (data_off_for(n + 1, extent_size, align) + (n + 1) * extent_size <= region_size)
+		n++;
+	if (n == 0)
+		return -ENOSPC;
+
+	*g = (struct layout_geometry){
+	    .region_size = region_size,
+	    .extent_size = extent_size,
+	    .data_align = align,
+	    .extent_count = n,
+	    .extent_table_off = LAYOUT_EXTENT_TABLE_OFF,
+	    .tag_table_off = LAYOUT_EXTENT_TABLE_OFF + ALIGN_UP(n * 8, (uint64_t)LAYOUT_BLOCK),
+	    .tag_count = MIN(n, (uint64_t)LAYOUT_MAX_TAGS),
+	    .data_off = data_off_for(n, extent_size, align),
+	};
+	return 0;
+}
+
+/* ---- tags ---- */
+
+int layout_tag_name_valid(const char *name)
+{
+	size_t len;
+
+	if (!name || !*name)
+		return -EINVAL;
+	len = strnlen(name, LAYOUT_TAG_NAME_MAX + 1);
+	if (len > LAYOUT_TAG_NAME_MAX)
+		return -ENAMETOOLONG;
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)name[i] < 0x20 || name[i] == 0x7f)
+			return -EINVAL;
+	return 0;
+}
+
+uint32_t layout_tag_checksum(const struct layout_tag *t)
+{
+	uint32_t c = layout_crc32c(0, &t->uid, sizeof(t->uid));
+
+	return layout_crc32c(c, (const uint8_t *)t + 16, sizeof(*t) - 16);
+}
+
+/* ---- headers ---- */
+
+bool layout_geometry_matches(const struct layout_header *h)
+{
+	struct layout_geometry g;
+
+	return layout_compute(h->region_size, h->extent_size, h->data_align, &g) == 0 &&
+	       g.extent_count == h->extent_count && g.extent_table_off == h->extent_table_off &&
+	       g.tag_table_off == h->tag_table_off && g.tag_count == h->tag_count &&
+	       g.data_off == h->data_off;
+}
+
+const char *layout_hdr_status_str(enum layout_hdr_status s)
+{
+	switch (s) {
+	case HDR_OK:
+		return "valid";
+	case HDR_BLANK:
+		return "blank";
+	case HDR_FOREIGN:
+		return "foreign";
+	case HDR_CORRUPT:
+		return "corrupt";
+	case HDR_UNSUPPORTED:
+		return "unsupported version";
+	case HDR_UNREADABLE:
+		return "unreadable (media error)";
+	}
+	return "?";
+}
+
+void layout_header_seal(struct layout_header *h)
+{
+	h->checksum = layout_crc32c(0, h, offsetof(struct layout_header, checksum));
+}
+
+bool media_all_zero(const void *p, size_t len)
+{
+	const uint8_t *b = p;
+	uint64_t w;
+	size_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		memcpy(&w, b + i, 8);
+		if (w)
+			return false;
+	}
+	for (; i < len; i++)
+		if (b[i])
+			return false;
+	return true;
+}
+
+#define WHY(...)                                                                                   \
+	do {                                                                                       \
+		if (why)                                                                           \
+			snprintf(why, why_len, __VA_ARGS__);                                       \
+	} while (0)
+
+enum layout_hdr_status layout_header_check(const void *block, struct layout_header *out, char *why,
+					   size_t why_len)
+{
+	struct layout_header h;
+	uint32_t c;
+
+	if (media_all_zero(block, LAYOUT_BLOCK)) {
+		WHY("all zero");
+		return HDR_BLANK;
+	}
+	memcpy(&h, block, sizeof(h));
+	if (memcmp(h.magic, LAYOUT_MAGIC, sizeof(h.magic)) != 0) {
+		char m[8 * 4 + 1];
+		for (size_t i = 0; i < sizeof(h.magic); i++)
+			snprintf(m + 2 * i, 3, "%02x", (unsigned char)h.magic[i]);
+		WHY("foreign magic 0x%s", m);
+		return HDR_FOREIGN;
+	}
+	c = layout_crc32c(0, &h, offsetof(struct layout_header, checksum));
+	if (c != h.checksum) {
+		WHY("checksum mismatch (stored 0x%08x, computed 0x%08x)", h.checksum, c);
+		return HDR_CORRUPT;
+	}
+	if (h.version != LAYOUT_VERSION) {
+		WHY("layout version %u (this daemon knows %u)", h.version, LAYOUT_VERSION);
+		return HDR_UNSUPPORTED;
+	}
+	if (h.header_size != sizeof(h) || h.tag_slot_size != LAYOUT_TAG_SLOT_SIZE ||
+	    h.backup_off != LAYOUT_BACKUP_OFF || h.flags != 0 ||
+	    !media_all_zero(h.reserved, sizeof(h.reserved))) {
+		WHY("unexpected field values");
+		return HDR_CORRUPT;
+	}
+	if (!layout_geometry_matches(&h)) {
+		WHY("inconsistent geometry (size %" PRIu64 ", extent size %" PRIu64
+		    ", count %" PRIu64 ")",
+		    h.region_size, h.extent_size, h.extent_count);
+		return HDR_CORRUPT;
+	}
+	if (out)
+		*out = h;
+	WHY("valid");
+	return HDR_OK;
+}
+
+bool layout_range_bad(const struct media_badblock *bbs, size_t n, uint64_t off, uint64_t len)
+{
+	for (size_t i = 0; i < n; i++)
+		if (bbs[i].off < off + len && off < bbs[i].off + bbs[i].len)
+			return true;
+	return false;
+}
+

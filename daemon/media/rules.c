@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The rules recovery and the offline checker share (media.h): which header
+ * is used, what a record or a slot is, what the records naming a slot say
+ * about it, whether committed extents are missing.  Verdicts only: the
+ * caller applies (daemon/storage) or reports (daemon/tools/check.c) them.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "media-internal.h"
+
+/* ---- header blocks ---- */
+
+static enum layout_hdr_status header_at(const uint8_t *base, uint64_t off,
+					const struct media_badblock *bbs, size_t n_bbs,
+					struct layout_header *h, char *why, size_t why_len)
+{
+	if (layout_range_bad(bbs, n_bbs, off, LAYOUT_BLOCK)) {
+		(void)snprintf(why, why_len, "bad block in the header block");
+		return HDR_UNREADABLE;
+	}
+	return layout_header_check(base + off, h, why, why_len);
+}
+
+/* Every non-zero 8-byte word of block equals good's: an interrupted write of good. */
+static bool torn_copy_of(const uint8_t *block, const uint8_t *good)
+{
+	for (size_t off = 0; off < LAYOUT_BLOCK; off += 8) {
+		uint64_t w, g;
+
+		memcpy(&w, block + off, 8);
+		memcpy(&g, good + off, 8);
+		if (w != 0 && w != g)
+			return false;
+	}
+	return true;
+}
+
+static enum media_hdr_choice choose(const struct media_headers *m)
+{
+	if (m->primary == HDR_BLANK && m->backup == HDR_BLANK)
+		return HDRS_BLANK;
+	switch (m->primary) {
+	case HDR_OK:
+		return HDRS_PRIMARY;
+	case HDR_FOREIGN:
+		return HDRS_FOREIGN;
+	case HDR_UNSUPPORTED:
+		return HDRS_UNSUPPORTED;
+	case HDR_BLANK:
+	case HDR_CORRUPT:
+	case HDR_UNREADABLE:
+		break;
+	}
+	return m->backup == HDR_OK ? HDRS_BACKUP : HDRS_NONE;
+}
+
+void media_headers_read(const void *base, const struct media_badblock *bbs, size_t n_bbs,
+			struct media_headers *m)
+{
+	const uint8_t *b = base;
+
+	memset(m, 0, sizeof(*m));
+	m->primary = header_at(b, LAYOUT_PRIMARY_OFF, bbs, n_bbs, &m->hp, m->primary_why,
+			       sizeof(m->primary_why));
+	m->backup = header_at(b, LAYOUT_BACKUP_OFF, bbs, n_bbs, &m->hb, m->backup_why,
+			      sizeof(m->backup_why));
+	if (m->primary == HDR_FOREIGN && m->backup == HDR_OK &&
+	    torn_copy_of(b + LAYOUT_PRIMARY_OFF, b + LAYOUT_BACKUP_OFF)) {
+		m->primary = HDR_CORRUPT;
+		(void)snprintf(m->primary_why, sizeof(m->primary_why),
+			       "a torn copy of the backup: an interrupted write");
+	}
+	m->differ = m->primary == HDR_OK && m->backup == HDR_OK &&
+		    memcmp(&m->hp, &m->hb, sizeof(m->hp)) != 0;
+	m->choice = choose(m);
+	/* An unreadable block is not rewritten: the store could not fix a media error. */
+	m->repair_backup = m->choice == HDRS_PRIMARY &&
+			   (m->differ || (m->backup != HDR_OK && m->backup != HDR_UNREADABLE));
+	m->repair_primary = m->choice == HDRS_BACKUP && m->primary != HDR_UNREADABLE;
+}
+
+uint64_t media_wiped_records(const void *base, uint64_t size, uint64_t extent_size, uint64_t align,
+			     const struct media_badblock *bbs, size_t n_bbs, uint64_t *first)
+{
+	const uint8_t *b = base;
+	struct layout_geometry g;
+	uint64_t ok = 0, bad = 0;
+
+	if (layout_compute(size, extent_size, align, &g) < 0 ||
+	    layout_range_bad(bbs, n_bbs, g.extent_table_off, g.extent_count * 8))
+		return 0;
+	for (uint64_t i = 0; i < g.extent_count; i++) {
+		uint64_t rec;
+
+		memcpy(&rec, b + g.extent_table_off + i * 8, sizeof(rec));
+		if (rec == 0)
+			continue;
+		if (media_rec_check(rec, LAYOUT_MAX_TAGS) == REC_INTACT) {
+			if (ok++ == 0)
+				*first = i;
+		} else {
+			bad++;
+		}
+	}
+	return ok >= bad ? ok : 0;
+}
+
+bool media_interrupted_format(const void *base, uint64_t size, uint64_t extent_size, uint64_t align,
+			      const struct media_badblock *bbs, size_t n_bbs)
+{
+	const uint8_t *b = (const uint8_t *)base + LAYOUT_BACKUP_OFF;
+	struct layout_header want;
+	struct layout_geometry g;
+	uint64_t w, v;
+
+	if (layout_compute(size, extent_size, align, &g) < 0 ||
+	    layout_range_bad(bbs, n_bbs, LAYOUT_BACKUP_OFF, g.data_off - LAYOUT_BACKUP_OFF))
+		return false;
+	/* The words whose value a format of this region knows. */
+	memset(&want, 0, sizeof(want));
+	memcpy(want.magic, LAYOUT_MAGIC, sizeof(want.magic));
+	want.version = LAYOUT_VERSION;
+	want.header_size = sizeof(want);
+	want.region_size = size;
+	want.extent_table_off = LAYOUT_EXTENT_TABLE_OFF;
+	want.backup_off = LAYOUT_BACKUP_OFF;
+	want.tag_slot_size = LAYOUT_TAG_SLOT_SIZE;
+	for (size_t off = 0; off < LAYOUT_BLOCK; off += 8) {
+		memcpy(&w, b + off, 8);
+		if (w == 0)
+			continue;
+		switch (off) {
+		case 0:
+		case 8:
+		case 32:
+		case 56:
+		case 88:
+		case 112:
+			memcpy(&v, (const uint8_t *)&want + off, 8);
+			if (w != v)
+				return false;
+			break;
+		case 16: /* uuid */
+		case 24:
+		case 40: /* extent_size ... data_off */
+		case 48:
+		case 64:
+		case 72:
+		case 80:
+		case 96:  /* format_time */
+		case 104: /* data_align */
+			break;
+		case 248: /* reserved (zero) and the checksum */
+			if (w & 0xffffffffu)
+				return false;
+			break;
+		default: /* reserved, and the rest of the block */
+			return false;
+		}
+	}
+	/* What the format zeroed first (the padding up to data_off is never written). */
+	return media_all_zero((const uint8_t *)base + g.extent_table_off,
+			      layout_tables_end(g.tag_table_off, g.tag_count) - g.extent_table_off);
+}
+
+/* ---- records ---- */
+
+enum media_rec_verdict media_rec_check(uint64_t rec, uint64_t tag_count)
+{
+	unsigned s = layout_rec_state(rec);
+	uint32_t tag = layout_rec_tag(rec);
+
+	if (s >= EXT_NSTATES)
+		return REC_UNKNOWN_STATE;
+	if (s == EXT_COMMITTED && (tag == 0 || tag > tag_count))
+		return REC_TAG_RANGE;
+	if (s != EXT_COMMITTED && tag != 0)
+		return REC_STRAY_TAG;
+	return REC_INTACT;
+}
+
+/* ---- slots ---- */
+
+bool media_slot_sum_ok(const struct layout_tag *s)
+{
+	return layout_tag_checksum(s) == s->checksum;
+}
+
+bool media_slot_blank(const struct layout_tag *s)
+{
+	return media_all_zero(s, sizeof(*s));
+}
+
+static enum media_slot_kind damaged(enum media_slot_damage d, enum media_slot_damage *why)
+{
+	if (why)
+		*why = d;
+	return SLOT_DAMAGED;
+}
+
+enum media_slot_kind media_slot_classify(const struct layout_tag *s, enum media_slot_damage *why)
+{
+	if (why)
+		*why = SLOT_UNDAMAGED;
+	switch (s->state) {
+	case TAG_FREE:
+		return SLOT_FREE;
+	case TAG_WRITTEN:
+		/* A torn body is legal while no record names it (media_named_slot). */
+		return SLOT_WRITTEN;
+	case TAG_FREEING:
+		return SLOT_FREEING;
+	case TAG_VALID:
+		if (!media_slot_sum_ok(s))
+			return damaged(SLOT_BAD_SUM, why);
+		if (!memchr(s->name, '\0', sizeof(s->name)))
+			return damaged(SLOT_NAME_NO_NUL, why);
+		if (layout_tag_name_valid(s->name) < 0)
+			return damaged(SLOT_NAME_INVALID, why);
+		return SLOT_VALID;
+	default:
+		return damaged(SLOT_BAD_STATE, why);
+	}
+}
+
+enum media_slot_kind media_named_slot(const struct layout_tag *s, enum media_slot_kind kind,
+				      uint64_t cnt)
+{
+	if (!cnt)
+		return kind;
+	if (kind == SLOT_WRITTEN || kind == SLOT_FREEING)
+		return media_slot_sum_ok(s) && cnt <= s->n_extents ? kind : SLOT_DAMAGED;
+	if (kind == SLOT_FREE)
+		return SLOT_ORPHANED;
+	return kind;
+}
+
+/* ---- missing committed extents ---- */
+
+void media_missing_extents(const struct layout_tag *slots, uint32_t tag_count, const uint8_t *kind,
+			   const uint64_t *cnt, uint64_t damaged_recs, struct media_missing *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->candidates = damaged_recs;
+	for (uint32_t id = 1; id <= tag_count; id++) {
+		const struct layout_tag *s = &slots[id - 1];
+		uint64_t n = s->n_extents;
+
+		switch (kind[id]) {
+		case SLOT_VALID:
+			if (cnt[id] < n) {
+				m->deficit += n - cnt[id];
+				if (m->n_short++ == 0)
+					m->first_short = id;
+			} else {
+				m->candidates += cnt[id] - n;
+			}
+			break;
+		case SLOT_DAMAGED:
+			/* Its count is not trustworthy when the checksum is wrong. */
+			if (!media_slot_sum_ok(s))
+				m->candidates += cnt[id];
+			else if (cnt[id] > n)
+				m->candidates += cnt[id] - n;
+			break;
+		case SLOT_ORPHANED:
+			m->candidates += cnt[id];
+			break;
+		case SLOT_WRITTEN:
+		case SLOT_FREEING:
+		case SLOT_HELD:
+			m->held += cnt[id];
+			break;
+		default:
+			break;
+		}
+	}
+	if (m->deficit <= m->candidates)
+		m->verdict = MISSING_NONE;
+	else if (m->deficit <= m->candidates + m->held)
+		m->verdict = MISSING_HOLD;
+	else
+		m->verdict = MISSING_REFUSE;
+}

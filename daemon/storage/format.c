@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: MIT */
+/* Format a region, load its header, repair a damaged copy (format.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "conf.h"
+#include "format.h"
+#include "log.h"
+#include "util.h"
+
+static void header_block(const struct layout_header *h, uint8_t block[LAYOUT_BLOCK])
+{
+	memset(block, 0, LAYOUT_BLOCK);
+	memcpy(block, h, sizeof(*h));
+}
+
+static int write_header(struct pstore *ps, uint64_t off, const struct layout_header *h)
+{
+	_cleanup_free_ uint8_t *block = malloc(LAYOUT_BLOCK);
+
+	if (!block)
+		return -ENOMEM;
+	header_block(h, block);
+	pstore_memcpy(ps, (uint8_t *)pstore_base(ps) + off, block, LAYOUT_BLOCK);
+	pstore_drain(ps);
+	return 0;
+}
+
+int layout_format(struct pstore *ps, const char *name, uint64_t extent_size, uint64_t align,
+		  struct layout_header *out)
+{
+	struct layout_geometry g;
+	struct layout_header h;
+	uint8_t *base = pstore_base(ps);
+	char s1[32], s2[32];
+	int r;
+
+	r = layout_compute(pstore_size(ps), extent_size, align, &g);
+	if (r == -EINVAL)
+		return log_error_errno(r,
+				       "region '%s': extent size %" PRIu64
+				       " is not a multiple of 4 KiB and of the device alignment %s",
+				       name, extent_size, pmemz_format_size(align, s1, sizeof(s1)));
+	if (r < 0)
+		return log_error_errno(
+		    r,
+		    "region '%s': too small (%s) to hold one %s extent after its "
+		    "metadata",
+		    name, pmemz_format_size(pstore_size(ps), s1, sizeof(s1)),
+		    pmemz_format_size(extent_size, s2, sizeof(s2)));
+
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, LAYOUT_MAGIC, sizeof(h.magic));
+	h.version = LAYOUT_VERSION;
+	h.header_size = sizeof(h);
+	if (getrandom(h.uuid, sizeof(h.uuid), 0) != (ssize_t)sizeof(h.uuid))
+		return log_error_errno(errno ? errno : EIO, "region '%s': getrandom: %m", name);
+	h.uuid[6] = (uint8_t)((h.uuid[6] & 0x0f) | 0x40); /* version 4 */
+	h.uuid[8] = (uint8_t)((h.uuid[8] & 0x3f) | 0x80); /* variant 1 */
+	h.region_size = g.region_size;
+	h.extent_size = g.extent_size;
+	h.extent_count = g.extent_count;
+	h.extent_table_off = g.extent_table_off;
+	h.tag_table_off = g.tag_table_off;
+	h.tag_count = g.tag_count;
+	h.data_off = g.data_off;
+	h.backup_off = LAYOUT_BACKUP_OFF;
+	h.format_time = (uint64_t)time(NULL);
+	h.data_align = g.data_align;
+	h.tag_slot_size = LAYOUT_TAG_SLOT_SIZE;
+	layout_header_seal(&h);
+
+	/* A crash at any point leaves either a blank region or a complete one. */
+	pstore_zero_nt(ps, base, 2 * LAYOUT_BLOCK);
+	pstore_drain(ps);
+	pstore_zero_nt(ps, base + g.extent_table_off,
+		       layout_tables_end(g.tag_table_off, g.tag_count) - g.extent_table_off);
+	pstore_drain(ps);
+	r = write_header(ps, LAYOUT_BACKUP_OFF, &h);
+	if (r >= 0)
+		r = write_header(ps, LAYOUT_PRIMARY_OFF, &h);
+	if (r < 0)
+		return log_error_errno(r, "region '%s': format: %m", name);
+
+	log_info("region '%s': formatted: %" PRIu64 " extents of %s, data at offset %" PRIu64
+		 ", %" PRIu64 " tag slots",
+		 name, g.extent_count, pmemz_format_size(g.extent_size, s1, sizeof(s1)), g.data_off,
+		 g.tag_count);
+	if (out)
+		*out = h;
+	return 0;
+}
+
+/* A format's extent size when the configuration leaves it to the media (0). */
+static uint64_t format_extent_size(uint64_t extent_size, uint64_t align)
+{
+	return extent_size ? extent_size : MAX(CONF_DEFAULT_EXTENT_SIZE, align);
+}
+
+static int format_blank(struct pstore *ps, const char *name, uint64_t extent_size,
+			uint64_t align, const struct pstore_badblock *bbs, size_t n_bbs,
+			struct layout_header *out)
+{
+	uint64_t used, first = 0;
+
+	used = media_wiped_records(pstore_base(ps), pstore_size(ps), extent_size, align, bbs,
+				   n_bbs, &first);
+	if (used)
+		return log_error_errno(
+		    EUCLEAN,
+		    "region '%s': both header blocks are blank, but the extent table "
+		    "holds %" PRIu64 " records of a used region (first: extent %" PRIu64
+		    " at offset %" PRIu64 "): were its headers wiped? Refusing to format "
+		    "over it (to reuse it as a new region, zero it first)",
+		    name, used, first, (uint64_t)LAYOUT_EXTENT_TABLE_OFF + first * 8);
+	return layout_format(ps, name, extent_size, align, out);
+}
+
+/* No usable header, not both blank: an interrupted format is formatted again. */
+static int no_header(struct pstore *ps, const char *name, uint64_t extent_size, uint64_t align,
+		     const struct pstore_badblock *bbs, size_t n_bbs,
+		     const struct media_headers *m, struct layout_header *out)
+{
+	if (m->primary == HDR_BLANK &&
+	    media_interrupted_format(pstore_base(ps), pstore_size(ps), extent_size, align, bbs,
+				     n_bbs)) {
+		log_warning("region '%s': a format was interrupted (blank primary "
+			    "header, incomplete backup, empty tables); formatting "
+			    "again",
+			    name);
+		return layout_format(ps, name, extent_size, align, out);
+	}
+	if (m->primary == HDR_BLANK)
+		return log_error_errno(EUCLEAN,
+				       "region '%s': primary header is blank but the "
+				       "backup header block is %s (%s); refusing to "
+				       "touch it",
+				       name, layout_hdr_status_str(m->backup), m->backup_why);
+	return log_error_errno(EUCLEAN,
+			       "region '%s': primary header %s (%s) and backup header "
+			       "%s (%s); refusing to touch it",
+			       name, layout_hdr_status_str(m->primary), m->primary_why,
+			       layout_hdr_status_str(m->backup), m->backup_why);
+}
+
+int layout_load(struct pstore *ps, const char *name, uint64_t extent_size, uint64_t align,
+		const struct pstore_badblock *bbs, size_t n_bbs, struct layout_header *out,
+		bool *formatted)
+{
+	struct media_headers m;
+	struct layout_header h;
+	char s1[32], s2[32];
+	int r;
+
+	*formatted = false;
+	if (pstore_size(ps) < 2 * LAYOUT_BLOCK)
+		return log_error_errno(ENOSPC, "region '%s': too small (%" PRIu64 " bytes)", name,
+				       pstore_size(ps));
+	media_headers_read(pstore_base(ps), bbs, n_bbs, &m);
+	switch (m.choice) {
+	case HDRS_BLANK:
+	case HDRS_NONE:
+		r = m.choice == HDRS_BLANK
+			? format_blank(ps, name, format_extent_size(extent_size, align), align,
+				       bbs, n_bbs, out)
+			: no_header(ps, name, format_extent_size(extent_size, align), align, bbs,
+				    n_bbs, &m, out);
+		if (r < 0)
+			return r;
+		*formatted = true;
+		return 0;
+	case HDRS_PRIMARY:
+		h = m.hp;
+		if (m.backup == HDR_UNREADABLE)
+			log_warning("region '%s': backup header is unreadable (media error); "
+				    "continuing with the primary",
+				    name);
+		else if (m.repair_backup)
+			log_warning("region '%s': backup header %s (%s); rewriting it from "
+				    "the primary",
+				    name, m.differ ? "differs" : layout_hdr_status_str(m.backup),
+				    m.backup_why);
+		break;
+	case HDRS_FOREIGN:
+		return log_error_errno(EMEDIUMTYPE,
+				       "region '%s': %s holds a foreign header (%s); refusing to "
+				       "touch it (format it explicitly to use it)",
+				       name, "offset 0", m.primary_why);
+	case HDRS_UNSUPPORTED:
+		return log_error_errno(ENOTSUP,
+				       "region '%s': primary header has %s; refusing to touch it",
+				       name, m.primary_why);
+	case HDRS_BACKUP:
+		h = m.hb;
+		log_warning("region '%s': primary header %s (%s); using the backup header%s", name,
+			    layout_hdr_status_str(m.primary), m.primary_why,
+			    m.repair_primary ? " and repairing the primary" : "");
+		break;
+	}
+
+	/* The chosen header must fit what we run on now. */
+	if (h.region_size != pstore_size(ps))
+		return log_error_errno(EINVAL,
+				       "region '%s': header says the region is %" PRIu64
+				       " bytes but it is %" PRIu64
+				       " bytes (%s); refusing to touch it",
+				       name, h.region_size, pstore_size(ps),
+				       h.region_size > pstore_size(ps) ? "truncated?" : "grown?");
+	if (extent_size && extent_size != h.extent_size)
+		return log_error_errno(EINVAL,
+				       "region '%s': configured extent size %s differs from the "
+				       "on-media extent size %s; refusing (reformat to change it)",
+				       name, pmemz_format_size(extent_size, s1, sizeof(s1)),
+				       pmemz_format_size(h.extent_size, s2, sizeof(s2)));
+	if (align && (h.extent_size % align || h.data_off % align))
+		return log_error_errno(EINVAL,
+				       "region '%s': the device alignment is now %s, which the "
+				       "on-media layout (extent size %s) does not satisfy",
+				       name, pmemz_format_size(align, s1, sizeof(s1)),
+				       pmemz_format_size(h.extent_size, s2, sizeof(s2)));
+	if (layout_range_bad(bbs, n_bbs, h.extent_table_off,
+			     layout_tables_end(h.tag_table_off, h.tag_count) - h.extent_table_off))
+		return log_error_errno(EIO,
+				       "region '%s': media errors in the extent or tag table; "
+				       "refusing to use it (clear the errors or reformat)",
+				       name);
+
+	if (m.repair_primary) {
+		r = write_header(ps, LAYOUT_PRIMARY_OFF, &h);
+		if (r < 0)
+			return log_error_errno(r, "region '%s': repairing the primary header: %m",
+					       name);
+	}
+	if (m.repair_backup) {
+		r = write_header(ps, LAYOUT_BACKUP_OFF, &h);
+		if (r < 0)
+			return log_error_errno(r, "region '%s': repairing the backup header: %m",
+					       name);
+	}
+	*out = h;
+	return 0;
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Writing the on-media format (media.h) through pstore: format a region,
+ * load its header and repair a damaged copy.  What the header blocks say
+ * and which one is used is the media module's (media_headers_read); this
+ * file applies it and logs.
+ */
+#ifndef PMEMZ_FORMAT_H
+#define PMEMZ_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "media.h"
+#include "pstore.h"
+
+/*
+ * Format the region: invalidate both headers, write empty tables, then the
+ * backup header and last the primary, each step drained.  Existing contents
+ * are destroyed: the caller must have decided the region is blank (or the
+ * operator forced it).
+ */
+int layout_format(struct pstore *ps, const char *name, uint64_t extent_size, uint64_t align,
+		  struct layout_header *out);
+
+/*
+ * Load and validate the header of a mapped region, or format a blank one.
+ * extent_size: the configured one (0 = accept what is on the media).
+ * align: the device alignment now.  bbs: bad blocks of the source.
+ * Refusals are logged naming the region and the damage; the media is then
+ * untouched.  A damaged primary with a good backup is repaired (warning).
+ * *formatted tells whether the region was blank and has been formatted.
+ */
+int layout_load(struct pstore *ps, const char *name, uint64_t extent_size, uint64_t align,
+		const struct pstore_badblock *bbs, size_t n_bbs, struct layout_header *out,
+		bool *formatted);
+
+#endif
