@@ -176,8 +176,9 @@ static uint64_t le_get(const uint8_t *p, size_t bytes)
 }
 
 /* libnvdimm's nd_fletcher64() over little-endian 32-bit words, the checksum field as zero. */
-static uint64_t nsindex_checksum(const uint8_t *b, uint64_t size)
+uint64_t dax_lsa_index_checksum(const void *block, uint64_t size)
 {
+	const uint8_t *b = block;
 	uint32_t lo = 0;
 	uint64_t hi = 0;
 
@@ -205,7 +206,7 @@ static bool nsindex_valid(const uint8_t *lsa, size_t len, unsigned i, uint64_t s
 	       le_get(b + NSINDEX_OFF_OTHEROFF, 8) == (1 - i) * size &&
 	       le_get(b + NSINDEX_OFF_LABELOFF, 8) == 2 * size &&
 	       NSINDEX_OFF_FREE + DIV_ROUND_UP(nslot, 8) <= size &&
-	       nsindex_checksum(b, size) == le_get(b + NSINDEX_OFF_CHECKSUM, 8);
+	       dax_lsa_index_checksum(b, size) == le_get(b + NSINDEX_OFF_CHECKSUM, 8);
 }
 
 int dax_lsa_labels_in_use(const void *buf, size_t len, uint64_t *used, uint64_t *index_size)

@@ -169,6 +169,8 @@ size_t dax_clip_badblocks(uint64_t region_res, uint64_t dev_res, uint64_t dev_si
  * block's header (to read more when len was too short), 0 if unknown.
  */
 int dax_lsa_labels_in_use(const void *buf, size_t len, uint64_t *used, uint64_t *index_size);
+/* An index block's checksum as libnvdimm computes it (Fletcher-64, checksum field as 0). */
+uint64_t dax_lsa_index_checksum(const void *block, uint64_t size);
 
 /* "cxl create-region -m -t pmem -d DECODER -w N MEMDEV..."; -ENOSPC when it does not fit. */
 int dax_cxl_create_region_cmd(const char *root_decoder, const struct dax_cxl_memdev *memdevs,

@@ -6,7 +6,8 @@
 #     (guest-init saved it): on a fresh machine nothing; after the power
 #     cycle, mem0 (serial 0x1234) as a pmem region that exists in its labels
 #     but is not assembled, with the command `cxl create-region -m -t pmem
-#     -d decoder0.0 -w 1 mem0`;
+#     -d decoder0.0 -w 1 mem0`; pmemzerod started then (it fails: no
+#     device yet) logs a warning naming that command;
 #   - pmemzctl discover (libdaxctl, libndctl, libcxl; no daemon): exactly
 #     /dev/dax0.0, 2 MiB alignment, region0, persistence domain
 #     memory_controller, granularity cache_line, and its CXL side: memdev
@@ -25,7 +26,7 @@
 #   (each must read zero), releases everything; free + bad = all; SIGTERM;
 #   pmemzctl check.
 # Environment from guest-init: VMTEST_BOOT, VMTEST_DEV, VMTEST_NAMESPACE,
-# VMTEST_CXL_BEFORE.
+# VMTEST_CXL_BEFORE, VMTEST_CXL_BEFORE_DAEMON.
 
 . /vmtest/lib.sh
 
@@ -70,6 +71,26 @@ check_before_assembly() {
 	'' | null | 0 | *[!0-9]*) fail "unassembled: labels '$u_labels', expected a count > 0" ;;
 	esac
 	[ "$u_cmd" = "$CREATE_REGION" ] || fail "unassembled: command '$u_cmd', expected '$CREATE_REGION'"
+}
+
+# pmemzerod started before the region (guest-init): it cannot open the
+# device, and after the power cycle its start-up says why and what to run.
+check_daemon_before_assembly() {
+	f=$VMTEST_CXL_BEFORE_DAEMON
+	[ -r "$f" ] || fail "guest-init did not start pmemzerod before the region"
+	[ "$(cat "$f.status")" != 0 ] || fail "pmemzerod started without $VMTEST_DEV"
+	warn="CXL memdev $MEMDEV (serial $SERIAL) holds "
+	if [ "$VMTEST_BOOT" -eq 1 ]; then
+		grep -q "$warn" "$f" && fail "pmemzerod warns about an unassembled region on blank labels"
+		return 0
+	fi
+	line=$(grep -F "$warn" "$f" || true)
+	[ -n "$line" ] || fail "pmemzerod's start-up does not report the unassembled region: $(cat "$f")"
+	case $line in
+	*"is in no CXL region"*"'$CREATE_REGION'"*) ;;
+	*) fail "pmemzerod's warning does not name '$CREATE_REGION': $line" ;;
+	esac
+	say "pmemzerod before assembly: ${line#*warning: }"
 }
 
 check_discover() {
@@ -146,6 +167,7 @@ DEMO="pmemz-demo --socket $SOCK --region $REGION"
 
 say "--- discovery (boot $VMTEST_BOOT): pmemzctl discover, no daemon"
 check_before_assembly
+check_daemon_before_assembly
 check_discover
 check_discover_unprivileged
 
