@@ -293,9 +293,9 @@ const char *dax_cxl_describe(const struct dax_cxl *c, char *buf, size_t len)
 
 /* ---- library contexts ---- */
 
-__attribute__((format(printf, 6, 0))) static void
-daxctl_log(struct daxctl_ctx *ctx _unused_, int pri _unused_, const char *file _unused_,
-	   int line _unused_, const char *fn, const char *fmt, va_list ap)
+/* The libraries' messages, one debug line each (they end theirs with a newline). */
+__attribute__((format(printf, 3, 0))) static void lib_log(const char *lib, const char *fn,
+							   const char *fmt, va_list ap)
 {
 	char buf[512];
 	size_t n;
@@ -304,35 +304,28 @@ daxctl_log(struct daxctl_ctx *ctx _unused_, int pri _unused_, const char *file _
 	n = strlen(buf);
 	while (n && buf[n - 1] == '\n')
 		buf[--n] = '\0';
-	log_debug("libdaxctl: %s: %s", fn, buf);
+	log_debug("%s: %s: %s", lib, fn, buf);
+}
+
+__attribute__((format(printf, 6, 0))) static void
+daxctl_log(struct daxctl_ctx *ctx _unused_, int pri _unused_, const char *file _unused_,
+	   int line _unused_, const char *fn, const char *fmt, va_list ap)
+{
+	lib_log("libdaxctl", fn, fmt, ap);
 }
 
 __attribute__((format(printf, 6, 0))) static void
 ndctl_log(struct ndctl_ctx *ctx _unused_, int pri _unused_, const char *file _unused_,
 	  int line _unused_, const char *fn, const char *fmt, va_list ap)
 {
-	char buf[512];
-	size_t n;
-
-	(void)vsnprintf(buf, sizeof(buf), fmt, ap);
-	n = strlen(buf);
-	while (n && buf[n - 1] == '\n')
-		buf[--n] = '\0';
-	log_debug("libndctl: %s: %s", fn, buf);
+	lib_log("libndctl", fn, fmt, ap);
 }
 
 __attribute__((format(printf, 6, 0))) static void
 cxl_log(struct cxl_ctx *ctx _unused_, int pri _unused_, const char *file _unused_,
 	int line _unused_, const char *fn, const char *fmt, va_list ap)
 {
-	char buf[512];
-	size_t n;
-
-	(void)vsnprintf(buf, sizeof(buf), fmt, ap);
-	n = strlen(buf);
-	while (n && buf[n - 1] == '\n')
-		buf[--n] = '\0';
-	log_debug("libcxl: %s: %s", fn, buf);
+	lib_log("libcxl", fn, fmt, ap);
 }
 
 static void cxl_unrefp(struct cxl_ctx **c)
