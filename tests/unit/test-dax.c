@@ -154,7 +154,8 @@ static void make_index(uint8_t *lsa, unsigned i, uint64_t size, uint32_t seq, ui
 	put_le(b + 56, nslot, 4);
 	put_le(b + 60, 1, 2);
 	put_le(b + 62, 2, 2);
-	for (uint32_t s = 0; s < nslot; s++)
+	/* A block that claims more slots than it holds gets the bits that fit. */
+	for (uint32_t s = 0; s < nslot && 72 + s / 8 < size; s++)
 		b[72 + s / 8] |= (uint8_t)(1u << (s % 8));
 	for (size_t k = 0; k < nused; k++)
 		b[72 + used[k] / 8] &= (uint8_t)~(1u << (used[k] % 8));
