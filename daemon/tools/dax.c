@@ -651,6 +651,7 @@ static void fill_nd(struct ndctl_ctx *nctx, struct cxl_ctx *cctx, struct daxctl_
 	struct ndctl_region *reg;
 	struct ndctl_namespace *ndns;
 	char region[sizeof(d->region)], nddev[64];
+	const char *provider;
 	unsigned long long region_res;
 	size_t n = 0;
 
@@ -668,7 +669,8 @@ static void fill_nd(struct ndctl_ctx *nctx, struct cxl_ctx *cctx, struct daxctl_
 		d->numa_node = ndctl_region_get_numa_node(reg);
 	region_res = ndctl_region_get_resource(reg);
 	/* A CXL pmem region's NVDIMM region sits on the nvdimm bridge's bus. */
-	d->cxl.on_cxl = strcmp(ndctl_bus_get_provider(ndctl_region_get_bus(reg)), "CXL") == 0;
+	provider = ndctl_bus_get_provider(ndctl_region_get_bus(reg));
+	d->cxl.on_cxl = provider && strcmp(provider, "CXL") == 0;
 	if (d->cxl.on_cxl)
 		fill_cxl(cctx, res_known(region_res) ? region_res : d->resource, &d->cxl);
 
