@@ -186,10 +186,11 @@ static int discover_exec(struct ctl *ctl, int argc, char **argv)
 		for (size_t i = 0; i < nunasm; i++) {
 			char note[320];
 
-			(void)snprintf(note, sizeof(note),
-				       "NOTE: CXL memdev %s holds a pmem region that is not assembled"
-				       " (Linux does not at boot): run '%s'",
-				       unasm[i].memdev.name, unasm[i].command);
+			(void)snprintf(
+			    note, sizeof(note),
+			    "NOTE: CXL memdev %s holds a pmem region that is not assembled"
+			    " (Linux does not at boot): run '%s'",
+			    unasm[i].memdev.name, unasm[i].command);
 			ctl->out->ops->block(ctl->out, note);
 		}
 	}

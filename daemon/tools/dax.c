@@ -277,7 +277,8 @@ const char *dax_cxl_describe(const struct dax_cxl *c, char *buf, size_t len)
 	int k;
 
 	if (!c->known) {
-		(void)snprintf(buf, len, "CXL (region unknown: its address is readable by root only)");
+		(void)snprintf(buf, len,
+			       "CXL (region unknown: its address is readable by root only)");
 		return buf;
 	}
 	k = snprintf(buf, len, "CXL %s (root decoder %s, %u way%s x %u B):", c->region,
@@ -295,7 +296,7 @@ const char *dax_cxl_describe(const struct dax_cxl *c, char *buf, size_t len)
 
 /* The libraries' messages, one debug line each (they end theirs with a newline). */
 __attribute__((format(printf, 3, 0))) static void lib_log(const char *lib, const char *fn,
-							   const char *fmt, va_list ap)
+							  const char *fmt, va_list ap)
 {
 	char buf[512];
 	size_t n;
@@ -627,7 +628,8 @@ int dax_cxl_unassembled(struct dax_cxl_unassembled **out, size_t *n)
 		if (r == -ENODATA || (r == 0 && u.labels == 0))
 			continue; /* blank labels: nothing to bring back */
 		if (r < 0)
-			log_debug("cxl: %s: label area unreadable: %s", u.memdev.name, strerror(-r));
+			log_debug("cxl: %s: label area unreadable: %s", u.memdev.name,
+				  strerror(-r));
 		u.labels_known = r == 0;
 		memdev_root_decoder(cctx, memdev, u.root_decoder, sizeof(u.root_decoder));
 		(void)dax_cxl_create_region_cmd(u.root_decoder, &u.memdev, 1, u.command,
@@ -868,8 +870,8 @@ static void log_cxl_unassembled(void)
 		char labels[48];
 
 		if (u[i].labels_known)
-			(void)snprintf(labels, sizeof(labels), "holds %" PRIu64 " namespace label(s)",
-				       u[i].labels);
+			(void)snprintf(labels, sizeof(labels),
+				       "holds %" PRIu64 " namespace label(s)", u[i].labels);
 		else
 			(void)snprintf(labels, sizeof(labels), "may hold namespace labels");
 		log_warning("CXL memdev %s (serial 0x%" PRIx64 ") %s but is in no CXL region: its "

@@ -264,8 +264,9 @@ static void test_cxl_strings(void **state)
 	c.granularity = 256;
 	c.nmemdevs = 1;
 	c.memdevs[0] = m[0];
-	assert_string_equal(dax_cxl_describe(&c, buf, sizeof(buf)),
-			    "CXL region0 (root decoder decoder0.0, 1 way x 256 B): mem0 (serial 0x1234)");
+	assert_string_equal(
+	    dax_cxl_describe(&c, buf, sizeof(buf)),
+	    "CXL region0 (root decoder decoder0.0, 1 way x 256 B): mem0 (serial 0x1234)");
 	c.ways = 2;
 	c.granularity = 4096;
 	c.nmemdevs = 2;

@@ -28,6 +28,7 @@
 # Environment from guest-init: VMTEST_BOOT, VMTEST_DEV, VMTEST_NAMESPACE,
 # VMTEST_CXL_BEFORE, VMTEST_CXL_BEFORE_DAEMON.
 
+# shellcheck source=tests/vm/workload-lib.sh
 . /vmtest/lib.sh
 
 PERSISTENCE=memory_controller

@@ -12,7 +12,6 @@ DAEMON_LOG=${DAEMON_LOG:-/tmp/pmemzerod.log}
 DAEMON_PID=
 DEVNAME=${VMTEST_DEV#/dev/}
 DEVSYS=/sys/bus/dax/devices/$DEVNAME
-NDREGION=/sys/bus/nd/devices/region0
 
 say() { echo "workload: $*"; }
 note() {
