@@ -3,10 +3,13 @@
  * Device-DAX discovery, shared by the daemon (start-up, device-DAX regions)
  * and pmemzctl discover.  libdaxctl gives the devices (size, alignment,
  * mode); libndctl gives what only the NVDIMM region knows (persistence
- * domain, bad blocks, the namespace).  Read-only; no daemon needed; logs
- * at debug level only (the caller reports).  Without root a few sysfs
- * attributes are unreadable (physical addresses): bad blocks are then
- * counted for the whole NVDIMM region (badblocks_region_wide).
+ * domain, bad blocks, the namespace); libcxl, for an NVDIMM region that a
+ * CXL pmem region provides, the CXL side (memdevs, serials, region, root
+ * decoder, interleave).  Read-only; no daemon needed; logs at debug level
+ * only (the caller reports).  Without root a few sysfs attributes are
+ * unreadable (physical addresses): bad blocks are then counted for the
+ * whole NVDIMM region (badblocks_region_wide), and a device on CXL is known
+ * to be on CXL but not on which CXL region.
  */
 #ifndef PMEMZ_DAX_H
 #define PMEMZ_DAX_H
@@ -22,6 +25,25 @@ enum dax_persistence {
 	DAX_PERSIST_NONE,	 /* the region reports none: flush, and deep flush to be sure */
 	DAX_PERSIST_MEMCTRL,	 /* ADR: durable once flushed to the memory controller */
 	DAX_PERSIST_CPU_CACHE,	 /* eADR: durable once globally visible (no flush) */
+};
+
+#define DAX_CXL_MAX_MEMDEVS 16
+
+struct dax_cxl_memdev {
+	char name[32]; /* "mem0" */
+	uint64_t serial;
+};
+
+/* The CXL side of a device-DAX device whose NVDIMM region is a CXL pmem region. */
+struct dax_cxl {
+	bool on_cxl;	       /* the NVDIMM bus is CXL's nvdimm bridge */
+	bool known;	       /* the CXL region below was found (needs root) */
+	char region[32];       /* CXL region ("region0"; not the NVDIMM region's name) */
+	char root_decoder[32]; /* the CXL window it was made in ("decoder0.0") */
+	unsigned ways;	       /* interleave ways */
+	unsigned granularity;  /* interleave granularity, bytes */
+	size_t nmemdevs;       /* in interleave position order */
+	struct dax_cxl_memdev memdevs[DAX_CXL_MAX_MEMDEVS];
 };
 
 struct dax_dev {
@@ -42,6 +64,21 @@ struct dax_dev {
 	bool badblocks_known;
 	bool badblocks_region_wide; /* count is for the whole region (offsets unknown) */
 	uint64_t badblocks;	    /* bad 512-byte sectors inside the device */
+	struct dax_cxl cxl;
+};
+
+/*
+ * A CXL memdev with persistent capacity that is in no CXL region although
+ * its label storage area holds namespace labels: a pmem region (and the
+ * data behind those labels) that exists but is not assembled.  Linux 6.1
+ * does not assemble CXL regions at boot: `command` brings it back.
+ */
+struct dax_cxl_unassembled {
+	struct dax_cxl_memdev memdev;
+	char root_decoder[32]; /* a pmem-capable window that reaches the memdev; "" if none */
+	bool labels_known;     /* false: the label area was unreadable (not root) */
+	uint64_t labels;       /* labels in use in the label storage area */
+	char command[160];     /* "cxl create-region -m -t pmem -d decoder0.0 -w 1 mem0" */
 };
 
 /* A bad range of a device, in bytes from the start of the device. */
@@ -75,8 +112,17 @@ int dax_lookup_rdev(dev_t rdev, struct dax_dev *out);
 int dax_badblocks(const struct dax_dev *d, struct dax_badblock **out, size_t *n);
 
 /*
+ * The CXL memdevs whose pmem region exists in their labels but is not
+ * assembled (see struct dax_cxl_unassembled), by name.  *out is malloc'ed
+ * (NULL when there are none).  -errno when libcxl cannot be set up; a
+ * machine without CXL has none.
+ */
+int dax_cxl_unassembled(struct dax_cxl_unassembled **out, size_t *n);
+
+/*
  * The daemon's start-up: one info line per device (or "No device-DAX
- * devices found"); never fails.
+ * devices found"), one more for a device on CXL, and a warning for each
+ * CXL pmem region that is not assembled; never fails.
  */
 void dax_log_devices(void);
 
@@ -112,5 +158,29 @@ int dax_parse_region_path(const char *path, char *region, size_t region_len, cha
 size_t dax_clip_badblocks(uint64_t region_res, uint64_t dev_res, uint64_t dev_size,
 			  const uint64_t (*sect)[2], size_t n, struct dax_badblock *out,
 			  uint64_t *sectors);
+
+/*
+ * Labels in use in a label storage area that starts with buf (len bytes:
+ * both namespace index blocks, as the kernel's libnvdimm writes them to an
+ * NVDIMM's or a CXL memdev's LSA): the newest valid index block's slots
+ * that are not free.  -ENODATA when neither index block is valid (a blank
+ * or foreign label area), -EINVAL when buf is too short to tell.
+ * *index_size (optional) gets the index block size read from the first
+ * block's header (to read more when len was too short), 0 if unknown.
+ */
+int dax_lsa_labels_in_use(const void *buf, size_t len, uint64_t *used, uint64_t *index_size);
+/* An index block's checksum as libnvdimm computes it (Fletcher-64, checksum field as 0). */
+uint64_t dax_lsa_index_checksum(const void *block, uint64_t size);
+
+/* "cxl create-region -m -t pmem -d DECODER -w N MEMDEV..."; -ENOSPC when it does not fit. */
+int dax_cxl_create_region_cmd(const char *root_decoder, const struct dax_cxl_memdev *memdevs,
+			      size_t n, char *buf, size_t len);
+
+/*
+ * One line about the CXL side of a device, for logs and the text output:
+ * "CXL region0 (root decoder decoder0.0, 1 way x 256 B): mem0 (serial
+ * 0x1234)", or "CXL (region unknown: not root)".  Returns buf.
+ */
+const char *dax_cxl_describe(const struct dax_cxl *c, char *buf, size_t len);
 
 #endif

@@ -3,7 +3,8 @@
 # test-pmemzctl-discover.sh PMEMZCTL: `pmemzctl discover` needs no daemon.
 # On a machine without device-DAX devices (a build host) it says so and
 # exits 0, and --json is an empty "devices" array; with devices, every
-# entry has a path, a size and a power-of-two alignment.
+# entry has a path, a size and a power-of-two alignment.  Without CXL
+# memdevs there is no CXL part (the CXL machine: tests/vm/workload-cxl.sh).
 # shellcheck disable=SC2015 # "A && ok || bad": ok() never fails
 set -u
 ctl=$1
@@ -66,6 +67,21 @@ if [ $have_devices -eq 0 ]; then
 else
 	ok "--json: $n device(s)"
 fi
+
+# Without CXL memdevs there is no CXL part (an NVDIMM machine's output is unchanged).
+have_cxl=0
+for d in /sys/bus/cxl/devices/mem*; do
+	[ -e "$d" ] && have_cxl=1
+done
+if [ $have_cxl -eq 0 ]; then
+	if grep -q '"cxl' "$tmp/json" || grep -q 'CXL' "$tmp/text"; then
+		bad "discover shows CXL on a machine without CXL memdevs"
+	else
+		ok "discover: no CXL part without CXL memdevs"
+	fi
+fi
+"$ctl" discover --help 2>&1 | grep -q 'cxl create-region' && ok "discover --help names cxl create-region" ||
+	bad "discover --help does not explain the CXL part"
 
 # A path that is not a device-DAX: one line, exit 1.
 "$ctl" discover /dev/null >"$tmp/out" 2>"$tmp/err"

@@ -1,6 +1,6 @@
 # VM tests: boot a Debian kernel under QEMU (TCG) with an emulated NVDIMM and
 # run pmemzerod on the real device-DAX path (/dev/dax0.0), once per
-# libpmem2 store granularity.  QEMU, busybox-static, ndctl, daxctl and the
+# libpmem2 store granularity; and once on an emulated CXL pmem device.  QEMU, busybox-static, ndctl, daxctl and the
 # kernel package are fetched at test time and cached in the build tree
 # (${CMAKE_BINARY_DIR}/vm-cache); exit 77 (skip) only when they cannot be
 # installed.  See docs/vm-test.md.
@@ -25,6 +25,17 @@ if(TARGET pmemzerod AND TARGET pmemzctl AND TARGET pmemz-demo)
       RESOURCE_LOCK pmemz-vm
       LABELS vm)
   endforeach()
+  # The same workload on emulated CXL pmem (a Type-3 device, its region
+  # assembled with `cxl create-region` on every boot).  Skips (77) only
+  # where QEMU has no CXL emulation.
+  add_test(NAME vm-cxl
+    COMMAND ${CMAKE_CURRENT_LIST_DIR}/run-vm-test ${CMAKE_BINARY_DIR}
+      --machine cxl --timeout 240 ${_vm_bins})
+  set_tests_properties(vm-cxl PROPERTIES
+    SKIP_RETURN_CODE 77
+    TIMEOUT 600
+    RESOURCE_LOCK pmemz-vm
+    LABELS "vm;cxl")
 else()
   message(STATUS "VM tests not registered: need targets pmemzerod, pmemzctl and pmemz-demo")
 endif()
