@@ -84,3 +84,41 @@ int log_internal_errno(int level, int err, const char *fmt, ...)
 	}
 	return -err;
 }
+
+const char *log_escape(const char *s, char *buf, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+
+	if (len < 4) {
+		if (len)
+			buf[0] = '\0';
+		return buf;
+	}
+	if (!s)
+		s = "(null)";
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		bool plain = ch >= 0x20 && ch < 0x7f && ch != '\\' && ch != '"' && ch != '\'';
+		size_t need = plain ? 1 : 4;
+
+		/* Room for this, and for "..." should anything follow. */
+		if (o + need + (s[1] ? 3 : 0) >= len) {
+			if (o + 3 >= len)
+				o = len - 4;
+			memcpy(buf + o, "...", 3);
+			o += 3;
+			break;
+		}
+		if (plain) {
+			buf[o++] = (char)ch;
+		} else {
+			buf[o++] = '\\';
+			buf[o++] = 'x';
+			buf[o++] = hex[ch >> 4];
+			buf[o++] = hex[ch & 15];
+		}
+	}
+	buf[o] = '\0';
+	return buf;
+}
