@@ -85,10 +85,15 @@ int log_internal_errno(int level, int err, const char *fmt, ...)
 	return -err;
 }
 
+static bool log_plain(unsigned char ch)
+{
+	return ch >= 0x20 && ch < 0x7f && ch != '\\' && ch != '"' && ch != '\'';
+}
+
 const char *log_escape(const char *s, char *buf, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";
-	size_t o = 0;
+	size_t o = 0, full = 0, room;
 
 	if (len < 4) {
 		if (len)
@@ -97,20 +102,16 @@ const char *log_escape(const char *s, char *buf, size_t len)
 	}
 	if (!s)
 		s = "(null)";
+	for (const char *p = s; *p; p++)
+		full += log_plain((unsigned char)*p) ? 1 : 4;
+	/* All of it, or as much as leaves room for "..." */
+	room = full < len ? len - 1 : len - 4;
 	for (; *s; s++) {
 		unsigned char ch = (unsigned char)*s;
-		bool plain = ch >= 0x20 && ch < 0x7f && ch != '\\' && ch != '"' && ch != '\'';
-		size_t need = plain ? 1 : 4;
 
-		/* Room for this, and for "..." should anything follow. */
-		if (o + need + (s[1] ? 3 : 0) >= len) {
-			if (o + 3 >= len)
-				o = len - 4;
-			memcpy(buf + o, "...", 3);
-			o += 3;
+		if (o + (log_plain(ch) ? 1 : 4) > room)
 			break;
-		}
-		if (plain) {
+		if (log_plain(ch)) {
 			buf[o++] = (char)ch;
 		} else {
 			buf[o++] = '\\';
@@ -118,6 +119,10 @@ const char *log_escape(const char *s, char *buf, size_t len)
 			buf[o++] = hex[ch >> 4];
 			buf[o++] = hex[ch & 15];
 		}
+	}
+	if (*s) {
+		memcpy(buf + o, "...", 3);
+		o += 3;
 	}
 	buf[o] = '\0';
 	return buf;
