@@ -170,32 +170,31 @@ int usage_check_bytes(const struct manager_region *mr, const struct uid_usage *u
 	return -EDQUOT;
 }
 
+/* A count limit (0: unset): -EDQUOT with "uid_max_KEY N, HAVE WHAT" when have reached it. */
+static int check_count(const struct manager_region *mr, const struct uid_usage *u,
+		       const char *key, const char *what, uint64_t max, uint64_t have, char *msg,
+		       size_t len)
+{
+	if (!max || have < max)
+		return 0;
+	(void)snprintf(msg, len,
+		       "uid %u over its limit in region '%s': %s %" PRIu64 ", %" PRIu64 " %s",
+		       (unsigned)u->uid, mr->info.name, key, max, have, what);
+	return -EDQUOT;
+}
+
 int usage_check_tags(const struct manager_region *mr, const struct uid_usage *u, char *msg,
 		     size_t len)
 {
-	uint64_t max = mr->rc->uid_max_tags;
-
-	if (!max || u->tags < max)
-		return 0;
-	(void)snprintf(msg, len,
-		       "uid %u over its tag quota in region '%s': uid_max_tags %" PRIu64
-		       ", %" PRIu64 " tags committed",
-		       (unsigned)u->uid, mr->info.name, max, u->tags);
-	return -EDQUOT;
+	return check_count(mr, u, "uid_max_tags", "tags committed", mr->rc->uid_max_tags, u->tags,
+			   msg, len);
 }
 
 int usage_check_waiters(const struct manager_region *mr, const struct uid_usage *u, char *msg,
 			size_t len)
 {
-	uint64_t max = mr->rc->uid_max_waiters;
-
-	if (!max || u->waiters < max)
-		return 0;
-	(void)snprintf(msg, len,
-		       "uid %u over its waiter quota in region '%s': uid_max_waiters %" PRIu64
-		       ", %" PRIu64 " allocations waiting",
-		       (unsigned)u->uid, mr->info.name, max, u->waiters);
-	return -EDQUOT;
+	return check_count(mr, u, "uid_max_waiters", "allocations waiting",
+			   mr->rc->uid_max_waiters, u->waiters, msg, len);
 }
 
 /* The runs are DIRTY now because of u: its account pays for their zeroing. */

@@ -244,24 +244,32 @@ static void child_wait_parent(int in)
  * The hog: as many extents as it can get, then two tags, then a third;
  * reports how many it got and keeps its leases until the parent is done.
  */
-static void hog(const char *sock, int in, int out)
+/* Connect and allocate in "shared" until -EDQUOT; the fd, *n leases granted. */
+static int fill_quota(const char *sock, uint64_t *leases, unsigned *n, char *msg, size_t len)
 {
 	int fd = itest_raw_connect(sock);
-	uint64_t leases[64];
-	char msg[256];
 	int status = 0;
-	unsigned n;
 
 	CHILD_CHECK(fd >= 0, "connect: %s", strerror(-fd));
-	n = alloc_until_refused(fd, "shared", leases, 64, &status, msg, sizeof(msg));
+	*n = alloc_until_refused(fd, "shared", leases, 64, &status, msg, len);
 	CHILD_CHECK(status == -EDQUOT, "refused with %d (%s), not -EDQUOT", status, msg);
+	return fd;
+}
+
+static void hog(const char *sock, int in, int out)
+{
+	uint64_t leases[64];
+	char msg[256];
+	int fd, status;
+	unsigned n;
+
+	fd = fill_quota(sock, leases, &n, msg, sizeof(msg));
 	CHILD_CHECK(strstr(msg, "uid_quota 8.0 MiB") && strstr(msg, "in use 8.0 MiB"),
 		    "message without the quota and the usage: %s", msg);
 	CHILD_CHECK(commit_msg(fd, "shared", leases[0], "hog-1", NULL, 0) == 0, "commit 1");
 	CHILD_CHECK(commit_msg(fd, "shared", leases[1], "hog-2", NULL, 0) == 0, "commit 2");
 	status = commit_msg(fd, "shared", leases[2], "hog-3", msg, sizeof(msg));
-	CHILD_CHECK(status == -EDQUOT && strstr(msg, "uid_max_tags 2") &&
-			strstr(msg, "2 tags committed"),
+	CHILD_CHECK(status == -EDQUOT && strstr(msg, "uid_max_tags 2, 2 tags committed"),
 		    "third tag: %d (%s)", status, msg);
 	child_report(out, n);
 	child_wait_parent(in);
@@ -363,15 +371,12 @@ static void test_hog_held_to_quota(void **state)
 /* Committed usage is rebuilt from the tags at the next start. */
 static void restarted(const char *sock, int in, int out)
 {
-	int fd = itest_raw_connect(sock);
 	uint64_t leases[64];
 	char msg[256];
-	int status = 0;
+	int fd, status;
 	unsigned n;
 
-	CHILD_CHECK(fd >= 0, "connect: %s", strerror(-fd));
-	n = alloc_until_refused(fd, "shared", leases, 64, &status, msg, sizeof(msg));
-	CHILD_CHECK(status == -EDQUOT, "refused with %d (%s)", status, msg);
+	fd = fill_quota(sock, leases, &n, msg, sizeof(msg));
 	CHILD_CHECK(strstr(msg, "committed 2.0 MiB"), "message: %s", msg);
 	status = commit_msg(fd, "shared", leases[0], "hog-3", msg, sizeof(msg));
 	CHILD_CHECK(status == -EDQUOT, "third tag after restart: %d (%s)", status, msg);
@@ -442,7 +447,8 @@ static void waiter(const char *sock, int in, int out)
 		    "the waiter beyond uid_max_waiters: id %llu status %d (%s)",
 		    (unsigned long long)resp->id, resp->status,
 		    resp->message ? resp->message : "");
-	CHILD_CHECK(strstr(resp->message, "uid_max_waiters 3"), "message: %s", resp->message);
+	CHILD_CHECK(strstr(resp->message, "uid_max_waiters 3, 3 allocations waiting"),
+		    "message: %s", resp->message);
 	itest_resp_free(resp);
 	child_report(out, 0); /* queued */
 	while (granted < N_WAIT) {
