@@ -87,7 +87,7 @@ int log_internal_errno(int level, int err, const char *fmt, ...)
 
 static bool log_plain(unsigned char ch)
 {
-	return ch >= 0x20 && ch < 0x7f && ch != '\\' && ch != '"' && ch != '\'';
+	return ch >= 0x20 && ch < 0x7f && ch != '\\';
 }
 
 const char *log_escape(const char *s, char *buf, size_t len)

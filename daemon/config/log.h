@@ -26,7 +26,7 @@ int log_internal_errno(int level, int err, const char *fmt, ...) _printf_(3, 4);
 
 /*
  * A client-chosen string made safe for one log line: bytes outside printable
- * ASCII, the backslash and the quote become \xNN, so that a name cannot end
+ * ASCII and the backslash become \xNN, so that a name cannot end
  * the line, forge another, move the terminal's cursor or reorder text (bidi
  * controls).  Cut to fit len with "..." at the end.  Returns buf.
  *     log_debug("tag '%s'", LOG_ESC(name));

@@ -155,7 +155,7 @@ static int rpc_allocate_handler(struct rpc_call *call)
 		return rpc_fail(call, r, "out of memory");
 	log_debug("connection %" PRIu64 ": ALLOCATE request %" PRIu64 " waits for %" PRIu64
 		  " extents of '%s'",
-		  c->serial, call->id, n, req->region);
+		  c->serial, call->id, n, mr->info.name);
 	return 0;
 }
 
