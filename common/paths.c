@@ -134,8 +134,8 @@ int pmemz_fallback_dir_check(const char *dir, bool create, char *why, size_t len
 		return -ENOTDIR;
 	}
 	if (st.st_uid != geteuid()) {
-		(void)snprintf(why, len, "it is owned by uid %u, not by uid %u", (unsigned)st.st_uid,
-			       (unsigned)geteuid());
+		(void)snprintf(why, len, "it is owned by uid %u, not by uid %u",
+			       (unsigned)st.st_uid, (unsigned)geteuid());
 		return -EPERM;
 	}
 	if (st.st_mode & (S_IWGRP | S_IWOTH)) {

@@ -620,8 +620,8 @@ static int check_socket_dir(const char *path)
 	if (r == -ENOENT)
 		return 0; /* connect() says so */
 	if (r < 0)
-		return pmemz_err(r, "refusing the socket %s: its directory %s is not safe: %s", path,
-				 dir, why);
+		return pmemz_err(r, "refusing the socket %s: its directory %s is not safe: %s",
+				 path, dir, why);
 	return 0;
 }
 

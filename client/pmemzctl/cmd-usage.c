@@ -54,8 +54,7 @@ static int usage_exec(struct ctl *ctl, int argc, char **argv)
 
 	out_str(o, "region", "region", ur.region);
 	usage_limit(o, "uid_quota", "uid_quota", u->has_uid_quota, u->uid_quota, true);
-	usage_limit(o, "uid_max_tags", "uid_max_tags", u->has_uid_max_tags, u->uid_max_tags,
-		    false);
+	usage_limit(o, "uid_max_tags", "uid_max_tags", u->has_uid_max_tags, u->uid_max_tags, false);
 	usage_limit(o, "uid_max_waiters", "uid_max_waiters", u->has_uid_max_waiters,
 		    u->uid_max_waiters, false);
 	o->ops->list_begin(o, "uids", "no usage");

@@ -498,8 +498,9 @@ static void parse_uid_limit(struct errsink *e, enum region_key k, const char *na
 
 	if (k == RK_UID_QUOTA) {
 		if (pmemz_parse_size(value, &v) < 0 || v == 0) {
-			report(e, "%s: invalid size '%s' (non-zero bytes with an optional K, M, G "
-				  "or T suffix)",
+			report(e,
+			       "%s: invalid size '%s' (non-zero bytes with an optional K, M, G "
+			       "or T suffix)",
 			       name, value);
 			return;
 		}
@@ -507,10 +508,8 @@ static void parse_uid_limit(struct errsink *e, enum region_key k, const char *na
 		errno = 0;
 		if (isdigit((unsigned char)*value))
 			v = strtoull(value, &end, 10);
-		if (!isdigit((unsigned char)*value) || errno || *end || v == 0 ||
-		    v > UINT32_MAX) {
-			report(e, "%s: '%s' is not a number from 1 to %u", name, value,
-			       UINT32_MAX);
+		if (!isdigit((unsigned char)*value) || errno || *end || v == 0 || v > UINT32_MAX) {
+			report(e, "%s: '%s' is not a number from 1 to %u", name, value, UINT32_MAX);
 			return;
 		}
 	}

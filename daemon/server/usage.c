@@ -171,9 +171,8 @@ int usage_check_bytes(const struct manager_region *mr, const struct uid_usage *u
 }
 
 /* A count limit (0: unset): -EDQUOT with "uid_max_KEY N, HAVE WHAT" when have reached it. */
-static int check_count(const struct manager_region *mr, const struct uid_usage *u,
-		       const char *key, const char *what, uint64_t max, uint64_t have, char *msg,
-		       size_t len)
+static int check_count(const struct manager_region *mr, const struct uid_usage *u, const char *key,
+		       const char *what, uint64_t max, uint64_t have, char *msg, size_t len)
 {
 	if (!max || have < max)
 		return 0;
@@ -193,8 +192,8 @@ int usage_check_tags(const struct manager_region *mr, const struct uid_usage *u,
 int usage_check_waiters(const struct manager_region *mr, const struct uid_usage *u, char *msg,
 			size_t len)
 {
-	return check_count(mr, u, "uid_max_waiters", "allocations waiting",
-			   mr->rc->uid_max_waiters, u->waiters, msg, len);
+	return check_count(mr, u, "uid_max_waiters", "allocations waiting", mr->rc->uid_max_waiters,
+			   u->waiters, msg, len);
 }
 
 /* The runs are DIRTY now because of u: its account pays for their zeroing. */

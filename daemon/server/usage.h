@@ -28,15 +28,15 @@ struct lease;
 
 struct uid_usage {
 	uid_t uid;
-	uint64_t leased;       /* extents */
-	uint64_t committed;    /* extents */
-	uint64_t waiting;      /* extents asked for by this uid's waiting allocations */
+	uint64_t leased;    /* extents */
+	uint64_t committed; /* extents */
+	uint64_t waiting;   /* extents asked for by this uid's waiting allocations */
 	uint64_t tags;
 	uint64_t waiters;
-	uint64_t zeroed_bytes; /* zeroed again after this uid freed them */
-	struct waiter_list waitq;	/* waitq.c's: this uid's waiters, oldest first */
+	uint64_t zeroed_bytes;		  /* zeroed again after this uid freed them */
+	struct waiter_list waitq;	  /* waitq.c's: this uid's waiters, oldest first */
 	TAILQ_ENTRY(uid_usage) turn_link; /* waitq.c's: usage->turns */
-	bool has_turn;			/* waitq.c's: on usage->turns */
+	bool has_turn;			  /* waitq.c's: on usage->turns */
 };
 TAILQ_HEAD(uid_usage_list, uid_usage);
 

@@ -299,8 +299,13 @@ static const Pmemz__UidUsage *usage_row(const Pmemz__Response *resp, uint32_t ui
 static int ctl(char **out, char **err, const char *sock, const char *a1, const char *a2,
 	       const char *a3)
 {
-	char *argv[8] = {UNCONST(itest_ctl_path()), UNCONST("--socket"), UNCONST(sock),
-			 UNCONST(a1), UNCONST(a2), UNCONST(a3), NULL};
+	char *argv[8] = {UNCONST(itest_ctl_path()),
+			 UNCONST("--socket"),
+			 UNCONST(sock),
+			 UNCONST(a1),
+			 UNCONST(a2),
+			 UNCONST(a3),
+			 NULL};
 
 	return itest_run(argv, 10000, out, err);
 }
@@ -445,8 +450,7 @@ static void waiter(const char *sock, int in, int out)
 	resp = recv_any(fd);
 	CHILD_CHECK(resp->id == ids[N_WAIT] && resp->status == -EDQUOT,
 		    "the waiter beyond uid_max_waiters: id %llu status %d (%s)",
-		    (unsigned long long)resp->id, resp->status,
-		    resp->message ? resp->message : "");
+		    (unsigned long long)resp->id, resp->status, resp->message ? resp->message : "");
 	CHILD_CHECK(strstr(resp->message, "uid_max_waiters 3, 3 allocations waiting"),
 		    "message: %s", resp->message);
 	itest_resp_free(resp);
@@ -594,8 +598,8 @@ static void usage_own_row(const char *sock, int in, int out)
 		CHILD_CHECK(priv ? (!*rs->info->path && rs->info->uuid.len == 0 &&
 				    rs->info->extent_count == 0 && rs->zeroed == 0)
 				 : (strstr(rs->info->path, ".img") && rs->info->uuid.len == 16),
-			    "region %s: path '%s', uuid %zu bytes", rs->info->name,
-			    rs->info->path, rs->info->uuid.len);
+			    "region %s: path '%s', uuid %zu bytes", rs->info->name, rs->info->path,
+			    rs->info->uuid.len);
 	}
 	itest_resp_free(resp);
 	child_report(out, 0);

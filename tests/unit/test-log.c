@@ -32,7 +32,10 @@ static void test_controls_escaped(void **state)
 	assert_string_equal(log_escape("it's \"x\" \\x41", buf, sizeof(buf)),
 			    "it's \"x\" \\x5cx41");
 	/* Bytes above ASCII, among them a right-to-left override (U+202E). */
-	assert_string_equal(log_escape("a\xe2\x80\xae" "b", buf, sizeof(buf)), "a\\xe2\\x80\\xaeb");
+	assert_string_equal(log_escape("a\xe2\x80\xae"
+				       "b",
+				       buf, sizeof(buf)),
+			    "a\\xe2\\x80\\xaeb");
 }
 
 static void test_truncated(void **state)

@@ -870,7 +870,9 @@ static void test_lease_isolation(void **state)
 	assert_int_equal(resp->status, -EINVAL); /* wrong region */
 	resp_free(resp);
 	/* Tag names: the media rule, refused with a message before anything changes. */
-	resp = do_commit(a, "test", lease, "report\xe2\x80\xae" "fdp.exe"); /* U+202E */
+	resp = do_commit(a, "test", lease,
+			 "report\xe2\x80\xae"
+			 "fdp.exe"); /* U+202E */
 	assert_int_equal(resp->status, -EINVAL);
 	assert_non_null(strstr(resp->message, "bidirectional"));
 	resp_free(resp);
