@@ -9,7 +9,9 @@
  * The parts that need another uid skip with 77 when not root.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
+#include <signal.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -222,6 +224,71 @@ static void test_client_refuses_foreign_fallback(void **state)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/*
+ * The daemon side: pmemzerod of uid 65534, with no runtime directory, falls
+ * back to /tmp/pmemzerod-65534; planted by root, it refuses to start
+ * (PMEMZ_DAEMON names the binary; skipped without it).
+ */
+static void test_daemon_refuses_foreign_fallback(void **state)
+{
+	const char *daemon = getenv("PMEMZ_DAEMON"), *fallback = "/tmp/pmemzerod-65534";
+	char log[96], region[128], statedir[96], buf[4096];
+	struct stat st;
+	int status = 0, fd;
+	ssize_t n;
+	pid_t pid;
+
+	(void)state;
+	if (geteuid() != 0 || !daemon || !*daemon)
+		skip();
+	if (lstat(fallback, &st) == 0 || access(PMEMZ_SYSTEM_SOCKET, F_OK) == 0)
+		skip();
+	assert_int_equal(chmod(tmpdir, 0711), 0);
+	(void)snprintf(statedir, sizeof(statedir), "%s/state", tmpdir);
+	assert_int_equal(mkdir(statedir, 0700), 0);
+	assert_int_equal(chown(statedir, OTHER_UID, OTHER_GID), 0);
+	(void)snprintf(region, sizeof(region), "r=%s/r.img,size=16M,extent=1M", statedir);
+	(void)snprintf(log, sizeof(log), "%s/daemon.log", tmpdir);
+	assert_int_equal(mkdir(fallback, 0700), 0); /* root's */
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+			_exit(100);
+		if (setgroups(0, NULL) < 0 || setgid(OTHER_GID) < 0 || setuid(OTHER_UID) < 0)
+			_exit(101);
+		(void)unsetenv("RUNTIME_DIRECTORY");
+		(void)unsetenv("XDG_RUNTIME_DIR");
+		(void)unsetenv("NOTIFY_SOCKET");
+		(void)unsetenv("LISTEN_FDS");
+		(void)unsetenv("LISTEN_PID");
+		(void)setenv("STATE_DIRECTORY", statedir, 1);
+		execl(daemon, daemon, "-d", "--region", region, (char *)NULL);
+		_exit(102);
+	}
+	for (int i = 0; i < 200 && waitpid(pid, &status, WNOHANG) == 0; i++)
+		usleep(50 * 1000);
+	if (waitpid(pid, &status, WNOHANG) == 0) {
+		(void)kill(pid, SIGKILL);
+		(void)waitpid(pid, &status, 0);
+		(void)rmdir(fallback);
+		fail_msg("pmemzerod started on a socket directory owned by root");
+	}
+	(void)rmdir(fallback);
+	fd = open(log, O_RDONLY);
+	assert_true(fd >= 0);
+	n = read(fd, buf, sizeof(buf) - 1);
+	(void)close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	assert_true(WIFEXITED(status));
+	assert_int_not_equal(WEXITSTATUS(status), 0);
+	if (!strstr(buf, "Refusing the socket directory of /tmp/pmemzerod-65534/") ||
+	    !strstr(buf, "owned by uid 0"))
+		fail_msg("daemon log says: %s", buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -229,6 +296,7 @@ int main(void)
 	    cmocka_unit_test(test_fallback_dir_checks),
 	    cmocka_unit_test(test_daemon_socket_dir),
 	    cmocka_unit_test(test_client_refuses_foreign_fallback),
+	    cmocka_unit_test(test_daemon_refuses_foreign_fallback),
 	};
 
 	if (geteuid() != 0)
