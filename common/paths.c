@@ -7,6 +7,8 @@
 
 #include "util.h"
 
+#define PMEMZ_FALLBACK_DIR_FMT "/tmp/pmemzerod-%u"
+
 static int path_join(char **out, const char *a, const char *b)
 {
 	if (asprintf(out, "%s%s", a, b) < 0)
@@ -38,7 +40,7 @@ int pmemz_default_socket_path(bool daemon, char **out)
 	d = getenv("XDG_RUNTIME_DIR");
 	if (d && *d)
 		return path_join(out, d, "/pmemzerod/pmemzerod.sock");
-	if (asprintf(&p, "/tmp/pmemzerod-%u/pmemzerod.sock", (unsigned)geteuid()) < 0)
+	if (asprintf(&p, PMEMZ_FALLBACK_DIR_FMT "/pmemzerod.sock", (unsigned)geteuid()) < 0)
 		return -ENOMEM;
 	*out = p;
 	return 0;
@@ -92,4 +94,67 @@ int pmemz_mkdir_p(const char *path, mode_t mode)
 	if (mkdir(buf, mode) < 0 && errno != EEXIST)
 		return -errno;
 	return 0;
+}
+
+bool pmemz_is_fallback_dir(const char *dir)
+{
+	char own[64];
+
+	(void)snprintf(own, sizeof(own), PMEMZ_FALLBACK_DIR_FMT, (unsigned)geteuid());
+	return strcmp(dir, own) == 0;
+}
+
+int pmemz_fallback_dir_check(const char *dir, bool create, char *why, size_t len)
+{
+	struct stat st;
+
+	for (;;) {
+		if (lstat(dir, &st) == 0)
+			break;
+		if (errno != ENOENT || !create) {
+			int r = -errno;
+
+			(void)snprintf(why, len, "%s", strerror(-r));
+			return r;
+		}
+		/* Not there: make it ours.  Someone else may win the race: look again. */
+		if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+			int r = -errno;
+
+			(void)snprintf(why, len, "cannot create it: %s", strerror(-r));
+			return r;
+		}
+	}
+	if (S_ISLNK(st.st_mode)) {
+		(void)snprintf(why, len, "it is a symbolic link");
+		return -ELOOP;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		(void)snprintf(why, len, "it is not a directory");
+		return -ENOTDIR;
+	}
+	if (st.st_uid != geteuid()) {
+		(void)snprintf(why, len, "it is owned by uid %u, not by uid %u",
+			       (unsigned)st.st_uid, (unsigned)geteuid());
+		return -EPERM;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		(void)snprintf(why, len, "it is writable by %s (mode %04o)",
+			       st.st_mode & S_IWOTH ? "others" : "its group",
+			       (unsigned)(st.st_mode & 07777));
+		return -EACCES;
+	}
+	return 0;
+}
+
+int pmemz_socket_dir_prepare(const char *dir, char *why, size_t len)
+{
+	int r;
+
+	if (pmemz_is_fallback_dir(dir))
+		return pmemz_fallback_dir_check(dir, true, why, len);
+	r = pmemz_mkdir_p(dir, 0755);
+	if (r < 0)
+		(void)snprintf(why, len, "%s", strerror(-r));
+	return r;
 }

@@ -93,4 +93,18 @@ int pmemz_default_state_dir(char **out);
 /* mkdir -p with mode for the missing components. */
 int pmemz_mkdir_p(const char *path, mode_t mode);
 
+/*
+ * The socket directory of last resort, /tmp/pmemzerod-EUID: anyone may
+ * create that name first in /tmp, so it is trusted only as a directory
+ * (not a symlink) owned by the effective uid and writable by it alone.
+ * pmemz_fallback_dir_check: 0, or -ENOTDIR / -ELOOP / -EPERM / -EACCES
+ * with why set ("a symbolic link", "owned by uid 1001", ...); -ENOENT when
+ * missing (then, with create, it is made 0700 and checked again).
+ * pmemz_socket_dir_prepare: for a daemon about to bind in dir: the checks
+ * and creation for the fallback directory, mkdir -p 0755 for any other.
+ */
+bool pmemz_is_fallback_dir(const char *dir);
+int pmemz_fallback_dir_check(const char *dir, bool create, char *why, size_t len);
+int pmemz_socket_dir_prepare(const char *dir, char *why, size_t len);
+
 #endif

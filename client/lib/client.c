@@ -598,6 +598,57 @@ static int resolve_path(const char *socket_path, char **out)
 	return 0;
 }
 
+/*
+ * The last-resort socket directory in /tmp can be made by anyone first:
+ * refuse it unless it is this user's own (issue 8 g).
+ */
+static int check_socket_dir(const char *path)
+{
+	_cleanup_free_ char *dir = strdup(path);
+	char *slash, why[128];
+	int r;
+
+	if (!dir)
+		return pmemz_err(-ENOMEM, "out of memory");
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0;
+	*slash = '\0';
+	if (!pmemz_is_fallback_dir(dir))
+		return 0;
+	r = pmemz_fallback_dir_check(dir, false, why, sizeof(why));
+	if (r == -ENOENT)
+		return 0; /* connect() says so */
+	if (r < 0)
+		return pmemz_err(r, "refusing the socket %s: its directory %s is not safe: %s",
+				 path, dir, why);
+	return 0;
+}
+
+/*
+ * Only root or this user may run the daemon the library talks to: another
+ * user's process on the socket path would see every request and could
+ * hand out any memory as "zeroed".
+ */
+static int check_peer(int fd, const char *path)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+		int r = -errno;
+
+		return pmemz_err(r, "cannot identify the daemon on %s: %s", path,
+				 pmemz_strerror(r));
+	}
+	if (cred.uid != 0 && cred.uid != geteuid())
+		return pmemz_err(-EPERM,
+				 "refusing %s: the daemon there runs as uid %u, neither root nor "
+				 "this user (uid %u)",
+				 path, (unsigned)cred.uid, (unsigned)geteuid());
+	return 0;
+}
+
 PMEMZ_EXPORT int pmemz_client_new(const char *socket_path, struct pmemz_client **out)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -617,6 +668,11 @@ PMEMZ_EXPORT int pmemz_client_new(const char *socket_path, struct pmemz_client *
 		return r;
 	}
 	memcpy(sa.sun_path, path, strlen(path) + 1);
+	r = check_socket_dir(path);
+	if (r < 0) {
+		free(path);
+		return r;
+	}
 
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
@@ -632,6 +688,12 @@ PMEMZ_EXPORT int pmemz_client_new(const char *socket_path, struct pmemz_client *
 			break;
 		r = -errno;
 		r = pmemz_err(r, "cannot connect to %s: %s", path, pmemz_strerror(r));
+		(void)close(fd);
+		free(path);
+		return r;
+	}
+	r = check_peer(fd, path);
+	if (r < 0) {
 		(void)close(fd);
 		free(path);
 		return r;

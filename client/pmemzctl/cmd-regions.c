@@ -101,6 +101,8 @@ static int regions_exec(struct ctl *ctl, int argc, char **argv)
 		out_u64(o, "zeroer_threads", "zeroer threads", rs->zeroer_threads);
 		out_rate(o, "zero_rate_limit", "zero rate limit", (double)rs->zero_rate_limit);
 		out_bool(o, "zeroer_paused", "zeroer paused", rs->has_paused && rs->paused);
+		/* Not the caller's to open: the daemon gave the name only. */
+		out_bool(o, "name_only", "name only", rs->has_name_only && rs->name_only);
 		out_details(o, false);
 		o->ops->item_end(o);
 	}

@@ -180,6 +180,7 @@ int ctl_usage_error(const struct ctl_cmd *cmd, const char *fmt, ...) _printf_(2,
 extern const struct ctl_cmd cmd_status;
 extern const struct ctl_cmd cmd_regions;
 extern const struct ctl_cmd cmd_tags;
+extern const struct ctl_cmd cmd_usage;
 extern const struct ctl_cmd cmd_map;
 extern const struct ctl_cmd cmd_pause;
 extern const struct ctl_cmd cmd_resume;

@@ -386,6 +386,9 @@ enum region_key {
 	RK_ZEROER_THREADS,
 	RK_ZERO_RATE,
 	RK_BATCH_EXTENTS,
+	RK_UID_QUOTA,
+	RK_UID_MAX_TAGS,
+	RK_UID_MAX_WAITERS,
 	_RK_MAX
 };
 static const char *const region_keys[_RK_MAX] = {
@@ -397,6 +400,9 @@ static const char *const region_keys[_RK_MAX] = {
     [RK_ZEROER_THREADS] = "zeroer_threads",
     [RK_ZERO_RATE] = "zero_rate",
     [RK_BATCH_EXTENTS] = "batch_extents",
+    [RK_UID_QUOTA] = "uid_quota",
+    [RK_UID_MAX_TAGS] = "uid_max_tags",
+    [RK_UID_MAX_WAITERS] = "uid_max_waiters",
 };
 
 enum section_kind { SEC_NONE, SEC_DAEMON, SEC_REGION, SEC_IGNORE };
@@ -478,6 +484,57 @@ static void daemon_key(struct parse_ctx *x, const char *name, const char *value)
 	}
 }
 
+/* ---- per-uid limits: uid_quota, uid_max_tags, uid_max_waiters ---- */
+
+/*
+ * A limit of 0 would lock the uid out of the region: that is what
+ * allow_users is for, so 0 is refused and "unset" is the only unlimited.
+ */
+static void parse_uid_limit(struct errsink *e, enum region_key k, const char *name,
+			    const char *value, struct region_conf *rc)
+{
+	uint64_t v = 0;
+	char *end;
+
+	if (k == RK_UID_QUOTA) {
+		if (pmemz_parse_size(value, &v) < 0 || v == 0) {
+			report(e,
+			       "%s: invalid size '%s' (non-zero bytes with an optional K, M, G "
+			       "or T suffix)",
+			       name, value);
+			return;
+		}
+	} else {
+		errno = 0;
+		if (isdigit((unsigned char)*value))
+			v = strtoull(value, &end, 10);
+		if (!isdigit((unsigned char)*value) || errno || *end || v == 0 || v > UINT32_MAX) {
+			report(e, "%s: '%s' is not a number from 1 to %u", name, value, UINT32_MAX);
+			return;
+		}
+	}
+	if (k == RK_UID_QUOTA)
+		rc->uid_quota = v;
+	else if (k == RK_UID_MAX_TAGS)
+		rc->uid_max_tags = v;
+	else
+		rc->uid_max_waiters = v;
+}
+
+static void print_uid_limit(FILE *out, const char *key, uint64_t v)
+{
+	/* Only what was set: unset limits are unlimited (pmemzerod.conf(5)). */
+	if (v)
+		fprintf(out, "%s = %llu\n", key, (unsigned long long)v);
+}
+
+static void print_uid_limits(FILE *out, const struct region_conf *rc)
+{
+	print_uid_limit(out, "uid_quota", rc->uid_quota);
+	print_uid_limit(out, "uid_max_tags", rc->uid_max_tags);
+	print_uid_limit(out, "uid_max_waiters", rc->uid_max_waiters);
+}
+
 static void region_key(struct parse_ctx *x, const char *name, const char *value)
 {
 	struct region_conf *rc = &x->c->regions[x->region];
@@ -536,6 +593,11 @@ static void region_key(struct parse_ctx *x, const char *name, const char *value)
 	case RK_BATCH_EXTENTS:
 		(void)parse_uint_range(e, name, value, 1, CONF_MAX_BATCH_EXTENTS,
 				       &rc->batch_extents);
+		break;
+	case RK_UID_QUOTA:
+	case RK_UID_MAX_TAGS:
+	case RK_UID_MAX_WAITERS:
+		parse_uid_limit(e, (enum region_key)k, name, value, rc);
 		break;
 	case _RK_MAX:
 		break;
@@ -1077,6 +1139,7 @@ void conf_print(const struct daemon_conf *c, FILE *out)
 		else
 			fprintf(out, "zero_rate = unlimited\n");
 		fprintf(out, "batch_extents = %u\n", rc->batch_extents);
+		print_uid_limits(out, rc);
 	}
 }
 

@@ -36,6 +36,10 @@ struct region_conf {
 	unsigned zeroer_threads; /* default 1 */
 	uint64_t zero_rate;	/* bytes per second, 0 = unlimited */
 	unsigned batch_extents;	/* extents per zeroer batch (one drain each) */
+	/* Per-uid limits (docs/SECURITY.md); 0 = not set = unlimited. */
+	uint64_t uid_quota;	  /* leased + committed bytes per uid */
+	uint64_t uid_max_tags;	  /* committed tags per uid */
+	uint64_t uid_max_waiters; /* waiting allocations per uid */
 	bool from_cmdline;
 	char *source;		/* "FILE:LINE", "--region 'SPEC'" or "built-in default" */
 	unsigned conf_errors;	/* internal to conf.c: errors already reported */

@@ -84,3 +84,46 @@ int log_internal_errno(int level, int err, const char *fmt, ...)
 	}
 	return -err;
 }
+
+static bool log_plain(unsigned char ch)
+{
+	return ch >= 0x20 && ch < 0x7f && ch != '\\';
+}
+
+const char *log_escape(const char *s, char *buf, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0, full = 0, room;
+
+	if (len < 4) {
+		if (len)
+			buf[0] = '\0';
+		return buf;
+	}
+	if (!s)
+		s = "(null)";
+	for (const char *p = s; *p; p++)
+		full += log_plain((unsigned char)*p) ? 1 : 4;
+	/* All of it, or as much as leaves room for "..." */
+	room = full < len ? len - 1 : len - 4;
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (o + (log_plain(ch) ? 1 : 4) > room)
+			break;
+		if (log_plain(ch)) {
+			buf[o++] = (char)ch;
+		} else {
+			buf[o++] = '\\';
+			buf[o++] = 'x';
+			buf[o++] = hex[ch >> 4];
+			buf[o++] = hex[ch & 15];
+		}
+	}
+	if (*s) {
+		memcpy(buf + o, "...", 3);
+		o += 3;
+	}
+	buf[o] = '\0';
+	return buf;
+}

@@ -10,6 +10,7 @@
 #define PMEMZ_LOG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <syslog.h>
 
 #include "util.h"
@@ -22,6 +23,17 @@ int log_level_from_string(const char *s); /* "err", "warning", "info", "debug"; 
 void log_internal(int level, const char *fmt, ...) _printf_(2, 3);
 /* Logs with errno = |err| (for %m) and returns -|err|. */
 int log_internal_errno(int level, int err, const char *fmt, ...) _printf_(3, 4);
+
+/*
+ * A client-chosen string made safe for one log line: bytes outside printable
+ * ASCII and the backslash become \xNN, so that a name cannot end
+ * the line, forge another, move the terminal's cursor or reorder text (bidi
+ * controls).  Cut to fit len with "..." at the end.  Returns buf.
+ *     log_debug("tag '%s'", LOG_ESC(name));
+ */
+const char *log_escape(const char *s, char *buf, size_t len);
+#define LOG_ESC_MAX 272 /* 64 bytes escaped in full, and the ending */
+#define LOG_ESC(s) log_escape((s), (char[LOG_ESC_MAX]){0}, LOG_ESC_MAX)
 
 #define log_debug(...) log_internal(LOG_DEBUG, __VA_ARGS__)
 #define log_info(...) log_internal(LOG_INFO, __VA_ARGS__)

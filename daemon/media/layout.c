@@ -97,8 +97,60 @@ int layout_compute(uint64_t region_size, uint64_t extent_size, uint64_t align,
 
 /* ---- tags ---- */
 
+/*
+ * One UTF-8 sequence at s (len bytes left): its code point and length, or
+ * 0 for an invalid one (overlong, surrogate, above U+10FFFF, truncated).
+ */
+static size_t utf8_decode(const unsigned char *s, size_t len, uint32_t *cp)
+{
+	static const uint32_t min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
+	size_t n;
+	uint32_t c;
+
+	if (s[0] < 0x80) {
+		*cp = s[0];
+		return 1;
+	}
+	if ((s[0] & 0xe0) == 0xc0) {
+		n = 2;
+		c = s[0] & 0x1f;
+	} else if ((s[0] & 0xf0) == 0xe0) {
+		n = 3;
+		c = s[0] & 0x0f;
+	} else if ((s[0] & 0xf8) == 0xf0) {
+		n = 4;
+		c = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	if (n > len)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	if (c < min_cp[n] || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return n;
+}
+
+/*
+ * Code points a name must not carry: C0/C1 controls and DEL (they move the
+ * cursor or end the line in a log or terminal), and the directional marks,
+ * embeddings, overrides and isolates, which make a name display as another
+ * ("Trojan Source").
+ */
+static bool tag_cp_forbidden(uint32_t c)
+{
+	return c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == 0x200e || c == 0x200f ||
+	       (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069);
+}
+
 int layout_tag_name_valid(const char *name)
 {
+	const unsigned char *s = (const unsigned char *)name;
 	size_t len;
 
 	if (!name || !*name)
@@ -106,9 +158,14 @@ int layout_tag_name_valid(const char *name)
 	len = strnlen(name, LAYOUT_TAG_NAME_MAX + 1);
 	if (len > LAYOUT_TAG_NAME_MAX)
 		return -ENAMETOOLONG;
-	for (size_t i = 0; i < len; i++)
-		if ((unsigned char)name[i] < 0x20 || name[i] == 0x7f)
+	for (size_t i = 0; i < len;) {
+		uint32_t c;
+		size_t n = utf8_decode(s + i, len - i, &c);
+
+		if (n == 0 || tag_cp_forbidden(c))
 			return -EINVAL;
+		i += n;
+	}
 	return 0;
 }
 

@@ -199,7 +199,11 @@ int layout_check_extent_size(uint64_t extent_size, uint64_t align);
 int layout_compute(uint64_t region_size, uint64_t extent_size, uint64_t align,
 		   struct layout_geometry *g);
 
-/* 0, -EINVAL (empty, control characters) or -ENAMETOOLONG (> 63 bytes). */
+/*
+ * 0, -EINVAL (empty, not UTF-8, control characters, bidi marks, embeddings,
+ * overrides or isolates) or -ENAMETOOLONG (> 63 bytes).  The daemon, at
+ * COMMIT and at recovery, and the checker apply the same rule.
+ */
 int layout_tag_name_valid(const char *name);
 uint32_t layout_tag_checksum(const struct layout_tag *t);
 

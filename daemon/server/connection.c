@@ -10,6 +10,7 @@
 #include <event2/event.h>
 
 #include "connection.h"
+#include "usage.h"
 #include "frame.h"
 #include "lease.h"
 #include "log.h"
@@ -408,9 +409,8 @@ void connection_close(struct connection *c)
 
 	/* Uncommitted leases go back to the free pool (DIRTY, then zeroed). */
 	while ((l = LIST_FIRST(&c->leases))) {
-		region_unlease(m->regions[l->region].r, l->runs, l->n_runs);
 		released += l->n_extents;
-		lease_table_remove(m->leases, l);
+		usage_release_lease(m, l);
 	}
 	waitq_cancel(c);
 	if (released) {

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/queue.h>
+#include <sys/types.h>
 
 #include "region.h"
 #include "util.h"
@@ -19,6 +20,7 @@
 struct lease {
 	uint64_t id;
 	const void *owner; /* the connection; compared, never dereferenced */
+	uid_t uid;	   /* the owner's, for usage.c's accounting */
 	unsigned region;   /* index into the manager's regions */
 	struct run *runs;  /* owned */
 	size_t n_runs;

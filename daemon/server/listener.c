@@ -125,6 +125,7 @@ static int listener_bind(struct listener *l, const char *path)
 	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *dir = NULL;
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	char why[128];
 	mode_t old_mask;
 	int r;
 
@@ -138,9 +139,9 @@ static int listener_bind(struct listener *l, const char *path)
 	dir = strdup(path);
 	if (!dir)
 		return log_error_errno(ENOMEM, "Out of memory");
-	r = pmemz_mkdir_p(dirname(dir), 0755);
-	if (r < 0)
-		return log_error_errno(r, "Failed to create the socket directory of %s: %m", path);
+	r = pmemz_socket_dir_prepare(dirname(dir), why, sizeof(why));
+	if (r < 0) /* dirname() cut dir down to the directory */
+		return log_error_errno(r, "Refusing the socket directory of %s: %s", path, why);
 
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)

@@ -15,6 +15,7 @@
 #include "manager.h"
 #include "notify.h"
 #include "rpc.h"
+#include "usage.h"
 #include "waitq.h"
 
 /* A commit held back longer than this by a stream of requests runs inline. */
@@ -249,7 +250,6 @@ int manager_new(const struct daemon_conf *conf, struct manager **out)
 		mr->index = (unsigned)i;
 		mr->rc = &conf->regions[i];
 		mr->zero_rate = mr->rc->zero_rate;
-		TAILQ_INIT(&mr->waiters);
 		/* Open all, so every broken region is reported in one start. */
 		q = region_open(mr->rc, &mr->r);
 		if (q < 0) {
@@ -339,6 +339,7 @@ void manager_free(struct manager *m)
 
 		if (mr->zeroer_ev)
 			event_free(mr->zeroer_ev);
+		usage_free(mr);
 		if (!mr->r)
 			continue;
 		if (m->exit_status == 0) {

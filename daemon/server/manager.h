@@ -26,13 +26,14 @@ struct event_base;
 struct connection;
 struct listener;
 struct lease_table;
+struct usage;
 
 /* Event priorities: requests and zeroer completions first, group commit last. */
 #define MANAGER_PRIO_IO 0
 #define MANAGER_PRIO_COMMIT 1
 #define MANAGER_NPRIO 2
 
-/* An ALLOCATE waiting for the zeroer (FIFO per region): waitq.c's. */
+/* An ALLOCATE waiting for the zeroer (FIFO per uid, uids in turn): waitq.c's. */
 struct waiter;
 TAILQ_HEAD(waiter_list, waiter);
 
@@ -43,7 +44,7 @@ struct manager_region {
 	const struct region_conf *rc;
 	struct region_info info; /* strings point into the region */
 	struct event *zeroer_ev;
-	struct waiter_list waiters;	      /* waitq.c's */
+	struct usage *usage;		      /* usage.c's: per-uid accounting and waiters */
 	uint64_t n_waiters;		      /* waitq.c's */
 	bool urgent;			      /* waitq.c's: told the zeroer that allocations wait */
 	uint64_t allocations, commits, frees; /* since start */

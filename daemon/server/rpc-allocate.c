@@ -8,6 +8,7 @@
 #include "lease.h"
 #include "log.h"
 #include "rpc.h"
+#include "usage.h"
 #include "waitq.h"
 
 /*
@@ -22,10 +23,16 @@ static int allocate_now(struct manager *m, struct connection *c, struct manager_
 	_cleanup_free_ Pmemz__Run **pb_ptrs = NULL;
 	Pmemz__Response resp = PMEMZ__RESPONSE__INIT;
 	Pmemz__AllocateResp alloc = PMEMZ__ALLOCATE_RESP__INIT;
+	struct uid_usage *u;
 	struct lease *l;
 	size_t n_runs = 0;
 	int r;
 
+	r = usage_row(mr, c->uid, &u);
+	if (r < 0) {
+		(void)snprintf(msg, msg_len, "usage accounting: %s", strerror(-r));
+		return r;
+	}
 	r = region_lease(mr->r, n, &runs, &n_runs);
 	if (r == -EAGAIN) {
 		(void)snprintf(msg, msg_len, "%" PRIu64 " extents wanted, %" PRIu64 " zeroed now",
@@ -51,6 +58,8 @@ static int allocate_now(struct manager *m, struct connection *c, struct manager_
 		return r;
 	}
 	runs = NULL; /* the lease has them */
+	l->uid = c->uid;
+	u->leased += l->n_extents;
 
 	r = rpc_runs_to_pb(l->runs, l->n_runs, &pb_runs, &pb_ptrs);
 	if (r >= 0) {
@@ -63,8 +72,7 @@ static int allocate_now(struct manager *m, struct connection *c, struct manager_
 			r = -EMSGSIZE;
 	}
 	if (r < 0) {
-		region_unlease(mr->r, l->runs, l->n_runs);
-		lease_table_remove(m->leases, l);
+		usage_release_lease(m, l);
 		(void)snprintf(msg, msg_len, "%s",
 			       r == -EMSGSIZE ? "free space too fragmented for one reply"
 					      : strerror(-r));
@@ -100,6 +108,7 @@ static int rpc_allocate_handler(struct rpc_call *call)
 	struct connection *c = call->c;
 	struct manager *m = call->m;
 	struct manager_region *mr;
+	struct uid_usage *u;
 	uint64_t n, es;
 	int r;
 
@@ -114,7 +123,15 @@ static int rpc_allocate_handler(struct rpc_call *call)
 		return rpc_fail(call, -ENOSPC, "%" PRIu64 " bytes exceed region '%s'", req->bytes,
 				req->region);
 
-	/* Waiters are served first come, first served. */
+	r = usage_row(mr, c->uid, &u);
+	if (r < 0)
+		return rpc_fail(call, r, "usage accounting: %s", strerror(-r));
+	/* What this uid waits for counts too: a waiter's grant must fit the quota. */
+	r = usage_check_bytes(mr, u, n, call->msg, sizeof(call->msg));
+	if (r < 0)
+		return r;
+
+	/* Waiters are served in turn (waitq.c): nobody overtakes them. */
 	if (mr->n_waiters == 0) {
 		r = allocate_now(m, c, mr, n, call->id, call->msg, sizeof(call->msg));
 		if (r != -EAGAIN)
@@ -128,6 +145,9 @@ static int rpc_allocate_handler(struct rpc_call *call)
 		return rpc_fail(call, -ENOSPC,
 				"region '%s' has %" PRIu64 " free extents, %" PRIu64 " wanted",
 				req->region, region_count_free(mr->r), n);
+	r = usage_check_waiters(mr, u, call->msg, sizeof(call->msg));
+	if (r < 0)
+		return r;
 	r = waitq_add(mr, c, call->id, n);
 	if (r == -EBUSY)
 		return rpc_fail(call, r, "too many allocations waiting on this connection");
@@ -135,7 +155,7 @@ static int rpc_allocate_handler(struct rpc_call *call)
 		return rpc_fail(call, r, "out of memory");
 	log_debug("connection %" PRIu64 ": ALLOCATE request %" PRIu64 " waits for %" PRIu64
 		  " extents of '%s'",
-		  c->serial, call->id, n, req->region);
+		  c->serial, call->id, n, mr->info.name);
 	return 0;
 }
 

@@ -7,6 +7,7 @@
 #include "lease.h"
 #include "log.h"
 #include "rpc.h"
+#include "usage.h"
 
 /* COMMIT: this connection's lease becomes a tag of the caller's uid. */
 static int rpc_commit_handler(struct rpc_call *call)
@@ -15,6 +16,7 @@ static int rpc_commit_handler(struct rpc_call *call)
 	Pmemz__Response resp = PMEMZ__RESPONSE__INIT;
 	Pmemz__CommitResp commit = PMEMZ__COMMIT_RESP__INIT;
 	struct manager_region *mr;
+	struct uid_usage *u;
 	struct lease *l;
 	uint64_t lease_id = req->lease;
 	size_t tag_len;
@@ -28,7 +30,21 @@ static int rpc_commit_handler(struct rpc_call *call)
 		return rpc_fail(call, -EINVAL, "empty tag name");
 	if (tag_len > RPC_TAG_MAX)
 		return rpc_fail(call, -ENAMETOOLONG, "tag name too long");
+	/* The media rule (layout_tag_name_valid), with a message for the client. */
+	r = layout_tag_name_valid(req->tag);
+	if (r == -ENAMETOOLONG)
+		return rpc_fail(call, r, "tag name longer than %u bytes", LAYOUT_TAG_NAME_MAX);
+	if (r < 0)
+		return rpc_fail(call, r,
+				"invalid tag name: not UTF-8, or holds control or bidirectional "
+				"formatting characters");
 	r = rpc_own_lease(call, mr, lease_id, &l);
+	if (r < 0)
+		return r;
+	r = usage_row(mr, call->c->uid, &u);
+	if (r < 0)
+		return rpc_fail(call, r, "usage accounting: %s", strerror(-r));
+	r = usage_check_tags(mr, u, call->msg, sizeof(call->msg));
 	if (r < 0)
 		return r;
 
@@ -48,8 +64,11 @@ static int rpc_commit_handler(struct rpc_call *call)
 	default:
 		return rpc_fail(call, r, "commit failed: %s", strerror(-r));
 	}
-	log_debug("connection %" PRIu64 ": lease %" PRIu64 " committed as '%.64s' (uid %u)",
-		  call->c->serial, lease_id, req->tag, (unsigned)call->c->uid);
+	log_debug("connection %" PRIu64 ": lease %" PRIu64 " committed as '%s' (uid %u)",
+		  call->c->serial, lease_id, LOG_ESC(req->tag), (unsigned)call->c->uid);
+	u->leased -= l->n_extents;
+	u->committed += l->n_extents;
+	u->tags++;
 	lease_table_remove(call->m->leases, l);
 	mr->commits++;
 	manager_request_commit(call->m);

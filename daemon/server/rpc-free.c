@@ -7,6 +7,7 @@
 #include "lease.h"
 #include "log.h"
 #include "rpc.h"
+#include "usage.h"
 
 /* FREE: one lease of this connection, or one tag of the caller's uid. */
 static int rpc_free_handler(struct rpc_call *call)
@@ -31,11 +32,13 @@ static int rpc_free_handler(struct rpc_call *call)
 		if (r < 0)
 			return r;
 		n = l->n_extents;
-		region_unlease(mr->r, l->runs, l->n_runs);
-		lease_table_remove(call->m->leases, l);
+		usage_release_lease(call->m, l);
 		log_debug("connection %" PRIu64 ": lease %" PRIu64 " freed", call->c->serial,
 			  req->lease);
 	} else {
+		_cleanup_free_ struct run *runs = NULL;
+		struct uid_usage *u;
+		size_t n_runs = 0;
 		uint32_t id;
 
 		if (!*req->tag || strlen(req->tag) > RPC_TAG_MAX)
@@ -46,12 +49,20 @@ static int rpc_free_handler(struct rpc_call *call)
 					req->tag, (unsigned)call->c->uid, mr->info.name);
 		if (r < 0)
 			return rpc_fail(call, r, "tag lookup failed: %s", strerror(-r));
+		/* The runs, for charging their zeroing to this uid (usage.c). */
+		r = usage_row(mr, call->c->uid, &u);
+		if (r >= 0)
+			r = region_tag_runs(mr->r, id, &runs, &n_runs, &n);
+		if (r < 0)
+			return rpc_fail(call, r, "freeing tag '%.64s' failed: %s", req->tag,
+					strerror(-r));
 		r = region_tag_free(mr->r, id, &n);
 		if (r < 0)
 			return rpc_fail(call, r, "freeing tag '%.64s' failed: %s", req->tag,
 					strerror(-r));
-		log_debug("connection %" PRIu64 ": tag '%.64s' of uid %u freed", call->c->serial,
-			  req->tag, (unsigned)call->c->uid);
+		usage_tag_freed(mr, u, runs, n_runs, n);
+		log_debug("connection %" PRIu64 ": tag '%s' of uid %u freed", call->c->serial,
+			  LOG_ESC(req->tag), (unsigned)call->c->uid);
 	}
 	mr->frees++;
 	manager_request_commit(call->m);

@@ -14,7 +14,8 @@ static int rpc_hello_handler(struct rpc_call *call)
 	struct connection *c = call->c;
 
 	if (req && req->client_name)
-		log_debug("connection %" PRIu64 ": client '%.64s'", c->serial, req->client_name);
+		log_debug("connection %" PRIu64 ": client '%s'", c->serial,
+			  LOG_ESC(req->client_name));
 	hello.version = PMEMZ_PROTO_VERSION;
 	hello.daemon_version = (char *)PMEMZ_VERSION;
 	hello.uid = (uint32_t)c->uid;

@@ -50,7 +50,24 @@ static void region_stat_fill(const struct manager_region *mr, Pmemz__RegionStat 
 	rs->tags = st.tags;
 }
 
-/* STAT: daemon and per-region counters; open to every peer. */
+/*
+ * A region the caller may not open: its name only.  Its path, uuid and
+ * usage would tell a tenant about another's data (issue 8 h).
+ */
+static void region_stat_name_only(const struct manager_region *mr, Pmemz__RegionStat *rs,
+				  Pmemz__RegionInfo *info)
+{
+	struct region_info none = {.name = mr->info.name ? mr->info.name : mr->rc->name};
+
+	pmemz__region_stat__init(rs);
+	rpc_region_info_to_pb(&none, info);
+	info->uuid.len = 0;
+	rs->info = info;
+	rs->has_name_only = true;
+	rs->name_only = true;
+}
+
+/* STAT: daemon and per-region counters; open to every peer (details: rpc_region_visible). */
 static int rpc_stat_handler(struct rpc_call *call)
 {
 	const Pmemz__StatReq *req = call->req->stat;
@@ -76,7 +93,12 @@ static int rpc_stat_handler(struct rpc_call *call)
 			return rpc_fail(call, -ENOMEM, "out of memory");
 	}
 	for (size_t i = 0; i < n; i++) {
-		region_stat_fill(&m->regions[first + i], &s.stats[i], &s.infos[i]);
+		const struct manager_region *mr = &m->regions[first + i];
+
+		if (rpc_region_visible(call->c, mr))
+			region_stat_fill(mr, &s.stats[i], &s.infos[i]);
+		else
+			region_stat_name_only(mr, &s.stats[i], &s.infos[i]);
 		s.ptrs[i] = &s.stats[i];
 	}
 	sr.daemon_version = (char *)PMEMZ_VERSION;

@@ -15,6 +15,7 @@ static const struct rpc_descriptor *const rpc_table[] = {
     &rpc_flush, &rpc_list,	  &rpc_stat,	 &rpc_noop,
     &rpc_map,
     &rpc_zeroer,
+    &rpc_usage,
 };
 
 const struct rpc_descriptor *rpc_lookup(Pmemz__Request__OpCase op)
@@ -101,13 +102,18 @@ void rpc_dispatch(struct manager *m, struct connection *c, const Pmemz__Request 
 	if (!call.msg[0])
 		(void)snprintf(call.msg, sizeof(call.msg), "%s", strerror(-r));
 	log_debug("connection %" PRIu64 " (uid %u): %s request %" PRIu64 ": %s", c->serial,
-		  (unsigned)c->uid, d ? d->name : "unknown", req->id, call.msg);
+		  (unsigned)c->uid, d ? d->name : "unknown", req->id, LOG_ESC(call.msg));
 	(void)rpc_send_error(m, c, req->id, r, call.msg, RPC_REPLY_ORDERED);
 }
 
 bool rpc_region_allowed(const struct connection *c, const struct manager_region *mr)
 {
 	return conf_region_allows(mr->rc, c->uid, c->gid, c->groups, c->n_groups);
+}
+
+bool rpc_region_visible(const struct connection *c, const struct manager_region *mr)
+{
+	return c->admin || rpc_region_allowed(c, mr);
 }
 
 int rpc_region(struct rpc_call *call, const char *name, struct manager_region **out)

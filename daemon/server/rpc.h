@@ -59,6 +59,7 @@ extern const struct rpc_descriptor rpc_stat;
 extern const struct rpc_descriptor rpc_noop;
 extern const struct rpc_descriptor rpc_map;
 extern const struct rpc_descriptor rpc_zeroer;
+extern const struct rpc_descriptor rpc_usage;
 
 const struct rpc_descriptor *rpc_lookup(Pmemz__Request__OpCase op);
 /* Run one decoded request (version already checked). */
@@ -79,6 +80,8 @@ bool rpc_response_fits(const Pmemz__Response *resp);
 /* Find a region by name and check the caller may use it (-ENOENT / -EACCES). */
 int rpc_region(struct rpc_call *call, const char *name, struct manager_region **out);
 bool rpc_region_allowed(const struct connection *c, const struct manager_region *mr);
+/* May the caller see the region's details (path, uuid, usage)?  Allowed peers and admins. */
+bool rpc_region_visible(const struct connection *c, const struct manager_region *mr);
 
 /* This connection's lease id in region mr: -ENOENT, -EPERM, -EINVAL . */
 struct lease;

@@ -4,6 +4,7 @@
 
 #include "connection.h"
 #include "manager.h"
+#include "usage.h"
 #include "waitq.h"
 
 struct waiter {
@@ -11,7 +12,8 @@ struct waiter {
 	uint64_t req_id;
 	uint64_t n_extents;
 	unsigned region;		 /* index in m->regions */
-	TAILQ_ENTRY(waiter) region_link; /* mr->waiters */
+	struct uid_usage *owner;	 /* the uid's row in that region */
+	TAILQ_ENTRY(waiter) region_link; /* owner->waitq */
 	TAILQ_ENTRY(waiter) conn_link;	 /* conn->waiters */
 };
 
@@ -26,12 +28,27 @@ static void waitq_update_urgent(struct manager_region *mr)
 	region_zeroer_set_urgent(mr->r, urgent);
 }
 
+/*
+ * first: w goes back to the head of its uid's queue, and the uid to the
+ * head of the turns (its turn is not over: it waits for the zeroer).
+ */
 static void waiter_link(struct manager_region *mr, struct waiter *w, bool first)
 {
+	struct uid_usage *u = w->owner;
+
 	if (first)
-		TAILQ_INSERT_HEAD(&mr->waiters, w, region_link);
+		TAILQ_INSERT_HEAD(&u->waitq, w, region_link);
 	else
-		TAILQ_INSERT_TAIL(&mr->waiters, w, region_link);
+		TAILQ_INSERT_TAIL(&u->waitq, w, region_link);
+	if (!u->has_turn) {
+		if (first)
+			TAILQ_INSERT_HEAD(&mr->usage->turns, u, turn_link);
+		else
+			TAILQ_INSERT_TAIL(&mr->usage->turns, u, turn_link);
+		u->has_turn = true;
+	}
+	u->waiters++;
+	u->waiting += w->n_extents;
 	mr->n_waiters++;
 	TAILQ_INSERT_TAIL(&w->conn->waiters, w, conn_link);
 	w->conn->n_waiters++;
@@ -39,7 +56,15 @@ static void waiter_link(struct manager_region *mr, struct waiter *w, bool first)
 
 static void waiter_unlink(struct manager_region *mr, struct waiter *w)
 {
-	TAILQ_REMOVE(&mr->waiters, w, region_link);
+	struct uid_usage *u = w->owner;
+
+	TAILQ_REMOVE(&u->waitq, w, region_link);
+	if (TAILQ_EMPTY(&u->waitq)) {
+		TAILQ_REMOVE(&mr->usage->turns, u, turn_link);
+		u->has_turn = false;
+	}
+	u->waiters--;
+	u->waiting -= w->n_extents;
 	mr->n_waiters--;
 	TAILQ_REMOVE(&w->conn->waiters, w, conn_link);
 	w->conn->n_waiters--;
@@ -47,10 +72,15 @@ static void waiter_unlink(struct manager_region *mr, struct waiter *w)
 
 int waitq_add(struct manager_region *mr, struct connection *c, uint64_t req_id, uint64_t n_extents)
 {
+	struct uid_usage *u;
 	struct waiter *w;
+	int r;
 
 	if (c->n_waiters >= CONNECTION_WAITERS_MAX)
 		return -EBUSY;
+	r = usage_row(mr, c->uid, &u);
+	if (r < 0)
+		return r;
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
@@ -58,20 +88,29 @@ int waitq_add(struct manager_region *mr, struct connection *c, uint64_t req_id, 
 	w->req_id = req_id;
 	w->n_extents = n_extents;
 	w->region = mr->index;
+	w->owner = u;
 	waiter_link(mr, w, false);
 	waitq_update_urgent(mr);
 	return 0;
 }
 
+/*
+ * Round robin between uids, first come first served within one: a uid
+ * that queued a thousand allocations delays another's by one, not by a
+ * thousand.  The uid whose turn it is keeps it while its allocation waits
+ * for the zeroer, so that a large request is not starved by small ones.
+ */
 void waitq_serve(struct manager_region *mr, waitq_grant_fn grant)
 {
+	struct uid_usage *u;
 	struct waiter *w;
 
-	if (TAILQ_EMPTY(&mr->waiters))
+	if (!mr->usage || TAILQ_EMPTY(&mr->usage->turns))
 		return;
-	while ((w = TAILQ_FIRST(&mr->waiters))) {
+	while ((u = TAILQ_FIRST(&mr->usage->turns))) {
 		int r;
 
+		w = TAILQ_FIRST(&u->waitq);
 		/*
 		 * Off the lists while granted: a reply that cannot be queued
 		 * closes the connection, which cancels its waiters.
@@ -79,10 +118,14 @@ void waitq_serve(struct manager_region *mr, waitq_grant_fn grant)
 		waiter_unlink(mr, w);
 		r = grant(mr->m, w->conn, mr, w->n_extents, w->req_id);
 		if (r == -EAGAIN) {
-			waiter_link(mr, w, true); /* FIFO: the head waits for the zeroer */
+			waiter_link(mr, w, true);
 			break;
 		}
 		free(w);
+		if (u->has_turn) { /* next uid's turn */
+			TAILQ_REMOVE(&mr->usage->turns, u, turn_link);
+			TAILQ_INSERT_TAIL(&mr->usage->turns, u, turn_link);
+		}
 	}
 	waitq_update_urgent(mr);
 }

@@ -3,7 +3,8 @@
  * What waits in the main loop for the storage to catch up, in one place:
  *
  *  - waiting allocations: an ALLOCATE that found too few ZEROED extents
- *    waits, first come first served per region, until the zeroer has made
+ *    waits, first come first served per uid and the uids of a region in
+ *    turn (round robin), until the zeroer has made
  *    enough.  The region's zeroer is urgent while any wait.  The commit pass
  *    serves them (waitq_serve), so the leases they get are durable with that
  *    same pass; a closing connection's go (waitq_cancel).
@@ -35,9 +36,12 @@ struct out_frame;
 typedef int (*waitq_grant_fn)(struct manager *m, struct connection *c, struct manager_region *mr,
 			      uint64_t n_extents, uint64_t req_id);
 
-/* c's ALLOCATE req_id waits behind mr's others: 0, -EBUSY (CONNECTION_WAITERS_MAX), -ENOMEM. */
+/*
+ * c's ALLOCATE req_id waits behind its uid's others in mr: 0, -EBUSY
+ * (CONNECTION_WAITERS_MAX), -ENOMEM.  The uid's limits are the caller's to check.
+ */
 int waitq_add(struct manager_region *mr, struct connection *c, uint64_t req_id, uint64_t n_extents);
-/* Commit pass, after zeroing progress: grant mr's waiters in order until one must wait on. */
+/* Commit pass, after zeroing progress: grant mr's waiters in turn until one must wait on. */
 void waitq_serve(struct manager_region *mr, waitq_grant_fn grant);
 
 /* Hold a reply frame (ownership passes) for the next group commit, and ask for one. */

@@ -104,6 +104,8 @@ struct region {
 	unsigned zeroer_threads;
 	unsigned batch_extents;
 	unsigned zeroer_outstanding; /* batches submitted, not yet collected */
+	region_zeroed_fn zeroed_fn;  /* region_zeroer_set_hook */
+	void *zeroed_ctx;
 };
 
 static inline uint8_t *region_extent_addr(const struct region *r, uint64_t i)

@@ -295,6 +295,13 @@ int region_commit(struct region *r, const struct run *runs, size_t n_runs, const
 
 /* ---- free ---- */
 
+uint64_t region_tag_extents(const struct region *r, uint32_t id)
+{
+	if (id == 0 || id > r->tag_count || !visible(&r->tags[id]))
+		return 0;
+	return r->tags[id].n_extents;
+}
+
 int region_tag_free(struct region *r, uint32_t id, uint64_t *n_extents)
 {
 	struct vtag *t;

@@ -96,6 +96,8 @@ int region_tag_lookup(const struct region *r, const char *name, uid_t uid, uint3
 /* The tag's extents as runs (malloc'ed), and their count. */
 int region_tag_runs(const struct region *r, uint32_t id, struct run **runs, size_t *n_runs,
 		    uint64_t *n_extents);
+/* Extents committed under tag id (the tag's owner is region_tag_get's); 0 if no such tag. */
+uint64_t region_tag_extents(const struct region *r, uint32_t id);
 /*
  * COMMITTED -> DIRTY for the tag's extents; the tag goes first (atomic):
  * slot FREEING now, records DIRTY and slot FREE by region_sync().
@@ -127,6 +129,13 @@ int region_sync(struct region *r);
  */
 int region_zeroer_fd(const struct region *r);
 uint64_t region_zeroer_collect(struct region *r);
+/*
+ * Called by region_zeroer_collect(), on the main loop, for each range of
+ * extents it just stored ZEROED, so that the server can charge the zeroing
+ * to whoever freed the space (DESIGN.md 6).  fn NULL removes the hook.
+ */
+typedef void (*region_zeroed_fn)(void *ctx, uint64_t first, uint64_t count);
+void region_zeroer_set_hook(struct region *r, region_zeroed_fn fn, void *ctx);
 /* Allocations are waiting: ignore the rate limit until cleared. */
 void region_zeroer_set_urgent(struct region *r, bool urgent);
 /* Admin: pause/resume background zeroing, change the byte rate (0 = unlimited). */

@@ -432,6 +432,19 @@ int region_zeroer_fd(const struct region *r)
 	return r->z ? zeroer_fd(r->z) : -1;
 }
 
+static void zeroed_range(struct region *r, uint64_t first, uint64_t count)
+{
+	region_rec_flush(r, first, count);
+	if (r->zeroed_fn)
+		r->zeroed_fn(r->zeroed_ctx, first, count);
+}
+
+void region_zeroer_set_hook(struct region *r, region_zeroed_fn fn, void *ctx)
+{
+	r->zeroed_fn = fn;
+	r->zeroed_ctx = ctx;
+}
+
 uint64_t region_zeroer_collect(struct region *r)
 {
 	struct zbatch *b;
@@ -456,14 +469,14 @@ uint64_t region_zeroer_collect(struct region *r)
 				seg_n++;
 			} else {
 				if (seg_n)
-					region_rec_flush(r, seg, seg_n);
+					zeroed_range(r, seg, seg_n);
 				seg = i;
 				seg_n = 1;
 			}
 			zeroed++;
 		}
 		if (seg_n)
-			region_rec_flush(r, seg, seg_n);
+			zeroed_range(r, seg, seg_n);
 		r->st.bytes_zeroed += (uint64_t)b->done * r->extent_size;
 		r->st.zero_batches += b->ran;
 		r->st.zero_busy_ns += b->busy_ns;

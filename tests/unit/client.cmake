@@ -17,6 +17,15 @@ target_link_libraries(test-libpmemzclient PRIVATE pmemzclient_static PkgConfig::
 add_test(NAME client-lib COMMAND test-libpmemzclient)
 set_tests_properties(client-lib PROPERTIES TIMEOUT 60 LABELS "unit;client")
 
+# Whom the library trusts: the daemon's SO_PEERCRED uid, the /tmp fallback directory.
+add_executable(test-client-trust ${PMEMZ_TEST_SRC}/unit/test-client-trust.c)
+target_link_libraries(test-client-trust PRIVATE pmemzclient_static pmemzcommon PkgConfig::CMOCKA)
+add_test(NAME client-trust COMMAND test-client-trust)
+set_tests_properties(client-trust PROPERTIES TIMEOUT 60 LABELS "unit;client")
+if(TARGET pmemzerod)
+  set_tests_properties(client-trust PROPERTIES ENVIRONMENT "PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>")
+endif()
+
 # pmemzctl: value formatting and the text/JSON output backends.
 add_executable(test-pmemzctl-output ${PMEMZ_TEST_SRC}/unit/test-pmemzctl-output.c)
 target_link_libraries(test-pmemzctl-output PRIVATE pmemzctl_output PkgConfig::CMOCKA)

@@ -9,6 +9,12 @@ target_link_libraries(test-conf PRIVATE pmemzd_conf PkgConfig::CMOCKA)
 add_test(NAME unit-conf COMMAND test-conf)
 set_tests_properties(unit-conf PROPERTIES LABELS "unit" TIMEOUT 60)
 
+# log_escape: client-chosen strings in the log.
+add_executable(test-log ${PMEMZ_TEST_SRC}/unit/test-log.c)
+target_link_libraries(test-log PRIVATE pmemzd_conf PkgConfig::CMOCKA)
+add_test(NAME unit-log COMMAND test-log)
+set_tests_properties(unit-log PROPERTIES LABELS "unit" TIMEOUT 60)
+
 # The shipped example configuration loads.
 get_filename_component(_example ${PMEMZ_TEST_SRC}/../etc/pmemzerod.conf ABSOLUTE)
 add_test(NAME conf-example COMMAND test-conf --check ${_example})

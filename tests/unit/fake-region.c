@@ -38,6 +38,8 @@ struct region {
 	_Atomic uint64_t syncs;
 	_Atomic bool urgent;
 	bool paused;
+	region_zeroed_fn zeroed_fn;
+	void *zeroed_ctx;
 };
 
 static struct region *fake_regions[FAKE_MAX_REGIONS];
@@ -293,6 +295,17 @@ int region_tag_runs(const struct region *r, uint32_t id, struct run **runs, size
 	return 0;
 }
 
+uint64_t region_tag_extents(const struct region *r, uint32_t id)
+{
+	uint64_t n = 0;
+
+	if (id == 0 || id > FAKE_TAGS || !r->tags[id].used)
+		return 0;
+	for (uint64_t e = 0; e < r->n; e++)
+		n += r->state[e] == EXT_COMMITTED && r->tag_of[e] == id;
+	return n;
+}
+
 int region_tag_free(struct region *r, uint32_t id, uint64_t *n_extents)
 {
 	uint64_t n = 0;
@@ -353,6 +366,8 @@ uint64_t region_zeroer_collect(struct region *r)
 		if (r->state[e] == EXT_DIRTY) {
 			r->state[e] = EXT_ZEROED;
 			done++;
+			if (r->zeroed_fn)
+				r->zeroed_fn(r->zeroed_ctx, e, 1);
 		}
 	if (done) {
 		r->pending = true;
@@ -360,6 +375,12 @@ uint64_t region_zeroer_collect(struct region *r)
 		r->zero_batches++;
 	}
 	return done;
+}
+
+void region_zeroer_set_hook(struct region *r, region_zeroed_fn fn, void *ctx)
+{
+	r->zeroed_fn = fn;
+	r->zeroed_ctx = ctx;
 }
 
 void region_zeroer_set_urgent(struct region *r, bool urgent)

@@ -197,6 +197,25 @@ static void test_tag_names(void **state)
 	assert_int_equal(layout_tag_name_valid(NULL), -EINVAL);
 	assert_int_equal(layout_tag_name_valid("a\nb"), -EINVAL);
 	assert_int_equal(layout_tag_name_valid("a\x7f"), -EINVAL);
+	/* UTF-8 only: stray continuation, truncated, overlong, surrogate, > U+10FFFF. */
+	assert_int_equal(layout_tag_name_valid("\xe4\xb8\xad\xe6\x96\x87"), 0);
+	assert_int_equal(layout_tag_name_valid("\xf0\x9f\x98\x80"), 0);
+	assert_int_equal(layout_tag_name_valid("caf\xe9"), -EINVAL); /* Latin-1 */
+	assert_int_equal(layout_tag_name_valid("a\x80"), -EINVAL);
+	assert_int_equal(layout_tag_name_valid("a\xc3"), -EINVAL);
+	assert_int_equal(layout_tag_name_valid("\xc0\xaf"), -EINVAL);
+	assert_int_equal(layout_tag_name_valid("\xed\xa0\x80"), -EINVAL);
+	assert_int_equal(layout_tag_name_valid("\xf4\x90\x80\x80"), -EINVAL);
+	/* C1 controls and the bidi marks, embeddings, overrides and isolates. */
+	assert_int_equal(layout_tag_name_valid("a\xc2\x9bm"), -EINVAL);	   /* CSI */
+	assert_int_equal(layout_tag_name_valid("a\xe2\x80\x8e"), -EINVAL); /* U+200E */
+	assert_int_equal(layout_tag_name_valid("a\xe2\x80\x8f"), -EINVAL); /* U+200F */
+	assert_int_equal(layout_tag_name_valid("a\xe2\x80\xaa"), -EINVAL); /* U+202A */
+	assert_int_equal(layout_tag_name_valid("a\xe2\x80\xae"), -EINVAL); /* U+202E */
+	assert_int_equal(layout_tag_name_valid("a\xe2\x81\xa6"), -EINVAL); /* U+2066 */
+	assert_int_equal(layout_tag_name_valid("a\xe2\x81\xa9"), -EINVAL); /* U+2069 */
+	assert_int_equal(layout_tag_name_valid("a\xe2\x80\xaf"), 0);	   /* U+202F is fine */
+	assert_int_equal(layout_tag_name_valid("a\xe2\x81\xaa"), 0);	   /* U+206A too */
 	memset(name, 'x', sizeof(name));
 	name[63] = '\0';
 	assert_int_equal(layout_tag_name_valid(name), 0);

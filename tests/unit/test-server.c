@@ -869,6 +869,32 @@ static void test_lease_isolation(void **state)
 	resp = do_commit(a, "wait", lease, "x");
 	assert_int_equal(resp->status, -EINVAL); /* wrong region */
 	resp_free(resp);
+	/* Tag names: the media rule, refused with a message before anything changes. */
+	resp = do_commit(a, "test", lease,
+			 "report\xe2\x80\xae"
+			 "fdp.exe"); /* U+202E */
+	assert_int_equal(resp->status, -EINVAL);
+	assert_non_null(strstr(resp->message, "bidirectional"));
+	resp_free(resp);
+	resp = do_commit(a, "test", lease, "\xff\xfe");
+	assert_int_equal(resp->status, -EINVAL);
+	resp_free(resp);
+	/* USAGE: the lease is this uid's. */
+	{
+		Pmemz__Request req = PMEMZ__REQUEST__INIT;
+		Pmemz__UsageReq u = PMEMZ__USAGE_REQ__INIT;
+
+		u.region = mut("test");
+		req.op_case = PMEMZ__REQUEST__OP_USAGE;
+		req.usage = &u;
+		resp = cli_call(a, &req);
+		assert_int_equal(resp->status, 0);
+		assert_int_equal(resp->usage->n_uids, 1);
+		assert_int_equal(resp->usage->uids[0]->uid, getuid());
+		assert_int_equal(resp->usage->uids[0]->leased, MiB);
+		assert_false(resp->usage->has_uid_quota);
+		resp_free(resp);
+	}
 
 	/* A disconnect releases the lease. */
 	resp = do_stat(b, "test");
@@ -938,8 +964,16 @@ static int other_user_checks(void)
 	resp = do_alloc(fd, "secret", MiB, true);
 	bad |= (resp->status != -EACCES) << 2;
 	resp_free(resp);
-	resp = do_stat(fd, NULL); /* open to everyone */
+	resp = do_stat(fd, NULL); /* open to everyone, regions not allowed by name only */
 	bad |= (resp->status != 0) << 3;
+	for (size_t i = 0; !resp->status && i < resp->stat->n_regions; i++) {
+		const Pmemz__RegionStat *rs = resp->stat->regions[i];
+
+		if (strcmp(rs->info->name, "secret") == 0)
+			bad |= (!rs->name_only || *rs->info->path || rs->info->uuid.len ||
+				rs->info->extent_count || rs->dirty + rs->zeroed)
+			       << 4;
+	}
 	resp_free(resp);
 	close(fd);
 	return bad;

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pmemzctl usage REGION: per-uid accounting of a region and its per-uid
+ * limits.  An admin sees every uid, anyone else their own row.
+ */
+#include "pmemzctl.h"
+
+static void usage_limit(struct out *o, const char *key, const char *label, bool has, uint64_t v,
+			bool size)
+{
+	/* An unset limit is "unlimited", in JSON too (a string where a number would be). */
+	if (!has)
+		out_str(o, key, label, "unlimited");
+	else if (size)
+		out_size(o, key, label, v);
+	else
+		out_u64(o, key, label, v);
+}
+
+static int usage_exec(struct ctl *ctl, int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    CTL_COMMON_OPTS,
+	    {},
+	};
+	_cleanup_response_ Pmemz__Response *resp = NULL;
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__UsageReq ur = PMEMZ__USAGE_REQ__INIT;
+	const Pmemz__UsageResp *u;
+	struct out *o;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, CTL_COMMON_SHORT, opts, NULL)) != -1)
+		if ((r = ctl_common_opt(ctl, &cmd_usage, c)) >= 0)
+			return r;
+	if (optind >= argc)
+		return ctl_usage_error(&cmd_usage, "which region?");
+	ur.region = argv[optind++];
+	if (optind < argc)
+		return ctl_usage_error(&cmd_usage, "unexpected argument '%s'", argv[optind]);
+
+	r = ctl_connect(ctl);
+	if (r)
+		return r;
+	req.op_case = PMEMZ__REQUEST__OP_USAGE;
+	req.usage = &ur;
+	if (pmemz_client_call(ctl->client, &req, &resp) < 0)
+		return ctl_fail();
+	r = ctl_output(ctl);
+	if (r)
+		return r;
+	u = resp->usage;
+	o = ctl->out;
+
+	out_str(o, "region", "region", ur.region);
+	usage_limit(o, "uid_quota", "uid_quota", u->has_uid_quota, u->uid_quota, true);
+	usage_limit(o, "uid_max_tags", "uid_max_tags", u->has_uid_max_tags, u->uid_max_tags, false);
+	usage_limit(o, "uid_max_waiters", "uid_max_waiters", u->has_uid_max_waiters,
+		    u->uid_max_waiters, false);
+	o->ops->list_begin(o, "uids", "no usage");
+	for (size_t i = 0; i < u->n_uids; i++) {
+		const Pmemz__UidUsage *row = u->uids[i];
+
+		o->ops->item_begin(o);
+		out_u64(o, "uid", "uid", row->uid);
+		out_size(o, "leased", "leased", row->leased);
+		out_size(o, "committed", "committed", row->committed);
+		out_u64(o, "tags", "tags", row->tags);
+		out_u64(o, "waiters", "waiters", row->waiters);
+		out_size(o, "rezeroed", "re-zeroed", row->rezeroed);
+		o->ops->item_end(o);
+	}
+	o->ops->list_end(o);
+	return ctl_finish(ctl);
+}
+
+const struct ctl_cmd cmd_usage = {
+    .name = "usage",
+    .args = "REGION",
+    .summary = "per-uid usage of a region: leased, committed, tags, waiters, re-zeroed bytes",
+    .options = NULL,
+    .exec = usage_exec,
+};

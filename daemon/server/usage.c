@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "lease.h"
+#include "usage.h"
+
+/* freed_by holds 1 + a row index in 16 bits: later uids are not charged. */
+#define USAGE_CHARGED_ROWS UINT16_MAX
+
+static void usage_zeroed(void *ctx, uint64_t first, uint64_t count)
+{
+	struct usage *u = ctx;
+
+	for (uint64_t i = first; i < first + count && i < u->extent_count; i++) {
+		uint16_t k = u->freed_by[i];
+
+		if (k == 0)
+			continue;
+		u->rows[k - 1]->zeroed_bytes += u->extent_size;
+		u->freed_by[i] = 0;
+	}
+}
+
+static int usage_add_row(struct usage *u, uid_t uid, struct uid_usage **out)
+{
+	struct uid_usage *row;
+
+	if (u->n_rows == u->cap_rows) {
+		size_t cap = u->cap_rows ? 2 * u->cap_rows : 8;
+		struct uid_usage **v = reallocarray(u->rows, cap, sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		u->rows = v;
+		u->cap_rows = cap;
+	}
+	row = calloc(1, sizeof(*row));
+	if (!row)
+		return -ENOMEM;
+	row->uid = uid;
+	TAILQ_INIT(&row->waitq);
+	u->rows[u->n_rows++] = row;
+	*out = row;
+	return 0;
+}
+
+static struct uid_usage *usage_lookup(const struct usage *u, uid_t uid)
+{
+	for (size_t k = 0; k < u->n_rows; k++)
+		if (u->rows[k]->uid == uid)
+			return u->rows[k];
+	return NULL;
+}
+
+static void usage_destroy(struct usage *u)
+{
+	if (!u)
+		return;
+	for (size_t k = 0; k < u->n_rows; k++)
+		free(u->rows[k]);
+	free(u->rows);
+	free(u->freed_by);
+	free(u);
+}
+
+/* Committed usage is on media: every tag names its owner. */
+static int usage_rebuild(struct usage *u, const struct region *r)
+{
+	for (uint32_t id = region_tag_next(r, 0); id; id = region_tag_next(r, id)) {
+		struct uid_usage *row;
+		uid_t uid;
+		int q;
+
+		if (region_tag_get(r, id, NULL, &uid) < 0)
+			continue;
+		row = usage_lookup(u, uid);
+		if (!row) {
+			q = usage_add_row(u, uid, &row);
+			if (q < 0)
+				return q;
+		}
+		row->committed += region_tag_extents(r, id);
+		row->tags++;
+	}
+	return 0;
+}
+
+int usage_get(struct manager_region *mr, struct usage **out)
+{
+	struct usage *u;
+	int q;
+
+	if (mr->usage) {
+		*out = mr->usage;
+		return 0;
+	}
+	if (!mr->r)
+		return -ENODEV;
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	TAILQ_INIT(&u->turns);
+	u->extent_count = mr->info.extent_count;
+	u->extent_size = mr->info.extent_size;
+	u->freed_by = calloc(u->extent_count ? u->extent_count : 1, sizeof(*u->freed_by));
+	q = u->freed_by ? usage_rebuild(u, mr->r) : -ENOMEM;
+	if (q < 0) {
+		usage_destroy(u);
+		return q;
+	}
+	region_zeroer_set_hook(mr->r, usage_zeroed, u);
+	mr->usage = u;
+	*out = u;
+	return 0;
+}
+
+int usage_row(struct manager_region *mr, uid_t uid, struct uid_usage **out)
+{
+	struct usage *u;
+	struct uid_usage *row;
+	int q;
+
+	q = usage_get(mr, &u);
+	if (q < 0)
+		return q;
+	row = usage_lookup(u, uid);
+	if (row) {
+		*out = row;
+		return 0;
+	}
+	return usage_add_row(u, uid, out);
+}
+
+struct uid_usage *usage_find(const struct manager_region *mr, uid_t uid)
+{
+	return mr->usage ? usage_lookup(mr->usage, uid) : NULL;
+}
+
+void usage_free(struct manager_region *mr)
+{
+	if (!mr->usage)
+		return;
+	if (mr->r)
+		region_zeroer_set_hook(mr->r, NULL, NULL);
+	usage_destroy(mr->usage);
+	mr->usage = NULL;
+}
+
+int usage_check_bytes(const struct manager_region *mr, const struct uid_usage *u,
+		      uint64_t n_extents, char *msg, size_t len)
+{
+	uint64_t es = mr->info.extent_size, quota = mr->rc->uid_quota;
+	uint64_t held = u->leased + u->committed + u->waiting;
+	char q_s[32], held_s[32], l_s[32], c_s[32], w_s[32], want_s[32];
+
+	if (!quota || (held + n_extents) <= quota / es)
+		return 0;
+	(void)snprintf(msg, len,
+		       "uid %u over its quota in region '%s': uid_quota %s, in use %s (leased %s, "
+		       "committed %s, waited for %s), %s more wanted",
+		       (unsigned)u->uid, mr->info.name, pmemz_format_size(quota, q_s, sizeof(q_s)),
+		       pmemz_format_size(held * es, held_s, sizeof(held_s)),
+		       pmemz_format_size(u->leased * es, l_s, sizeof(l_s)),
+		       pmemz_format_size(u->committed * es, c_s, sizeof(c_s)),
+		       pmemz_format_size(u->waiting * es, w_s, sizeof(w_s)),
+		       pmemz_format_size(n_extents * es, want_s, sizeof(want_s)));
+	return -EDQUOT;
+}
+
+/* A count limit (0: unset): -EDQUOT with "uid_max_KEY N, HAVE WHAT" when have reached it. */
+static int check_count(const struct manager_region *mr, const struct uid_usage *u, const char *key,
+		       const char *what, uint64_t max, uint64_t have, char *msg, size_t len)
+{
+	if (!max || have < max)
+		return 0;
+	(void)snprintf(msg, len,
+		       "uid %u over its limit in region '%s': %s %" PRIu64 ", %" PRIu64 " %s",
+		       (unsigned)u->uid, mr->info.name, key, max, have, what);
+	return -EDQUOT;
+}
+
+int usage_check_tags(const struct manager_region *mr, const struct uid_usage *u, char *msg,
+		     size_t len)
+{
+	return check_count(mr, u, "uid_max_tags", "tags committed", mr->rc->uid_max_tags, u->tags,
+			   msg, len);
+}
+
+int usage_check_waiters(const struct manager_region *mr, const struct uid_usage *u, char *msg,
+			size_t len)
+{
+	return check_count(mr, u, "uid_max_waiters", "allocations waiting", mr->rc->uid_max_waiters,
+			   u->waiters, msg, len);
+}
+
+/* The runs are DIRTY now because of u: its account pays for their zeroing. */
+static void usage_mark_freed(struct usage *u, const struct uid_usage *row, const struct run *runs,
+			     size_t n_runs)
+{
+	size_t k;
+
+	for (k = 0; k < u->n_rows && u->rows[k] != row; k++)
+		;
+	if (k >= u->n_rows || k >= USAGE_CHARGED_ROWS)
+		return;
+	for (size_t i = 0; i < n_runs; i++)
+		for (uint64_t e = runs[i].first;
+		     e < runs[i].first + runs[i].count && e < u->extent_count; e++)
+			u->freed_by[e] = (uint16_t)(k + 1);
+}
+
+void usage_release_lease(struct manager *m, struct lease *l)
+{
+	struct manager_region *mr = &m->regions[l->region];
+	struct uid_usage *row = usage_find(mr, l->uid);
+
+	region_unlease(mr->r, l->runs, l->n_runs);
+	if (row) {
+		row->leased -= l->n_extents;
+		usage_mark_freed(mr->usage, row, l->runs, l->n_runs);
+	}
+	lease_table_remove(m->leases, l);
+}
+
+void usage_tag_freed(struct manager_region *mr, struct uid_usage *u, const struct run *runs,
+		     size_t n_runs, uint64_t n_extents)
+{
+	u->committed -= n_extents;
+	u->tags--;
+	usage_mark_freed(mr->usage, u, runs, n_runs);
+}
