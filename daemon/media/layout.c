@@ -150,7 +150,6 @@ static bool tag_cp_forbidden(uint32_t c)
 
 int layout_tag_name_valid(const char *name)
 {
-	const unsigned char *s = (const unsigned char *)name;
 	size_t len;
 
 	if (!name || !*name)
@@ -158,6 +157,21 @@ int layout_tag_name_valid(const char *name)
 	len = strnlen(name, LAYOUT_TAG_NAME_MAX + 1);
 	if (len > LAYOUT_TAG_NAME_MAX)
 		return -ENAMETOOLONG;
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)name[i] < 0x20 || name[i] == 0x7f)
+			return -EINVAL;
+	return 0;
+}
+
+int layout_tag_name_new_valid(const char *name)
+{
+	const unsigned char *s = (const unsigned char *)name;
+	size_t len;
+	int r = layout_tag_name_valid(name);
+
+	if (r < 0)
+		return r;
+	len = strlen(name);
 	for (size_t i = 0; i < len;) {
 		uint32_t c;
 		size_t n = utf8_decode(s + i, len - i, &c);

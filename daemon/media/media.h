@@ -200,11 +200,19 @@ int layout_compute(uint64_t region_size, uint64_t extent_size, uint64_t align,
 		   struct layout_geometry *g);
 
 /*
- * 0, -EINVAL (empty, not UTF-8, control characters, bidi marks, embeddings,
- * overrides or isolates) or -ENAMETOOLONG (> 63 bytes).  The daemon, at
- * COMMIT and at recovery, and the checker apply the same rule.
+ * A tag name as it may stand on media: 0, -EINVAL (empty, C0 control
+ * characters or DEL) or -ENAMETOOLONG (> 63 bytes).  Recovery, the checker
+ * and lookups by name apply this rule, so tags committed by earlier
+ * versions (whose names need not be UTF-8) stay valid, openable and
+ * releasable.
  */
 int layout_tag_name_valid(const char *name);
+/*
+ * A name for a new tag (COMMIT): the rule above, and valid UTF-8 without C1
+ * controls, bidi marks, embeddings, overrides or isolates, which could make
+ * a name display as another in logs and listings.
+ */
+int layout_tag_name_new_valid(const char *name);
 uint32_t layout_tag_checksum(const struct layout_tag *t);
 
 enum layout_hdr_status {

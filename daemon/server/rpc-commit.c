@@ -30,8 +30,8 @@ static int rpc_commit_handler(struct rpc_call *call)
 		return rpc_fail(call, -EINVAL, "empty tag name");
 	if (tag_len > RPC_TAG_MAX)
 		return rpc_fail(call, -ENAMETOOLONG, "tag name too long");
-	/* The media rule (layout_tag_name_valid), with a message for the client. */
-	r = layout_tag_name_valid(req->tag);
+	/* The media rule for new names (layout_tag_name_new_valid), with a message. */
+	r = layout_tag_name_new_valid(req->tag);
 	if (r == -ENAMETOOLONG)
 		return rpc_fail(call, r, "tag name longer than %u bytes", LAYOUT_TAG_NAME_MAX);
 	if (r < 0)

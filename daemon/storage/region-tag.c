@@ -226,7 +226,7 @@ int region_commit(struct region *r, const struct run *runs, size_t n_runs, const
 	uint32_t id;
 	int ret;
 
-	ret = layout_tag_name_valid(tag);
+	ret = layout_tag_name_new_valid(tag);
 	if (ret < 0)
 		return ret;
 	if (n_runs == 0 || !runs)

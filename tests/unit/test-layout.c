@@ -197,31 +197,49 @@ static void test_tag_names(void **state)
 	assert_int_equal(layout_tag_name_valid(NULL), -EINVAL);
 	assert_int_equal(layout_tag_name_valid("a\nb"), -EINVAL);
 	assert_int_equal(layout_tag_name_valid("a\x7f"), -EINVAL);
-	/* UTF-8 only: stray continuation, truncated, overlong, surrogate, > U+10FFFF. */
+	/* New names are UTF-8 only: stray continuation, truncated, overlong, surrogate, > U+10FFFF. */
 	assert_int_equal(layout_tag_name_valid("\xe4\xb8\xad\xe6\x96\x87"), 0);
 	assert_int_equal(layout_tag_name_valid("\xf0\x9f\x98\x80"), 0);
-	assert_int_equal(layout_tag_name_valid("caf\xe9"), -EINVAL); /* Latin-1 */
-	assert_int_equal(layout_tag_name_valid("a\x80"), -EINVAL);
-	assert_int_equal(layout_tag_name_valid("a\xc3"), -EINVAL);
-	assert_int_equal(layout_tag_name_valid("\xc0\xaf"), -EINVAL);
-	assert_int_equal(layout_tag_name_valid("\xed\xa0\x80"), -EINVAL);
-	assert_int_equal(layout_tag_name_valid("\xf4\x90\x80\x80"), -EINVAL);
+	assert_int_equal(layout_tag_name_new_valid("caf\xe9"), -EINVAL); /* Latin-1 */
+	assert_int_equal(layout_tag_name_new_valid("a\x80"), -EINVAL);
+	assert_int_equal(layout_tag_name_new_valid("a\xc3"), -EINVAL);
+	assert_int_equal(layout_tag_name_new_valid("\xc0\xaf"), -EINVAL);
+	assert_int_equal(layout_tag_name_new_valid("\xed\xa0\x80"), -EINVAL);
+	assert_int_equal(layout_tag_name_new_valid("\xf4\x90\x80\x80"), -EINVAL);
 	/* C1 controls and the bidi marks, embeddings, overrides and isolates. */
-	assert_int_equal(layout_tag_name_valid("a\xc2\x9bm"), -EINVAL);	   /* CSI */
-	assert_int_equal(layout_tag_name_valid("a\xe2\x80\x8e"), -EINVAL); /* U+200E */
-	assert_int_equal(layout_tag_name_valid("a\xe2\x80\x8f"), -EINVAL); /* U+200F */
-	assert_int_equal(layout_tag_name_valid("a\xe2\x80\xaa"), -EINVAL); /* U+202A */
-	assert_int_equal(layout_tag_name_valid("a\xe2\x80\xae"), -EINVAL); /* U+202E */
-	assert_int_equal(layout_tag_name_valid("a\xe2\x81\xa6"), -EINVAL); /* U+2066 */
-	assert_int_equal(layout_tag_name_valid("a\xe2\x81\xa9"), -EINVAL); /* U+2069 */
-	assert_int_equal(layout_tag_name_valid("a\xe2\x80\xaf"), 0);	   /* U+202F is fine */
-	assert_int_equal(layout_tag_name_valid("a\xe2\x81\xaa"), 0);	   /* U+206A too */
+	assert_int_equal(layout_tag_name_new_valid("a\xc2\x9bm"), -EINVAL);	   /* CSI */
+	assert_int_equal(layout_tag_name_new_valid("a\xe2\x80\x8e"), -EINVAL); /* U+200E */
+	assert_int_equal(layout_tag_name_new_valid("a\xe2\x80\x8f"), -EINVAL); /* U+200F */
+	assert_int_equal(layout_tag_name_new_valid("a\xe2\x80\xaa"), -EINVAL); /* U+202A */
+	assert_int_equal(layout_tag_name_new_valid("a\xe2\x80\xae"), -EINVAL); /* U+202E */
+	assert_int_equal(layout_tag_name_new_valid("a\xe2\x81\xa6"), -EINVAL); /* U+2066 */
+	assert_int_equal(layout_tag_name_new_valid("a\xe2\x81\xa9"), -EINVAL); /* U+2069 */
+	assert_int_equal(layout_tag_name_new_valid("a\xe2\x80\xaf"), 0);	   /* U+202F is fine */
+	assert_int_equal(layout_tag_name_new_valid("a\xe2\x81\xaa"), 0);	   /* U+206A too */
 	memset(name, 'x', sizeof(name));
 	name[63] = '\0';
 	assert_int_equal(layout_tag_name_valid(name), 0);
 	name[63] = 'x';
 	name[64] = '\0';
 	assert_int_equal(layout_tag_name_valid(name), -ENAMETOOLONG);
+	/* New names: everything valid above is valid here too. */
+	assert_int_equal(layout_tag_name_new_valid("a/b c.d-\xc3\xa9"), 0);
+	assert_int_equal(layout_tag_name_new_valid("a\nb"), -EINVAL);
+	/*
+	 * On media the older, byte-wise rule stands, so a tag an earlier
+	 * version committed under a Latin-1 or bidi name is not turned into a
+	 * damaged slot by an upgrade: it stays valid, openable and releasable.
+	 */
+	assert_int_equal(layout_tag_name_valid("caf\xe9"), 0);
+	assert_int_equal(layout_tag_name_valid("a\xe2\x80\xae"), 0);
+	{
+		struct layout_tag t = {.state = TAG_VALID, .uid = 1000, .n_extents = 1};
+		enum media_slot_damage why;
+
+		strcpy(t.name, "caf\xe9");
+		t.checksum = layout_tag_checksum(&t);
+		assert_int_equal(media_slot_classify(&t, &why), SLOT_VALID);
+	}
 }
 
 static void test_tag_checksum(void **state)
