@@ -29,6 +29,13 @@ target_link_libraries(test-pmemzctl-metrics PRIVATE pmemzctl_output PkgConfig::C
 add_test(NAME client-ctl-metrics COMMAND test-pmemzctl-metrics)
 set_tests_properties(client-ctl-metrics PROPERTIES LABELS "unit;client")
 
+# The systemd timer + service pair that runs pmemzctl metrics every 15 s.
+add_test(NAME client-ctl-metrics-units
+  COMMAND sh ${PMEMZ_TEST_SRC}/unit/test-metrics-units.sh ${PROJECT_BINARY_DIR}/systemd
+          $<TARGET_FILE:pmemzctl>)
+set_tests_properties(client-ctl-metrics-units PROPERTIES SKIP_RETURN_CODE 77
+  LABELS "unit;client")
+
 # pmemzctl: usage errors and an unreachable daemon give one line and a non-zero exit.
 add_test(NAME client-ctl-cli
   COMMAND sh ${PMEMZ_TEST_SRC}/unit/test-pmemzctl-cli.sh $<TARGET_FILE:pmemzctl>)
