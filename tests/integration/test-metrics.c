@@ -82,25 +82,6 @@ static void write_conf(struct itest_env *e)
 			 (unsigned)getgid(), e->dir, e->dir);
 }
 
-static void zeroer(const char *sock, const char *region, bool pause)
-{
-	Pmemz__Request req = PMEMZ__REQUEST__INIT;
-	Pmemz__ZeroerReq z = PMEMZ__ZEROER_REQ__INIT;
-	int fd = itest_raw_connect(sock), r;
-
-	if (fd < 0)
-		fail_msg("ZEROER: connect %s: %s", sock, strerror(-fd));
-	z.region = UNCONST(region);
-	z.has_pause = true;
-	z.pause = pause;
-	req.op_case = PMEMZ__REQUEST__OP_ZEROER;
-	req.zeroer = &z;
-	r = itest_raw_call(fd, &req, NULL);
-	close(fd);
-	if (r)
-		fail_msg("ZEROER %s pause=%d: %s", region, pause, strerror(-r));
-}
-
 /* STAT over the test's own raw connection fd (no new connection to count). */
 static Pmemz__StatResp *stat_on(int fd, Pmemz__Response **resp)
 {
@@ -232,7 +213,7 @@ static void test_metrics(void **state)
 	 * (DIRTY, and they stay so), then ask for 2: that ALLOCATE waits until
 	 * the zeroer resumes, WAIT_MS later at least.
 	 */
-	zeroer(e->sock, "m1", true);
+	itest_zeroer_pause(e->sock, "m1", true);
 	itest_stat(e->sock, "m1", &st);
 	assert_int_equal(pmemz_alloc_new(r1, (st.zeroed - 4) * MIB, PMEMZ_ALLOC_NOWAIT, &all), 0);
 	assert_int_equal(pmemz_alloc_new(r1, 4 * MIB, PMEMZ_ALLOC_NOWAIT, &a2), 0);
@@ -249,7 +230,7 @@ static void test_metrics(void **state)
 		}
 	}
 	itest_msleep(WAIT_MS);
-	zeroer(e->sock, "m1", false);
+	itest_zeroer_pause(e->sock, "m1", false);
 	assert_int_equal(pthread_join(th, NULL), 0);
 	if (w.rc)
 		fail_msg("waiting ALLOCATE: %s (%s)", strerror(-w.rc), pmemz_errormsg());

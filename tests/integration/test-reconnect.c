@@ -48,25 +48,6 @@ static void write_conf(struct itest_env *e)
 			 (unsigned)getgid(), e->dir, e->dir);
 }
 
-static void zeroer_pause(const char *sock, const char *region)
-{
-	Pmemz__Request req = PMEMZ__REQUEST__INIT;
-	Pmemz__ZeroerReq z = PMEMZ__ZEROER_REQ__INIT;
-	int fd = itest_raw_connect(sock), r;
-
-	if (fd < 0)
-		fail_msg("ZEROER: connect %s: %s", sock, strerror(-fd));
-	z.region = UNCONST(region);
-	z.has_pause = true;
-	z.pause = true;
-	req.op_case = PMEMZ__REQUEST__OP_ZEROER;
-	req.zeroer = &z;
-	r = itest_raw_call(fd, &req, NULL);
-	close(fd);
-	if (r)
-		fail_msg("ZEROER pause %s: %s", region, strerror(-r));
-}
-
 #define CHECK_RC(call, want)                                                                       \
 	do {                                                                                       \
 		int rc_ = (call);                                                                  \
@@ -144,7 +125,7 @@ static void test_restart(void **state)
 	 * DIRTY) when the daemon dies.  First the reserve's two leases must
 	 * have been granted, so that nothing else takes ZEROED extents.
 	 */
-	zeroer_pause(e->sock, "rc");
+	itest_zeroer_pause(e->sock, "rc", true);
 	{
 		uint64_t deadline = itest_now_ms() + 10000;
 
