@@ -14,6 +14,8 @@
  *    through the same region handle and mapping, the reserve forgot its
  *    dead leases and refilled, and nothing leaks (no LEASED extent once
  *    every handle is gone).
+ *  - Reconnecting a live client while another thread waits: that call
+ *    fails with -ECONNRESET, the old connection's lease and wait go away.
  *  - A region re-formatted while the daemon was down (new uuid): reconnect
  *    says -ESTALE, that handle's calls fail with -ESTALE while its old
  *    mapping stays readable, the other region works, and opening the region
@@ -291,10 +293,73 @@ static void test_reformatted(void **state)
 	itest_daemon_stop(e);
 }
 
+/*
+ * Reconnecting a live client while another thread waits for an ALLOCATE
+ * (and so reads the socket): that call fails with -ECONNRESET, the daemon
+ * cancels its wait with the old connection, and the client goes on.
+ */
+static void test_live(void **state)
+{
+	struct itest_env *e = *state;
+	struct pmemz_client *c = NULL;
+	struct pmemz_region *r = NULL;
+	struct pmemz_alloc *fill = NULL, *a = NULL;
+	struct waiter w = {0};
+	struct itest_stat st;
+	pthread_t th;
+	void *base;
+
+	write_conf(e);
+	itest_daemon_start(e);
+	itest_wait_zeroed(e->sock, "rc", 30000, &st);
+	CHECK_RC(pmemz_client_new(e->sock, &c), 0);
+	CHECK_RC(pmemz_region_open(c, "rc", &r), 0);
+	base = pmemz_region_address(r);
+
+	itest_zeroer_pause(e->sock, "rc", true);
+	CHECK_RC(pmemz_alloc_new(r, (st.zeroed - 4) * MIB, PMEMZ_ALLOC_NOWAIT, &fill), 0);
+	CHECK_RC(pmemz_alloc_new(r, 4 * MIB, PMEMZ_ALLOC_NOWAIT, &a), 0);
+	CHECK_RC(pmemz_alloc_release(a), 0);
+	w.r = r;
+	assert_int_equal(pthread_create(&th, NULL, waiting_alloc, &w), 0);
+	{
+		uint64_t deadline = itest_now_ms() + 10000;
+
+		do {
+			itest_msleep(5);
+			itest_stat(e->sock, "rc", &st);
+			if (itest_now_ms() > deadline)
+				fail_msg("the ALLOCATE did not start waiting");
+		} while (st.waiters != 1);
+	}
+
+	CHECK_RC(pmemz_client_reconnect(c), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	if (w.rc != -ECONNRESET || !*w.msg)
+		fail_msg("waiting ALLOCATE: %d (%s), want -ECONNRESET", w.rc, w.msg);
+	assert_ptr_equal(pmemz_region_address(r), base);
+	CHECK_RC(pmemz_alloc_commit(fill, "late", 0), -ESTALE);
+	pmemz_alloc_close(fill);
+
+	/* The old connection's lease and wait are gone; the new one allocates. */
+	itest_zeroer_pause(e->sock, "rc", false);
+	itest_wait_zeroed(e->sock, "rc", 30000, &st);
+	assert_int_equal(st.leased, 0);
+	assert_int_equal(st.waiters, 0);
+	CHECK_RC(pmemz_alloc_new(r, 4 * MIB, 0, &a), 0);
+	itest_assert_alloc_zero(r, a);
+	pmemz_alloc_close(a);
+	pmemz_region_close(r);
+	assert_no_leases(e->sock, "rc");
+	pmemz_client_free(c);
+	itest_daemon_stop(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_restart, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_live, itest_setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_reformatted, itest_setup, itest_teardown),
 	};
 
