@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define PMEMZ_CLIENT_MAJOR 1
-#define PMEMZ_CLIENT_MINOR 1
+#define PMEMZ_CLIENT_MINOR 2
 
 /* Environment variable naming the daemon socket when the path is NULL. */
 #define PMEMZ_SOCKET_ENV "PMEMZ_SOCKET"
@@ -60,6 +60,27 @@ const char *pmemz_errormsg(void);
 int pmemz_client_new(const char *socket_path, struct pmemz_client **out);
 /* Closes the connection; the daemon releases uncommitted leases. */
 void pmemz_client_free(struct pmemz_client *c);
+
+/*
+ * Connect again (since 1.2), after the daemon restarted or the connection
+ * broke: calls then fail with -ECONNRESET (those under way, or the first
+ * to find the socket closed) and then -ENOTCONN, until this is called.
+ * Connects to the same socket as before and re-opens every region of the
+ * client in place: region handles, their mappings and the addresses of
+ * committed allocations stay valid.  What the daemon had not committed is
+ * gone: the leases of the old connection were released (their handles'
+ * pmemz_alloc_commit fails with -ESTALE, pmemz_alloc_release and _close
+ * just drop them) and the allocation reserve refills.  Committed tags are
+ * found again with pmemz_alloc_open.  A region the daemon no longer serves
+ * under its name, or serves with another uuid (re-formatted), turns stale:
+ * its calls fail with -ESTALE and it keeps its old mapping until it is
+ * closed.  Returns 0; -ESTALE when the connection is back but a region
+ * turned stale (the message names it); a connection error (e.g.
+ * -ECONNREFUSED, -ENOENT while the daemon is not back yet) when it is not,
+ * and the call may be repeated.  Calls of other threads that are under way
+ * fail with -ECONNRESET.
+ */
+int pmemz_client_reconnect(struct pmemz_client *c);
 
 /* Open a region by name and map it read-write (libpmem2). */
 int pmemz_region_open(struct pmemz_client *c, const char *name, struct pmemz_region **out);

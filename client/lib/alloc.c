@@ -77,12 +77,22 @@ static int alloc_make(struct pmemz_region *r, Pmemz__Run *const *wr, size_t n,
 	return 0;
 }
 
+/* A lease of a connection that pmemz_client_reconnect() replaced: the daemon released it. */
+static bool alloc_lease_lost(const struct pmemz_alloc *a)
+{
+	return !a->committed && a->epoch != pmemz_client_epoch(a->r->c);
+}
+
 /* FREE a lease or a tag. */
 static int alloc_free_rpc(struct pmemz_region *r, uint64_t lease, const char *tag)
 {
 	_cleanup_response_ Pmemz__Response *resp = NULL;
 	Pmemz__Request req = PMEMZ__REQUEST__INIT;
 	Pmemz__FreeReq fr = PMEMZ__FREE_REQ__INIT;
+	int ret = pmemz_region_check(r);
+
+	if (ret < 0)
+		return ret;
 
 	fr.region = r->name;
 	if (tag) {
@@ -116,9 +126,10 @@ static int allocate_collect(struct pmemz_region *r, struct pmemz_pending *ticket
 			    struct pmemz_alloc **out)
 {
 	_cleanup_response_ Pmemz__Response *resp = NULL;
+	uint64_t epoch = 0;
 	int ret;
 
-	ret = pmemz_client_wait(r->c, ticket, &resp, NULL);
+	ret = pmemz_client_wait_epoch(r->c, ticket, &resp, NULL, &epoch);
 	if (ret < 0)
 		return ret;
 	ret = pmemz_check_response(PMEMZ__REQUEST__OP_ALLOCATE, resp);
@@ -134,6 +145,7 @@ static int allocate_collect(struct pmemz_region *r, struct pmemz_pending *ticket
 		return pmemz_err(ret, "%s", msg);
 	}
 	(*out)->lease = resp->allocate->lease;
+	(*out)->epoch = epoch;
 	return 0;
 }
 
@@ -153,6 +165,9 @@ PMEMZ_EXPORT int pmemz_alloc_new(struct pmemz_region *r, size_t bytes, unsigned 
 		return pmemz_err(-EINVAL, "pmemz_alloc_new: cannot allocate 0 bytes");
 	if (flags & ~PMEMZ_ALLOC_NOWAIT)
 		return pmemz_err(-EINVAL, "pmemz_alloc_new: unknown flags 0x%x", flags);
+	ret = pmemz_region_check(r);
+	if (ret < 0)
+		return ret;
 
 	n = (uint64_t)bytes / r->extent_size + ((uint64_t)bytes % r->extent_size != 0);
 	if (pmemz_reserve_take(r, n, flags, allocate_collect, out))
@@ -224,6 +239,19 @@ PMEMZ_EXPORT int pmemz_alloc_commit(struct pmemz_alloc *a, const char *tag, unsi
 		pthread_mutex_unlock(&a->lock);
 		return ret;
 	}
+	if (alloc_lease_lost(a)) {
+		ret = pmemz_err(-ESTALE,
+				"pmemz_alloc_commit: lease %llu of region '%s' was lost with the "
+				"connection that pmemz_client_reconnect() replaced",
+				(unsigned long long)a->lease, a->r->name);
+		pthread_mutex_unlock(&a->lock);
+		return ret;
+	}
+	ret = pmemz_region_check(a->r);
+	if (ret < 0) {
+		pthread_mutex_unlock(&a->lock);
+		return ret;
+	}
 
 	cm.region = a->r->name;
 	cm.lease = a->lease;
@@ -260,6 +288,9 @@ PMEMZ_EXPORT int pmemz_alloc_open(struct pmemz_region *r, const char *tag, struc
 	name = strdup(tag);
 	if (!name)
 		return pmemz_err(-ENOMEM, "out of memory");
+	ret = pmemz_region_check(r);
+	if (ret < 0)
+		return ret;
 
 	ls.region = r->name;
 	ls.tag = name;
@@ -288,7 +319,9 @@ PMEMZ_EXPORT int pmemz_alloc_release(struct pmemz_alloc *a)
 
 	if (!a)
 		return pmemz_err(-EINVAL, "pmemz_alloc_release: allocation is NULL");
-	ret = alloc_free_rpc(a->r, a->lease, a->committed ? a->tag : NULL);
+	/* A lost lease is free already: the daemon released it with its connection. */
+	ret =
+	    alloc_lease_lost(a) ? 0 : alloc_free_rpc(a->r, a->lease, a->committed ? a->tag : NULL);
 	alloc_free(a);
 	return ret;
 }
@@ -297,7 +330,7 @@ PMEMZ_EXPORT void pmemz_alloc_close(struct pmemz_alloc *a)
 {
 	if (!a)
 		return;
-	if (!a->committed) {
+	if (!a->committed && !alloc_lease_lost(a)) {
 		char msg[512];
 
 		/* Best effort (the daemon frees it at disconnect anyway); keep the last error. */

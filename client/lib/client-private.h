@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/queue.h>
 
 #include "frame.h"
 #include "libpmemzclient.h"
@@ -48,6 +49,9 @@ struct pmemz_rxfd {
 	uint64_t off;
 };
 
+struct pmemz_region;
+LIST_HEAD(pmemz_region_list, pmemz_region);
+
 struct pmemz_client {
 	unsigned refs; /* user handle + regions + allocations (atomic) */
 	int fd;
@@ -63,6 +67,13 @@ struct pmemz_client {
 	int broken;   /* 0, or why the connection is unusable (-errno) */
 	char broken_msg[160];
 	struct pmemz_pending *pending; /* list of outstanding requests */
+	/*
+	 * Which connection: pmemz_client_reconnect() replaces it and counts
+	 * up (with send_lock held too).  Requests, and the leases they got,
+	 * belong to the connection of their epoch and die with it.
+	 */
+	uint64_t epoch;
+	struct pmemz_region_list regions; /* every region handle, to re-open (reconnect.c) */
 
 	/* Owned by the reader: the receive buffer and the received fds. */
 	uint8_t *rbuf;
@@ -98,6 +109,9 @@ int pmemz_client_submit_many(struct pmemz_client *c, Pmemz__Request *const *reqs
 			     struct pmemz_pending **tickets);
 int pmemz_client_wait(struct pmemz_client *c, struct pmemz_pending *ticket, Pmemz__Response **resp,
 		      int *fd);
+/* The same, also telling which connection (epoch) the response came on. */
+int pmemz_client_wait_epoch(struct pmemz_client *c, struct pmemz_pending *ticket,
+			    Pmemz__Response **resp, int *fd, uint64_t *epoch);
 
 /*
  * Has the ticket's response arrived?  Never blocks for long: when no other
@@ -112,6 +126,18 @@ int pmemz_check_response(int op, const Pmemz__Response *resp);
 /* The HELLO answer received at connect. */
 const struct pmemz_hello *pmemz_client_hello(const struct pmemz_client *c);
 const char *pmemz_client_path(const struct pmemz_client *c);
+
+/* The connection's epoch now (see struct pmemz_client). */
+uint64_t pmemz_client_epoch(struct pmemz_client *c);
+/* Is the connection unusable now (a transport failure, not a daemon's answer)? */
+bool pmemz_client_broken(struct pmemz_client *c);
+/*
+ * pmemz_client_reconnect: c takes over fresh's connection (socket, HELLO
+ * answer) and the next epoch; fresh gets c's old socket, to be freed.
+ * Requests of the old epoch fail with -ECONNRESET; nothing of them is sent
+ * on the new connection.
+ */
+void pmemz_client_adopt(struct pmemz_client *c, struct pmemz_client *fresh);
 
 /* Free a response (NULL is fine); for _cleanup_. */
 void pmemz_response_free(Pmemz__Response *resp);
@@ -138,10 +164,24 @@ struct pmemz_region {
 	void (*persist)(const void *ptr, size_t size);
 
 	struct pmemz_reserve *rsv; /* pmemz_region_set_reserve */
+
+	/* reconnect.c, under c->lock: */
+	LIST_ENTRY(pmemz_region) link; /* c->regions */
+	bool tracked;		       /* on c->regions */
+	int stale;		       /* 0, or -ESTALE: re-open found another region */
+	char stale_msg[192];
 };
 
 void pmemz_region_ref(struct pmemz_region *r);
 void pmemz_region_unref(struct pmemz_region *r);
+/* 0, or -ESTALE with the message when reconnecting found another region under r's name. */
+int pmemz_region_check(struct pmemz_region *r);
+
+/* ---- reconnect.c ------------------------------------------------------ */
+
+/* Put a newly opened region on / take a dying one off c->regions. */
+void pmemz_client_track_region(struct pmemz_region *r);
+void pmemz_client_untrack_region(struct pmemz_region *r);
 
 /* ---- alloc.c ---------------------------------------------------------- */
 
@@ -152,8 +192,9 @@ struct pmemz_run {
 struct pmemz_alloc {
 	pthread_mutex_t lock; /* serialises commits of this handle */
 	struct pmemz_region *r;
-	uint64_t lease; /* valid while !committed */
-	char *tag;	/* set once committed */
+	uint64_t lease; /* valid while !committed, on connection `epoch` only */
+	uint64_t epoch;
+	char *tag; /* set once committed */
 	bool committed;
 	size_t n_runs;
 	struct pmemz_run *runs;
@@ -176,6 +217,12 @@ int pmemz_reserve_new(struct pmemz_reserve **out);
 void pmemz_reserve_free(struct pmemz_reserve *v);
 /* Release every reserved lease and switch the reserve off (pmemz_region_close, set_reserve 0). */
 void pmemz_reserve_drop(struct pmemz_region *r);
+/*
+ * The connection was replaced (pmemz_client_reconnect): the reserved
+ * leases died with the old one; forget them (nothing is sent) and refill on
+ * the new one.
+ */
+void pmemz_reserve_forget(struct pmemz_region *r);
 /* Wait for an ALLOCATE ticket and make its handle (alloc.c's allocate_collect). */
 typedef int (*pmemz_reserve_collect_fn)(struct pmemz_region *r, struct pmemz_pending *ticket,
 					struct pmemz_alloc **out);

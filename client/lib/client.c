@@ -19,7 +19,10 @@
  *
  * A frame over the size cap or that does not decode breaks the connection:
  * the calls waiting at that moment fail with -EBADMSG, later calls with
- * -ENOTCONN.
+ * -ENOTCONN.  So does the daemon going away: the calls waiting then, or the
+ * send that finds the socket closed, fail with -ECONNRESET, later calls with
+ * -ENOTCONN, until pmemz_client_reconnect() (reconnect.c) hands the client a
+ * new connection and the next epoch.
  */
 #include <errno.h>
 #include <poll.h>
@@ -40,7 +43,8 @@
 struct pmemz_pending {
 	struct pmemz_pending *next;
 	uint64_t id;
-	int op; /* request op case: the response must be of the same kind */
+	int op;		/* request op case: the response must be of the same kind */
+	uint64_t epoch; /* the connection it went out on */
 	bool done;
 	Pmemz__Response *resp;
 	int fd;
@@ -292,10 +296,13 @@ int pmemz_client_submit_many(struct pmemz_client *c, Pmemz__Request *const *reqs
 
 		memcpy(why, c->broken_msg, sizeof(why));
 		pthread_mutex_unlock(&c->lock);
-		r = pmemz_err(-ENOTCONN, "not connected to the daemon: %s", why);
+		r = pmemz_err(
+		    -ENOTCONN,
+		    "not connected to the daemon: %s (pmemz_client_reconnect() reconnects)", why);
 		goto fail_unlinked;
 	}
 	for (size_t i = 0; i < n; i++) {
+		tickets[i]->epoch = c->epoch;
 		tickets[i]->id = ++c->next_id;
 		tickets[i]->next = c->pending;
 		c->pending = tickets[i];
@@ -330,18 +337,33 @@ int pmemz_client_submit_many(struct pmemz_client *c, Pmemz__Request *const *reqs
 	}
 
 	pthread_mutex_lock(&c->send_lock);
-	r = conn_send(c, buf, len);
+	/* Registered before a reconnect: not a word of it on the new connection. */
+	if (tickets[0]->epoch != c->epoch)
+		r = -ECONNRESET;
+	else
+		r = conn_send(c, buf, len);
 	pthread_mutex_unlock(&c->send_lock);
-	if (r < 0) {
+	if (r < 0)
+		goto fail_send;
+	return 0;
+
+fail_send:
+	if (tickets[0]->epoch != pmemz_client_epoch(c)) {
+		r = pmemz_err(r, "the connection to %s was replaced by pmemz_client_reconnect()",
+			      c->path);
+	} else if (r == -EPIPE || r == -ECONNRESET) {
+		/* The daemon is gone (or restarting): say so as a reset, as the reader does. */
+		r = -ECONNRESET;
+		conn_break(c, r, "connection closed by the daemon");
+		r = pmemz_err(r, "connection to %s closed by the daemon", c->path);
+	} else {
 		char why[128];
 
 		(void)snprintf(why, sizeof(why), "send failed: %s", pmemz_strerror(r));
 		/* Part of a frame may be out: the stream is unusable. */
 		conn_break(c, r, why);
 		r = pmemz_err(r, "cannot send to %s: %s", c->path, pmemz_strerror(r));
-		goto fail;
 	}
-	return 0;
 
 fail:
 	pthread_mutex_lock(&c->lock);
@@ -363,8 +385,8 @@ int pmemz_client_submit(struct pmemz_client *c, Pmemz__Request *req, struct pmem
 	return pmemz_client_submit_many(c, &req, 1, ticket);
 }
 
-int pmemz_client_wait(struct pmemz_client *c, struct pmemz_pending *p, Pmemz__Response **resp,
-		      int *fd)
+int pmemz_client_wait_epoch(struct pmemz_client *c, struct pmemz_pending *p, Pmemz__Response **resp,
+			    int *fd, uint64_t *epoch)
 {
 	int r = 0;
 
@@ -376,6 +398,14 @@ int pmemz_client_wait(struct pmemz_client *c, struct pmemz_pending *p, Pmemz__Re
 
 	pthread_mutex_lock(&c->lock);
 	for (;;) {
+		if (p->epoch != c->epoch) {
+			/* Even an answer that came: what it granted died with that connection. */
+			r = pmemz_err(-ECONNRESET,
+				      "the connection to %s that request %llu went out on was "
+				      "replaced by pmemz_client_reconnect()",
+				      c->path, (unsigned long long)p->id);
+			break;
+		}
 		if (p->done)
 			break;
 		if (c->broken) {
@@ -408,9 +438,17 @@ int pmemz_client_wait(struct pmemz_client *c, struct pmemz_pending *p, Pmemz__Re
 		*resp = TAKE_PTR(p->resp);
 		if (fd)
 			*fd = TAKE_FD(p->fd);
+		if (epoch)
+			*epoch = p->epoch;
 	}
 	pending_free(p);
 	return r;
+}
+
+int pmemz_client_wait(struct pmemz_client *c, struct pmemz_pending *p, Pmemz__Response **resp,
+		      int *fd)
+{
+	return pmemz_client_wait_epoch(c, p, resp, fd, NULL);
 }
 
 /* Reader only: does the receive buffer already hold one complete frame? */
@@ -428,7 +466,7 @@ bool pmemz_client_poll(struct pmemz_client *c, struct pmemz_pending *p)
 	bool done;
 
 	pthread_mutex_lock(&c->lock);
-	while (!p->done && !c->broken && !c->reading) {
+	while (!p->done && !c->broken && !c->reading && p->epoch == c->epoch) {
 		struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
 		Pmemz__Response *in;
 		int infd, rr;
@@ -452,7 +490,7 @@ bool pmemz_client_poll(struct pmemz_client *c, struct pmemz_pending *p)
 			file_response(c, in, infd);
 		pthread_cond_broadcast(&c->cond);
 	}
-	done = p->done || c->broken;
+	done = p->done || c->broken || p->epoch != c->epoch;
 	pthread_mutex_unlock(&c->lock);
 	return done;
 }
@@ -513,6 +551,54 @@ const struct pmemz_hello *pmemz_client_hello(const struct pmemz_client *c)
 const char *pmemz_client_path(const struct pmemz_client *c)
 {
 	return c ? c->path : NULL;
+}
+
+uint64_t pmemz_client_epoch(struct pmemz_client *c)
+{
+	return __atomic_load_n(&c->epoch, __ATOMIC_ACQUIRE);
+}
+
+bool pmemz_client_broken(struct pmemz_client *c)
+{
+	bool b;
+
+	pthread_mutex_lock(&c->lock);
+	b = c->broken != 0;
+	pthread_mutex_unlock(&c->lock);
+	return b;
+}
+
+void pmemz_client_adopt(struct pmemz_client *c, struct pmemz_client *fresh)
+{
+	struct pmemz_hello hello;
+	int fd;
+
+	/* No sender between frames, and (below) no reader: the socket is ours to swap. */
+	pthread_mutex_lock(&c->send_lock);
+	pthread_mutex_lock(&c->lock);
+	conn_break_locked(c, -ECONNRESET,
+			  "the connection was replaced by pmemz_client_reconnect()");
+	while (c->reading)
+		pthread_cond_wait(&c->cond, &c->lock);
+
+	fd = c->fd;
+	c->fd = fresh->fd;
+	fresh->fd = fd;
+	hello = c->hello;
+	c->hello = fresh->hello;
+	fresh->hello = hello;
+	/* What the old stream left half-read, and fds that came with it, are the old one's. */
+	c->rpos = c->rlen = 0;
+	c->rbuf_off = 0;
+	for (size_t i = 0; i < c->n_rxfds; i++)
+		(void)close(c->rxfds[i].fd);
+	c->n_rxfds = 0;
+	__atomic_store_n(&c->epoch, c->epoch + 1, __ATOMIC_RELEASE);
+	c->broken = 0;
+	c->broken_msg[0] = '\0';
+	pthread_cond_broadcast(&c->cond); /* waiters of the old epoch: fail now */
+	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_unlock(&c->send_lock);
 }
 
 static int client_hello(struct pmemz_client *c)

@@ -123,6 +123,7 @@ PMEMZ_EXPORT int pmemz_region_open(struct pmemz_client *c, const char *name,
 		    -EPROTO, "region '%s' maps %zu bytes, less than its %llu byte layout", name,
 		    r->map_size,
 		    (unsigned long long)(r->data_offset + r->extent_count * r->extent_size));
+	pmemz_client_track_region(r);
 	*out = TAKE_PTR(r);
 	return 0;
 }
@@ -136,6 +137,7 @@ void pmemz_region_unref(struct pmemz_region *r)
 {
 	if (!r || __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) != 0)
 		return;
+	pmemz_client_untrack_region(r);
 	if (r->map)
 		(void)pmem2_map_delete(&r->map);
 	pmemz_client_unref(r->c);
@@ -144,6 +146,21 @@ void pmemz_region_unref(struct pmemz_region *r)
 	free(r->path);
 	free(r->granularity);
 	free(r);
+}
+
+int pmemz_region_check(struct pmemz_region *r)
+{
+	char msg[sizeof(r->stale_msg)];
+	int stale;
+
+	if (!__atomic_load_n(&r->stale, __ATOMIC_ACQUIRE))
+		return 0; /* the common case, without the client's lock */
+	pthread_mutex_lock(&r->c->lock);
+	stale = r->stale;
+	if (stale)
+		memcpy(msg, r->stale_msg, sizeof(msg));
+	pthread_mutex_unlock(&r->c->lock);
+	return stale ? pmemz_err(stale, "%s", msg) : 0;
 }
 
 PMEMZ_EXPORT void pmemz_region_close(struct pmemz_region *r)
@@ -216,6 +233,9 @@ PMEMZ_EXPORT int pmemz_flush(struct pmemz_region *r, const void *addr, size_t le
 		return ret;
 	if (len == 0)
 		return 0;
+	ret = pmemz_region_check(r);
+	if (ret < 0)
+		return ret;
 
 	range.offset = off;
 	range.length = len;

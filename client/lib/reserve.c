@@ -272,6 +272,28 @@ void pmemz_reserve_drop(struct pmemz_region *r)
 	pthread_mutex_unlock(&v->lock);
 }
 
+void pmemz_reserve_forget(struct pmemz_region *r)
+{
+	struct pmemz_reserve *v = r->rsv;
+
+	pthread_mutex_lock(&v->lock);
+	/*
+	 * The tickets are of the old epoch: waiting fails at once, whether or
+	 * not their answer came, so no FREE of a dead lease id reaches the new
+	 * connection (where the id may name another lease).
+	 */
+	while (v->n) {
+		_cleanup_response_ Pmemz__Response *resp = NULL;
+
+		(void)pmemz_client_wait(r->c, reserve_pop(v), &resp, NULL);
+	}
+	v->next_unit = 0;
+	v->backoff = false;
+	if (v->bytes && pmemz_region_check(r) == 0)
+		reserve_refill(r);
+	pthread_mutex_unlock(&v->lock);
+}
+
 void pmemz_reserve_get_stats(struct pmemz_region *r, struct pmemz_reserve_stats *st)
 {
 	struct pmemz_reserve *v = r->rsv;
@@ -291,6 +313,7 @@ void pmemz_reserve_get_stats(struct pmemz_region *r, struct pmemz_reserve_stats 
 PMEMZ_EXPORT int pmemz_region_set_reserve(struct pmemz_region *r, size_t bytes)
 {
 	struct pmemz_reserve *v;
+	int ret;
 
 	if (!r)
 		return pmemz_err(-EINVAL, "pmemz_region_set_reserve: region is NULL");
@@ -298,6 +321,9 @@ PMEMZ_EXPORT int pmemz_region_set_reserve(struct pmemz_region *r, size_t bytes)
 		pmemz_reserve_drop(r);
 		return 0;
 	}
+	ret = pmemz_region_check(r);
+	if (ret < 0)
+		return ret;
 	if ((uint64_t)bytes > r->extent_count * r->extent_size)
 		return pmemz_err(
 		    -EINVAL, "pmemz_region_set_reserve: %zu bytes exceed region '%s' (%llu bytes)",

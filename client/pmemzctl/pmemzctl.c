@@ -22,6 +22,7 @@ static const struct ctl_cmd *const commands[] = {
     &cmd_pause,
     &cmd_resume,
     &cmd_set_rate,
+    &cmd_metrics,
     &cmd_check,
     &cmd_discover,
 };

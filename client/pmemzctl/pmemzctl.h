@@ -127,6 +127,11 @@ const char *ctl_format_runs(Pmemz__Run *const *runs, size_t n, char *buf, size_t
 /* 16 bytes as 8-4-4-4-12 hex; "" when not 16 bytes. */
 const char *ctl_format_uuid(const uint8_t *b, size_t n, char *buf, size_t len);
 
+/* ---- Prometheus exposition (metrics.c) -------------------------------- */
+
+/* The text exposition of a STAT answer (every region); 0 or -errno from the stream. */
+int ctl_metrics_write(FILE *f, const Pmemz__StatResp *s);
+
 /* ---- commands --------------------------------------------------------- */
 
 struct ctl {
@@ -185,6 +190,7 @@ extern const struct ctl_cmd cmd_map;
 extern const struct ctl_cmd cmd_pause;
 extern const struct ctl_cmd cmd_resume;
 extern const struct ctl_cmd cmd_set_rate;
+extern const struct ctl_cmd cmd_metrics;
 
 /* cmd-map.c: emit REGION's map (width 0: automatic); 0 or -errno, pmemz_errormsg() says why. */
 int ctl_map_show(struct ctl *ctl, const char *region, unsigned width);

@@ -33,6 +33,19 @@ struct usage;
 #define MANAGER_PRIO_COMMIT 1
 #define MANAGER_NPRIO 2
 
+/*
+ * How long granted ALLOCATEs waited for zeroing, from waitq_add to the
+ * grant: waitq.c's.  Bucket i counts the waits above bound i-1 and at most
+ * bound i (waitq_wait_bounds_sec); waits above the last bound are only in
+ * count.  STAT exports them cumulatively, as a Prometheus histogram.
+ */
+#define MANAGER_WAIT_BUCKETS 17
+struct wait_histogram {
+	uint64_t bucket[MANAGER_WAIT_BUCKETS];
+	uint64_t count;
+	uint64_t sum_ns;
+};
+
 /* An ALLOCATE waiting for the zeroer (FIFO per uid, uids in turn): waitq.c's. */
 struct waiter;
 TAILQ_HEAD(waiter_list, waiter);
@@ -47,6 +60,7 @@ struct manager_region {
 	struct usage *usage;		      /* usage.c's: per-uid accounting and waiters */
 	uint64_t n_waiters;		      /* waitq.c's */
 	bool urgent;			      /* waitq.c's: told the zeroer that allocations wait */
+	struct wait_histogram wait_hist;      /* waitq.c's */
 	uint64_t allocations, commits, frees; /* since start */
 	uint64_t zero_rate; /* bytes/s now: the configured rate, then ZEROER; 0 = unlimited */
 };

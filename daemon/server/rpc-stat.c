@@ -5,11 +5,13 @@
 
 #include "lease.h"
 #include "rpc.h"
+#include "waitq.h"
 
 struct stat_reply {
 	Pmemz__RegionStat *stats;
 	Pmemz__RegionStat **ptrs;
 	Pmemz__RegionInfo *infos;
+	uint64_t (*wait_counts)[MANAGER_WAIT_BUCKETS];
 };
 
 static void stat_reply_done(struct stat_reply *s)
@@ -17,10 +19,31 @@ static void stat_reply_done(struct stat_reply *s)
 	free(s->stats);
 	free(s->ptrs);
 	free(s->infos);
+	free(s->wait_counts);
+}
+
+/* The ALLOCATE wait histogram, cumulative as Prometheus has it; counts has MANAGER_WAIT_BUCKETS. */
+static void region_stat_wait(const struct wait_histogram *h, Pmemz__RegionStat *rs,
+			     uint64_t *counts)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < MANAGER_WAIT_BUCKETS; i++) {
+		sum += h->bucket[i];
+		counts[i] = sum;
+	}
+	rs->n_wait_bucket_le = MANAGER_WAIT_BUCKETS;
+	rs->wait_bucket_le = (double *)(uintptr_t)waitq_wait_bounds_sec;
+	rs->n_wait_bucket_count = MANAGER_WAIT_BUCKETS;
+	rs->wait_bucket_count = counts;
+	rs->has_wait_sum_sec = true;
+	rs->wait_sum_sec = (double)h->sum_ns / 1e9;
+	rs->has_wait_count = true;
+	rs->wait_count = h->count;
 }
 
 static void region_stat_fill(const struct manager_region *mr, Pmemz__RegionStat *rs,
-			     Pmemz__RegionInfo *info)
+			     Pmemz__RegionInfo *info, uint64_t *wait_counts)
 {
 	struct region_stats st = {0};
 
@@ -48,6 +71,7 @@ static void region_stat_fill(const struct manager_region *mr, Pmemz__RegionStat 
 	rs->has_paused = true;
 	rs->paused = region_zeroer_paused(mr->r);
 	rs->tags = st.tags;
+	region_stat_wait(&mr->wait_hist, rs, wait_counts);
 }
 
 /*
@@ -89,14 +113,15 @@ static int rpc_stat_handler(struct rpc_call *call)
 		s.stats = calloc(n, sizeof(*s.stats));
 		s.ptrs = calloc(n, sizeof(*s.ptrs));
 		s.infos = calloc(n, sizeof(*s.infos));
-		if (!s.stats || !s.ptrs || !s.infos)
+		s.wait_counts = calloc(n, sizeof(*s.wait_counts));
+		if (!s.stats || !s.ptrs || !s.infos || !s.wait_counts)
 			return rpc_fail(call, -ENOMEM, "out of memory");
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct manager_region *mr = &m->regions[first + i];
 
 		if (rpc_region_visible(call->c, mr))
-			region_stat_fill(mr, &s.stats[i], &s.infos[i]);
+			region_stat_fill(mr, &s.stats[i], &s.infos[i], s.wait_counts[i]);
 		else
 			region_stat_name_only(mr, &s.stats[i], &s.infos[i]);
 		s.ptrs[i] = &s.stats[i];

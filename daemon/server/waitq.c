@@ -11,11 +11,32 @@ struct waiter {
 	struct connection *conn;
 	uint64_t req_id;
 	uint64_t n_extents;
+	uint64_t since_ns;		 /* waitq_add: the wait time counts from here, across re-queues */
 	unsigned region;		 /* index in m->regions */
 	struct uid_usage *owner;	 /* the uid's row in that region */
 	TAILQ_ENTRY(waiter) region_link; /* owner->waitq */
 	TAILQ_ENTRY(waiter) conn_link;	 /* conn->waiters */
 };
+
+/* From 100 us (a zeroer batch of a few extents) to 30 s (a paused or starved zeroer). */
+const double waitq_wait_bounds_sec[MANAGER_WAIT_BUCKETS] = {
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+    0.1,    0.25,    0.5,    1.0,   2.5,    5.0,   10.0, 30.0,
+};
+
+static void wait_observe(struct wait_histogram *h, uint64_t ns)
+{
+	double sec = (double)ns / 1e9;
+
+	for (size_t i = 0; i < MANAGER_WAIT_BUCKETS; i++) {
+		if (sec <= waitq_wait_bounds_sec[i]) {
+			h->bucket[i]++;
+			break;
+		}
+	}
+	h->count++;
+	h->sum_ns += ns;
+}
 
 /* The zeroer ignores its rate limit exactly while allocations wait on it. */
 static void waitq_update_urgent(struct manager_region *mr)
@@ -87,6 +108,7 @@ int waitq_add(struct manager_region *mr, struct connection *c, uint64_t req_id, 
 	w->conn = c;
 	w->req_id = req_id;
 	w->n_extents = n_extents;
+	w->since_ns = pmemz_now_ns();
 	w->region = mr->index;
 	w->owner = u;
 	waiter_link(mr, w, false);
@@ -121,6 +143,8 @@ void waitq_serve(struct manager_region *mr, waitq_grant_fn grant)
 			waiter_link(mr, w, true);
 			break;
 		}
+		if (r == 0)
+			wait_observe(&mr->wait_hist, pmemz_now_ns() - w->since_ns);
 		free(w);
 		if (u->has_turn) { /* next uid's turn */
 			TAILQ_REMOVE(&mr->usage->turns, u, turn_link);

@@ -23,6 +23,8 @@
 
 #include <stdint.h>
 
+#include "manager.h" /* MANAGER_WAIT_BUCKETS */
+
 struct connection;
 struct manager;
 struct manager_region;
@@ -43,6 +45,9 @@ typedef int (*waitq_grant_fn)(struct manager *m, struct connection *c, struct ma
 int waitq_add(struct manager_region *mr, struct connection *c, uint64_t req_id, uint64_t n_extents);
 /* Commit pass, after zeroing progress: grant mr's waiters in turn until one must wait on. */
 void waitq_serve(struct manager_region *mr, waitq_grant_fn grant);
+
+/* Upper bounds (seconds, ascending) of mr->wait_hist's buckets; fixed, a metrics contract. */
+extern const double waitq_wait_bounds_sec[MANAGER_WAIT_BUCKETS];
 
 /* Hold a reply frame (ownership passes) for the next group commit, and ask for one. */
 void waitq_hold(struct connection *c, struct out_frame *f);

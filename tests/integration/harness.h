@@ -183,6 +183,8 @@ int itest_raw_alloc(int fd, const char *region, uint64_t bytes, bool nowait, uin
 int itest_raw_commit(int fd, const char *region, uint64_t lease, const char *tag, bool flush);
 int itest_raw_free_lease(int fd, const char *region, uint64_t lease);
 int itest_raw_free_tag(int fd, const char *region, const char *tag);
+/* ZEROER pause (true) or resume (false) over a fresh connection; needs an admin peer. */
+void itest_zeroer_pause(const char *sock, const char *region, bool pause);
 
 struct itest_stat {
 	uint64_t zeroed, dirty, leased, committed, bad;

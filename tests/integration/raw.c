@@ -300,6 +300,25 @@ int itest_raw_free_tag(int fd, const char *region, const char *tag)
 	return itest_raw_call(fd, &req, NULL);
 }
 
+void itest_zeroer_pause(const char *sock, const char *region, bool pause)
+{
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__ZeroerReq z = PMEMZ__ZEROER_REQ__INIT;
+	int fd = itest_raw_connect(sock), r;
+
+	if (fd < 0)
+		fail_msg("ZEROER: connect %s: %s", sock, strerror(-fd));
+	z.region = UNCONST(region);
+	z.has_pause = true;
+	z.pause = pause;
+	req.op_case = PMEMZ__REQUEST__OP_ZEROER;
+	req.zeroer = &z;
+	r = itest_raw_call(fd, &req, NULL);
+	close(fd);
+	if (r)
+		fail_msg("ZEROER %s pause=%d: %s", region, pause, strerror(-r));
+}
+
 void itest_stat(const char *sock, const char *region, struct itest_stat *st)
 {
 	Pmemz__Request req = PMEMZ__REQUEST__INIT;

@@ -32,6 +32,19 @@ target_link_libraries(test-pmemzctl-output PRIVATE pmemzctl_output PkgConfig::CM
 add_test(NAME client-ctl-output COMMAND test-pmemzctl-output)
 set_tests_properties(client-ctl-output PROPERTIES LABELS "unit;client")
 
+# pmemzctl metrics: the Prometheus exposition (escaping, histogram, families).
+add_executable(test-pmemzctl-metrics ${PMEMZ_TEST_SRC}/unit/test-pmemzctl-metrics.c)
+target_link_libraries(test-pmemzctl-metrics PRIVATE pmemzctl_output PkgConfig::CMOCKA)
+add_test(NAME client-ctl-metrics COMMAND test-pmemzctl-metrics)
+set_tests_properties(client-ctl-metrics PROPERTIES LABELS "unit;client")
+
+# The systemd timer + service pair that runs pmemzctl metrics every 15 s.
+add_test(NAME client-ctl-metrics-units
+  COMMAND sh ${PMEMZ_TEST_SRC}/unit/test-metrics-units.sh ${PROJECT_BINARY_DIR}/systemd
+          $<TARGET_FILE:pmemzctl>)
+set_tests_properties(client-ctl-metrics-units PROPERTIES SKIP_RETURN_CODE 77
+  LABELS "unit;client")
+
 # pmemzctl: usage errors and an unreachable daemon give one line and a non-zero exit.
 add_test(NAME client-ctl-cli
   COMMAND sh ${PMEMZ_TEST_SRC}/unit/test-pmemzctl-cli.sh $<TARGET_FILE:pmemzctl>)

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pmemz_client_reconnect: after the daemon restarted (or the connection
+ * broke), connect again and re-open the client's regions in place.
+ *
+ * A new connection is made exactly as pmemz_client_new makes one (the
+ * same socket path, checks and HELLO), then the client takes it over
+ * (pmemz_client_adopt, client.c): requests of the old connection fail,
+ * none of them reaches the new one.  Every region handle (those closed by
+ * the caller but still held by allocation handles too) is then opened
+ * again by name: when the daemon serves the same region (same uuid and
+ * layout), the handle and its mapping carry on as they were, the new fd is
+ * not needed (the mapping holds the file); otherwise the handle turns
+ * stale: its calls fail with -ESTALE, its old mapping stays until it is
+ * closed.  Leases die with their connection: the reserve forgets its own,
+ * an allocation handle's lease can no longer be committed (-ESTALE).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "client-private.h"
+
+void pmemz_client_track_region(struct pmemz_region *r)
+{
+	struct pmemz_client *c = r->c;
+
+	pthread_mutex_lock(&c->lock);
+	LIST_INSERT_HEAD(&c->regions, r, link);
+	r->tracked = true;
+	pthread_mutex_unlock(&c->lock);
+}
+
+void pmemz_client_untrack_region(struct pmemz_region *r)
+{
+	struct pmemz_client *c = r->c;
+
+	pthread_mutex_lock(&c->lock);
+	if (r->tracked) {
+		LIST_REMOVE(r, link);
+		r->tracked = false;
+	}
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* A reference unless the last one is gone already (then it is being untracked). */
+static bool region_ref_live(struct pmemz_region *r)
+{
+	unsigned n = __atomic_load_n(&r->refs, __ATOMIC_RELAXED);
+
+	while (n > 0)
+		if (__atomic_compare_exchange_n(&r->refs, &n, n + 1, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED))
+			return true;
+	return false;
+}
+
+static int region_mark_stale(struct pmemz_region *r, const char *fmt, ...) _printf_(2, 3);
+static int region_mark_stale(struct pmemz_region *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&r->c->lock);
+	va_start(ap, fmt);
+	(void)vsnprintf(r->stale_msg, sizeof(r->stale_msg), fmt, ap);
+	va_end(ap);
+	__atomic_store_n(&r->stale, -ESTALE, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&r->c->lock);
+	return pmemz_err(-ESTALE, "%s", r->stale_msg);
+}
+
+/*
+ * OPEN_REGION r's name on the new connection: 0 when it is the same
+ * region, -ESTALE (r marked) when the daemon refuses it or serves another
+ * one, another -errno when the connection failed (r untouched).
+ */
+static int region_reopen(struct pmemz_region *r)
+{
+	_cleanup_response_ Pmemz__Response *resp = NULL;
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__OpenRegionReq open = PMEMZ__OPEN_REGION_REQ__INIT;
+	_cleanup_close_ int fd = -1;
+	const Pmemz__RegionInfo *in;
+	int ret;
+
+	if (pmemz_region_check(r) < 0)
+		return -ESTALE; /* stale once, stale until closed */
+	open.region = r->name;
+	req.op_case = PMEMZ__REQUEST__OP_OPEN_REGION;
+	req.open_region = &open;
+	ret = pmemz_client_call_fd(r->c, &req, &resp, &fd);
+	if (ret < 0) {
+		if (pmemz_client_broken(r->c))
+			return ret;
+		return region_mark_stale(r, "region '%s' cannot be opened again: %s", r->name,
+					 pmemz_errormsg());
+	}
+	in = resp->open_region->info;
+	if (in->uuid.len != sizeof(r->uuid) || memcmp(in->uuid.data, r->uuid, sizeof(r->uuid)))
+		return region_mark_stale(r,
+					 "region '%s' is not the one this handle mapped any more "
+					 "(its uuid changed): close the handle and open it again",
+					 r->name);
+	if (in->size != r->size || in->extent_size != r->extent_size ||
+	    in->extent_count != r->extent_count || in->data_offset != r->data_offset)
+		return region_mark_stale(r,
+					 "region '%s' changed its layout: close the handle and "
+					 "open it again",
+					 r->name);
+	return 0;
+}
+
+PMEMZ_EXPORT int pmemz_client_reconnect(struct pmemz_client *c)
+{
+	_cleanup_free_ struct pmemz_region **regions = NULL;
+	struct pmemz_client *fresh = NULL;
+	struct pmemz_region *r;
+	size_t n = 0, cap = 0;
+	int ret = 0, stale = 0;
+	char msg[512] = "";
+
+	if (!c)
+		return pmemz_err(-EINVAL, "pmemz_client_reconnect: client is NULL");
+	ret = pmemz_client_new(c->path, &fresh);
+	if (ret < 0)
+		return ret; /* still the old (broken) connection: try again later */
+	pmemz_client_adopt(c, fresh);
+	pmemz_client_free(fresh); /* the old socket */
+
+	pthread_mutex_lock(&c->lock);
+	LIST_FOREACH(r, &c->regions, link)
+	cap++;
+	regions = cap ? calloc(cap, sizeof(*regions)) : NULL;
+	if (regions)
+		LIST_FOREACH(r, &c->regions, link)
+	if (region_ref_live(r))
+		regions[n++] = r;
+	pthread_mutex_unlock(&c->lock);
+	if (cap && !regions)
+		return pmemz_err(-ENOMEM, "out of memory");
+
+	for (size_t i = 0; i < n; i++) {
+		/* After a connection failure the rest wait for the next try. */
+		int rr = ret < 0 ? 0 : region_reopen(regions[i]);
+
+		if (rr == -ESTALE) {
+			if (!stale)
+				(void)snprintf(msg, sizeof(msg), "%s", pmemz_errormsg());
+			stale = rr;
+		} else if (rr < 0) {
+			ret = rr;
+			(void)snprintf(msg, sizeof(msg), "%s", pmemz_errormsg());
+		}
+		pmemz_reserve_forget(regions[i]);
+		pmemz_region_unref(regions[i]);
+	}
+	if (ret < 0)
+		return pmemz_err(ret, "%s", msg);
+	if (stale) /* the connection is back; the other regions serve */
+		return pmemz_err(stale, "%s", msg);
+	pmemz_err_clear();
+	return 0;
+}

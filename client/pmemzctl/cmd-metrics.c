@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pmemzctl metrics [--output FILE]: the daemon's counters in the Prometheus
+ * text format (metrics.c), on stdout or, for node_exporter's textfile
+ * collector, into FILE.  The collector may read FILE at any moment, so it
+ * is replaced atomically: the exposition goes to a temporary file in the
+ * same directory, which is synced and then renamed over FILE (and the
+ * directory synced, so a crash leaves the old file or the new one).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pmemzctl.h"
+
+static void unlink_tmp(char **path)
+{
+	if (*path) {
+		(void)unlink(*path);
+		free(*path);
+	}
+}
+
+/* Directory of path (malloc'ed). */
+static char *dir_of(const char *path)
+{
+	_cleanup_free_ char *copy = strdup(path);
+	const char *d;
+
+	if (!copy)
+		return NULL;
+	d = dirname(copy);
+	return strdup(d);
+}
+
+static int sync_dir(const char *dir)
+{
+	_cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0 || fsync(fd) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Write the exposition to path atomically; prints the reason on failure. */
+static int metrics_write_file(const char *path, const Pmemz__StatResp *s)
+{
+	_cleanup_free_ char *dir = dir_of(path);
+	_cleanup_(unlink_tmp) char *tmp = NULL;
+	_cleanup_fclose_ FILE *f = NULL;
+	int fd, r;
+
+	if (!dir || asprintf(&tmp, "%s/.pmemzctl-metrics.XXXXXX", dir) < 0) {
+		tmp = NULL;
+		(void)fprintf(stderr, "pmemzctl: out of memory\n");
+		return CTL_EXIT_FAIL;
+	}
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		r = -errno;
+		free(TAKE_PTR(tmp));
+		(void)fprintf(stderr, "pmemzctl: cannot create a file in %s: %s\n", dir,
+			      strerror(-r));
+		return CTL_EXIT_FAIL;
+	}
+	/* mkostemp makes it 0600; the collector may run as another user. */
+	if (fchmod(fd, 0644) < 0 || !(f = fdopen(fd, "w"))) {
+		r = -errno;
+		(void)close(fd);
+		(void)fprintf(stderr, "pmemzctl: cannot write %s: %s\n", tmp, strerror(-r));
+		return CTL_EXIT_FAIL;
+	}
+	r = ctl_metrics_write(f, s);
+	if (r == 0 && fsync(fileno(f)) < 0)
+		r = -errno;
+	if (r == 0 && fclose(TAKE_PTR(f)) == EOF)
+		r = -errno;
+	if (r < 0) {
+		(void)fprintf(stderr, "pmemzctl: cannot write %s: %s\n", tmp, strerror(-r));
+		return CTL_EXIT_FAIL;
+	}
+	if (rename(tmp, path) < 0) {
+		r = -errno;
+		(void)fprintf(stderr, "pmemzctl: cannot rename %s to %s: %s\n", tmp, path,
+			      strerror(-r));
+		return CTL_EXIT_FAIL;
+	}
+	free(TAKE_PTR(tmp));
+	r = sync_dir(dir);
+	if (r < 0) {
+		(void)fprintf(stderr, "pmemzctl: cannot sync directory %s: %s\n", dir,
+			      strerror(-r));
+		return CTL_EXIT_FAIL;
+	}
+	return CTL_EXIT_OK;
+}
+
+static int metrics_exec(struct ctl *ctl, int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    CTL_COMMON_OPTS,
+	    {"output", required_argument, NULL, 'o'},
+	    {},
+	};
+	_cleanup_response_ Pmemz__Response *resp = NULL;
+	const char *output = NULL;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, CTL_COMMON_SHORT "o:", opts, NULL)) != -1) {
+		if (c == 'o') {
+			if (!*optarg)
+				return ctl_usage_error(&cmd_metrics, "--output needs a file name");
+			output = optarg;
+			continue;
+		}
+		if ((r = ctl_common_opt(ctl, &cmd_metrics, c)) >= 0)
+			return r;
+	}
+	if (optind < argc)
+		return ctl_usage_error(&cmd_metrics, "unexpected argument '%s'", argv[optind]);
+	if (ctl->json)
+		return ctl_usage_error(&cmd_metrics,
+				       "metrics prints the Prometheus text format, not JSON");
+
+	/* Every region in one answer (the output vtable it sets up stays unused). */
+	r = ctl_stat(ctl, NULL, &resp);
+	if (r)
+		return r;
+	if (output)
+		return metrics_write_file(output, resp->stat);
+	r = ctl_metrics_write(stdout, resp->stat);
+	if (r < 0) {
+		(void)fprintf(stderr, "pmemzctl: cannot write the output: %s\n", strerror(-r));
+		return CTL_EXIT_FAIL;
+	}
+	return CTL_EXIT_OK;
+}
+
+const struct ctl_cmd cmd_metrics = {
+    .name = "metrics",
+    .args = "[--output FILE]",
+    .summary = "counters and gauges in the Prometheus text format",
+    .options = "  -o, --output FILE  replace FILE atomically (node_exporter's textfile\n"
+	       "                     collector) instead of printing\n",
+    .exec = metrics_exec,
+};

@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Prometheus text exposition (format 0.0.4) of one STAT answer, for
+ * pmemzctl metrics.  The metric names, labels and meanings are a contract
+ * (docs/OPERATIONS.md): dashboards and alerts are built on them, so add
+ * families, never rename one.
+ *
+ * Each metric family is one emitter in the table at the end; an emitter
+ * writes its HELP and TYPE lines, then one sample per region (or one for
+ * the daemon).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pmemzctl.h"
+
+/* A label value with backslash, double quote and newline escaped, as the format requires. */
+static void put_label_value(FILE *f, const char *s)
+{
+	(void)fputc('"', f);
+	for (; s && *s; s++) {
+		if (*s == '\\')
+			(void)fputs("\\\\", f);
+		else if (*s == '"')
+			(void)fputs("\\\"", f);
+		else if (*s == '\n')
+			(void)fputs("\\n", f);
+		else
+			(void)fputc(*s, f);
+	}
+	(void)fputc('"', f);
+}
+
+/* A float as the shortest text that reads back as the same double ("0.00025", not
+ * 0.00025000000000000001). */
+static const char *format_double(double d, char *buf, size_t len)
+{
+	for (int prec = 15; prec <= 17; prec++) {
+		(void)snprintf(buf, len, "%.*g", prec, d);
+		if (strtod(buf, NULL) == d)
+			break;
+	}
+	return buf;
+}
+
+static void family(FILE *f, const char *name, const char *type, const char *help)
+{
+	/* The HELP texts are constants here without backslashes or newlines: no escaping needed. */
+	(void)fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* NAME{region="R"[,KEY="VALUE"]} (the value follows) */
+static void sample_start(FILE *f, const char *name, const Pmemz__RegionStat *rs, const char *key,
+			 const char *value)
+{
+	(void)fprintf(f, "%s{region=", name);
+	put_label_value(f, rs->info->name);
+	if (key) {
+		(void)fprintf(f, ",%s=", key);
+		put_label_value(f, value);
+	}
+	(void)fputc('}', f);
+}
+
+static void sample_u64(FILE *f, const char *name, const Pmemz__RegionStat *rs, const char *key,
+		       const char *value, uint64_t v)
+{
+	sample_start(f, name, rs, key, value);
+	(void)fprintf(f, " %" PRIu64 "\n", v);
+}
+
+static void emit_extents(FILE *f, const Pmemz__StatResp *s)
+{
+	family(f, "pmemzerod_extents", "gauge",
+	       "Extents of the region per state: zeroed and dirty are free, leased are handed to a "
+	       "connection, committed belong to a tag, bad are quarantined.");
+	for (size_t i = 0; i < s->n_regions; i++) {
+		const Pmemz__RegionStat *rs = s->regions[i];
+		const struct {
+			const char *state;
+			uint64_t n;
+		} st[] = {
+		    {"zeroed", rs->zeroed},	  {"dirty", rs->dirty}, {"leased", rs->leased},
+		    {"committed", rs->committed}, {"bad", rs->bad},
+		};
+
+		for (size_t k = 0; k < ARRAY_SIZE(st); k++)
+			sample_u64(f, "pmemzerod_extents", rs, "state", st[k].state, st[k].n);
+	}
+}
+
+/* The families that are one STAT number per region. */
+struct region_metric {
+	const char *name, *type, *help;
+	uint64_t (*get)(const Pmemz__RegionStat *rs);
+};
+
+static uint64_t get_bytes_zeroed(const Pmemz__RegionStat *rs)
+{
+	return rs->bytes_zeroed;
+}
+static uint64_t get_allocations(const Pmemz__RegionStat *rs)
+{
+	return rs->allocations;
+}
+static uint64_t get_commits(const Pmemz__RegionStat *rs)
+{
+	return rs->commits;
+}
+static uint64_t get_frees(const Pmemz__RegionStat *rs)
+{
+	return rs->frees;
+}
+static uint64_t get_waiters(const Pmemz__RegionStat *rs)
+{
+	return rs->waiters;
+}
+/*
+ * Every region STAT lists serves today: the daemon refuses to start with a
+ * region it cannot open.  When STAT gains a "failed" region state (an
+ * optional RegionStat field), this reads it: 0 for a failed region.
+ */
+static uint64_t get_region_up(const Pmemz__RegionStat *rs)
+{
+	(void)rs;
+	return 1;
+}
+/* The quarantined (BAD) extents: every bad block the region knows lies in one of them. */
+static uint64_t get_bad_blocks(const Pmemz__RegionStat *rs)
+{
+	return rs->bad;
+}
+
+static const struct region_metric region_metrics[] = {
+    {"pmemzerod_zeroed_bytes_total", "counter",
+     "Bytes the background zeroer made zero and durable since the daemon started.",
+     get_bytes_zeroed},
+    {"pmemzerod_allocations_total", "counter",
+     "ALLOCATE requests granted since the daemon started.", get_allocations},
+    {"pmemzerod_commits_total", "counter", "Leases committed under a tag since the daemon started.",
+     get_commits},
+    {"pmemzerod_frees_total", "counter", "FREE requests served since the daemon started.",
+     get_frees},
+    {"pmemzerod_waiters", "gauge", "ALLOCATE requests waiting for zeroing now.", get_waiters},
+    {"pmemzerod_region_up", "gauge", "1 while the region serves, 0 when it has failed.",
+     get_region_up},
+    {"pmemzerod_bad_blocks", "gauge",
+     "Extents quarantined because of media errors (bad blocks) in the region.", get_bad_blocks},
+};
+
+static void emit_region_metrics(FILE *f, const Pmemz__StatResp *s)
+{
+	for (size_t m = 0; m < ARRAY_SIZE(region_metrics); m++) {
+		const struct region_metric *rm = &region_metrics[m];
+
+		family(f, rm->name, rm->type, rm->help);
+		for (size_t i = 0; i < s->n_regions; i++)
+			sample_u64(f, rm->name, s->regions[i], NULL, NULL, rm->get(s->regions[i]));
+	}
+}
+
+/* A daemon older than the histogram sends no buckets: its regions have no samples. */
+static bool has_wait_histogram(const Pmemz__RegionStat *rs)
+{
+	return rs->has_wait_count && rs->has_wait_sum_sec && rs->n_wait_bucket_le > 0 &&
+	       rs->n_wait_bucket_le == rs->n_wait_bucket_count;
+}
+
+static void emit_allocate_wait(FILE *f, const Pmemz__StatResp *s)
+{
+	family(f, "pmemzerod_allocate_wait_seconds", "histogram",
+	       "How long ALLOCATE requests that had to wait for zeroing waited, from joining the "
+	       "queue to the grant.");
+	for (size_t i = 0; i < s->n_regions; i++) {
+		const Pmemz__RegionStat *rs = s->regions[i];
+		char sum[40];
+
+		if (!has_wait_histogram(rs))
+			continue;
+		for (size_t b = 0; b < rs->n_wait_bucket_le; b++) {
+			char le[40];
+
+			sample_u64(f, "pmemzerod_allocate_wait_seconds_bucket", rs, "le",
+				   format_double(rs->wait_bucket_le[b], le, sizeof(le)),
+				   rs->wait_bucket_count[b]);
+		}
+		sample_u64(f, "pmemzerod_allocate_wait_seconds_bucket", rs, "le", "+Inf",
+			   rs->wait_count);
+		sample_start(f, "pmemzerod_allocate_wait_seconds_sum", rs, NULL, NULL);
+		(void)fprintf(f, " %s\n", format_double(rs->wait_sum_sec, sum, sizeof(sum)));
+		sample_u64(f, "pmemzerod_allocate_wait_seconds_count", rs, NULL, NULL,
+			   rs->wait_count);
+	}
+}
+
+static void emit_connections(FILE *f, const Pmemz__StatResp *s)
+{
+	family(f, "pmemzerod_connections", "gauge", "Client connections to the daemon now.");
+	(void)fprintf(f, "pmemzerod_connections %" PRIu64 "\n", s->connections);
+}
+
+static void (*const emitters[])(FILE *f, const Pmemz__StatResp *s) = {
+    emit_extents, emit_region_metrics, emit_allocate_wait, emit_connections,
+    /*
+     * Per-uid usage (pmemzctl usage, the per-uid accounting of the "hostile
+     * tenant" work) goes here as its own emitter, e.g.
+     * pmemzerod_uid_extents{region,uid}, fed from that answer.
+     */
+};
+
+int ctl_metrics_write(FILE *f, const Pmemz__StatResp *s)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(emitters); i++)
+		emitters[i](f, s);
+	if (fflush(f) == EOF || ferror(f))
+		return -(errno ? errno : EIO);
+	return 0;
+}

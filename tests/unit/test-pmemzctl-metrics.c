@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pmemzctl metrics: the Prometheus text exposition of a STAT answer made up
+ * here: label values escaped as the format says, the histogram's buckets
+ * with le labels that read back exactly, and no histogram samples for a
+ * region whose daemon sent none.  (tests/integration/test-metrics.c runs
+ * the reference parser over the real thing.)
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "pmemzctl.h"
+
+static char *render(const Pmemz__StatResp *s)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(ctl_metrics_write(f, s), 0);
+	assert_int_equal(fclose(f), 0);
+	return buf;
+}
+
+static int count_lines(const char *text, const char *prefix)
+{
+	int n = 0;
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		n += strncmp(p, prefix, strlen(prefix)) == 0;
+	return n;
+}
+
+static void test_exposition(void **state)
+{
+	static double le[] = {0.0001, 0.25, 1.0};
+	static uint64_t counts[] = {1, 3, 4};
+	Pmemz__RegionInfo info[2] = {PMEMZ__REGION_INFO__INIT, PMEMZ__REGION_INFO__INIT};
+	Pmemz__RegionStat rs[2] = {PMEMZ__REGION_STAT__INIT, PMEMZ__REGION_STAT__INIT};
+	Pmemz__RegionStat *ptrs[2] = {&rs[0], &rs[1]};
+	Pmemz__StatResp s = PMEMZ__STAT_RESP__INIT;
+	char *text;
+
+	(void)state;
+	info[0].name = (char *)"a\"b\\c\nd";
+	info[1].name = (char *)"old";
+	rs[0].info = &info[0];
+	rs[0].zeroed = 7;
+	rs[0].bad = 2;
+	rs[0].bytes_zeroed = 1ull << 40;
+	rs[0].n_wait_bucket_le = 3;
+	rs[0].wait_bucket_le = le;
+	rs[0].n_wait_bucket_count = 3;
+	rs[0].wait_bucket_count = counts;
+	rs[0].has_wait_sum_sec = true;
+	rs[0].wait_sum_sec = 2.75;
+	rs[0].has_wait_count = true;
+	rs[0].wait_count = 5;
+	rs[1].info = &info[1]; /* a daemon without the histogram fields */
+	rs[1].committed = 3;
+	s.n_regions = 2;
+	s.regions = ptrs;
+	s.connections = 4;
+
+	text = render(&s);
+	assert_non_null(
+	    strstr(text, "pmemzerod_extents{region=\"a\\\"b\\\\c\\nd\",state=\"zeroed\"} 7\n"));
+	assert_non_null(strstr(text, "pmemzerod_extents{region=\"old\",state=\"committed\"} 3\n"));
+	assert_non_null(strstr(
+	    text, "pmemzerod_zeroed_bytes_total{region=\"a\\\"b\\\\c\\nd\"} 1099511627776\n"));
+	assert_non_null(strstr(text, "pmemzerod_bad_blocks{region=\"a\\\"b\\\\c\\nd\"} 2\n"));
+	assert_non_null(strstr(text, "pmemzerod_region_up{region=\"old\"} 1\n"));
+	assert_non_null(strstr(text, "le=\"0.0001\"} 1\n"));
+	assert_non_null(strstr(text, "le=\"0.25\"} 3\n"));
+	assert_non_null(strstr(text, "le=\"1\"} 4\n"));
+	assert_non_null(strstr(text, "le=\"+Inf\"} 5\n"));
+	assert_non_null(
+	    strstr(text, "pmemzerod_allocate_wait_seconds_sum{region=\"a\\\"b\\\\c\\nd\"} 2.75\n"));
+	assert_non_null(
+	    strstr(text, "pmemzerod_allocate_wait_seconds_count{region=\"a\\\"b\\\\c\\nd\"} 5\n"));
+	assert_null(strstr(text, "pmemzerod_allocate_wait_seconds_count{region=\"old\"}"));
+	assert_non_null(strstr(text, "\npmemzerod_connections 4\n"));
+	/* One HELP and one TYPE per family, whatever the number of regions. */
+	assert_int_equal(count_lines(text, "# HELP "), 10);
+	assert_int_equal(count_lines(text, "# TYPE "), 10);
+	assert_int_equal(count_lines(text, "# TYPE pmemzerod_allocate_wait_seconds histogram"), 1);
+	assert_int_equal(count_lines(text, "pmemzerod_extents{"), 10);
+	/* Every line ends; no raw newline from a label value splits one. */
+	assert_int_equal(count_lines(text, "d\""), 0);
+	free(text);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_exposition),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
