@@ -365,32 +365,14 @@ static void test_nobody_xdg_state_home(void **state)
 	run_session(e, &s);
 }
 
-/* A state directory someone else can point elsewhere is refused. */
-static void test_nobody_refuses_symlink(void **state)
+/*
+ * uid 65534 with XDG_STATE_HOME=DIR/xdg-state, whose pmemzerod/ the caller
+ * makes with make_state_dir: the daemon must refuse it (refusal: a phrase of
+ * its error) and create no region file in it.
+ */
+static void refusal_session(struct itest_env *e, const char *refusal,
+			    void (*make_state_dir)(const struct session *s, const char *path))
 {
-	struct itest_env *e = *state;
-	struct session s;
-	char xdg[PATH_MAX], link[PATH_MAX], target[PATH_MAX], region[PATH_MAX];
-	struct stat st;
-
-	nobody_session(e, &s);
-	itest_path(e, xdg, sizeof(xdg), "xdg-state");
-	itest_path(e, link, sizeof(link), "xdg-state/pmemzerod");
-	itest_path(e, target, sizeof(target), "elsewhere");
-	mkdir_owned(xdg, s.uid, s.gid, 0700);
-	mkdir_owned(target, s.uid, s.gid, 0700);
-	assert_int_equal(symlink(target, link), 0);
-	assert_int_equal(lchown(link, s.uid, s.gid), 0);
-	s.env[2] = env_kv(2, "XDG_STATE_HOME", xdg, "");
-	s.refusal = "is a symbolic link, refusing to use it";
-	run_session(e, &s);
-	itest_path(e, region, sizeof(region), "elsewhere/default.region");
-	assert_int_equal(stat(region, &st), -1);
-}
-
-static void test_nobody_refuses_foreign_dir(void **state)
-{
-	struct itest_env *e = *state;
 	struct session s;
 	char xdg[PATH_MAX], dir[PATH_MAX], region[PATH_MAX];
 	struct stat st;
@@ -398,14 +380,48 @@ static void test_nobody_refuses_foreign_dir(void **state)
 	nobody_session(e, &s);
 	itest_path(e, xdg, sizeof(xdg), "xdg-state");
 	itest_path(e, dir, sizeof(dir), "xdg-state/pmemzerod");
-	mkdir_owned(xdg, s.uid, s.gid, 0700);
-	/* root's, but writable by uid 65534: only the owner gives it away */
-	mkdir_owned(dir, 0, 0, 0777);
-	s.env[2] = env_kv(2, "XDG_STATE_HOME", xdg, "");
-	s.refusal = "is owned by uid 0, not by the daemon's user (uid 65534)";
-	run_session(e, &s);
 	itest_path(e, region, sizeof(region), "xdg-state/pmemzerod/default.region");
+	mkdir_owned(xdg, s.uid, s.gid, 0700);
+	make_state_dir(&s, dir);
+	s.env[2] = env_kv(2, "XDG_STATE_HOME", xdg, "");
+	s.refusal = refusal;
+	run_session(e, &s);
 	assert_int_equal(stat(region, &st), -1);
+}
+
+static char symlink_target[PATH_MAX];
+
+static void make_symlink(const struct session *s, const char *path)
+{
+	mkdir_owned(symlink_target, s->uid, s->gid, 0700);
+	assert_int_equal(symlink(symlink_target, path), 0);
+	assert_int_equal(lchown(path, s->uid, s->gid), 0);
+}
+
+/* A state directory that can be pointed elsewhere is refused. */
+static void test_nobody_refuses_symlink(void **state)
+{
+	struct itest_env *e = *state;
+	char region[PATH_MAX];
+	struct stat st;
+
+	itest_path(e, symlink_target, sizeof(symlink_target), "elsewhere");
+	refusal_session(e, "is a symbolic link, refusing to use it", make_symlink);
+	itest_path(e, region, sizeof(region), "elsewhere/default.region");
+	assert_int_equal(stat(region, &st), -1);
+}
+
+static void make_roots_dir(const struct session *s, const char *path)
+{
+	(void)s;
+	/* root's, but writable by uid 65534: only the owner gives it away */
+	mkdir_owned(path, 0, 0, 0777);
+}
+
+static void test_nobody_refuses_foreign_dir(void **state)
+{
+	refusal_session(*state, "is owned by uid 0, not by the daemon's user (uid 65534)",
+			make_roots_dir);
 }
 
 /* Root, outside systemd but with systemd's variables naming temp dirs. */
