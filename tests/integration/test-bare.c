@@ -11,14 +11,16 @@
  * XDG_STATE_HOME, XDG_RUNTIME_DIR or STATE_DIRECTORY pointing into the
  * test's temporary directory); the ordinary user's child drops to uid 65534
  * before it starts the daemon.  One session uses root's real default paths
- * (/var/lib/pmemzerod, /run/pmemzerod) when neither exists, and removes them
- * afterwards.  The sessions of every run of this test (and of other
+ * (/var/lib/pmemzerod, /run/pmemzerod) when this machine has no
+ * /var/lib/pmemzerod and no daemon on the system socket, and removes what
+ * it created there afterwards.  The sessions of every run of this test (and of other
  * checkouts on the machine) are serialised by one lock file, because a
  * client with no socket option prefers /run/pmemzerod/pmemzerod.sock when
  * it exists.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
@@ -444,21 +446,42 @@ static void test_root_state_directory(void **state)
 /* What test_root_system_defaults created, for its teardown. */
 static bool made_system_state, made_system_run;
 
-static int rmdir_if(const char *path)
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
-	return rmdir(path) < 0 && errno != ENOENT ? -errno : 0;
+	(void)st;
+	(void)ftw;
+	return (flag == FTW_DP ? rmdir(path) : unlink(path)) < 0 ? -1 : 0;
+}
+
+/*
+ * The directories did not exist before the test: everything in them is the
+ * test daemon's (the region file, the socket, whatever else the daemon
+ * keeps there).  0, or -errno of the first failure.
+ */
+static int remove_system_dirs(void)
+{
+	struct stat st;
+
+	if (made_system_state && lstat(SYSTEM_STATE_DIR, &st) == 0 &&
+	    nftw(SYSTEM_STATE_DIR, rm_entry, 16, FTW_DEPTH | FTW_PHYS) < 0)
+		return -errno;
+	made_system_state = false;
+	if (made_system_run && lstat(SYSTEM_RUNTIME_DIR, &st) == 0 &&
+	    nftw(SYSTEM_RUNTIME_DIR, rm_entry, 16, FTW_DEPTH | FTW_PHYS) < 0)
+		return -errno;
+	made_system_run = false;
+	return 0;
 }
 
 /*
  * Root's real defaults, exactly as the README's "pmemzerod": only when this
- * machine has neither directory (no installed or running pmemzerod), and
- * both are removed afterwards.
+ * machine has no /var/lib/pmemzerod and no daemon on the system socket;
+ * what the test creates there is removed afterwards.
  */
 static void test_root_system_defaults(void **state)
 {
 	struct itest_env *e = *state;
 	struct session s = {0};
-	bool had_run;
 	struct stat st;
 
 	if (lstat(SYSTEM_STATE_DIR, &st) == 0) {
@@ -468,19 +491,14 @@ static void test_root_system_defaults(void **state)
 	}
 	if (!system_socket_free())
 		skip();
-	had_run = lstat(SYSTEM_RUNTIME_DIR, &st) == 0;
 	made_system_state = true;
-	made_system_run = !had_run;
+	made_system_run = lstat(SYSTEM_RUNTIME_DIR, &st) < 0;
 	snprintf(s.state_dir, sizeof(s.state_dir), "%s", SYSTEM_STATE_DIR);
 	s.env[0] = env_kv(0, "HOME", e->dir, "");
 	run_session(e, &s);
-	assert_int_equal(unlink(SYSTEM_STATE_DIR "/default.region"), 0);
-	assert_int_equal(rmdir_if(SYSTEM_STATE_DIR), 0);
+	/* a clean stop takes the socket away */
 	assert_int_equal(lstat(SYSTEM_SOCKET, &st), -1);
-	made_system_state = false;
-	if (!had_run)
-		assert_int_equal(rmdir_if(SYSTEM_RUNTIME_DIR), 0);
-	made_system_run = false;
+	assert_int_equal(remove_system_dirs(), 0);
 }
 
 /* A failed session must not leave root's real defaults behind. */
@@ -488,14 +506,7 @@ static int system_teardown(void **state)
 {
 	int r = itest_teardown(state); /* stops a daemon left running */
 
-	if (made_system_state) {
-		(void)unlink(SYSTEM_STATE_DIR "/default.region");
-		(void)rmdir(SYSTEM_STATE_DIR);
-	}
-	if (made_system_run) {
-		(void)unlink(SYSTEM_SOCKET);
-		(void)rmdir(SYSTEM_RUNTIME_DIR);
-	}
+	(void)remove_system_dirs();
 	return r;
 }
 
