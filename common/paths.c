@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -157,4 +158,47 @@ int pmemz_socket_dir_prepare(const char *dir, char *why, size_t len)
 	if (r < 0)
 		(void)snprintf(why, len, "%s", strerror(-r));
 	return r;
+}
+
+int pmemz_private_dir(const char *path, uid_t *owner)
+{
+	struct stat st;
+	char *slash;
+	int r;
+
+	*owner = (uid_t)-1;
+	if (lstat(path, &st) < 0) {
+		char parent[PATH_MAX];
+
+		if (errno != ENOENT)
+			return -errno;
+		if (strlen(path) >= sizeof(parent))
+			return -ENAMETOOLONG;
+		/* Missing parents too (~/.local/state), private like XDG wants them. */
+		memcpy(parent, path, strlen(path) + 1);
+		slash = strrchr(parent, '/');
+		if (slash && slash != parent) {
+			*slash = '\0';
+			r = pmemz_mkdir_p(parent, 0700);
+			if (r < 0)
+				return r;
+		}
+		if (mkdir(path, 0700) < 0 && errno != EEXIST)
+			return -errno;
+		if (lstat(path, &st) < 0)
+			return -errno;
+	}
+	/*
+	 * Whoever owns the directory, or can point it elsewhere, decides what
+	 * the region file is: refuse anything but our own real directory.
+	 */
+	if (S_ISLNK(st.st_mode))
+		return -ELOOP;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	if (st.st_uid != geteuid()) {
+		*owner = st.st_uid;
+		return -EPERM;
+	}
+	return 0;
 }

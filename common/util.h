@@ -92,6 +92,13 @@ int pmemz_default_socket_path(bool daemon, char **out);
 int pmemz_default_state_dir(char **out);
 /* mkdir -p with mode for the missing components. */
 int pmemz_mkdir_p(const char *path, mode_t mode);
+/*
+ * A directory only the caller's euid controls: created (mode 0700, missing
+ * parents 0700 too) when absent.  -ELOOP when it is a symlink, -ENOTDIR when
+ * not a directory, -EPERM when another user owns it (*owner = that uid,
+ * else (uid_t)-1), or mkdir's -errno.
+ */
+int pmemz_private_dir(const char *path, uid_t *owner);
 
 /*
  * The socket directory of last resort, /tmp/pmemzerod-EUID: anyone may

@@ -8,15 +8,46 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "conf.h"
 #include "dax.h"
 #include "log.h"
 #include "manager.h"
+#include "util.h"
 
 static void conf_done(struct daemon_conf *c)
 {
 	conf_free(c);
+}
+
+/*
+ * The embedded default region lives in the state directory, which nothing
+ * but systemd's StateDirectory= would create: make it, private to the
+ * daemon's user, and refuse one that another user controls.
+ */
+static int state_dir_prepare(const struct daemon_conf *c)
+{
+	uid_t owner;
+	int r;
+
+	if (!c->default_region)
+		return 0;
+	r = pmemz_private_dir(c->state_dir, &owner);
+	if (r == -ELOOP)
+		return log_error_errno(
+		    r, "State directory %s is a symbolic link, refusing to use it", c->state_dir);
+	if (r == -ENOTDIR)
+		return log_error_errno(r, "State directory %s exists and is not a directory",
+				       c->state_dir);
+	if (r == -EPERM && owner != (uid_t)-1)
+		return log_error_errno(r,
+				       "State directory %s is owned by uid %u, not by the daemon's "
+				       "user (uid %u), refusing to use it",
+				       c->state_dir, (unsigned)owner, (unsigned)geteuid());
+	if (r < 0)
+		return log_error_errno(r, "Cannot create the state directory %s: %m", c->state_dir);
+	return 0;
 }
 
 static int run(int argc, char **argv)
@@ -48,6 +79,9 @@ static int run(int argc, char **argv)
 
 	/* What the machine offers, for whoever reads the log after an incident. */
 	dax_log_devices();
+	r = state_dir_prepare(&conf);
+	if (r < 0)
+		return r;
 	r = manager_new(&conf, &m);
 	if (r < 0)
 		return r;

@@ -686,7 +686,7 @@ static int resolve_path(const char *socket_path, char **out)
 
 /*
  * The last-resort socket directory in /tmp can be made by anyone first:
- * refuse it unless it is this user's own (issue 8 g).
+ * refuse it unless it is this user's own (docs/SECURITY.md).
  */
 static int check_socket_dir(const char *path)
 {

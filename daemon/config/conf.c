@@ -1030,6 +1030,7 @@ int conf_finish(struct daemon_conf *c, FILE *errout)
 		} else {
 			rc->path = TAKE_PTR(path);
 			rc->size = CONF_DEFAULT_REGION_SIZE;
+			c->default_region = true;
 		}
 	}
 

@@ -12,7 +12,8 @@
 #include <sys/types.h>
 
 #define CONF_DEFAULT_EXTENT_SIZE (2ull << 20)
-#define CONF_DEFAULT_REGION_SIZE (1ull << 30)
+/* The embedded default is for trying things out: a modest file. */
+#define CONF_DEFAULT_REGION_SIZE (256ull << 20)
 #define CONF_DEFAULT_REGION_NAME "default"
 #define CONF_DEFAULT_BATCH_EXTENTS 64u
 #define CONF_MAX_ZEROER_THREADS 64u
@@ -49,6 +50,7 @@ struct daemon_conf {
 	char *config_path;	/* NULL: none */
 	char *socket_path;
 	char *state_dir;	/* where the default region lives */
+	bool default_region;	/* the embedded default region (in state_dir) is used */
 	char *admin_group;	/* NULL: root only */
 	gid_t admin_gid;
 	bool has_admin_gid;

@@ -76,7 +76,7 @@ static void region_stat_fill(const struct manager_region *mr, Pmemz__RegionStat 
 
 /*
  * A region the caller may not open: its name only.  Its path, uuid and
- * usage would tell a tenant about another's data (issue 8 h).
+ * usage would tell a tenant about another's data (docs/SECURITY.md).
  */
 static void region_stat_name_only(const struct manager_region *mr, Pmemz__RegionStat *rs,
 				  Pmemz__RegionInfo *info)

@@ -7,7 +7,8 @@
  * loop, the single writer of extent state.  State-changing calls store and
  * flush the new records but do not drain; region_sync() is called once per
  * loop iteration (group commit) and makes every change of that iteration
- * durable, in the order DESIGN.md I5 requires, before any reply is sent.
+ * durable, in the order invariant I5 requires (docs/DESIGN.md), before any
+ * reply is sent.
  */
 #ifndef PMEMZ_REGION_H
 #define PMEMZ_REGION_H

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pmemz-bench [OPTIONS]: the four scenarios of issue 3, one table row per
+ * pmemz-bench [OPTIONS]: the four scenarios of docs/PERFORMANCE.md (the
+ * targets of docs/DESIGN.md), one table row per
  * figure (median of --reps repetitions, with min and max) and its ratio to
  * the scenario's reference; --json FILE writes the same as JSON.
  */

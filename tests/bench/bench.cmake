@@ -1,4 +1,4 @@
-# pmemz-bench: the benchmark suite of issue 3 (docs/PERFORMANCE.md).
+# pmemz-bench: the benchmark suite (docs/PERFORMANCE.md; targets: docs/DESIGN.md).
 #   build/tests/pmemz-bench [--quick] [--json FILE]
 # ctest runs only the smoke test: 'bench-quick' (--quick, checks that the
 # run completes and that its JSON is valid).

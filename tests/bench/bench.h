@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pmemz-bench: pmemzerod against the machine's limit and the alternatives,
- * side by side in one run (issue 3, DESIGN.md section 9).
+ * side by side in one run (docs/PERFORMANCE.md; the targets and their
+ * reasoning: docs/DESIGN.md, "Performance targets").
  *
  *   bench-main.c     options, machine facts, the run
  *   bench-daemon.c   the region file, the daemon, client and STAT helpers

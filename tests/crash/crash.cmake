@@ -1,4 +1,4 @@
-# Crash consistency (issue 4, parts 2 and 3).
+# Crash consistency: invariants I1, I2, I3 and I5 of docs/DESIGN.md.
 #
 #   crash-powerfail   simulated power failure: the storage core in-process,
 #                     every drain of a workload (and of recovery) a crash
@@ -26,7 +26,7 @@ target_link_options(test-powerfail PRIVATE -Wl,--wrap=pstore_open)
 add_test(NAME crash-powerfail COMMAND test-powerfail)
 add_test(NAME crash-powerfail-concurrent COMMAND test-powerfail --concurrent --steps 40 --seed 7)
 set_tests_properties(crash-powerfail crash-powerfail-concurrent PROPERTIES
-  LABELS "crash" TIMEOUT 300)
+  LABELS "crash" TIMEOUT 1200)
 
 # kill -9 torture: the real daemon and libpmemzclient.  The integration
 # harness is compiled in (integration.cmake is read after this file).
@@ -40,7 +40,7 @@ if(TARGET pmemzerod AND TARGET pmemzclient)
   target_compile_definitions(test-kill9 PRIVATE PMEMZ_DAEMON_PATH="$<TARGET_FILE:pmemzerod>")
   add_dependencies(test-kill9 pmemzerod)
   add_test(NAME crash-kill9 COMMAND test-kill9)
-  set_tests_properties(crash-kill9 PROPERTIES LABELS "crash" TIMEOUT 300 SKIP_RETURN_CODE 77)
+  set_tests_properties(crash-kill9 PROPERTIES LABELS "crash" TIMEOUT 1200 SKIP_RETURN_CODE 77)
 else()
   message(STATUS "crash-kill9 skipped: pmemzerod or pmemzclient not defined")
 endif()

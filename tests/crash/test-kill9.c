@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * kill -9 torture (issue 4, part 3).
+ * kill -9 torture: invariants I1-I3 (docs/DESIGN.md) across SIGKILLs.
  *
  * The real pmemzerod on a 64 MiB file region (1 MiB extents) in /dev/shm.
  * Each cycle: several client processes (libpmemzclient) allocate, check the

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Simulated power failure (issue 4, part 2).
+ * Simulated power failure: invariants I1, I2 and I5 of docs/DESIGN.md.
  *
  * The storage core (pmemzd_storage) runs in-process on a small file region
  * in /dev/shm with pmsim (pmsim.h) as the tracer of its one store module:

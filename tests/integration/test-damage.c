@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Damaged media (issue 4, part 4): the real pmemzerod on damaged copies of
+ * Damaged media (docs/on-media-format.md; the threat model of
+ * docs/DESIGN.md): the real pmemzerod on damaged copies of
  * a region that holds two committed tags, and `pmemzctl check` on them.
  *
  * A pristine region is made once (the daemon formats it, zeroes it, two

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Whom libpmemzclient trusts (issue 8 g):
+ * Whom libpmemzclient trusts (docs/SECURITY.md):
  *  - a daemon whose SO_PEERCRED uid is neither root nor the caller's is
  *    refused with a clear error (a fake "daemon" run as uid 65534);
  *  - the /tmp fallback socket directory is refused as a symlink, as another

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Damaged media that used to look like a crash, and the crash states that
- * must not look like damage (docs/on-media-format.md, issue 4 part 4):
+ * must not look like damage (docs/on-media-format.md):
  *
  *  - a zeroed block of the tag table made committed tags' records name FREE
  *    slots, which recovery took for a half-done free: the tags vanished and

@@ -240,10 +240,20 @@ stop_daemon() {
 
 REGIONS_JSON=/tmp/regions.json
 STATUS_JSON=/tmp/status.json
-# One number from "pmemzctl --json regions" (this test has one region).
-region_field() {
+# The zeroer moves extents from dirty to zeroed while the test reads the
+# counters, so numbers from two pmemzctl calls come from two moments: every
+# assertion that combines counters takes them from one snapshot
+# (region_snapshot, then snap_field).
+region_snapshot() {
 	pmemzctl --socket "$SOCK" --json regions >"$REGIONS_JSON" || fail "pmemzctl --json regions failed"
+}
+snap_field() {
 	json_field "$REGIONS_JSON" "$1"
+}
+# One number from a fresh snapshot (this test has one region).
+region_field() {
+	region_snapshot
+	snap_field "$1"
 }
 
 # The guest's view: device, alignment, granularity, persistence domain,
@@ -326,8 +336,9 @@ run_check() {
 	run pmemzctl check "$VMTEST_DEV"
 }
 
-free_extents() {
-	echo $(($(region_field zeroed) + $(region_field dirty)))
+# Free extents (zeroed + dirty) of the last snapshot.
+snap_free_extents() {
+	echo $(($(snap_field zeroed) + $(snap_field dirty)))
 }
 
 DEMO="pmemz-demo --socket $SOCK --region $REGION"
@@ -363,21 +374,29 @@ case $VMTEST_BOOT in
 	start_daemon
 	check_region
 	show_view "after reboot"
-	[ "$(region_field committed)" -eq 8 ] || fail "expected 8 committed extents after reboot, found $(region_field committed)"
+	committed=$(region_field committed)
+	[ "$committed" -eq 8 ] || fail "expected 8 committed extents after reboot, found $committed"
 	run pmemzctl --socket "$SOCK" tags "$REGION"
 	# the tag and its data survived the power-off
 	run $DEMO --tag demo --phase verify
 	# I1 across a reboot: every free extent (including the released,
 	# once-written ones) allocates as zero
-	n=$(free_extents)
+	region_snapshot
+	n=$(snap_free_extents)
 	say "allocating all $n free extents; each must read zero"
 	run $DEMO --tag fill --extents "$n" --phase write
 	run $DEMO --tag fill --phase cleanup
 	run $DEMO --tag demo --phase cleanup
 	show_view "after cleanup"
-	# I3: free + bad = all (nothing leaked)
-	[ $(($(free_extents) + $(region_field bad))) -eq "$(region_field extents)" ] ||
-		fail "free + bad extents != all extents after cleanup (leak?)"
+	# I3: free + bad = all (nothing leaked), from one snapshot
+	region_snapshot
+	free=$(snap_free_extents)
+	bad=$(snap_field bad)
+	all=$(snap_field extents)
+	[ $((free + bad)) -eq "$all" ] ||
+		fail "free ($(snap_field zeroed) zeroed + $(snap_field dirty) dirty) + bad ($bad)" \
+			"!= all ($all) extents after cleanup (leak?): leased $(snap_field leased)," \
+			"committed $(snap_field committed)"
 	stop_daemon
 	run_check
 	;;

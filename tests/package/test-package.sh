@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# test-package.sh SRC_DIR BUILD_DIR WORK_DIR: the .deb that scripts/package
+# makes installs what Debian expects, and cpack refuses BUILD_DIR when its
+# prefix is not /usr.  Exits 77 without dpkg-deb, dpkg-shlibdeps or lintian.
+set -euo pipefail
+src=$1
+build=$2
+work=$3
+
+for tool in dpkg-deb dpkg-shlibdeps lintian cpack; do
+	if ! command -v "$tool" >/dev/null; then
+		echo "SKIP: $tool is not installed (apt-get install dpkg-dev lintian): the package is NOT tested"
+		exit 77
+	fi
+done
+
+fails=0
+fail() {
+	echo "FAIL: $*"
+	fails=$((fails + 1))
+}
+ok() { echo "ok: $*"; }
+
+rm -rf "$work"
+mkdir -p "$work"
+
+# ---- 1. cpack refuses a build directory not configured for /usr ---------
+prefix=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$build/CMakeCache.txt")
+if [[ $prefix == /usr ]]; then
+	echo "note: $build is configured with prefix /usr: the refusal is not tested here"
+else
+	st=0
+	(cd "$work" && cpack -G DEB --config "$build/CPackConfig.cmake" -B "$work/refused") \
+		>"$work/refused.log" 2>&1 || st=$?
+	if ((st == 0)); then
+		fail "cpack made a .deb from $build (prefix $prefix)"
+	elif ! grep -q "refusing to build a .deb" "$work/refused.log" ||
+		! grep -q "scripts/package" "$work/refused.log"; then
+		fail "cpack failed without saying why:"
+		cat "$work/refused.log"
+	elif compgen -G "$work/refused/*.deb" >/dev/null; then
+		fail "cpack refused but left a .deb"
+	else
+		ok "cpack refuses $build (prefix $prefix) and names scripts/package"
+	fi
+fi
+
+# ---- 2. the package --------------------------------------------------------
+st=0
+PKG_BUILD_DIR="$work/build-deb" "$src/scripts/package" --output "$work/out" >"$work/package.log" 2>&1 || st=$?
+if ((st != 0)); then
+	cat "$work/package.log"
+	echo "FAIL: scripts/package exited with status $st"
+	exit 1
+fi
+deb=$(tail -n1 "$work/package.log")
+[[ -f $deb ]] || {
+	cat "$work/package.log"
+	echo "FAIL: scripts/package did not print the path of a .deb (last line: $deb)"
+	exit 1
+}
+echo "package: $deb"
+
+dpkg-deb -I "$deb"
+field() { dpkg-deb -f "$deb" "$1"; }
+arch=$(dpkg --print-architecture)
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
+version=$(sed -n 's/^project(pmemzerod VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt")
+
+[[ $(field Package) == pmemzerod ]] || fail "Package: $(field Package)"
+[[ $(field Version) == "$version" ]] || fail "Version: $(field Version), project $version"
+[[ $(field Architecture) == "$arch" ]] || fail "Architecture: $(field Architecture), host $arch"
+[[ $(field Maintainer) =~ ^[^\<]+\ \<[^@\>]+@[^\>]+\>$ ]] || fail "Maintainer '$(field Maintainer)' is not 'Name <address>'"
+for dep in libpmem2 libdaxctl1 libndctl6 libevent-2.1-7 libprotobuf-c1 libinih1 libjson-c5 libsystemd0; do
+	field Depends | grep -Eq "(^|, )$dep( |,|$)" || fail "Depends lacks $dep: $(field Depends)"
+done
+[[ -n $(field Description) ]] || fail "no Description"
+ok "control: $(field Package) $(field Version) $(field Architecture)"
+
+# ---- files -------------------------------------------------------------------
+dpkg-deb -c "$deb" | awk '{ print $6 }' | sed 's|^\./|/|; s|/$||' | sort >"$work/files"
+has() { grep -qxF "$1" "$work/files" || fail "the package lacks $1"; }
+has /usr/sbin/pmemzerod
+has /usr/bin/pmemzctl
+has "/usr/lib/$multiarch/libpmemzclient.so.1"
+has "/usr/lib/$multiarch/pkgconfig/libpmemzclient.pc"
+has /usr/include/libpmemzclient.h
+has /etc/pmemzerod/pmemzerod.conf
+has /usr/share/doc/pmemzerod/copyright
+has /usr/share/doc/pmemzerod/changelog.gz
+has /usr/share/man/man8/pmemzerod.8.gz
+has /usr/lib/sysusers.d/pmemzerod.conf
+if grep -E '^/usr/local(/|$)|^/usr/etc(/|$)|^/usr/lib/libpmemzclient' "$work/files"; then
+	fail "files outside Debian's paths (above)"
+fi
+units=$(grep -E '^(/usr)?/lib/systemd/system/pmemzerod\.(service|socket)$' "$work/files" || true)
+[[ $(wc -w <<<"$units") -eq 2 ]] || fail "units not in /lib/systemd/system or /usr/lib/systemd/system: $units"
+ok "files: $(wc -l <"$work/files") entries, no /usr/local"
+
+# ---- control files: conffiles, maintainer scripts, shlibs, triggers ------------
+dpkg-deb -e "$deb" "$work/control"
+grep -qxF /etc/pmemzerod/pmemzerod.conf "$work/control/conffiles" ||
+	fail "/etc/pmemzerod/pmemzerod.conf is not a conffile: $(cat "$work/control/conffiles" 2>/dev/null)"
+grep -q 'systemd-sysusers pmemzerod.conf' "$work/control/postinst" ||
+	fail "postinst does not create the sysusers.d group"
+grep -q 'daemon-reload' "$work/control/postinst" || fail "postinst does not reload systemd"
+grep -q 'stop pmemzerod.socket pmemzerod.service' "$work/control/prerm" ||
+	fail "prerm does not stop the units on removal"
+grep -q '^libpmemzclient 1 ' "$work/control/shlibs" || fail "no shlibs entry for libpmemzclient.so.1"
+grep -qx 'activate-noawait ldconfig' "$work/control/triggers" || fail "no ldconfig trigger"
+ok "control files: conffiles, postinst, prerm, shlibs, triggers"
+
+# ---- the units' paths exist in the package --------------------------------------
+dpkg-deb -x "$deb" "$work/root"
+service=$(grep pmemzerod.service <<<"$units")
+socket=$(grep pmemzerod.socket <<<"$units")
+exec_start=$(sed -n 's/^ExecStart=//p' "$work/root$service")
+read -r -a cmd <<<"$exec_start"
+[[ ${cmd[0]} == /usr/sbin/pmemzerod ]] || fail "ExecStart runs ${cmd[0]}, not /usr/sbin/pmemzerod"
+[[ -x $work/root${cmd[0]} ]] || fail "ExecStart's ${cmd[0]} is not in the package"
+conf=
+for ((i = 1; i < ${#cmd[@]}; i++)); do
+	[[ ${cmd[i]} == --config || ${cmd[i]} == -c ]] && conf=${cmd[i + 1]:-}
+done
+[[ $conf == /etc/pmemzerod/pmemzerod.conf ]] || fail "ExecStart's configuration is '$conf'"
+[[ -f $work/root$conf ]] || fail "ExecStart's configuration $conf is not in the package"
+listen=$(sed -n 's/^ListenStream=//p' "$work/root$socket")
+[[ $listen == /run/pmemzerod/pmemzerod.sock ]] || fail "the socket unit listens on '$listen'"
+# Every group a unit names is made by the sysusers.d file.
+for g in $(sed -n 's/^\(Group\|SupplementaryGroups\|SocketGroup\)=//p' "$work/root$service" "$work/root$socket"); do
+	grep -Eq "^g $g " "$work/root/usr/lib/sysusers.d/pmemzerod.conf" ||
+		fail "a unit names group $g, which the sysusers.d file does not create"
+done
+grep -Eq '^g pmemz ' "$work/root/usr/lib/sysusers.d/pmemzerod.conf" ||
+	fail "the sysusers.d file does not create the admin group pmemz"
+# The .pc file is relocatable (prefix from ${pcfiledir}): in the unpacked
+# tree its libdir must come out as that tree's /usr/lib/MULTIARCH.
+pc_libdir=$(PKG_CONFIG_PATH="$work/root/usr/lib/$multiarch/pkgconfig" \
+	pkg-config --dont-define-prefix --variable=libdir libpmemzclient 2>/dev/null || true)
+[[ -n $pc_libdir && $(realpath -m "$pc_libdir") == "$work/root/usr/lib/$multiarch" ]] ||
+	fail "libpmemzclient.pc: libdir '$pc_libdir' is not /usr/lib/$multiarch"
+ok "unit: ExecStart=$exec_start; ListenStream=$listen"
+
+# ---- lintian ---------------------------------------------------------------------
+# (--show-overrides would count the overridden tags: only to display them.)
+if lintian --fail-on error,warning --display-info "$deb" >"$work/lintian.log" 2>&1; then
+	ok "lintian: no error or warning"
+	grep -E '^[EWI]: ' "$work/lintian.log" || true
+else
+	fail "lintian reports errors or warnings:"
+	cat "$work/lintian.log"
+fi
+echo "lintian's reasoned overrides (packaging/deb/lintian-overrides):"
+lintian --no-tag-display-limit --show-overrides "$deb" 2>/dev/null | grep '^O: ' || true
+
+if ((fails)); then
+	echo "$fails check(s) FAILED"
+	exit 1
+fi
+echo "package test passed"
