@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libFuzzer: recovery (region_open) on an arbitrary metadata image, as a
+ * tenant who maps the whole region can leave it for the next start.
+ *
+ * Input: the first FUZZ_MEDIA_META bytes of a FUZZ_MEDIA_SIZE-byte region
+ * file (headers, extent table, tag table: seed images have 12 extents of
+ * 4 KiB); the rest of the file is zero.  Oracles:
+ *   - region_open never crashes or hangs (libFuzzer's -timeout);
+ *   - the checker and recovery agree on whether the image is usable:
+ *     region_open succeeds exactly when check_path() does not say
+ *     "unusable" (a blank primary header, which the daemon may format,
+ *     aside);
+ *   - what recovery accepted and closed passes check_path() with
+ *     CHECK_RECOVERED: no crash state left (no LEASED record, no WRITTEN
+ *     or FREEING slot), clean if the raw image had nothing but crash
+ *     states, and never more problems than before (damage recovery
+ *     quarantines stays on the media, for the operator, and is counted
+ *     again);
+ *   - a second recovery finds nothing more to do: the same report.
+ * ZEROED extents' data is not read (CHECK_NO_DATA): recovery does not read
+ * data either, and the tenant can write it anyway.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "fuzz-media.h"
+#include "fuzz.h"
+#include "log.h"
+#include "region.h"
+
+static char path[96];
+static struct region_conf rc;
+static bool verbose;
+
+static void cleanup(void)
+{
+	(void)unlink(path);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	struct stat st;
+	const char *dir = stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) ? "/dev/shm" : "/tmp";
+
+	verbose = getenv("PMEMZ_FUZZ_DEBUG") != NULL;
+	log_set_max_level(verbose ? LOG_DEBUG : LOG_EMERG);
+	/* CLWB + SFENCE instead of an msync per flush: the same code paths, faster. */
+	(void)setenv("PMEM2_FORCE_GRANULARITY", "CACHE_LINE", 0);
+	(void)snprintf(path, sizeof(path), "%s/pmemz-fuzz-media-%d", dir, (int)getpid());
+	(void)atexit(cleanup);
+	rc.name = (char *)"fuzz";
+	rc.path = path;
+	rc.size = 0; /* the file exists */
+	rc.extent_size_default = true; /* follow the media, as pmemzctl check does */
+	rc.extent_size = 0;
+	rc.zeroer_threads = 1;
+	rc.batch_extents = 4;
+	rc.source = (char *)"fuzz-media";
+	return 0;
+}
+
+static void write_image(const uint8_t *data, size_t size)
+{
+	static uint8_t img[FUZZ_MEDIA_SIZE];
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	FUZZ_ASSERT(fd >= 0);
+	memset(img, 0, sizeof(img));
+	memcpy(img, data, size < FUZZ_MEDIA_META ? size : FUZZ_MEDIA_META);
+	FUZZ_ASSERT(pwrite(fd, img, sizeof(img), 0) == (ssize_t)sizeof(img));
+	FUZZ_ASSERT(close(fd) == 0);
+}
+
+static void dump(const char *what, const struct check_report *rep)
+{
+	fprintf(stderr, "%s: %s\n", what, check_status_str(rep->status));
+	for (size_t i = 0; i < rep->n_problems; i++)
+		fprintf(stderr, "  problem: %s\n", rep->problems[i]);
+	for (size_t i = 0; i < rep->n_notes; i++)
+		fprintf(stderr, "  note: %s\n", rep->notes[i]);
+}
+
+/* The checker's "the daemon refuses the region" cases that are not CHECK_UNUSABLE. */
+static bool daemon_refuses(const struct check_report *rep)
+{
+	if (rep->status == CHECK_UNUSABLE || !rep->have_hdr)
+		return false;
+	if (!rep->primary_ok && rep->backup_ok &&
+	    (rep->primary_status == HDR_FOREIGN || rep->primary_status == HDR_UNSUPPORTED))
+		return true;
+	return rep->image_size != rep->hdr.region_size;
+}
+
+static bool recovered_ok(const struct check_report *pre, const struct check_report *post)
+{
+	if (post->status == CHECK_UNUSABLE || post->count[EXT_LEASED] != 0)
+		return false;
+	for (size_t i = 0; i < post->n_tags; i++)
+		if (post->tags[i].state == TAG_WRITTEN || post->tags[i].state == TAG_FREEING)
+			return false;
+	if (pre->status == CHECK_CLEAN && post->status != CHECK_CLEAN)
+		return false;
+	return post->problems_total <= pre->problems_total;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct check_report pre, post, again;
+	struct region *r = NULL;
+	bool blank;
+	int ret;
+
+	write_image(data, size);
+	FUZZ_ASSERT(check_path(path, CHECK_NO_DATA, &pre) == 0);
+	blank = pre.primary_status == HDR_BLANK;
+	ret = region_open(&rc, &r);
+	if (verbose || (ret == 0) != (pre.status != CHECK_UNUSABLE)) {
+		dump("checker before recovery", &pre);
+		fprintf(stderr, "region_open: %s\n", ret ? strerror(-ret) : "ok");
+	}
+	/*
+	 * A blank primary may be a format to (re)do: the daemon formats, the
+	 * checker cannot.  Where the checker says the daemon refuses a region
+	 * it still checks (a foreign or newer primary over a valid backup, a
+	 * size other than the header's), the daemon must refuse.
+	 */
+	if (daemon_refuses(&pre))
+		FUZZ_ASSERT(ret < 0);
+	else if (!blank)
+		FUZZ_ASSERT((ret == 0) == (pre.status != CHECK_UNUSABLE));
+	if (ret < 0) {
+		check_report_free(&pre);
+		return 0;
+	}
+	region_close(r);
+
+	FUZZ_ASSERT(check_path(path, CHECK_RECOVERED | CHECK_NO_DATA, &post) == 0);
+	if (verbose || !recovered_ok(&pre, &post)) {
+		dump("checker before recovery", &pre);
+		dump("checker after recovery", &post);
+	}
+	FUZZ_ASSERT(recovered_ok(&pre, &post));
+	check_report_free(&pre);
+
+	/* Idempotent: recovery of a recovered image changes nothing the checker sees. */
+	FUZZ_ASSERT(region_open(&rc, &r) == 0);
+	region_close(r);
+	FUZZ_ASSERT(check_path(path, CHECK_RECOVERED | CHECK_NO_DATA, &again) == 0);
+	if (again.status != post.status || again.problems_total != post.problems_total) {
+		dump("checker after the first recovery", &post);
+		dump("checker after the second recovery", &again);
+	}
+	FUZZ_ASSERT(again.status == post.status && again.problems_total == post.problems_total);
+	check_report_free(&again);
+	check_report_free(&post);
+	return 0;
+}
