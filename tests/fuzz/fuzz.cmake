@@ -53,3 +53,5 @@ target_link_libraries(fuzz-media PRIVATE pmemzd_check)
 
 pmemz_fuzzer(check)
 target_link_libraries(fuzz-check PRIVATE pmemzd_check)
+# Check seeds are whole images (flags byte + 64 KiB).
+set_tests_properties(fuzz-check PROPERTIES ENVIRONMENT "PMEMZ_FUZZ_MAX_LEN=65600")
