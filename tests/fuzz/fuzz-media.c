@@ -92,15 +92,29 @@ static void dump(const char *what, const struct check_report *rep)
  * The checker reports some images the daemon refuses as inconsistent
  * rather than unusable, because it can still check their tables (a foreign
  * primary over a valid backup, a size other than the header's, committed
- * extents missing from the table); its problem line then says so.
+ * extents missing from the table); its problem line then ends saying so.
  */
 static bool daemon_refuses(const struct check_report *rep)
 {
 	if (rep->status == CHECK_UNUSABLE)
 		return false;
-	for (size_t i = 0; i < rep->n_problems; i++)
-		if (strstr(rep->problems[i], "the daemon refuses"))
-			return true;
+	/* Line endings only: a tag name in a line is the tenant's text. */
+	static const char *const ends[] = {
+	    "the daemon refuses the region",
+	    "the daemon refuses a region whose size differs",
+	    "the daemon refuses to open the region",
+	};
+
+	for (size_t i = 0; i < rep->n_problems; i++) {
+		size_t len = strlen(rep->problems[i]);
+
+		for (size_t k = 0; k < sizeof(ends) / sizeof(ends[0]); k++) {
+			size_t n = strlen(ends[k]);
+
+			if (len >= n && strcmp(rep->problems[i] + len - n, ends[k]) == 0)
+				return true;
+		}
+	}
 	return false;
 }
 

@@ -255,6 +255,18 @@ static uint8_t next(struct reader *rd)
 	return *rd->p++;
 }
 
+/* The next *len bytes (fewer at the end of the input). */
+static const uint8_t *take(struct reader *rd, size_t *len)
+{
+	const uint8_t *p = rd->p;
+
+	if (*len > rd->left)
+		*len = rd->left;
+	rd->p += *len;
+	rd->left -= *len;
+	return p;
+}
+
 static void slot_close(struct slot *s)
 {
 	if (s->fd >= 0)
@@ -332,6 +344,7 @@ static void run(struct reader *rd)
 	while (rd->left) {
 		uint8_t op = next(rd) % FUZZ_REQ_N_OPS;
 		struct slot *s = &slots[next(rd) % FUZZ_REQ_N_SLOTS];
+		const uint8_t *bytes;
 		size_t len;
 
 		switch (op) {
@@ -344,19 +357,15 @@ static void run(struct reader *rd)
 		case FUZZ_REQ_OP_FRAME:
 			len = next(rd);
 			len |= (size_t)next(rd) << 8;
-			len = len < rd->left ? len : rd->left;
+			bytes = take(rd, &len);
 			if (s->fd >= 0)
-				send_frame(s, rd->p, len);
-			rd->p += len;
-			rd->left -= len;
+				send_frame(s, bytes, len);
 			break;
 		case FUZZ_REQ_OP_RAW:
 			len = next(rd);
-			len = len < rd->left ? len : rd->left;
+			bytes = take(rd, &len);
 			if (s->fd >= 0)
-				send_bytes(s, rd->p, len);
-			rd->p += len;
-			rd->left -= len;
+				send_bytes(s, bytes, len);
 			break;
 		case FUZZ_REQ_OP_ZERO: {
 			/* The slot byte chose the region. */
