@@ -3,7 +3,7 @@
 #
 # The binary is fuzz-gen-corpus of a normal (gcc) build:
 #   cmake --build build --target fuzz-gen-corpus
-#   tests/fuzz/gen-corpus.sh build/fuzz-gen-corpus
+#   tests/fuzz/gen-corpus.sh build/tests/fuzz-gen-corpus
 # Regression inputs (regress-*) and inputs merged from long fuzzing runs
 # (found-*: fuzz-NAME -merge=1) stay.  The configuration seeds are the
 # golden configurations (tests/golden/*.conf), the shipped example, and
