@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer: recovery (region_open) on an arbitrary metadata image, as a
- * tenant who maps the whole region can leave it for the next start.
+ * tenant who maps the whole region can leave it for the next start.  The
+ * region file is a memfd, opened by its /proc/self/fd path.
  *
  * Input: the first FUZZ_MEDIA_META bytes of a FUZZ_MEDIA_SIZE-byte region
  * file (headers, extent table, tag table: seed images have 12 extents of
@@ -21,13 +22,12 @@
  * data either, and the tenant can write it anyway.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -36,26 +36,21 @@
 #include "log.h"
 #include "region.h"
 
-static char path[96];
+static int image_fd = -1;
+static char path[64];
 static struct region_conf rc;
 static bool verbose;
 
-static void cleanup(void)
-{
-	(void)unlink(path);
-}
-
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	struct stat st;
-	const char *dir = stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) ? "/dev/shm" : "/tmp";
-
 	verbose = getenv("PMEMZ_FUZZ_DEBUG") != NULL;
 	log_set_max_level(verbose ? LOG_DEBUG : LOG_EMERG);
 	/* CLWB + SFENCE instead of an msync per flush: the same code paths, faster. */
 	(void)setenv("PMEM2_FORCE_GRANULARITY", "CACHE_LINE", 0);
-	(void)snprintf(path, sizeof(path), "%s/pmemz-fuzz-media-%d", dir, (int)getpid());
-	(void)atexit(cleanup);
+	/* The region file is a memfd: nothing is left behind, even after a crash. */
+	image_fd = memfd_create("pmemz-fuzz-media", MFD_CLOEXEC);
+	FUZZ_ASSERT(image_fd >= 0);
+	(void)snprintf(path, sizeof(path), "/proc/self/fd/%d", image_fd);
 	rc.name = (char *)"fuzz";
 	rc.path = path;
 	rc.size = 0; /* the file exists */
@@ -70,13 +65,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 static void write_image(const uint8_t *data, size_t size)
 {
 	static uint8_t img[FUZZ_MEDIA_SIZE];
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 
-	FUZZ_ASSERT(fd >= 0);
 	memset(img, 0, sizeof(img));
 	memcpy(img, data, size < FUZZ_MEDIA_META ? size : FUZZ_MEDIA_META);
-	FUZZ_ASSERT(pwrite(fd, img, sizeof(img), 0) == (ssize_t)sizeof(img));
-	FUZZ_ASSERT(close(fd) == 0);
+	FUZZ_ASSERT(ftruncate(image_fd, 0) == 0);
+	FUZZ_ASSERT(pwrite(image_fd, img, sizeof(img), 0) == (ssize_t)sizeof(img));
 }
 
 static void dump(const char *what, const struct check_report *rep)
