@@ -22,7 +22,7 @@ int pmemz_default_socket_path(bool daemon, char **out)
 	const char *d;
 	char *p;
 
-	d = getenv("RUNTIME_DIRECTORY");
+	d = secure_getenv("RUNTIME_DIRECTORY");
 	if (daemon && d && *d) {
 		/* systemd may list several, colon separated: take the first. */
 		size_t n = strcspn(d, ":");
@@ -38,7 +38,7 @@ int pmemz_default_socket_path(bool daemon, char **out)
 		*out = p;
 		return 0;
 	}
-	d = getenv("XDG_RUNTIME_DIR");
+	d = secure_getenv("XDG_RUNTIME_DIR");
 	if (d && *d)
 		return path_join(out, d, "/pmemzerod/pmemzerod.sock");
 	if (asprintf(&p, PMEMZ_FALLBACK_DIR_FMT "/pmemzerod.sock", (unsigned)geteuid()) < 0)
@@ -49,7 +49,7 @@ int pmemz_default_socket_path(bool daemon, char **out)
 
 int pmemz_default_state_dir(char **out)
 {
-	const char *d = getenv("STATE_DIRECTORY");
+	const char *d = secure_getenv("STATE_DIRECTORY");
 	char *p;
 
 	if (d && *d) {
@@ -67,10 +67,10 @@ int pmemz_default_state_dir(char **out)
 		*out = p;
 		return 0;
 	}
-	d = getenv("XDG_STATE_HOME");
+	d = secure_getenv("XDG_STATE_HOME");
 	if (d && *d)
 		return path_join(out, d, "/pmemzerod");
-	d = getenv("HOME");
+	d = secure_getenv("HOME");
 	if (!d || !*d)
 		return -ENOENT;
 	return path_join(out, d, "/.local/state/pmemzerod");

@@ -666,7 +666,7 @@ void pmemz_client_unref(struct pmemz_client *c)
 
 static int resolve_path(const char *socket_path, char **out)
 {
-	const char *env = getenv(PMEMZ_SOCKET_ENV);
+	const char *env = secure_getenv(PMEMZ_SOCKET_ENV);
 	int r;
 
 	if (!socket_path && env && *env)

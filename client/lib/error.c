@@ -44,7 +44,7 @@ void pmemz_debug(const char *fmt, ...)
 	va_list ap;
 
 	if (en < 0) {
-		const char *e = getenv("PMEMZ_DEBUG");
+		const char *e = secure_getenv("PMEMZ_DEBUG");
 		en = e && *e && strcmp(e, "0") != 0;
 		__atomic_store_n(&enabled, en, __ATOMIC_RELAXED);
 	}

@@ -494,7 +494,7 @@ static void parse_uid_limit(struct errsink *e, enum region_key k, const char *na
 			    const char *value, struct region_conf *rc)
 {
 	uint64_t v = 0;
-	char *end;
+	char *end = NULL;
 
 	if (k == RK_UID_QUOTA) {
 		if (pmemz_parse_size(value, &v) < 0 || v == 0) {
@@ -508,7 +508,7 @@ static void parse_uid_limit(struct errsink *e, enum region_key k, const char *na
 		errno = 0;
 		if (isdigit((unsigned char)*value))
 			v = strtoull(value, &end, 10);
-		if (!isdigit((unsigned char)*value) || errno || *end || v == 0 || v > UINT32_MAX) {
+		if (!end || errno || *end || v == 0 || v > UINT32_MAX) {
 			report(e, "%s: '%s' is not a number from 1 to %u", name, value, UINT32_MAX);
 			return;
 		}

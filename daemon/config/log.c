@@ -45,6 +45,7 @@ int log_level_from_string(const char *s)
 	return -EINVAL;
 }
 
+static void log_write(int level, const char *fmt, va_list ap) _printf_(2, 0);
 static void log_write(int level, const char *fmt, va_list ap)
 {
 	static const char *const tags[] = {"emerg", "alert", "crit",   "error",

@@ -326,7 +326,9 @@ static int choose_runs(const struct region *r, uint64_t n, struct runvec *out)
 		i = e;
 	}
 
-	qsort(all, n_all, sizeof(*all), run_cmp_len_desc);
+	/* qsort's array must not be NULL, even when empty. */
+	if (n_all > 1)
+		qsort(all, n_all, sizeof(*all), run_cmp_len_desc);
 	for (size_t k = 0; k < n_all && need; k++) {
 		uint64_t take = MIN(need, all[k].count);
 		int ret = runvec_push(out, all[k].first, take);
@@ -335,7 +337,8 @@ static int choose_runs(const struct region *r, uint64_t n, struct runvec *out)
 		need -= take;
 	}
 	assert(need == 0);
-	qsort(out->v, out->n, sizeof(*out->v), run_cmp_first);
+	if (out->n > 1)
+		qsort(out->v, out->n, sizeof(*out->v), run_cmp_first);
 	return 0;
 }
 

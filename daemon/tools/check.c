@@ -75,6 +75,7 @@ static void push_line(struct checker *c, char ***v, size_t *n, size_t *cap, char
 	(*v)[(*n)++] = line;
 }
 
+static char *vformat(const char *fmt, va_list ap) _printf_(1, 0);
 static char *vformat(const char *fmt, va_list ap)
 {
 	char *s = NULL;

@@ -44,6 +44,12 @@ struct region {
 
 static struct region *fake_regions[FAKE_MAX_REGIONS];
 static unsigned fake_n_regions;
+static long fake_sync_delay_ns = 2 * 1000 * 1000;
+
+void fake_region_set_sync_delay(long ns)
+{
+	fake_sync_delay_ns = ns;
+}
 
 struct region *fake_region_get(unsigned i)
 {
@@ -336,12 +342,13 @@ int region_deep_flush(struct region *r, uint64_t off, uint64_t len)
 
 int region_sync(struct region *r)
 {
-	struct timespec delay = {.tv_nsec = 2 * 1000 * 1000};
+	struct timespec delay = {.tv_nsec = fake_sync_delay_ns};
 
 	if (!r->pending)
 		return 0;
 	/* A reply that does not wait for us is on the wire before we publish. */
-	(void)nanosleep(&delay, NULL);
+	if (fake_sync_delay_ns)
+		(void)nanosleep(&delay, NULL);
 	for (int s = 0; s < EXT_NSTATES; s++)
 		atomic_store(&r->durable[s], count(r, (enum extent_state)s));
 	atomic_fetch_add(&r->syncs, 1);

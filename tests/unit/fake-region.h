@@ -23,5 +23,10 @@ uint64_t fake_region_durable(struct region *r, enum extent_state s);
 bool fake_region_urgent(struct region *r);
 uint64_t fake_region_syncs(struct region *r);
 void fake_region_reset(void);
+/*
+ * region_sync()'s delay before it publishes (default 2 ms); 0 for the
+ * fuzzer, which checks the state itself and needs speed.
+ */
+void fake_region_set_sync_delay(long ns);
 
 #endif

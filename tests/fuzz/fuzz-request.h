@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The instruction encoding of fuzz-request (fuzz-request.c), shared with
+ * the corpus generator (gen-corpus.c), and the builder of well-formed
+ * requests both use.
+ */
+#ifndef PMEMZ_FUZZ_REQUEST_H
+#define PMEMZ_FUZZ_REQUEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "frame.h"
+
+#define FUZZ_REQ_N_SLOTS 4u
+#define FUZZ_REQ_N_IDENTITIES 3u /* root (admin), uid 1000 (region a), uid 2000 (region b) */
+#define FUZZ_REQ_N_REGIONS 2u
+
+/* Each instruction: op, slot, then the op's bytes. */
+enum {
+	FUZZ_REQ_OP_CONNECT, /* identity */
+	FUZZ_REQ_OP_CLOSE,   /* - */
+	FUZZ_REQ_OP_FRAME,   /* len lo, len hi, payload */
+	FUZZ_REQ_OP_RAW,     /* len, bytes */
+	FUZZ_REQ_OP_ZERO,    /* n (the slot byte picks the region) */
+	FUZZ_REQ_OP_REQUEST, /* kind, region, num, flags, tag */
+	FUZZ_REQ_N_OPS,
+};
+
+/* Request kinds of FUZZ_REQ_OP_REQUEST, in Request's oneof order. */
+enum {
+	FUZZ_REQ_HELLO,
+	FUZZ_REQ_OPEN_REGION,
+	FUZZ_REQ_ALLOCATE,
+	FUZZ_REQ_COMMIT,
+	FUZZ_REQ_FREE,
+	FUZZ_REQ_FLUSH,
+	FUZZ_REQ_LIST,
+	FUZZ_REQ_STAT,
+	FUZZ_REQ_NOOP,
+	FUZZ_REQ_MAP,
+	FUZZ_REQ_ZEROER,
+	FUZZ_REQ_N_KINDS,
+};
+
+/* Flag bits of FUZZ_REQ_OP_REQUEST. */
+#define FUZZ_REQ_F_NOWAIT 0x01u /* ALLOCATE nowait; FLUSH deep; LIST all_users; ZEROER pause */
+#define FUZZ_REQ_F_FLUSH 0x02u	/* COMMIT flush_data; ZEROER set rate */
+#define FUZZ_REQ_F_BY_TAG 0x04u /* FREE by tag instead of lease */
+#define FUZZ_REQ_F_NO_REGION 0x08u /* STAT of every region; LIST without a tag filter */
+#define FUZZ_REQ_F_BAD_VERSION 0x40u
+#define FUZZ_REQ_F_SEEN_LEASE 0x80u /* lease: one seen in a reply (num picks it) */
+
+/* Region names the builder picks from: the two regions, then unknown ones. */
+extern const char *const fuzz_req_regions[4];
+
+struct fuzz_req_args {
+	uint8_t kind, region, num, flags, tag;
+	uint64_t lease;
+};
+
+/*
+ * Pack the request args describe into buf (payload, no frame header);
+ * returns its length.  req is scratch space.
+ */
+size_t fuzz_req_build(const struct fuzz_req_args *a, Pmemz__Request *req, uint8_t *buf,
+		      size_t cap);
+
+#endif

@@ -1,0 +1,28 @@
+# The hardened build (issue 9): what the .deb ships is checked on the ELF
+# files themselves (tests/hardening/check-elf.sh, readelf/nm/objdump).
+if(NOT PMEMZ_HARDEN OR PMEMZ_SANITIZE OR PMEMZ_FUZZ)
+  return()
+endif()
+if(NOT TARGET pmemzerod OR NOT TARGET pmemzctl OR NOT TARGET pmemzclient)
+  return()
+endif()
+set(_harden_x86 0)
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
+  set(_harden_x86 1)
+endif()
+set(_harden_fortify 0)
+if(PMEMZ_FORTIFY)
+  set(_harden_fortify 1)
+endif()
+foreach(_t pmemzerod pmemzctl pmemzclient)
+  get_target_property(_type ${_t} TYPE)
+  if(_type STREQUAL "EXECUTABLE")
+    set(_kind exe)
+  else()
+    set(_kind lib)
+  endif()
+  add_test(NAME hardening-${_t}
+    COMMAND ${PMEMZ_TEST_SRC}/hardening/check-elf.sh $<TARGET_FILE:${_t}> ${_kind}
+            ${_harden_x86} ${_harden_fortify} ${CMAKE_C_COMPILER})
+  set_tests_properties(hardening-${_t} PROPERTIES LABELS "hardening" TIMEOUT 60)
+endforeach()
