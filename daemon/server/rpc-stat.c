@@ -24,7 +24,8 @@ static void region_stat_fill(const struct manager_region *mr, Pmemz__RegionStat 
 {
 	struct region_stats st = {0};
 
-	region_get_stats(mr->r, &st);
+	if (mr->r)
+		region_get_stats(mr->r, &st);
 	pmemz__region_stat__init(rs);
 	rpc_region_info_to_pb(&mr->info, info);
 	rs->info = info;
@@ -46,8 +47,12 @@ static void region_stat_fill(const struct manager_region *mr, Pmemz__RegionStat 
 	rs->zeroer_threads = mr->rc->zeroer_threads;
 	rs->zero_rate_limit = mr->zero_rate;
 	rs->has_paused = true;
-	rs->paused = region_zeroer_paused(mr->r);
+	rs->paused = mr->r && !mr->failed && region_zeroer_paused(mr->r);
 	rs->tags = st.tags;
+	/* protobuf-c only reads these while packing. */
+	rs->state = (char *)(uintptr_t)(mr->failed ? "failed" : "online");
+	if (mr->failed)
+		rs->failure = (char *)(uintptr_t)mr->failure;
 }
 
 /* STAT: daemon and per-region counters; open to every peer. */

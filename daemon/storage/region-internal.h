@@ -57,6 +57,7 @@ struct region {
 	const struct region_conf *rc; /* owned by the caller, outlives the region */
 	const char *name;
 	int fd;
+	int lock_fd; /* flock()ed lock file: one daemon per region (region.c) */
 	bool devdax;
 	bool created; /* the file was created by this region_open (undone on failure) */
 	uint64_t size;

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -38,6 +39,7 @@ struct region {
 	_Atomic uint64_t syncs;
 	_Atomic bool urgent;
 	bool paused;
+	bool failed;
 };
 
 static struct region *fake_regions[FAKE_MAX_REGIONS];
@@ -151,6 +153,28 @@ void region_get_stats(const struct region *r, struct region_stats *st)
 	st->drains = r->drains;
 	for (int i = 1; i <= FAKE_TAGS; i++)
 		st->tags += r->tags[i].used;
+}
+
+void fake_region_fail(struct region *r)
+{
+	r->failed = true;
+}
+
+bool region_failed(const struct region *r, char *why, size_t len)
+{
+	if (r->failed && why && len)
+		(void)snprintf(why, len, "fake fault");
+	return r->failed;
+}
+
+int region_open_fd(const struct region *r)
+{
+	char proc[32];
+	int fd;
+
+	(void)snprintf(proc, sizeof(proc), "/proc/self/fd/%d", r->memfd);
+	fd = open(proc, O_RDWR | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
 }
 
 int region_get_fd(const struct region *r)
@@ -323,6 +347,8 @@ int region_deep_flush(struct region *r, uint64_t off, uint64_t len)
 
 int region_sync(struct region *r)
 {
+	if (r->failed)
+		return -EIO;
 	struct timespec delay = {.tv_nsec = 2 * 1000 * 1000};
 
 	if (!r->pending)

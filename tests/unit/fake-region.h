@@ -23,5 +23,7 @@ uint64_t fake_region_durable(struct region *r, enum extent_state s);
 bool fake_region_urgent(struct region *r);
 uint64_t fake_region_syncs(struct region *r);
 void fake_region_reset(void);
+/* A fault in the region: region_failed() says so, region_sync() fails with -EIO. */
+void fake_region_fail(struct region *r);
 
 #endif

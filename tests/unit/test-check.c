@@ -723,6 +723,7 @@ static void test_agrees_with_daemon(void **state)
 
 	(void)state;
 	tmp_file(path, sizeof(path));
+	(void)unlink(path); /* the daemon creates it (an existing empty file it refuses) */
 	memset(&rc, 0, sizeof(rc));
 	rc.name = name;
 	rc.path = path;
