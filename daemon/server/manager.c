@@ -110,10 +110,68 @@ static int manager_grant(struct manager *m, struct connection *c, struct manager
 
 static void manager_status_cb(evutil_socket_t fd, short what, void *arg);
 
+/* Does this held reply attest state of mr?  ALLOCATE replies name their lease. */
+static bool held_reply_attests(const struct manager_region *mr, const struct connection *c,
+			       const Pmemz__Response *resp)
+{
+	const struct lease *l;
+
+	if (resp->status != 0)
+		return false;
+	switch (resp->op_case) {
+	case PMEMZ__RESPONSE__OP_ALLOCATE:
+		l = resp->allocate ? lease_table_find(mr->m->leases, resp->allocate->lease) : NULL;
+		return l && l->region == mr->index;
+	case PMEMZ__RESPONSE__OP_COMMIT:
+	case PMEMZ__RESPONSE__OP_FREE:
+		/* They do not name a region: a connection that named mr may mean it. */
+		return region_touched_by(mr, c->serial);
+	default:
+		return false; /* reads and NOOPs attest nothing durable */
+	}
+}
+
+/*
+ * c's held replies that attest state of mr, which failed before a commit
+ * pass made that state durable, become -EIO error replies with the same
+ * request ids: the client learns the truth and the connection goes on.
+ */
+static void manager_fail_held(struct manager_region *mr, struct connection *c)
+{
+	struct out_frame *f;
+
+	TAILQ_FOREACH(f, &c->held, link) {
+		_cleanup_(pmemz__response__free_unpackedp) Pmemz__Response *resp = NULL;
+		Pmemz__Response err = PMEMZ__RESPONSE__INIT;
+		char msg[RPC_MSG_MAX];
+		uint8_t *frame;
+		size_t len;
+
+		if (f->off || f->len < PMEMZ_FRAME_HDR ||
+		    pmemz_frame_unpack_response(f->data + PMEMZ_FRAME_HDR, f->len - PMEMZ_FRAME_HDR,
+						&resp) < 0 ||
+		    !held_reply_attests(mr, c, resp))
+			continue;
+		(void)snprintf(msg, sizeof(msg), "region '%s' failed before this was durable: %s",
+			       mr->rc->name, mr->failure);
+		err.id = resp->id;
+		err.status = -EIO;
+		err.message = msg;
+		if (pmemz_frame_pack_response(&err, &frame, &len) < 0) {
+			/* No memory for the truth: the connection goes rather than a false reply. */
+			connection_close(c);
+			return;
+		}
+		free(f->data);
+		f->data = frame;
+		f->len = len;
+	}
+}
+
 void manager_region_fail(struct manager_region *mr, const char *why)
 {
 	struct manager *m = mr->m;
-	struct connection *c;
+	struct connection *c, *next;
 
 	if (mr->failed)
 		return;
@@ -129,18 +187,11 @@ void manager_region_fail(struct manager_region *mr, const char *why)
 	waitq_serve(mr, manager_grant_failed);
 	/*
 	 * Replies held for a commit pass that this region's state did not
-	 * survive would claim what is not durable (I5): their connections go
-	 * (the client sees the connection drop, not a false success).
+	 * survive would claim what is not durable (I5): they become -EIO.
 	 */
-again:
-	TAILQ_FOREACH(c, &m->held, held_link) {
-		if (!region_touched_by(mr, c->serial))
-			continue;
-		log_warning("connection %" PRIu64 " (uid %u): closed, its replies attest state of "
-			    "failed region '%s'",
-			    c->serial, (unsigned)c->uid, mr->rc->name);
-		connection_close(c);
-		goto again;
+	for (c = TAILQ_FIRST(&m->held); c; c = next) {
+		next = TAILQ_NEXT(c, held_link); /* manager_fail_held may close c */
+		manager_fail_held(mr, c);
 	}
 	mr->n_touched = 0;
 	mr->touched_all = false;

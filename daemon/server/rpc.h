@@ -24,6 +24,12 @@ static inline void pmemz__request__free_unpackedp(Pmemz__Request **p)
 		pmemz__request__free_unpacked(*p, NULL);
 }
 
+static inline void pmemz__response__free_unpackedp(Pmemz__Response **p)
+{
+	if (*p)
+		pmemz__response__free_unpacked(*p, NULL);
+}
+
 #define RPC_MSG_MAX 256
 #define RPC_TAG_MAX 4096 /* sanity bound; the tag table sets the real limit */
 
