@@ -333,6 +333,7 @@ static void region_conf_free(struct region_conf *rc)
 {
 	free(rc->name);
 	free(rc->path);
+	free(rc->metadata);
 	free(rc->allow_uids);
 	free(rc->allow_gids);
 	free(rc->source);
@@ -386,6 +387,7 @@ enum region_key {
 	RK_ZEROER_THREADS,
 	RK_ZERO_RATE,
 	RK_BATCH_EXTENTS,
+	RK_METADATA,
 	_RK_MAX
 };
 static const char *const region_keys[_RK_MAX] = {
@@ -397,6 +399,7 @@ static const char *const region_keys[_RK_MAX] = {
     [RK_ZEROER_THREADS] = "zeroer_threads",
     [RK_ZERO_RATE] = "zero_rate",
     [RK_BATCH_EXTENTS] = "batch_extents",
+    [RK_METADATA] = "metadata",
 };
 
 enum section_kind { SEC_NONE, SEC_DAEMON, SEC_REGION, SEC_IGNORE };
@@ -536,6 +539,11 @@ static void region_key(struct parse_ctx *x, const char *name, const char *value)
 	case RK_BATCH_EXTENTS:
 		(void)parse_uint_range(e, name, value, 1, CONF_MAX_BATCH_EXTENTS,
 				       &rc->batch_extents);
+		break;
+	case RK_METADATA:
+		if (value[0] != '/')
+			report(e, "%s: '%s' is not an absolute path", name, value);
+		replace_str(&rc->metadata, strdup_or_report(e, value));
 		break;
 	case _RK_MAX:
 		break;
@@ -935,6 +943,28 @@ static bool same_file(const char *a, const char *b)
 	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/* metadata = PATH: a file of its own, no region's data or other metadata. */
+static bool region_metadata_clash(struct errsink *re, const struct daemon_conf *c, size_t i)
+{
+	const struct region_conf *rc = &c->regions[i];
+
+	for (size_t j = 0; j < c->n_regions; j++) {
+		const struct region_conf *o = &c->regions[j];
+
+		if (o->path && same_file(o->path, rc->metadata)) {
+			report(re, "region '%s': metadata '%s' is the data path of region '%s'",
+			       rc->name, rc->metadata, o->name);
+			return true;
+		}
+		if (j != i && o->metadata && same_file(o->metadata, rc->metadata)) {
+			report(re, "region '%s': metadata '%s' is also that of region '%s'",
+			       rc->name, rc->metadata, o->name);
+			return true;
+		}
+	}
+	return false;
+}
+
 int conf_finish(struct daemon_conf *c, FILE *errout)
 {
 	struct errsink e = {.out = errout, .where = "pmemzerod"};
@@ -1014,6 +1044,8 @@ int conf_finish(struct daemon_conf *c, FILE *errout)
 			rc->conf_errors++;
 			break;
 		}
+		if (!rc->conf_errors && rc->metadata && region_metadata_clash(&re, c, i))
+			rc->conf_errors++;
 	}
 	for (size_t i = 0; i < c->n_regions; i++)
 		e.n += c->regions[i].conf_errors;
@@ -1077,6 +1109,8 @@ void conf_print(const struct daemon_conf *c, FILE *out)
 		else
 			fprintf(out, "zero_rate = unlimited\n");
 		fprintf(out, "batch_extents = %u\n", rc->batch_extents);
+		if (rc->metadata)
+			fprintf(out, "metadata = %s\n", rc->metadata);
 	}
 }
 

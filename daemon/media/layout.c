@@ -95,6 +95,31 @@ int layout_compute(uint64_t region_size, uint64_t extent_size, uint64_t align,
 	return 0;
 }
 
+int layout_compute_split(uint64_t data_size, uint64_t extent_size, uint64_t align,
+			 struct layout_geometry *g)
+{
+	uint64_t n;
+
+	if (align == 0)
+		align = LAYOUT_BLOCK;
+	if (layout_check_extent_size(extent_size, align) < 0 || data_size > (UINT64_MAX >> 2))
+		return -EINVAL;
+	n = data_size / extent_size;
+	if (n == 0)
+		return -ENOSPC;
+	*g = (struct layout_geometry){
+	    .region_size = data_size,
+	    .extent_size = extent_size,
+	    .data_align = align,
+	    .extent_count = n,
+	    .extent_table_off = LAYOUT_EXTENT_TABLE_OFF,
+	    .tag_table_off = LAYOUT_EXTENT_TABLE_OFF + ALIGN_UP(n * 8, (uint64_t)LAYOUT_BLOCK),
+	    .tag_count = MIN(n, (uint64_t)LAYOUT_MAX_TAGS),
+	    .data_off = 0,
+	};
+	return 0;
+}
+
 /* ---- tags ---- */
 
 int layout_tag_name_valid(const char *name)
@@ -124,8 +149,11 @@ uint32_t layout_tag_checksum(const struct layout_tag *t)
 bool layout_geometry_matches(const struct layout_header *h)
 {
 	struct layout_geometry g;
+	int r = (h->flags & LAYOUT_FLAG_SPLIT)
+		    ? layout_compute_split(h->region_size, h->extent_size, h->data_align, &g)
+		    : layout_compute(h->region_size, h->extent_size, h->data_align, &g);
 
-	return layout_compute(h->region_size, h->extent_size, h->data_align, &g) == 0 &&
+	return r == 0 &&
 	       g.extent_count == h->extent_count && g.extent_table_off == h->extent_table_off &&
 	       g.tag_table_off == h->tag_table_off && g.tag_count == h->tag_count &&
 	       g.data_off == h->data_off;
@@ -206,7 +234,7 @@ enum layout_hdr_status layout_header_check(const void *block, struct layout_head
 		return HDR_UNSUPPORTED;
 	}
 	if (h.header_size != sizeof(h) || h.tag_slot_size != LAYOUT_TAG_SLOT_SIZE ||
-	    h.backup_off != LAYOUT_BACKUP_OFF || h.flags != 0 ||
+	    h.backup_off != LAYOUT_BACKUP_OFF || (h.flags & ~LAYOUT_FLAG_SPLIT) ||
 	    !media_all_zero(h.reserved, sizeof(h.reserved))) {
 		WHY("unexpected field values");
 		return HDR_CORRUPT;

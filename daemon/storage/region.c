@@ -84,9 +84,9 @@ static int lock_dir(char **out)
 	return asprintf(out, "%s/locks", state) < 0 ? -ENOMEM : 0;
 }
 
-static int lock_backing(struct region *r, const struct stat *st)
+static int lock_backing(const struct region_conf *rc, const char *path_of, const struct stat *st,
+			int *lock_fd)
 {
-	const struct region_conf *rc = r->rc;
 	_cleanup_free_ char *dir = NULL, *path = NULL;
 	_cleanup_close_ int fd = -1;
 	char pid[24];
@@ -122,12 +122,12 @@ static int lock_backing(struct region *r, const struct stat *st)
 		pid[n > 0 ? n : 0] = '\0';
 		pid[strcspn(pid, "\n")] = '\0';
 		return log_error_errno(EBUSY, "region '%s': %s is in use by process %s (lock %s)",
-				       rc->name, rc->path, pid[0] ? pid : "unknown", path);
+				       rc->name, path_of, pid[0] ? pid : "unknown", path);
 	}
 	(void)snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
 	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, strlen(pid), 0) < 0)
 		log_debug("region '%s': cannot write the pid into %s: %m", rc->name, path);
-	r->lock_fd = TAKE_FD(fd);
+	*lock_fd = TAKE_FD(fd);
 	return 0;
 }
 
@@ -171,7 +171,7 @@ static int open_file(struct region *reg)
 		return log_error_errno(EINVAL,
 				       "region '%s': %s is neither a regular file nor a device-DAX",
 				       rc->name, rc->path);
-	r = lock_backing(reg, &st);
+	r = lock_backing(rc, rc->path, &st, &reg->lock_fd);
 	if (r < 0)
 		return r;
 
@@ -235,7 +235,7 @@ static int open_backing(struct region *r)
 	if (!S_ISCHR(st.st_mode))
 		return log_error_errno(EINVAL, "region '%s': %s changed while being opened",
 				       rc->name, rc->path);
-	ret = lock_backing(r, &st);
+	ret = lock_backing(rc, rc->path, &st, &r->lock_fd);
 	if (ret < 0)
 		return ret;
 	if (rc->size && rc->size != d.size)
@@ -250,6 +250,129 @@ static int open_backing(struct region *r)
 	return 0;
 }
 
+/* ---- metadata = PATH ---- */
+
+/*
+ * The metadata file (or device-DAX) of a split region.  Created, or an
+ * empty one sized, for the data file: but a missing one is created only
+ * when the data file was created now too, because new metadata for an
+ * existing data file drops every allocation in it; an operator who means
+ * that creates the empty file first.  An existing one is never resized.
+ */
+static int open_meta(struct region *r, uint64_t extent_size)
+{
+	const struct region_conf *rc = r->rc;
+	const char *path = rc->metadata;
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	char s1[32], s2[32];
+	uint64_t need;
+	int q;
+
+	fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0 && errno == ENOENT) {
+		if (!r->created)
+			return log_error_errno(
+			    ENOENT,
+			    "region '%s': metadata %s does not exist, but the data %s does; "
+			    "refusing to start it on new metadata, which would drop everything "
+			    "allocated in it (to mean that, create %s empty)",
+			    rc->name, path, rc->path, path);
+		fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_CREAT | O_EXCL, 0600);
+		r->meta_created = fd >= 0;
+	}
+	if (fd < 0)
+		return log_error_errno(errno, "region '%s': cannot open metadata %s: %m", rc->name,
+				       path);
+	if (fstat(fd, &st) < 0)
+		return log_error_errno(errno, "region '%s': stat %s: %m", rc->name, path);
+	q = lock_backing(rc, path, &st, &r->mlock_fd);
+	if (q < 0)
+		return q;
+	if (S_ISCHR(st.st_mode)) {
+		struct dax_dev d;
+
+		q = devdax_geometry(rc->name, path, st.st_rdev, &d);
+		if (q < 0)
+			return q;
+		r->msize = d.size;
+		r->mdevdax = true;
+	} else if (!S_ISREG(st.st_mode)) {
+		return log_error_errno(EINVAL,
+				       "region '%s': metadata %s is neither a regular file nor a "
+				       "device-DAX",
+				       rc->name, path);
+	} else if (st.st_size == 0) {
+		q = layout_meta_size_for(r->size, extent_size, r->alignment, &need);
+		if (q < 0)
+			return log_error_errno(q,
+					       "region '%s': no layout for a data area of %s with "
+					       "extents of %s: %m",
+					       rc->name, pmemz_format_size(r->size, s1, sizeof(s1)),
+					       pmemz_format_size(extent_size, s2, sizeof(s2)));
+		q = posix_fallocate(fd, 0, (off_t)need);
+		if (q == EOPNOTSUPP || q == EINVAL)
+			q = ftruncate(fd, (off_t)need) < 0 ? errno : 0;
+		if (q)
+			return log_error_errno(q, "region '%s': cannot size metadata %s: %m",
+					       rc->name, path);
+		log_info("region '%s': %s metadata %s (%s)", rc->name,
+			 r->meta_created ? "created" : "sized the empty", path,
+			 pmemz_format_size(need, s1, sizeof(s1)));
+		r->msize = need;
+	} else if ((uint64_t)st.st_size % LAYOUT_BLOCK) {
+		return log_error_errno(EINVAL,
+				       "region '%s': metadata %s is %" PRIu64
+				       " bytes, not a multiple of 4 KiB; refusing to use it",
+				       rc->name, path, (uint64_t)st.st_size);
+	} else {
+		r->msize = (uint64_t)st.st_size;
+	}
+	r->mfd = TAKE_FD(fd);
+	return 0;
+}
+
+/* Map the metadata and load (or format) the header from it. */
+static int load_split(struct region *r, uint64_t extent_size, bool *formatted)
+{
+	const struct region_conf *rc = r->rc;
+	_cleanup_free_ struct pstore_badblock *bbs = NULL;
+	size_t n_bbs = 0;
+	uint64_t end;
+	int ret;
+
+	ret = open_meta(r, extent_size ? extent_size : MAX(CONF_DEFAULT_EXTENT_SIZE, r->alignment));
+	if (ret < 0)
+		return ret;
+	ret = pstore_open(r->mfd, r->msize, r->name, &r->mps);
+	if (ret < 0)
+		return ret;
+	r->mbase = pstore_base(r->mps);
+	ret = pstore_badblocks(r->mps, &bbs, &n_bbs);
+	if (ret < 0 && ret != -ENOTSUP)
+		log_warning("region '%s': cannot read the bad block list of metadata %s: %s",
+			    r->name, rc->metadata, strerror(-ret));
+	ret = layout_load_split(r->mps, r->size, r->name, extent_size, r->alignment, bbs, n_bbs,
+				&r->hdr, formatted);
+	if (ret < 0)
+		return ret;
+	end = layout_tables_end(r->hdr.tag_table_off, r->hdr.tag_count);
+	if (!r->mdevdax && pstore_size(r->mps) != end)
+		return log_error_errno(EINVAL,
+				       "region '%s': metadata %s is %" PRIu64
+				       " bytes but its tables need %" PRIu64
+				       "; refusing to use or resize it",
+				       r->name, rc->metadata, pstore_size(r->mps), end);
+	return 0;
+}
+
+static void region_drain(struct region *r)
+{
+	pstore_drain(r->ps);
+	if (r->mps != r->ps)
+		pstore_drain(r->mps);
+}
+
 /* ---- open / close ---- */
 
 static void region_free(struct region *r)
@@ -259,13 +382,23 @@ static void region_free(struct region *r)
 	region_zeroer_stop(r);
 	region_tags_free(r);
 	region_index_free(r);
+	if (r->mps != r->ps)
+		pstore_close(r->mps);
 	pstore_close(r->ps);
 	if (r->fd >= 0)
 		(void)close(r->fd);
-	if (r->created) /* region_open failed on a file it had just created */
+	if (r->mfd >= 0)
+		(void)close(r->mfd);
+	/* region_open failed on files it had just created */
+	if (r->created)
 		(void)unlink(r->rc->path);
-	if (r->lock_fd >= 0) /* last: the lock covers the unlink */
+	if (r->meta_created)
+		(void)unlink(r->rc->metadata);
+	/* Last: the locks cover the unlinks. */
+	if (r->lock_fd >= 0)
 		(void)close(r->lock_fd);
+	if (r->mlock_fd >= 0)
+		(void)close(r->mlock_fd);
 	free(r);
 }
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct region *, region_free)
@@ -288,6 +421,8 @@ int region_open(const struct region_conf *rc, struct region **out)
 		return log_error_errno(ENOMEM, "region '%s': out of memory", rc->name);
 	r->fd = -1;
 	r->lock_fd = -1;
+	r->mfd = -1;
+	r->mlock_fd = -1;
 	r->rc = rc;
 	r->name = rc->name;
 	r->zeroer_threads =
@@ -321,16 +456,23 @@ int region_open(const struct region_conf *rc, struct region **out)
 	if (n_bbs)
 		log_warning("region '%s': libpmem2 reports %zu bad blocks", r->name, n_bbs);
 
-	ret = layout_load(r->ps, r->name, extent_size, r->alignment, bbs, n_bbs, &r->hdr,
-			  &formatted);
+	if (rc->metadata) {
+		ret = load_split(r, extent_size, &formatted);
+	} else {
+		r->mps = r->ps;
+		r->mbase = r->base;
+		ret = layout_load(r->ps, r->name, extent_size, r->alignment, bbs, n_bbs, &r->hdr,
+				  &formatted);
+	}
 	if (ret < 0)
 		return ret;
 	r->extent_count = r->hdr.extent_count;
 	r->extent_size = r->hdr.extent_size;
 	r->data_off = r->hdr.data_off;
 	r->tag_count = (uint32_t)r->hdr.tag_count;
-	r->recs = (uint64_t *)(r->base + r->hdr.extent_table_off);
-	r->slots = (struct layout_tag *)(r->base + r->hdr.tag_table_off);
+	/* Inside the mapping: layout_load checked the geometry against its size. */
+	r->recs = (uint64_t *)(r->mbase + r->hdr.extent_table_off);
+	r->slots = (struct layout_tag *)(r->mbase + r->hdr.tag_table_off);
 
 	ret = region_index_init(r);
 	if (ret >= 0)
@@ -358,6 +500,7 @@ int region_open(const struct region_conf *rc, struct region **out)
 		 pmemz_format_size(r->extent_size, s1, sizeof(s1)), pstore_granularity_name(r->ps),
 		 r->zeroer_threads);
 	r->created = false;
+	r->meta_created = false;
 	*out = TAKE_PTR(r);
 	return 0;
 }
@@ -368,7 +511,7 @@ void region_close(struct region *r)
 		return;
 	region_zeroer_stop(r);
 	(void)region_sync(r); /* complete this iteration's work: state durable */
-	pstore_drain(r->ps);
+	region_drain(r);
 	region_free(r);
 }
 
@@ -448,18 +591,22 @@ int region_open_fd(const struct region *r)
 bool region_failed(const struct region *r, char *why, size_t len)
 {
 	uint64_t off;
+	bool meta = false;
 
-	if (!pstore_failed(r->ps, &off))
-		return false;
+	if (!pstore_failed(r->ps, &off)) {
+		if (r->mps == r->ps || !pstore_failed(r->mps, &off))
+			return false;
+		meta = true;
+	}
 	if (why && len) {
 		if (off == UINT64_MAX)
 			(void)snprintf(why, len, "a store outside the mapping was refused");
 		else
 			(void)snprintf(why, len,
 				       "I/O error at offset %" PRIu64
-				       " (SIGBUS: file truncated or hole-punched, or a media "
+				       "%s (SIGBUS: file truncated or hole-punched, or a media "
 				       "error)",
-				       off);
+				       off, meta ? " of the metadata" : "");
 	}
 	return true;
 }
@@ -483,19 +630,19 @@ int region_sync(struct region *r)
 	 * Drain 1: everything stored and flushed this iteration (data, new tags'
 	 * bodies and WRITTEN, FREEING, leases, unleases, ZEROED).
 	 */
-	pstore_drain(r->ps);
+	region_drain(r);
 	if (region_failed(r, NULL, 0))
 		return -EIO;
 	/* Drain 2: the records of this iteration's commits and frees. */
 	if (region_tags_phase1(r)) {
-		pstore_drain(r->ps);
+		region_drain(r);
 		drains++;
 		if (region_failed(r, NULL, 0))
 			return -EIO;
 	}
 	/* Drain 3 (commits only): VALID.  A FREE rides along, or waits for the next drain. */
 	if (region_tags_phase2(r)) {
-		pstore_drain(r->ps);
+		region_drain(r);
 		drains++;
 		if (region_failed(r, NULL, 0))
 			return -EIO;

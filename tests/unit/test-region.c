@@ -568,6 +568,103 @@ static void test_truncated_fails_region(void **state)
 	assert_null(r);
 }
 
+/*
+ * metadata = PATH: header and tables in a file of their own, the data file
+ * holds only extents (data_offset 0).  What a tenant writes to the data
+ * file cannot touch the allocation state; the two files are used as a pair
+ * and never formatted over.
+ */
+static void test_split_metadata(void **state)
+{
+	struct fx *f = *state;
+	char meta[160];
+	struct region *r;
+	struct region_info info;
+	struct layout_header h;
+	struct run *runs = NULL;
+	size_t n_runs;
+	uint32_t id;
+	uint8_t junk[8192];
+	struct stat st;
+	int fd;
+
+	snprintf(meta, sizeof(meta), "%s.meta", f->path);
+	(void)unlink(meta);
+	f->rc.metadata = meta;
+	r = open_ok(f);
+	region_get_info(r, &info);
+	assert_int_equal(info.size, 16 * MiB);
+	assert_int_equal(info.data_offset, 0);
+	assert_int_equal(info.extent_count, 64); /* the whole data file */
+	wait_all_zeroed(r);
+	assert_int_equal(region_lease(r, 2, &runs, &n_runs), 0);
+	assert_int_equal(region_commit(r, runs, n_runs, "split", 7, true), 0);
+	assert_int_equal(region_sync(r), 3);
+	region_close(r);
+
+	read_header(meta, 0, &h);
+	assert_true(h.flags & LAYOUT_FLAG_SPLIT);
+	assert_int_equal(h.region_size, 16 * MiB);
+	assert_int_equal(h.data_off, 0);
+	assert_int_equal(stat(meta, &st), 0);
+	assert_int_equal((uint64_t)st.st_size, layout_tables_end(h.tag_table_off, h.tag_count));
+
+	/* A tenant scribbles over the start of the data file: no header to hit. */
+	memset(junk, 0x5a, sizeof(junk));
+	fd = open(f->path, O_RDWR | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, junk, sizeof(junk), 0), (ssize_t)sizeof(junk));
+	close(fd);
+	r = open_ok(f);
+	assert_int_equal(region_tag_lookup(r, "split", 7, &id), 0);
+	assert_int_equal(count_of(r, EXT_COMMITTED), 2);
+	region_close(r);
+
+	/* The data file without its metadata is refused, not formatted inline. */
+	f->rc.metadata = NULL;
+	assert_int_equal(region_open(&f->rc, &r), -EMEDIUMTYPE);
+	/* The metadata missing for an existing data file: refused, not created. */
+	f->rc.metadata = meta;
+	assert_int_equal(rename(meta, "/dev/shm/pmemz-test-split-moved") == 0 ||
+			     rename(meta, "/tmp/pmemz-test-split-moved") == 0,
+			 1);
+	assert_int_equal(region_open(&f->rc, &r), -ENOENT);
+	assert_int_equal(access(meta, F_OK), -1);
+	(void)unlink("/dev/shm/pmemz-test-split-moved");
+	(void)unlink("/tmp/pmemz-test-split-moved");
+	/* Created empty by the operator: formatted, everything DIRTY again. */
+	fd = open(meta, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	r = open_ok(f);
+	assert_int_equal(region_tag_lookup(r, "split", 7, &id), -ENOENT);
+	assert_int_equal(count_of(r, EXT_DIRTY), 64);
+	region_close(r);
+	/* A metadata file of the wrong size is refused. */
+	assert_int_equal(truncate(meta, (off_t)(st.st_size + LAYOUT_BLOCK)), 0);
+	assert_int_equal(region_open(&f->rc, &r), -EINVAL);
+	/* An inline region's header in the metadata slot: refused. */
+	f->rc.metadata = NULL;
+	(void)unlink(f->path);
+	r = open_ok(f);
+	region_close(r);
+	f->rc.metadata = f->path;
+	{
+		struct region_conf rc = f->rc;
+		char data[160];
+
+		snprintf(data, sizeof(data), "%s.data", f->path);
+		(void)unlink(data);
+		rc.path = data;
+		rc.metadata = f->path;
+		assert_int_equal(region_open(&rc, &r), -EINVAL);
+		(void)unlink(data);
+	}
+	f->rc.metadata = NULL;
+	free(runs);
+	(void)unlink(meta);
+}
+
 /* ---- state transitions ---- */
 
 static void test_lease_unlease(void **state)
@@ -1397,6 +1494,7 @@ int main(void)
 	    T(test_one_daemon_per_region),
 	    T(test_handed_fd_and_lock),
 	    T(test_truncated_fails_region),
+	    T(test_split_metadata),
 	    T(test_lease_unlease),
 	    T(test_lease_fragmented),
 	    T(test_recovery_leases),
