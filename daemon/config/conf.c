@@ -956,7 +956,7 @@ static bool region_metadata_clash(struct errsink *re, const struct daemon_conf *
 			       rc->name, rc->metadata, o->name);
 			return true;
 		}
-		if (j != i && o->metadata && same_file(o->metadata, rc->metadata)) {
+		if (j < i && o->metadata && same_file(o->metadata, rc->metadata)) {
 			report(re, "region '%s': metadata '%s' is also that of region '%s'",
 			       rc->name, rc->metadata, o->name);
 			return true;

@@ -544,6 +544,58 @@ static void test_wiped_and_interrupted(void **state)
 	free(img);
 }
 
+/* The split layout: data at offset 0 of its own file, tables in the metadata file. */
+static void test_split_geometry(void **state)
+{
+	struct layout_geometry g, inl;
+	struct layout_header h;
+	uint8_t block[LAYOUT_BLOCK];
+
+	(void)state;
+	assert_int_equal(layout_compute_split(64ull << 20, 1ull << 20, 4096, &g), 0);
+	assert_int_equal(g.extent_count, 64);
+	assert_int_equal(g.data_off, 0);
+	assert_int_equal(g.extent_table_off, LAYOUT_EXTENT_TABLE_OFF);
+	assert_int_equal(g.tag_table_off, LAYOUT_EXTENT_TABLE_OFF + LAYOUT_BLOCK);
+	assert_int_equal(g.tag_count, 64);
+	assert_int_equal(layout_meta_size(&g), LAYOUT_EXTENT_TABLE_OFF + 3 * LAYOUT_BLOCK);
+	/* More extents than the inline layout of the same size: no metadata in the way. */
+	assert_int_equal(layout_compute(64ull << 20, 1ull << 20, 4096, &inl), 0);
+	assert_true(g.extent_count > inl.extent_count);
+	assert_int_equal(layout_compute_split(4096, 1ull << 20, 4096, &g), -ENOSPC);
+	assert_int_equal(layout_compute_split(64ull << 20, 1000, 4096, &g), -EINVAL);
+
+	/* A split header checks with its own geometry, and only with the flag. */
+	assert_int_equal(layout_compute_split(64ull << 20, 1ull << 20, 4096, &g), 0);
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, LAYOUT_MAGIC, sizeof(h.magic));
+	h.version = LAYOUT_VERSION;
+	h.header_size = sizeof(h);
+	h.region_size = g.region_size;
+	h.extent_size = g.extent_size;
+	h.extent_count = g.extent_count;
+	h.extent_table_off = g.extent_table_off;
+	h.tag_table_off = g.tag_table_off;
+	h.tag_count = g.tag_count;
+	h.data_off = g.data_off;
+	h.backup_off = LAYOUT_BACKUP_OFF;
+	h.data_align = g.data_align;
+	h.tag_slot_size = LAYOUT_TAG_SLOT_SIZE;
+	h.flags = LAYOUT_FLAG_SPLIT;
+	layout_header_seal(&h);
+	memset(block, 0, sizeof(block));
+	memcpy(block, &h, sizeof(h));
+	assert_int_equal(layout_header_check(block, NULL, NULL, 0), HDR_OK);
+	h.flags = 0; /* the same geometry claimed inline: data over the tables */
+	layout_header_seal(&h);
+	memcpy(block, &h, sizeof(h));
+	assert_int_equal(layout_header_check(block, NULL, NULL, 0), HDR_CORRUPT);
+	h.flags = LAYOUT_FLAG_SPLIT | 0x2u; /* an unknown flag */
+	layout_header_seal(&h);
+	memcpy(block, &h, sizeof(h));
+	assert_int_equal(layout_header_check(block, NULL, NULL, 0), HDR_CORRUPT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -554,6 +606,7 @@ int main(void)
 	    cmocka_unit_test(test_slot_classify), cmocka_unit_test(test_named_slot),
 	    cmocka_unit_test(test_missing_extents), cmocka_unit_test(test_headers_read),
 	    cmocka_unit_test(test_wiped_and_interrupted),
+	    cmocka_unit_test(test_split_geometry),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
