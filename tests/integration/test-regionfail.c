@@ -17,6 +17,9 @@
  *    through a client's own mapping, then a restart, several rounds: neither
  *    the daemon nor `pmemzctl check` dies by a signal, the other region
  *    keeps serving.
+ *  - metadata = PATH: the tenant maps the data file only; writing all of it
+ *    leaves the allocation state intact; `pmemzctl check --metadata` checks
+ *    the pair.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -540,6 +543,76 @@ static void test_tenant_written_metadata(void **state)
 	itest_daemon_stop(e);
 }
 
+/*
+ * metadata = PATH: a tenant is handed the data file only, so it can write
+ * every byte it maps without touching the allocation state; the operator
+ * checks the pair with pmemzctl check --metadata.
+ */
+static void test_metadata_out_of_reach(void **state)
+{
+	struct itest_env *e = *state;
+	char data[PATH_MAX], meta[PATH_MAX], *out = NULL;
+	struct pmemz_client *c = NULL;
+	struct pmemz_region *r = NULL;
+	struct pmemz_alloc *al = NULL;
+	struct stat st_fd, st_data;
+	struct itest_stat st;
+	int sock, fd, status;
+
+	itest_path(e, data, sizeof(data), "split.data");
+	itest_path(e, meta, sizeof(meta), "split.meta");
+	itest_write_conf(e,
+			 "[region split]\n"
+			 "path = %s\n"
+			 "metadata = %s\n"
+			 "size = 32M\n"
+			 "extent_size = 1M\n",
+			 data, meta);
+	itest_daemon_start(e);
+	itest_wait_zeroed(e->sock, "split", 10000, &st);
+	assert_int_equal(st.data_offset, 0);
+	assert_int_equal(st.extent_count, 32);
+
+	/* The fd handed out is the data file's, never the metadata's. */
+	sock = itest_raw_connect(e->sock);
+	fd = open_region_fd(sock, "split");
+	assert_int_equal(fstat(fd, &st_fd), 0);
+	assert_int_equal(stat(data, &st_data), 0);
+	assert_int_equal(st_fd.st_ino, st_data.st_ino);
+	close(fd);
+	close(sock);
+
+	/* A tag, then a tenant writes over everything it maps. */
+	assert_int_equal(pmemz_client_new(e->sock, &c), 0);
+	assert_int_equal(pmemz_region_open(c, "split", &r), 0);
+	assert_int_equal(pmemz_alloc_new(r, 2 * MIB, 0, &al), 0);
+	assert_int_equal(pmemz_alloc_commit(al, "kept", PMEMZ_COMMIT_FLUSH), 0);
+	pmemz_alloc_close(al);
+	memset(pmemz_region_address(r), 0xa5, pmemz_region_size(r));
+	(void)msync(pmemz_region_address(r), pmemz_region_size(r), MS_SYNC);
+	pmemz_region_close(r);
+	pmemz_client_free(c);
+	itest_daemon_stop(e);
+
+	status = ctl(&out, "check", "--metadata", meta, "--no-data", data);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("pmemzctl check --metadata: %s", out);
+	free(out);
+
+	/* The allocation state survived: the tag is there, the region serves. */
+	itest_daemon_start(e);
+	assert_false(region_failed(e, "split", NULL));
+	assert_int_equal(pmemz_client_new(e->sock, &c), 0);
+	assert_int_equal(pmemz_region_open(c, "split", &r), 0);
+	assert_int_equal(pmemz_alloc_open(r, "kept", &al), 0);
+	assert_int_equal(pmemz_alloc_size(al), 2 * MIB);
+	assert_int_equal(pmemz_alloc_release(al), 0);
+	pmemz_region_close(r);
+	pmemz_client_free(c);
+	region_serves(e, "split", "after");
+	itest_daemon_stop(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -550,6 +623,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_damaged_header_degraded_start, itest_setup,
 					    itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_tenant_written_metadata, itest_setup,
+					    itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_metadata_out_of_reach, itest_setup,
 					    itest_teardown),
 	};
 
