@@ -323,9 +323,11 @@ static void manager_format_status(struct manager *m, char *buf, size_t len)
 	n = m->n_regions - n_failed;
 	if (first_failed) {
 		/* The failure first: a long reason must not push it out of STATUS. */
-		int k = snprintf(buf, len, "DEGRADED: region '%s' failed: %s%s; ",
-				 first_failed->rc->name, first_failed->failure,
-				 n_failed > 1 ? " (and more)" : "");
+		int k = n_failed == 1
+			    ? snprintf(buf, len, "DEGRADED: region '%s' failed: %s; ",
+				       first_failed->rc->name, first_failed->failure)
+			    : snprintf(buf, len, "DEGRADED: %zu regions failed, first '%s': %s; ",
+				       n_failed, first_failed->rc->name, first_failed->failure);
 
 		if (k < 0 || (size_t)k >= len)
 			return;

@@ -568,6 +568,40 @@ static void test_truncated_fails_region(void **state)
 	assert_null(r);
 }
 
+/* The zeroer meets the fault: no batch of the truncated file becomes ZEROED. */
+static void test_truncated_under_zeroer(void **state)
+{
+	struct fx *f = *state;
+	struct region *r = open_ok(f);
+	uint64_t zeroed;
+	int fd, i;
+
+	region_zeroer_pause(r, true);
+	fd = region_open_fd(r);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 4096), 0);
+	close(fd);
+	region_zeroer_pause(r, false);
+	for (i = 0; i < 300 && !region_failed(r, NULL, 0); i++) {
+		struct pollfd p = {.fd = region_zeroer_fd(r), .events = POLLIN};
+
+		(void)poll(&p, 1, 100);
+		(void)region_zeroer_collect(r);
+	}
+	assert_true(region_failed(r, NULL, 0));
+	/* Batches still out come back as not zeroed (earlier ones may have been). */
+	zeroed = region_count_zeroed(r);
+	for (i = 0; i < 5; i++) {
+		struct pollfd p = {.fd = region_zeroer_fd(r), .events = POLLIN};
+
+		(void)poll(&p, 1, 20);
+		(void)region_zeroer_collect(r);
+	}
+	assert_int_equal(region_count_zeroed(r), zeroed);
+	assert_int_equal(region_sync(r), -EIO);
+	region_close(r);
+}
+
 /*
  * metadata = PATH: header and tables in a file of their own, the data file
  * holds only extents (data_offset 0).  What a tenant writes to the data
@@ -1494,6 +1528,7 @@ int main(void)
 	    T(test_one_daemon_per_region),
 	    T(test_handed_fd_and_lock),
 	    T(test_truncated_fails_region),
+	    T(test_truncated_under_zeroer),
 	    T(test_split_metadata),
 	    T(test_lease_unlease),
 	    T(test_lease_fragmented),
