@@ -39,7 +39,7 @@ struct region {
 	_Atomic uint64_t syncs;
 	_Atomic bool urgent;
 	bool paused;
-	bool failed;
+	_Atomic bool failed; /* set by the test thread, read by the loop */
 };
 
 static struct region *fake_regions[FAKE_MAX_REGIONS];
@@ -157,14 +157,16 @@ void region_get_stats(const struct region *r, struct region_stats *st)
 
 void fake_region_fail(struct region *r)
 {
-	r->failed = true;
+	atomic_store(&r->failed, true);
 }
 
 bool region_failed(const struct region *r, char *why, size_t len)
 {
-	if (r->failed && why && len)
+	bool failed = atomic_load(&r->failed);
+
+	if (failed && why && len)
 		(void)snprintf(why, len, "fake fault");
-	return r->failed;
+	return failed;
 }
 
 int region_open_fd(const struct region *r)
@@ -347,7 +349,7 @@ int region_deep_flush(struct region *r, uint64_t off, uint64_t len)
 
 int region_sync(struct region *r)
 {
-	if (r->failed)
+	if (atomic_load(&r->failed))
 		return -EIO;
 	struct timespec delay = {.tv_nsec = 2 * 1000 * 1000};
 
