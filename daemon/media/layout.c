@@ -62,6 +62,22 @@ static uint64_t data_off_for(uint64_t count, uint64_t extent_size, uint64_t alig
 	return ALIGN_UP(meta_end(count), MAX(extent_size, align));
 }
 
+/* The tables of n extents at their fixed offsets, the data at data_off. */
+static void geometry_of(struct layout_geometry *g, uint64_t region_size, uint64_t extent_size,
+			uint64_t align, uint64_t n, uint64_t data_off)
+{
+	*g = (struct layout_geometry){
+	    .region_size = region_size,
+	    .extent_size = extent_size,
+	    .data_align = align,
+	    .extent_count = n,
+	    .extent_table_off = LAYOUT_EXTENT_TABLE_OFF,
+	    .tag_table_off = LAYOUT_EXTENT_TABLE_OFF + ALIGN_UP(n * 8, (uint64_t)LAYOUT_BLOCK),
+	    .tag_count = MIN(n, (uint64_t)LAYOUT_MAX_TAGS),
+	    .data_off = data_off,
+	};
+}
+
 int layout_compute(uint64_t region_size, uint64_t extent_size, uint64_t align,
 		   struct layout_geometry *g)
 {
@@ -82,16 +98,7 @@ int layout_compute(uint64_t region_size, uint64_t extent_size, uint64_t align,
 	if (n == 0)
 		return -ENOSPC;
 
-	*g = (struct layout_geometry){
-	    .region_size = region_size,
-	    .extent_size = extent_size,
-	    .data_align = align,
-	    .extent_count = n,
-	    .extent_table_off = LAYOUT_EXTENT_TABLE_OFF,
-	    .tag_table_off = LAYOUT_EXTENT_TABLE_OFF + ALIGN_UP(n * 8, (uint64_t)LAYOUT_BLOCK),
-	    .tag_count = MIN(n, (uint64_t)LAYOUT_MAX_TAGS),
-	    .data_off = data_off_for(n, extent_size, align),
-	};
+	geometry_of(g, region_size, extent_size, align, n, data_off_for(n, extent_size, align));
 	return 0;
 }
 
@@ -107,16 +114,7 @@ int layout_compute_split(uint64_t data_size, uint64_t extent_size, uint64_t alig
 	n = data_size / extent_size;
 	if (n == 0)
 		return -ENOSPC;
-	*g = (struct layout_geometry){
-	    .region_size = data_size,
-	    .extent_size = extent_size,
-	    .data_align = align,
-	    .extent_count = n,
-	    .extent_table_off = LAYOUT_EXTENT_TABLE_OFF,
-	    .tag_table_off = LAYOUT_EXTENT_TABLE_OFF + ALIGN_UP(n * 8, (uint64_t)LAYOUT_BLOCK),
-	    .tag_count = MIN(n, (uint64_t)LAYOUT_MAX_TAGS),
-	    .data_off = 0,
-	};
+	geometry_of(g, data_size, extent_size, align, n, 0);
 	return 0;
 }
 
@@ -153,10 +151,9 @@ bool layout_geometry_matches(const struct layout_header *h)
 		    ? layout_compute_split(h->region_size, h->extent_size, h->data_align, &g)
 		    : layout_compute(h->region_size, h->extent_size, h->data_align, &g);
 
-	return r == 0 &&
-	       g.extent_count == h->extent_count && g.extent_table_off == h->extent_table_off &&
-	       g.tag_table_off == h->tag_table_off && g.tag_count == h->tag_count &&
-	       g.data_off == h->data_off;
+	return r == 0 && g.extent_count == h->extent_count &&
+	       g.extent_table_off == h->extent_table_off && g.tag_table_off == h->tag_table_off &&
+	       g.tag_count == h->tag_count && g.data_off == h->data_off;
 }
 
 const char *layout_hdr_status_str(enum layout_hdr_status s)

@@ -94,8 +94,7 @@ static int manager_grant_failed(struct manager *m, struct connection *c, struct 
 {
 	char msg[RPC_MSG_MAX];
 
-	(void)snprintf(msg, sizeof(msg), "region '%s' has failed: %s", mr->rc->name,
-		       mr->failure);
+	(void)snprintf(msg, sizeof(msg), "region '%s' has failed: %s", mr->rc->name, mr->failure);
 	(void)rpc_send_error(m, c, req_id, -EIO, msg, RPC_REPLY_ORDERED);
 	return 0;
 }
@@ -140,7 +139,7 @@ static void manager_fail_held(struct manager_region *mr, struct connection *c)
 {
 	struct out_frame *f;
 
-	TAILQ_FOREACH(f, &c->held, link) {
+	for (f = TAILQ_FIRST(&c->held); f; f = TAILQ_NEXT(f, link)) {
 		_cleanup_(pmemz__response__free_unpackedp) Pmemz__Response *resp = NULL;
 		Pmemz__Response err = PMEMZ__RESPONSE__INIT;
 		char msg[RPC_MSG_MAX];
@@ -158,7 +157,7 @@ static void manager_fail_held(struct manager_region *mr, struct connection *c)
 		err.status = -EIO;
 		err.message = msg;
 		if (pmemz_frame_pack_response(&err, &frame, &len) < 0) {
-			/* No memory for the truth: the connection goes rather than a false reply. */
+			/* No memory for the truth: close rather than lie. */
 			connection_close(c);
 			return;
 		}
@@ -178,8 +177,8 @@ void manager_region_fail(struct manager_region *mr, const char *why)
 	mr->failed = true;
 	(void)snprintf(mr->failure, sizeof(mr->failure), "%s", why && *why ? why : "unknown");
 	log_error("Region '%s' failed, taking it offline (%zu other region%s serving): %s",
-		  mr->rc->name, manager_regions_online(m), manager_regions_online(m) == 1 ? "" : "s",
-		  mr->failure);
+		  mr->rc->name, manager_regions_online(m),
+		  manager_regions_online(m) == 1 ? "" : "s", mr->failure);
 	if (mr->zeroer_ev)
 		(void)event_del(mr->zeroer_ev);
 	if (mr->r)
@@ -241,8 +240,8 @@ static void manager_commit(struct manager *m)
 		if (r < 0) {
 			/* Replies must not claim durability we could not get. */
 			if (!region_failed(mr->r, why, sizeof(why)))
-				(void)snprintf(why, sizeof(why), "cannot make its state durable: %s",
-					       strerror(-r));
+				(void)snprintf(why, sizeof(why),
+					       "cannot make its state durable: %s", strerror(-r));
 			manager_region_fail(mr, why);
 			continue;
 		}
@@ -334,16 +333,15 @@ static void manager_format_status(struct manager *m, char *buf, size_t len)
 		buf += k;
 		len -= (size_t)k;
 	}
-	(void)snprintf(buf, len,
-		       "%zu region%s: %s of %s zeroed (%" PRIu64 "/%" PRIu64 " extents), %" PRIu64
-		       " dirty%s, %" PRIu64 " leased, %" PRIu64 " committed; %" PRIu64
-		       " client%s%s",
-		       n, n == 1 ? "" : "s",
-		       pmemz_format_size(zeroed_bytes, zeroed_s, sizeof(zeroed_s)),
-		       pmemz_format_size(total_bytes, total_s, sizeof(total_s)), count[EXT_ZEROED],
-		       total, count[EXT_DIRTY], zeroing ? " (zeroing)" : "", count[EXT_LEASED],
-		       count[EXT_COMMITTED], m->n_connections, m->n_connections == 1 ? "" : "s",
-		       waiters ? ", allocations waiting" : "");
+	(void)snprintf(
+	    buf, len,
+	    "%zu region%s: %s of %s zeroed (%" PRIu64 "/%" PRIu64 " extents), %" PRIu64
+	    " dirty%s, %" PRIu64 " leased, %" PRIu64 " committed; %" PRIu64 " client%s%s",
+	    n, n == 1 ? "" : "s", pmemz_format_size(zeroed_bytes, zeroed_s, sizeof(zeroed_s)),
+	    pmemz_format_size(total_bytes, total_s, sizeof(total_s)), count[EXT_ZEROED], total,
+	    count[EXT_DIRTY], zeroing ? " (zeroing)" : "", count[EXT_LEASED], count[EXT_COMMITTED],
+	    m->n_connections, m->n_connections == 1 ? "" : "s",
+	    waiters ? ", allocations waiting" : "");
 }
 
 static void manager_status_cb(evutil_socket_t fd, short what, void *arg)

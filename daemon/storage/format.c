@@ -62,7 +62,8 @@ static int format_region(struct pstore *ps, uint64_t region_size, bool split, co
 		return log_error_errno(ENOSPC,
 				       "region '%s': the metadata needs %s but its file or device "
 				       "holds %s",
-				       name, pmemz_format_size(layout_meta_size(&g), s1, sizeof(s1)),
+				       name,
+				       pmemz_format_size(layout_meta_size(&g), s1, sizeof(s1)),
 				       pmemz_format_size(pstore_size(ps), s2, sizeof(s2)));
 
 	memset(&h, 0, sizeof(h));
@@ -268,20 +269,18 @@ static int load_region(struct pstore *ps, uint64_t region_size, bool split, cons
 					       "metadata = PATH (refusing to touch it)",
 				       name);
 	if (h.region_size != region_size)
-		return log_error_errno(EINVAL,
-				       "region '%s': header says the %s is %" PRIu64
-				       " bytes but it is %" PRIu64
-				       " bytes (%s); refusing to touch it",
-				       name, split ? "data file" : "region", h.region_size,
-				       region_size,
-				       h.region_size > region_size ? "truncated?" : "grown?");
+		return log_error_errno(
+		    EINVAL,
+		    "region '%s': header says the %s is %" PRIu64 " bytes but it is %" PRIu64
+		    " bytes (%s); refusing to touch it",
+		    name, split ? "data file" : "region", h.region_size, region_size,
+		    h.region_size > region_size ? "truncated?" : "grown?");
 	if (split && layout_tables_end(h.tag_table_off, h.tag_count) > pstore_size(ps))
-		return log_error_errno(EINVAL,
-				       "region '%s': the metadata is %" PRIu64
-				       " bytes, too small for its tables (%" PRIu64
-				       " bytes); refusing to touch it",
-				       name, pstore_size(ps),
-				       layout_tables_end(h.tag_table_off, h.tag_count));
+		return log_error_errno(
+		    EINVAL,
+		    "region '%s': the metadata is %" PRIu64
+		    " bytes, too small for its tables (%" PRIu64 " bytes); refusing to touch it",
+		    name, pstore_size(ps), layout_tables_end(h.tag_table_off, h.tag_count));
 	if (extent_size && extent_size != h.extent_size)
 		return log_error_errno(EINVAL,
 				       "region '%s': configured extent size %s differs from the "
@@ -337,8 +336,7 @@ int layout_meta_size_for(uint64_t data_size, uint64_t extent_size, uint64_t alig
 			 uint64_t *meta_size)
 {
 	struct layout_geometry g;
-	int r = layout_compute_split(data_size, format_extent_size(extent_size, align), align,
-				     &g);
+	int r = layout_compute_split(data_size, format_extent_size(extent_size, align), align, &g);
 
 	if (r < 0)
 		return r;

@@ -63,7 +63,7 @@ struct region {
 	uint64_t size;
 	uint64_t alignment;
 	const char *persistence; /* device-DAX: dax_persistence_name(); NULL for files */
-	struct pstore *ps; /* the data (and, without metadata = PATH, everything) */
+	struct pstore *ps;	 /* the data (and, without metadata = PATH, everything) */
 	uint8_t *base;
 	/*
 	 * metadata = PATH: headers and tables in a mapping of their own; else

@@ -180,8 +180,8 @@ static int open_file(struct region *reg)
 		if (r == EOPNOTSUPP || r == EINVAL)
 			r = ftruncate(fd, (off_t)rc->size) < 0 ? errno : 0;
 		if (r)
-			return log_error_errno(r, "region '%s': cannot size %s to %s: %m",
-					       rc->name, rc->path,
+			return log_error_errno(r, "region '%s': cannot size %s to %s: %m", rc->name,
+					       rc->path,
 					       pmemz_format_size(rc->size, s1, sizeof(s1)));
 		log_info("region '%s': created %s (%s)", rc->name, rc->path,
 			 pmemz_format_size(rc->size, s1, sizeof(s1)));

@@ -266,11 +266,10 @@ static bool check_geometry(struct checker *c)
 	bool split = (h->flags & LAYOUT_FLAG_SPLIT) != 0;
 
 	if (split != c->data_split) {
-		unusable(c,
-			 split ? "the header is that of a region whose metadata is in a file of "
-				 "its own: check it with --metadata THIS_FILE DATA_FILE"
-			       : "the metadata file holds the header of a region that keeps its "
-				 "metadata inline, not a split region's");
+		unusable(c, split ? "the header is that of a region whose metadata is in a file of "
+				    "its own: check it with --metadata THIS_FILE DATA_FILE"
+				  : "the metadata file holds the header of a region that keeps its "
+				    "metadata inline, not a split region's");
 		return false;
 	}
 	if (!layout_geometry_matches(h) || h->tag_count > LAYOUT_MAX_TAGS ||
@@ -739,8 +738,7 @@ static void check_data(struct checker *c)
 				i, off, nz, off + nz, c->data[off + nz]);
 	}
 	if (skipped)
-		problem(c,
-			"%" PRIu64 " ZEROED extents lie beyond the end of the data: not checked",
+		problem(c, "%" PRIu64 " ZEROED extents lie beyond the end of the data: not checked",
 			skipped);
 }
 
@@ -783,9 +781,8 @@ int check_image(const void *base, uint64_t size, unsigned flags, struct check_re
  * split: data is a split region's data file, else data == meta.
  */
 static int check_run(const void *meta, uint64_t meta_size, const void *data, uint64_t data_size,
-		     bool split, bool meta_device, unsigned flags,
-		     const struct media_badblock *bbs, size_t n_bbs,
-		     const struct media_badblock *data_bbs, size_t n_data_bbs,
+		     bool split, bool meta_device, unsigned flags, const struct media_badblock *bbs,
+		     size_t n_bbs, const struct media_badblock *data_bbs, size_t n_data_bbs,
 		     struct check_report *rep)
 {
 	struct sigaction sa = {0}, old;
@@ -857,12 +854,11 @@ static int check_run(const void *meta, uint64_t meta_size, const void *data, uin
 int check_image_badblocks(const void *base, uint64_t size, unsigned flags,
 			  const struct media_badblock *bbs, size_t n_bbs, struct check_report *rep)
 {
-	return check_run(base, size, base, size, false, false, flags, bbs, n_bbs, bbs, n_bbs,
-			 rep);
+	return check_run(base, size, base, size, false, false, flags, bbs, n_bbs, bbs, n_bbs, rep);
 }
 
-int check_image_split(const void *meta, uint64_t meta_size, const void *data,
-		      uint64_t data_size, unsigned flags, struct check_report *rep)
+int check_image_split(const void *meta, uint64_t meta_size, const void *data, uint64_t data_size,
+		      unsigned flags, struct check_report *rep)
 {
 	return check_run(meta, meta_size, data, data_size, true, false, flags, NULL, 0, NULL, 0,
 			 rep);

@@ -66,7 +66,7 @@ struct check_report {
 	uint64_t zeroed_bad;	   /* ZEROED extents with a bad range: not read */
 	char **notes;		   /* legal crash states recovery resolves; one line each */
 	size_t n_notes;
-	char meta_path[256];	   /* a split region's metadata file; "" otherwise */
+	char meta_path[256]; /* a split region's metadata file; "" otherwise */
 };
 
 /* At most this many problem (and note) lines are kept; problems_total counts them all. */
@@ -101,8 +101,8 @@ int check_path(const char *path, unsigned flags, struct check_report *rep);
  * data (a file or device each).  An inline region's header in meta, or a
  * split header checked with check_path / check_image, is unusable input.
  */
-int check_image_split(const void *meta, uint64_t meta_size, const void *data,
-		      uint64_t data_size, unsigned flags, struct check_report *rep);
+int check_image_split(const void *meta, uint64_t meta_size, const void *data, uint64_t data_size,
+		      unsigned flags, struct check_report *rep);
 int check_path_split(const char *meta_path, const char *data_path, unsigned flags,
 		     struct check_report *rep);
 void check_report_free(struct check_report *rep);

@@ -79,8 +79,13 @@ static int open_region_fd(int sock, const char *region)
 static int ctl(char **out, const char *a1, const char *a2, const char *a3, const char *a4,
 	       const char *a5)
 {
-	char *argv[8] = {UNCONST(itest_ctl_path()), UNCONST(a1), UNCONST(a2), UNCONST(a3),
-			 UNCONST(a4), UNCONST(a5), NULL};
+	char *argv[8] = {UNCONST(itest_ctl_path()),
+			 UNCONST(a1),
+			 UNCONST(a2),
+			 UNCONST(a3),
+			 UNCONST(a4),
+			 UNCONST(a5),
+			 NULL};
 	char *err = NULL;
 	int status = itest_run(argv, 20000, out, &err);
 
@@ -441,7 +446,8 @@ static void scribble_metadata(uint8_t *base, uint64_t meta_len, uint64_t *seed, 
 		break;
 	case 1: /* random bytes in the tables, headers intact */
 		for (int i = 0; i < 32; i++) {
-			uint64_t off = 2 * LAYOUT_BLOCK + rnd(seed) % (meta_len - 2 * LAYOUT_BLOCK - 8);
+			uint64_t off =
+			    2 * LAYOUT_BLOCK + rnd(seed) % (meta_len - 2 * LAYOUT_BLOCK - 8);
 			uint64_t v = rnd(seed);
 
 			memcpy(base + off, &v, sizeof(v));
@@ -507,9 +513,10 @@ static void test_tenant_written_metadata(void **state)
 
 			memcpy(&h, base, sizeof(h));
 			(void)pmemz_alloc_new(r, MIB, PMEMZ_ALLOC_NOWAIT, &lease);
-			scribble_metadata(base, h.data_off && h.data_off < pmemz_region_size(r)
-						    ? h.data_off
-						    : 3 * LAYOUT_BLOCK,
+			scribble_metadata(base,
+					  h.data_off && h.data_off < pmemz_region_size(r)
+					      ? h.data_off
+					      : 3 * LAYOUT_BLOCK,
 					  &seed, round);
 			(void)msync(base, pmemz_region_size(r), MS_SYNC);
 			if (lease)

@@ -711,6 +711,20 @@ static void test_check_path(void **state)
 	unlink(path);
 }
 
+/* 8 MiB of 128 KiB extents at path, for the daemon to create (it refuses an empty file). */
+static void region_conf_for(struct region_conf *rc, char *name, char *path)
+{
+	(void)unlink(path);
+	memset(rc, 0, sizeof(*rc));
+	rc->name = name;
+	rc->path = path;
+	rc->size = 8 * MiB;
+	rc->extent_size = 128 * KiB;
+	rc->zeroer_threads = 1;
+	rc->batch_extents = 8;
+	rc->source = name;
+}
+
 /* The checker agrees with the storage core: what it formats and recovers is clean. */
 static void test_agrees_with_daemon(void **state)
 {
@@ -724,15 +738,7 @@ static void test_agrees_with_daemon(void **state)
 
 	(void)state;
 	tmp_file(path, sizeof(path));
-	(void)unlink(path); /* the daemon creates it (an existing empty file it refuses) */
-	memset(&rc, 0, sizeof(rc));
-	rc.name = name;
-	rc.path = path;
-	rc.size = 8 * MiB;
-	rc.extent_size = 128 * KiB;
-	rc.zeroer_threads = 1;
-	rc.batch_extents = 8;
-	rc.source = name;
+	region_conf_for(&rc, name, path);
 	assert_int_equal(region_open(&rc, &r), 0);
 	region_close(r);
 	assert_int_equal(check_path(path, CHECK_RECOVERED, &rep), 0);
@@ -798,17 +804,9 @@ static void test_split_pair(void **state)
 
 	(void)state;
 	tmp_file(path, sizeof(path));
-	(void)unlink(path);
 	snprintf(meta, sizeof(meta), "%s.meta", path);
-	memset(&rc, 0, sizeof(rc));
-	rc.name = name;
-	rc.path = path;
+	region_conf_for(&rc, name, path);
 	rc.metadata = meta;
-	rc.size = 8 * MiB;
-	rc.extent_size = 128 * KiB;
-	rc.zeroer_threads = 1;
-	rc.batch_extents = 8;
-	rc.source = name;
 	assert_int_equal(region_open(&rc, &r), 0);
 	for (int i = 0; i < 3000 && region_count_zeroed(r) < 3; i++) {
 		struct pollfd p = {.fd = region_zeroer_fd(r), .events = POLLIN};

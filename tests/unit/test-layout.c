@@ -97,28 +97,34 @@ static void test_geometry(void **state)
 	assert_int_equal(g.extent_count, 1);
 }
 
-static void make_header_sized(struct layout_header *h, uint64_t size, uint64_t extent)
+static void header_of(struct layout_header *h, const struct layout_geometry *g, uint32_t flags)
 {
-	struct layout_geometry g;
-
-	assert_int_equal(layout_compute(size, extent, 4096, &g), 0);
 	memset(h, 0, sizeof(*h));
 	memcpy(h->magic, LAYOUT_MAGIC, 8);
 	h->version = LAYOUT_VERSION;
 	h->header_size = sizeof(*h);
 	h->uuid[0] = 0x42;
-	h->region_size = g.region_size;
-	h->extent_size = g.extent_size;
-	h->extent_count = g.extent_count;
-	h->extent_table_off = g.extent_table_off;
-	h->tag_table_off = g.tag_table_off;
-	h->tag_count = g.tag_count;
-	h->data_off = g.data_off;
+	h->region_size = g->region_size;
+	h->extent_size = g->extent_size;
+	h->extent_count = g->extent_count;
+	h->extent_table_off = g->extent_table_off;
+	h->tag_table_off = g->tag_table_off;
+	h->tag_count = g->tag_count;
+	h->data_off = g->data_off;
 	h->backup_off = LAYOUT_BACKUP_OFF;
 	h->format_time = 1700000000;
-	h->data_align = g.data_align;
+	h->data_align = g->data_align;
 	h->tag_slot_size = LAYOUT_TAG_SLOT_SIZE;
+	h->flags = flags;
 	layout_header_seal(h);
+}
+
+static void make_header_sized(struct layout_header *h, uint64_t size, uint64_t extent)
+{
+	struct layout_geometry g;
+
+	assert_int_equal(layout_compute(size, extent, 4096, &g), 0);
+	header_of(h, &g, 0);
 }
 
 static void make_header(struct layout_header *h)
@@ -567,22 +573,7 @@ static void test_split_geometry(void **state)
 
 	/* A split header checks with its own geometry, and only with the flag. */
 	assert_int_equal(layout_compute_split(64ull << 20, 1ull << 20, 4096, &g), 0);
-	memset(&h, 0, sizeof(h));
-	memcpy(h.magic, LAYOUT_MAGIC, sizeof(h.magic));
-	h.version = LAYOUT_VERSION;
-	h.header_size = sizeof(h);
-	h.region_size = g.region_size;
-	h.extent_size = g.extent_size;
-	h.extent_count = g.extent_count;
-	h.extent_table_off = g.extent_table_off;
-	h.tag_table_off = g.tag_table_off;
-	h.tag_count = g.tag_count;
-	h.data_off = g.data_off;
-	h.backup_off = LAYOUT_BACKUP_OFF;
-	h.data_align = g.data_align;
-	h.tag_slot_size = LAYOUT_TAG_SLOT_SIZE;
-	h.flags = LAYOUT_FLAG_SPLIT;
-	layout_header_seal(&h);
+	header_of(&h, &g, LAYOUT_FLAG_SPLIT);
 	memset(block, 0, sizeof(block));
 	memcpy(block, &h, sizeof(h));
 	assert_int_equal(layout_header_check(block, NULL, NULL, 0), HDR_OK);
@@ -599,12 +590,18 @@ static void test_split_geometry(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_crc32c),     cmocka_unit_test(test_records),
-	    cmocka_unit_test(test_geometry),   cmocka_unit_test(test_header_check),
-	    cmocka_unit_test(test_tag_names),  cmocka_unit_test(test_tag_checksum),
-	    cmocka_unit_test(test_bad_ranges), cmocka_unit_test(test_rec_check),
-	    cmocka_unit_test(test_slot_classify), cmocka_unit_test(test_named_slot),
-	    cmocka_unit_test(test_missing_extents), cmocka_unit_test(test_headers_read),
+	    cmocka_unit_test(test_crc32c),
+	    cmocka_unit_test(test_records),
+	    cmocka_unit_test(test_geometry),
+	    cmocka_unit_test(test_header_check),
+	    cmocka_unit_test(test_tag_names),
+	    cmocka_unit_test(test_tag_checksum),
+	    cmocka_unit_test(test_bad_ranges),
+	    cmocka_unit_test(test_rec_check),
+	    cmocka_unit_test(test_slot_classify),
+	    cmocka_unit_test(test_named_slot),
+	    cmocka_unit_test(test_missing_extents),
+	    cmocka_unit_test(test_headers_read),
 	    cmocka_unit_test(test_wiped_and_interrupted),
 	    cmocka_unit_test(test_split_geometry),
 	};
