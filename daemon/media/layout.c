@@ -89,6 +89,12 @@ int layout_compute(uint64_t region_size, uint64_t extent_size, uint64_t align,
 		return -EINVAL;
 	if (region_size > (UINT64_MAX >> 2))
 		return -EINVAL;
+	/*
+	 * Also what keeps the sums below from wrapping for a hostile header's
+	 * sizes: extent size and alignment at most region_size < 2^62.
+	 */
+	if (extent_size > region_size)
+		return -ENOSPC;
 	/* Start from an upper bound: the metadata for it is no smaller than needed. */
 	n = region_size / extent_size;
 	d = data_off_for(n, extent_size, align);

@@ -569,6 +569,10 @@ static void test_split_geometry(void **state)
 	assert_int_equal(layout_compute(64ull << 20, 1ull << 20, 4096, &inl), 0);
 	assert_true(g.extent_count > inl.extent_count);
 	assert_int_equal(layout_compute_split(4096, 1ull << 20, 4096, &g), -ENOSPC);
+	/* Sizes a hostile header may claim: no wrap-around makes them fit. */
+	assert_true(layout_compute(32ull << 20, 1ull << 63, 4096, &g) < 0);
+	assert_true(layout_compute(32ull << 20, 1ull << 62, 1ull << 62, &g) < 0);
+	assert_true(layout_compute_split(32ull << 20, 1ull << 63, 4096, &g) < 0);
 	assert_int_equal(layout_compute_split(64ull << 20, 1000, 4096, &g), -EINVAL);
 
 	/* A split header checks with its own geometry, and only with the flag. */
