@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "connection.h"
 #include "lease.h"
 #include "rpc.h"
 
@@ -19,8 +20,8 @@ static void stat_reply_done(struct stat_reply *s)
 	free(s->infos);
 }
 
-static void region_stat_fill(const struct manager_region *mr, Pmemz__RegionStat *rs,
-			     Pmemz__RegionInfo *info)
+static void region_stat_fill(const struct rpc_call *call, const struct manager_region *mr,
+			     Pmemz__RegionStat *rs, Pmemz__RegionInfo *info)
 {
 	struct region_stats st = {0};
 
@@ -51,8 +52,11 @@ static void region_stat_fill(const struct manager_region *mr, Pmemz__RegionStat 
 	rs->tags = st.tags;
 	/* protobuf-c only reads these while packing. */
 	rs->state = (char *)(uintptr_t)(mr->failed ? "failed" : "online");
+	/* The reason names paths: for those who may open the region (and admins). */
 	if (mr->failed)
-		rs->failure = (char *)(uintptr_t)mr->failure;
+		rs->failure = (char *)(uintptr_t)(call->c->admin || rpc_region_allowed(call->c, mr)
+						      ? mr->failure
+						      : "(reason withheld: not your region)");
 }
 
 /* STAT: daemon and per-region counters; open to every peer. */
@@ -81,7 +85,7 @@ static int rpc_stat_handler(struct rpc_call *call)
 			return rpc_fail(call, -ENOMEM, "out of memory");
 	}
 	for (size_t i = 0; i < n; i++) {
-		region_stat_fill(&m->regions[first + i], &s.stats[i], &s.infos[i]);
+		region_stat_fill(call, &m->regions[first + i], &s.stats[i], &s.infos[i]);
 		s.ptrs[i] = &s.stats[i];
 	}
 	sr.daemon_version = (char *)PMEMZ_VERSION;

@@ -1208,6 +1208,41 @@ static void test_region_failure(void **state)
 	assert_int_equal(resp->status, 0);
 	resp_free(resp);
 	close(fd);
+
+	/* Another user sees that "secret" failed, not why (the reason names paths). */
+	if (getuid() == 0) {
+		pid_t pid;
+		int status;
+
+		fake_region_fail(fake_region_get(R_SECRET));
+		fake_region_zero(fake_region_get(R_SECRET), 1);
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			bool seen = false;
+
+			if (setgroups(0, NULL) < 0 || setgid(OTHER_UID) < 0 || setuid(OTHER_UID) < 0)
+				_exit(100);
+			fd = cli_connect();
+			for (int i = 0; i < 500 && !seen; i++) {
+				Pmemz__RegionStat *rs;
+
+				resp = do_stat(fd, "secret");
+				rs = resp->stat->regions[0];
+				if (rs->state && strcmp(rs->state, "failed") == 0) {
+					if (strstr(rs->failure, "fake fault"))
+						_exit(1);
+					seen = true;
+				}
+				resp_free(resp);
+				usleep(10000);
+			}
+			_exit(seen ? 0 : 2);
+		}
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), 0);
+	}
 }
 
 int main(void)
