@@ -1221,7 +1221,8 @@ static void test_region_failure(void **state)
 		if (pid == 0) {
 			bool seen = false;
 
-			if (setgroups(0, NULL) < 0 || setgid(OTHER_UID) < 0 || setuid(OTHER_UID) < 0)
+			if (setgroups(0, NULL) < 0 || setgid(OTHER_UID) < 0 ||
+			    setuid(OTHER_UID) < 0)
 				_exit(100);
 			fd = cli_connect();
 			for (int i = 0; i < 500 && !seen; i++) {
