@@ -363,10 +363,10 @@ static void test_ofd_lock_does_not_block_restart(void **state)
 	sock = itest_raw_connect(e->sock);
 	assert_true(sock >= 0);
 	fd = open_region_fd(sock, "a");
-	/* Was: the daemon's own lock on the file failed at its next start. */
-	assert_int_equal(fcntl(fd, F_OFD_SETLK, &fl), 0);
 	close(sock);
+	/* Was: the daemon's own lock on the file failed at its next start. */
 	itest_daemon_stop(e);
+	assert_int_equal(fcntl(fd, F_OFD_SETLK, &fl), 0);
 	itest_daemon_start(e);
 	itest_wait_zeroed(e->sock, "a", 10000, &st);
 	region_serves(e, "a", "locked");
