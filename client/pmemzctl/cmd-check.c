@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pmemzctl check [--no-data] [--recovered] PATH: offline consistency check of
- * a region file or device-DAX (daemon/tools/check.h), read-only, no daemon needed.
+ * pmemzctl check [--no-data] [--recovered] [--metadata META] PATH: offline
+ * consistency check of a region file or device-DAX (daemon/tools/check.h),
+ * or of a split region's metadata and data (metadata = PATH), read-only, no
+ * daemon needed.
  * Exit 0 clean, 1 inconsistent, 2 unusable input (or a usage error).
  */
 #include <errno.h>
@@ -41,6 +43,8 @@ static void print_report(struct out *o, const struct check_report *rep, unsigned
 	char b1[256], b2[256];
 
 	out_str(o, "path", "path", rep->path);
+	if (rep->meta_path[0])
+		out_str(o, "metadata", "metadata", rep->meta_path);
 	out_str(o, "status", "status", check_status_str(rep->status));
 	out_str(o, "mode", "mode", (flags & CHECK_RECOVERED) ? "recovered" : "as found");
 	out_details(o, true);
@@ -125,14 +129,19 @@ static int check_exec(struct ctl *ctl, int argc, char **argv)
 	    CTL_COMMON_OPTS,
 	    {"no-data", no_argument, NULL, 'n'},
 	    {"recovered", no_argument, NULL, 'r'},
+	    {"metadata", required_argument, NULL, 'M'},
 	    {},
 	};
 	struct check_report rep;
-	const char *path;
+	const char *path, *meta = NULL;
 	unsigned flags = 0;
 	int c, r;
 
-	while ((c = getopt_long(argc, argv, CTL_COMMON_SHORT "nr", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, CTL_COMMON_SHORT "nrM:", opts, NULL)) != -1) {
+		if (c == 'M') {
+			meta = optarg;
+			continue;
+		}
 		if (c == 'n') {
 			flags |= CHECK_NO_DATA;
 			continue;
@@ -150,9 +159,10 @@ static int check_exec(struct ctl *ctl, int argc, char **argv)
 	if (optind < argc)
 		return ctl_usage_error(&cmd_check, "unexpected argument '%s'", argv[optind]);
 
-	r = check_path(path, flags, &rep);
+	r = meta ? check_path_split(meta, path, flags, &rep) : check_path(path, flags, &rep);
 	if (r < 0) {
-		(void)fprintf(stderr, "pmemzctl: cannot check %s: %s\n", path,
+		(void)fprintf(stderr, "pmemzctl: cannot check %s%s%s: %s\n", path,
+			      meta ? " with metadata " : "", meta ? meta : "",
 			      r == -EINVAL || r == -ENODEV ? "not a regular file or a device-DAX"
 							   : strerror(-r));
 		return CHECK_UNUSABLE;
@@ -172,11 +182,13 @@ static int check_exec(struct ctl *ctl, int argc, char **argv)
 
 const struct ctl_cmd cmd_check = {
     .name = "check",
-    .args = "[--no-data] [--recovered] PATH",
+    .args = "[--no-data] [--recovered] [--metadata META] PATH",
     .summary = "offline check of a region file or device-DAX (no daemon; read-only)",
     .options = "  -n, --no-data    do not read the data of ZEROED extents\n"
 	       "  -r, --recovered  the image was recovered: LEASED records and half-made\n"
 	       "                   commits are problems, not pending recovery work\n"
+	       "  -M, --metadata META  PATH is the data of a region whose header and tables\n"
+	       "                   are in META (metadata = META in pmemzerod.conf)\n"
 	       "Exit status: 0 clean, 1 inconsistent, 2 unusable input.\n",
     .exec = check_exec,
 };

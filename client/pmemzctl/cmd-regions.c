@@ -80,6 +80,7 @@ static int regions_exec(struct ctl *ctl, int argc, char **argv)
 
 		o->ops->item_begin(o);
 		out_str(o, "name", "name", in->name);
+		out_str(o, "state", "state", ctl_region_state(rs));
 		out_str(o, "path", "path", in->path);
 		out_size(o, "size", "size", in->size);
 		out_size(o, "extent_size", "extent", in->extent_size);
@@ -92,6 +93,8 @@ static int regions_exec(struct ctl *ctl, int argc, char **argv)
 		out_str(o, "granularity", "granularity", in->granularity);
 		out_bool(o, "devdax", "devdax", in->devdax);
 		out_str(o, "persistence_domain", "persistence", in->persistence_domain);
+		/* Last: a failure's reason is long text. */
+		out_str(o, "failure", "failure", rs->failure);
 		out_details(o, true);
 		out_u64(o, "data_offset", "data offset", in->data_offset);
 		out_u64(o, "alignment", "alignment", in->alignment);

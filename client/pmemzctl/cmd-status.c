@@ -40,6 +40,7 @@ static int status_exec(struct ctl *ctl, int argc, char **argv)
 
 		o->ops->item_begin(o);
 		out_str(o, "name", "region", rs->info->name);
+		out_str(o, "state", "state", ctl_region_state(rs));
 		out_size(o, "capacity", "capacity", rs->info->extent_count * rs->info->extent_size);
 		out_u64(o, "extents", "extents", rs->info->extent_count);
 		out_u64(o, "zeroed", "zeroed", rs->zeroed);
@@ -51,6 +52,8 @@ static int status_exec(struct ctl *ctl, int argc, char **argv)
 		out_size(o, "bytes_zeroed", "bytes zeroed", rs->bytes_zeroed);
 		out_rate(o, "zero_bytes_per_sec", "zero rate", rs->zero_bytes_per_sec);
 		out_u64(o, "waiters", "waiters", rs->waiters);
+		/* Last: a failure's reason is long text. */
+		out_str(o, "failure", "failure", rs->failure);
 		out_details(o, true);
 		out_size(o, "extent_size", "extent size", rs->info->extent_size);
 		out_u64(o, "zero_batches", "zero batches", rs->zero_batches);

@@ -72,6 +72,16 @@ static void sample_u64(FILE *f, const char *name, const Pmemz__RegionStat *rs, c
 	(void)fprintf(f, " %" PRIu64 "\n", v);
 }
 
+/*
+ * A region the caller may not open comes by name (and state) only: its
+ * counters are not known, so only pmemzerod_region_up is exported for it,
+ * never zeroes that would read as an empty region.
+ */
+static bool counters_known(const Pmemz__RegionStat *rs)
+{
+	return !(rs->has_name_only && rs->name_only);
+}
+
 static void emit_extents(FILE *f, const Pmemz__StatResp *s)
 {
 	family(f, "pmemzerod_extents", "gauge",
@@ -87,6 +97,8 @@ static void emit_extents(FILE *f, const Pmemz__StatResp *s)
 		    {"committed", rs->committed}, {"bad", rs->bad},
 		};
 
+		if (!counters_known(rs))
+			continue;
 		for (size_t k = 0; k < ARRAY_SIZE(st); k++)
 			sample_u64(f, "pmemzerod_extents", rs, "state", st[k].state, st[k].n);
 	}
@@ -119,14 +131,12 @@ static uint64_t get_waiters(const Pmemz__RegionStat *rs)
 	return rs->waiters;
 }
 /*
- * Every region STAT lists serves today: the daemon refuses to start with a
- * region it cannot open.  When STAT gains a "failed" region state (an
- * optional RegionStat field), this reads it: 0 for a failed region.
+ * 0 for a region STAT reports "failed" (it did not open, or a fault took it
+ * offline); a daemon too old to say serves every region it lists.
  */
 static uint64_t get_region_up(const Pmemz__RegionStat *rs)
 {
-	(void)rs;
-	return 1;
+	return !(rs->state && strcmp(rs->state, "failed") == 0);
 }
 /* The quarantined (BAD) extents: every bad block the region knows lies in one of them. */
 static uint64_t get_bad_blocks(const Pmemz__RegionStat *rs)
@@ -158,7 +168,9 @@ static void emit_region_metrics(FILE *f, const Pmemz__StatResp *s)
 
 		family(f, rm->name, rm->type, rm->help);
 		for (size_t i = 0; i < s->n_regions; i++)
-			sample_u64(f, rm->name, s->regions[i], NULL, NULL, rm->get(s->regions[i]));
+			if (counters_known(s->regions[i]) || rm->get == get_region_up)
+				sample_u64(f, rm->name, s->regions[i], NULL, NULL,
+					   rm->get(s->regions[i]));
 	}
 }
 
@@ -178,7 +190,7 @@ static void emit_allocate_wait(FILE *f, const Pmemz__StatResp *s)
 		const Pmemz__RegionStat *rs = s->regions[i];
 		char sum[40];
 
-		if (!has_wait_histogram(rs))
+		if (!counters_known(rs) || !has_wait_histogram(rs))
 			continue;
 		for (size_t b = 0; b < rs->n_wait_bucket_le; b++) {
 			char le[40];

@@ -501,6 +501,11 @@ int out_new(const struct out_ops *ops, FILE *f, bool human, struct out **out)
 	return 0;
 }
 
+const char *ctl_region_state(const Pmemz__RegionStat *rs)
+{
+	return rs->state && *rs->state ? rs->state : "online";
+}
+
 void out_free(struct out *o)
 {
 	if (!o)

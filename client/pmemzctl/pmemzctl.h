@@ -126,6 +126,8 @@ const char *ctl_format_duration(uint64_t sec, bool human, char *buf, size_t len)
 const char *ctl_format_runs(Pmemz__Run *const *runs, size_t n, char *buf, size_t len);
 /* 16 bytes as 8-4-4-4-12 hex; "" when not 16 bytes. */
 const char *ctl_format_uuid(const uint8_t *b, size_t n, char *buf, size_t len);
+/* A region's state from STAT: "online", "failed"; a daemon too old to say is "online". */
+const char *ctl_region_state(const Pmemz__RegionStat *rs);
 
 /* ---- Prometheus exposition (metrics.c) -------------------------------- */
 

@@ -333,6 +333,7 @@ static void region_conf_free(struct region_conf *rc)
 {
 	free(rc->name);
 	free(rc->path);
+	free(rc->metadata);
 	free(rc->allow_uids);
 	free(rc->allow_gids);
 	free(rc->source);
@@ -389,6 +390,7 @@ enum region_key {
 	RK_UID_QUOTA,
 	RK_UID_MAX_TAGS,
 	RK_UID_MAX_WAITERS,
+	RK_METADATA,
 	_RK_MAX
 };
 static const char *const region_keys[_RK_MAX] = {
@@ -403,6 +405,7 @@ static const char *const region_keys[_RK_MAX] = {
     [RK_UID_QUOTA] = "uid_quota",
     [RK_UID_MAX_TAGS] = "uid_max_tags",
     [RK_UID_MAX_WAITERS] = "uid_max_waiters",
+    [RK_METADATA] = "metadata",
 };
 
 enum section_kind { SEC_NONE, SEC_DAEMON, SEC_REGION, SEC_IGNORE };
@@ -598,6 +601,11 @@ static void region_key(struct parse_ctx *x, const char *name, const char *value)
 	case RK_UID_MAX_TAGS:
 	case RK_UID_MAX_WAITERS:
 		parse_uid_limit(e, (enum region_key)k, name, value, rc);
+		break;
+	case RK_METADATA:
+		if (value[0] != '/')
+			report(e, "%s: '%s' is not an absolute path", name, value);
+		replace_str(&rc->metadata, strdup_or_report(e, value));
 		break;
 	case _RK_MAX:
 		break;
@@ -997,6 +1005,28 @@ static bool same_file(const char *a, const char *b)
 	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/* metadata = PATH: a file of its own, no region's data or other metadata. */
+static bool region_metadata_clash(struct errsink *re, const struct daemon_conf *c, size_t i)
+{
+	const struct region_conf *rc = &c->regions[i];
+
+	for (size_t j = 0; j < c->n_regions; j++) {
+		const struct region_conf *o = &c->regions[j];
+
+		if (o->path && same_file(o->path, rc->metadata)) {
+			report(re, "region '%s': metadata '%s' is the data path of region '%s'",
+			       rc->name, rc->metadata, o->name);
+			return true;
+		}
+		if (j < i && o->metadata && same_file(o->metadata, rc->metadata)) {
+			report(re, "region '%s': metadata '%s' is also that of region '%s'",
+			       rc->name, rc->metadata, o->name);
+			return true;
+		}
+	}
+	return false;
+}
+
 int conf_finish(struct daemon_conf *c, FILE *errout)
 {
 	struct errsink e = {.out = errout, .where = "pmemzerod"};
@@ -1077,6 +1107,8 @@ int conf_finish(struct daemon_conf *c, FILE *errout)
 			rc->conf_errors++;
 			break;
 		}
+		if (!rc->conf_errors && rc->metadata && region_metadata_clash(&re, c, i))
+			rc->conf_errors++;
 	}
 	for (size_t i = 0; i < c->n_regions; i++)
 		e.n += c->regions[i].conf_errors;
@@ -1141,6 +1173,8 @@ void conf_print(const struct daemon_conf *c, FILE *out)
 			fprintf(out, "zero_rate = unlimited\n");
 		fprintf(out, "batch_extents = %u\n", rc->batch_extents);
 		print_uid_limits(out, rc);
+		if (rc->metadata)
+			fprintf(out, "metadata = %s\n", rc->metadata);
 	}
 }
 

@@ -44,6 +44,12 @@ struct region_conf {
 	bool from_cmdline;
 	char *source;		/* "FILE:LINE", "--region 'SPEC'" or "built-in default" */
 	unsigned conf_errors;	/* internal to conf.c: errors already reported */
+	/*
+	 * metadata = PATH: header and tables in a file or device-DAX of their
+	 * own, never handed to clients; path then holds only the data area.
+	 * NULL: inline, at the start of path.
+	 */
+	char *metadata;
 };
 
 struct daemon_conf {

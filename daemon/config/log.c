@@ -10,6 +10,8 @@
 
 static int max_level = LOG_INFO;
 static bool journal_prefix;
+/* The calling thread's last error line, for status reports (log_last_error). */
+static __thread char last_error[256];
 
 void log_open(bool journal)
 {
@@ -53,6 +55,12 @@ static void log_write(int level, const char *fmt, va_list ap)
 	char line[2048];
 
 	(void)vsnprintf(line, sizeof(line), fmt, ap);
+	if (level <= LOG_ERR) {
+		size_t n = strnlen(line, sizeof(last_error) - 1);
+
+		memcpy(last_error, line, n);
+		last_error[n] = '\0';
+	}
 	if (journal_prefix)
 		fprintf(stderr, "<%d>%s\n", level, line);
 	else
@@ -70,6 +78,16 @@ void log_internal(int level, const char *fmt, ...)
 	log_write(level, fmt, ap);
 	va_end(ap);
 	errno = saved;
+}
+
+const char *log_last_error(void)
+{
+	return last_error;
+}
+
+void log_clear_last_error(void)
+{
+	last_error[0] = '\0';
 }
 
 int log_internal_errno(int level, int err, const char *fmt, ...)

@@ -23,6 +23,13 @@ int log_level_from_string(const char *s); /* "err", "warning", "info", "debug"; 
 void log_internal(int level, const char *fmt, ...) _printf_(2, 3);
 /* Logs with errno = |err| (for %m) and returns -|err|. */
 int log_internal_errno(int level, int err, const char *fmt, ...) _printf_(3, 4);
+/*
+ * The calling thread's last message at error level or worse ("" after
+ * log_clear_last_error): lets a caller report why a callee failed (a
+ * region that did not open) without each callee returning a message.
+ */
+const char *log_last_error(void);
+void log_clear_last_error(void);
 
 /*
  * A client-chosen string made safe for one log line: bytes outside printable

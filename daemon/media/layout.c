@@ -62,6 +62,22 @@ static uint64_t data_off_for(uint64_t count, uint64_t extent_size, uint64_t alig
 	return ALIGN_UP(meta_end(count), MAX(extent_size, align));
 }
 
+/* The tables of n extents at their fixed offsets, the data at data_off. */
+static void geometry_of(struct layout_geometry *g, uint64_t region_size, uint64_t extent_size,
+			uint64_t align, uint64_t n, uint64_t data_off)
+{
+	*g = (struct layout_geometry){
+	    .region_size = region_size,
+	    .extent_size = extent_size,
+	    .data_align = align,
+	    .extent_count = n,
+	    .extent_table_off = LAYOUT_EXTENT_TABLE_OFF,
+	    .tag_table_off = LAYOUT_EXTENT_TABLE_OFF + ALIGN_UP(n * 8, (uint64_t)LAYOUT_BLOCK),
+	    .tag_count = MIN(n, (uint64_t)LAYOUT_MAX_TAGS),
+	    .data_off = data_off,
+	};
+}
+
 int layout_compute(uint64_t region_size, uint64_t extent_size, uint64_t align,
 		   struct layout_geometry *g)
 {
@@ -73,6 +89,12 @@ int layout_compute(uint64_t region_size, uint64_t extent_size, uint64_t align,
 		return -EINVAL;
 	if (region_size > (UINT64_MAX >> 2))
 		return -EINVAL;
+	/*
+	 * Also what keeps the sums below from wrapping for a hostile header's
+	 * sizes: extent size and alignment at most region_size < 2^62.
+	 */
+	if (extent_size > region_size)
+		return -ENOSPC;
 	/* Start from an upper bound: the metadata for it is no smaller than needed. */
 	n = region_size / extent_size;
 	d = data_off_for(n, extent_size, align);
@@ -82,16 +104,23 @@ int layout_compute(uint64_t region_size, uint64_t extent_size, uint64_t align,
 	if (n == 0)
 		return -ENOSPC;
 
-	*g = (struct layout_geometry){
-	    .region_size = region_size,
-	    .extent_size = extent_size,
-	    .data_align = align,
-	    .extent_count = n,
-	    .extent_table_off = LAYOUT_EXTENT_TABLE_OFF,
-	    .tag_table_off = LAYOUT_EXTENT_TABLE_OFF + ALIGN_UP(n * 8, (uint64_t)LAYOUT_BLOCK),
-	    .tag_count = MIN(n, (uint64_t)LAYOUT_MAX_TAGS),
-	    .data_off = data_off_for(n, extent_size, align),
-	};
+	geometry_of(g, region_size, extent_size, align, n, data_off_for(n, extent_size, align));
+	return 0;
+}
+
+int layout_compute_split(uint64_t data_size, uint64_t extent_size, uint64_t align,
+			 struct layout_geometry *g)
+{
+	uint64_t n;
+
+	if (align == 0)
+		align = LAYOUT_BLOCK;
+	if (layout_check_extent_size(extent_size, align) < 0 || data_size > (UINT64_MAX >> 2))
+		return -EINVAL;
+	n = data_size / extent_size;
+	if (n == 0)
+		return -ENOSPC;
+	geometry_of(g, data_size, extent_size, align, n, 0);
 	return 0;
 }
 
@@ -195,11 +224,13 @@ uint32_t layout_tag_checksum(const struct layout_tag *t)
 bool layout_geometry_matches(const struct layout_header *h)
 {
 	struct layout_geometry g;
+	int r = (h->flags & LAYOUT_FLAG_SPLIT)
+		    ? layout_compute_split(h->region_size, h->extent_size, h->data_align, &g)
+		    : layout_compute(h->region_size, h->extent_size, h->data_align, &g);
 
-	return layout_compute(h->region_size, h->extent_size, h->data_align, &g) == 0 &&
-	       g.extent_count == h->extent_count && g.extent_table_off == h->extent_table_off &&
-	       g.tag_table_off == h->tag_table_off && g.tag_count == h->tag_count &&
-	       g.data_off == h->data_off;
+	return r == 0 && g.extent_count == h->extent_count &&
+	       g.extent_table_off == h->extent_table_off && g.tag_table_off == h->tag_table_off &&
+	       g.tag_count == h->tag_count && g.data_off == h->data_off;
 }
 
 const char *layout_hdr_status_str(enum layout_hdr_status s)
@@ -277,7 +308,7 @@ enum layout_hdr_status layout_header_check(const void *block, struct layout_head
 		return HDR_UNSUPPORTED;
 	}
 	if (h.header_size != sizeof(h) || h.tag_slot_size != LAYOUT_TAG_SLOT_SIZE ||
-	    h.backup_off != LAYOUT_BACKUP_OFF || h.flags != 0 ||
+	    h.backup_off != LAYOUT_BACKUP_OFF || (h.flags & ~LAYOUT_FLAG_SPLIT) ||
 	    !media_all_zero(h.reserved, sizeof(h.reserved))) {
 		WHY("unexpected field values");
 		return HDR_CORRUPT;

@@ -14,6 +14,12 @@
  *   ...     data area       (aligned to max(extent size, device alignment))
  *
  * All integers are little-endian (the daemon refuses to build elsewhere).
+ *
+ * Split layout (metadata = PATH, header flag LAYOUT_FLAG_SPLIT): the two
+ * headers and the tables, at the offsets above, are a metadata file (or
+ * device) of their own, layout_meta_size() bytes; the data file holds only
+ * the data area, extent 0 at its offset 0 (data_off 0), and region_size is
+ * the data file's size.  Tenants map the data file only.
  */
 #ifndef PMEMZ_MEDIA_H
 #define PMEMZ_MEDIA_H
@@ -52,6 +58,8 @@ struct media_badblock {
 #define LAYOUT_MAX_TAGS 65536u
 #define LAYOUT_TAG_NAME_MAX 63u
 #define LAYOUT_MIN_EXTENT_SIZE 4096u
+/* Header flags: the only one.  Any other bit set is damage. */
+#define LAYOUT_FLAG_SPLIT 0x1u /* split layout: metadata in a file of its own */
 
 struct layout_header {
 	char magic[8];		   /*   0 LAYOUT_MAGIC */
@@ -69,7 +77,7 @@ struct layout_header {
 	uint64_t format_time;	   /*  96 seconds since the Epoch */
 	uint64_t data_align;	   /* 104 device alignment at format time */
 	uint32_t tag_slot_size;	   /* 112 LAYOUT_TAG_SLOT_SIZE */
-	uint32_t flags;		   /* 116 0 */
+	uint32_t flags;		   /* 116 0 or LAYOUT_FLAG_SPLIT */
 	uint8_t reserved[132];	   /* 120 zero */
 	uint32_t checksum;	   /* 252 CRC32C of bytes 0..251 */
 };
@@ -198,6 +206,12 @@ int layout_check_extent_size(uint64_t extent_size, uint64_t align);
 /* Lay out a region.  -EINVAL for a bad extent size, -ENOSPC when no extent fits. */
 int layout_compute(uint64_t region_size, uint64_t extent_size, uint64_t align,
 		   struct layout_geometry *g);
+/*
+ * Lay out a split region: data_size bytes of data file (region_size),
+ * data_off 0, the tables in the metadata file.  Same errors.
+ */
+int layout_compute_split(uint64_t data_size, uint64_t extent_size, uint64_t align,
+			 struct layout_geometry *g);
 
 /*
  * A tag name as it may stand on media: 0, -EINVAL (empty, C0 control
@@ -248,7 +262,16 @@ static inline uint64_t layout_tables_end(uint64_t tag_table_off, uint64_t tag_co
 	return tag_table_off + ((tags + LAYOUT_BLOCK - 1) & ~(uint64_t)(LAYOUT_BLOCK - 1));
 }
 
-/* Do a header's geometry fields agree with layout_compute() of its sizes? */
+/* Bytes of a split region's metadata file: both headers and the tables. */
+static inline uint64_t layout_meta_size(const struct layout_geometry *g)
+{
+	return layout_tables_end(g->tag_table_off, g->tag_count);
+}
+
+/*
+ * Do a header's geometry fields agree with layout_compute() (or, with
+ * LAYOUT_FLAG_SPLIT, layout_compute_split()) of its sizes?
+ */
 bool layout_geometry_matches(const struct layout_header *h);
 
 /* ---- the two header blocks ---- */
@@ -305,6 +328,14 @@ uint64_t media_wiped_records(const void *base, uint64_t size, uint64_t extent_si
  */
 bool media_interrupted_format(const void *base, uint64_t size, uint64_t extent_size, uint64_t align,
 			      const struct media_badblock *bbs, size_t n_bbs);
+
+/*
+ * A split region's metadata image whose both header blocks are blank (or
+ * whose format was interrupted before the primary): is everything after
+ * the headers zero, so that a format destroys nothing?  (A split format
+ * never touches the data file, whose extents all start DIRTY.)
+ */
+bool media_meta_tables_blank(const void *meta, uint64_t meta_size);
 
 /* ---- extent records ---- */
 

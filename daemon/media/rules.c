@@ -107,6 +107,13 @@ uint64_t media_wiped_records(const void *base, uint64_t size, uint64_t extent_si
 	return ok >= bad ? ok : 0;
 }
 
+bool media_meta_tables_blank(const void *meta, uint64_t meta_size)
+{
+	return meta_size >= 2 * LAYOUT_BLOCK &&
+	       media_all_zero((const uint8_t *)meta + 2 * LAYOUT_BLOCK,
+			      meta_size - 2 * LAYOUT_BLOCK);
+}
+
 bool media_interrupted_format(const void *base, uint64_t size, uint64_t extent_size, uint64_t align,
 			      const struct media_badblock *bbs, size_t n_bbs)
 {

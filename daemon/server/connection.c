@@ -26,6 +26,8 @@
 
 void connection_frame_free(struct out_frame *f)
 {
+	if (f->fd >= 0) /* never sent */
+		(void)close(f->fd);
 	free(f->data);
 	free(f);
 }
@@ -149,8 +151,10 @@ void connection_flush(struct connection *c)
 			connection_close(c);
 			return;
 		}
-		if (pass_fd >= 0)
-			TAILQ_FIRST(&c->out)->fd = -1; /* went with the first byte */
+		if (pass_fd >= 0) { /* went with the first byte: the peer has its copy */
+			(void)close(pass_fd);
+			TAILQ_FIRST(&c->out)->fd = -1;
+		}
 		while (w > 0) {
 			f = TAILQ_FIRST(&c->out);
 			size_t left = f->len - f->off;
@@ -184,11 +188,15 @@ int connection_queue(struct connection *c, uint8_t *frame, size_t len, int fd, b
 
 	if (c->closing) {
 		free(frame);
+		if (fd >= 0)
+			(void)close(fd);
 		return -ENOTCONN;
 	}
 	f = calloc(1, sizeof(*f));
 	if (!f) {
 		free(frame);
+		if (fd >= 0)
+			(void)close(fd);
 		log_warning("connection %" PRIu64 ": out of memory queueing a reply, closing",
 			    c->serial);
 		connection_close(c);

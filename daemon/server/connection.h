@@ -28,7 +28,7 @@ struct out_frame {
 	uint8_t *data;
 	size_t len;
 	size_t off;
-	int fd; /* borrowed; sent with the frame's first byte */
+	int fd; /* owned: sent with the frame's first byte, then closed */
 };
 TAILQ_HEAD(out_frame_list, out_frame);
 
@@ -77,7 +77,8 @@ void connection_free(struct connection *c);
 
 /*
  * Queue a packed frame (ownership passes, also on failure) with an optional
- * fd to pass on its first byte (borrowed: must stay open until sent).
+ * fd to pass on its first byte (ownership passes too: closed once sent, or
+ * with the frame).
  * With hold, the frame waits for the next group commit.  Frames queued
  * outside the connection's read callback are always held, so that the
  * commit pass sends them.

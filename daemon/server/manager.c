@@ -48,6 +48,166 @@ struct manager_region *manager_find_region(struct manager *m, const char *name)
 	return NULL;
 }
 
+#define TOUCHED_MAX 4096u
+
+void manager_region_touch(struct manager_region *mr, const struct connection *c)
+{
+	uint64_t *v;
+
+	if (mr->touched_all || (mr->n_touched && mr->touched[mr->n_touched - 1] == c->serial))
+		return;
+	if (mr->n_touched == mr->cap_touched) {
+		size_t cap = mr->cap_touched ? 2 * mr->cap_touched : 16;
+
+		v = cap <= TOUCHED_MAX ? realloc(mr->touched, cap * sizeof(*v)) : NULL;
+		if (!v) {
+			mr->touched_all = true;
+			return;
+		}
+		mr->touched = v;
+		mr->cap_touched = cap;
+	}
+	mr->touched[mr->n_touched++] = c->serial;
+}
+
+static bool region_touched_by(const struct manager_region *mr, uint64_t serial)
+{
+	if (mr->touched_all)
+		return true;
+	for (size_t i = 0; i < mr->n_touched; i++)
+		if (mr->touched[i] == serial)
+			return true;
+	return false;
+}
+
+size_t manager_regions_online(const struct manager *m)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->n_regions; i++)
+		n += !m->regions[i].failed;
+	return n;
+}
+
+/* A waiting ALLOCATE on a region that has failed: its answer is -EIO. */
+static int manager_grant_failed(struct manager *m, struct connection *c, struct manager_region *mr,
+				uint64_t n_extents, uint64_t req_id)
+{
+	char msg[RPC_MSG_MAX];
+
+	(void)snprintf(msg, sizeof(msg), "region '%s' has failed: %s", mr->rc->name, mr->failure);
+	(void)rpc_send_error(m, c, req_id, -EIO, msg, RPC_REPLY_ORDERED);
+	return 0;
+}
+
+/* A waiting ALLOCATE's grant, remembered like a request naming the region. */
+static int manager_grant(struct manager *m, struct connection *c, struct manager_region *mr,
+			 uint64_t n_extents, uint64_t req_id)
+{
+	manager_region_touch(mr, c);
+	return rpc_allocate_grant(m, c, mr, n_extents, req_id);
+}
+
+static void manager_status_cb(evutil_socket_t fd, short what, void *arg);
+
+/* Does this held reply attest state of mr?  ALLOCATE replies name their lease. */
+static bool held_reply_attests(const struct manager_region *mr, const struct connection *c,
+			       const Pmemz__Response *resp)
+{
+	const struct lease *l;
+
+	if (resp->status != 0)
+		return false;
+	switch (resp->op_case) {
+	case PMEMZ__RESPONSE__OP_ALLOCATE:
+		l = resp->allocate ? lease_table_find(mr->m->leases, resp->allocate->lease) : NULL;
+		return l && l->region == mr->index;
+	case PMEMZ__RESPONSE__OP_COMMIT:
+	case PMEMZ__RESPONSE__OP_FREE:
+		/* They do not name a region: a connection that named mr may mean it. */
+		return region_touched_by(mr, c->serial);
+	default:
+		return false; /* reads and NOOPs attest nothing durable */
+	}
+}
+
+/*
+ * c's held replies that attest state of mr, which failed before a commit
+ * pass made that state durable, become -EIO error replies with the same
+ * request ids: the client learns the truth and the connection goes on.
+ */
+static void manager_fail_held(struct manager_region *mr, struct connection *c)
+{
+	struct out_frame *f;
+
+	for (f = TAILQ_FIRST(&c->held); f; f = TAILQ_NEXT(f, link)) {
+		_cleanup_(pmemz__response__free_unpackedp) Pmemz__Response *resp = NULL;
+		Pmemz__Response err = PMEMZ__RESPONSE__INIT;
+		char msg[RPC_MSG_MAX];
+		uint8_t *frame;
+		size_t len;
+
+		if (f->off || f->len < PMEMZ_FRAME_HDR ||
+		    pmemz_frame_unpack_response(f->data + PMEMZ_FRAME_HDR, f->len - PMEMZ_FRAME_HDR,
+						&resp) < 0 ||
+		    !held_reply_attests(mr, c, resp))
+			continue;
+		(void)snprintf(msg, sizeof(msg), "region '%s' failed before this was durable: %s",
+			       mr->rc->name, mr->failure);
+		err.id = resp->id;
+		err.status = -EIO;
+		err.message = msg;
+		if (pmemz_frame_pack_response(&err, &frame, &len) < 0) {
+			/* No memory for the truth: close rather than lie. */
+			connection_close(c);
+			return;
+		}
+		free(f->data);
+		f->data = frame;
+		f->len = len;
+	}
+}
+
+void manager_region_fail(struct manager_region *mr, const char *why)
+{
+	struct manager *m = mr->m;
+	struct connection *c, *next;
+
+	if (mr->failed)
+		return;
+	mr->failed = true;
+	(void)snprintf(mr->failure, sizeof(mr->failure), "%s", why && *why ? why : "unknown");
+	log_error("Region '%s' failed, taking it offline (%zu other region%s serving): %s",
+		  mr->rc->name, manager_regions_online(m),
+		  manager_regions_online(m) == 1 ? "" : "s", mr->failure);
+	if (mr->zeroer_ev)
+		(void)event_del(mr->zeroer_ev);
+	if (mr->r)
+		region_zeroer_pause(mr->r, true);
+	waitq_serve(mr, manager_grant_failed);
+	/*
+	 * Replies held for a commit pass that this region's state did not
+	 * survive would claim what is not durable (I5): they become -EIO.
+	 */
+	for (c = TAILQ_FIRST(&m->held); c; c = next) {
+		next = TAILQ_NEXT(c, held_link); /* manager_fail_held may close c */
+		manager_fail_held(mr, c);
+	}
+	mr->n_touched = 0;
+	mr->touched_all = false;
+	if (m->status_ev)
+		manager_status_cb(-1, 0, m);
+}
+
+/* A region whose mapping faulted since it was last looked at goes offline. */
+static void manager_check_region(struct manager_region *mr)
+{
+	char why[160];
+
+	if (!mr->failed && mr->r && region_failed(mr->r, why, sizeof(why)))
+		manager_region_fail(mr, why);
+}
+
 void manager_request_commit(struct manager *m)
 {
 	if (m->commit_pending)
@@ -66,21 +226,29 @@ static void manager_commit(struct manager *m)
 	uint64_t drains = 0;
 
 	for (size_t i = 0; i < m->n_regions; i++)
-		waitq_serve(&m->regions[i], rpc_allocate_grant);
+		if (!m->regions[i].failed)
+			waitq_serve(&m->regions[i], manager_grant);
 	m->commit_pending = false;
 
 	for (size_t i = 0; i < m->n_regions; i++) {
 		struct manager_region *mr = &m->regions[i];
-		int r = region_sync(mr->r);
+		char why[160];
+		int r;
 
+		if (mr->failed)
+			continue;
+		r = region_sync(mr->r);
 		if (r < 0) {
 			/* Replies must not claim durability we could not get. */
-			(void)log_error_errno(r, "Failed to make region '%s' durable, stopping: %m",
-					      mr->rc->name);
-			manager_stop(m, r);
-			return;
+			if (!region_failed(mr->r, why, sizeof(why)))
+				(void)snprintf(why, sizeof(why),
+					       "cannot make its state durable: %s", strerror(-r));
+			manager_region_fail(mr, why);
+			continue;
 		}
 		drains += (uint64_t)r;
+		mr->n_touched = 0;
+		mr->touched_all = false;
 	}
 	if (drains) {
 		m->group_commits++;
@@ -117,10 +285,13 @@ static void manager_zeroer_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct manager_region *mr = arg;
 
+	if (mr->failed)
+		return;
 	/* ZEROED states are stored now, durable with the commit pass, which
 	 * also hands the new extents to waiting allocations. */
 	if (region_zeroer_collect(mr->r) > 0 || mr->n_waiters)
 		manager_request_commit(mr->m);
+	manager_check_region(mr);
 }
 
 static void manager_format_status(struct manager *m, char *buf, size_t len)
@@ -128,11 +299,18 @@ static void manager_format_status(struct manager *m, char *buf, size_t len)
 	uint64_t count[EXT_NSTATES] = {0}, total = 0, zeroing = 0, waiters = 0;
 	char zeroed_s[32], total_s[32];
 	uint64_t zeroed_bytes = 0, total_bytes = 0;
+	const struct manager_region *first_failed = NULL;
+	size_t n_failed = 0, n;
 
 	for (size_t i = 0; i < m->n_regions; i++) {
 		struct manager_region *mr = &m->regions[i];
 		struct region_stats st = {0};
 
+		if (mr->failed) {
+			if (!n_failed++)
+				first_failed = mr;
+			continue;
+		}
 		region_get_stats(mr->r, &st);
 		for (int s = 0; s < EXT_NSTATES; s++)
 			count[s] += st.count[s];
@@ -142,16 +320,29 @@ static void manager_format_status(struct manager *m, char *buf, size_t len)
 		zeroed_bytes += st.count[EXT_ZEROED] * mr->info.extent_size;
 		total_bytes += mr->info.extent_count * mr->info.extent_size;
 	}
-	(void)snprintf(buf, len,
-		       "%zu region%s: %s of %s zeroed (%" PRIu64 "/%" PRIu64 " extents), %" PRIu64
-		       " dirty%s, %" PRIu64 " leased, %" PRIu64 " committed; %" PRIu64
-		       " client%s%s",
-		       m->n_regions, m->n_regions == 1 ? "" : "s",
-		       pmemz_format_size(zeroed_bytes, zeroed_s, sizeof(zeroed_s)),
-		       pmemz_format_size(total_bytes, total_s, sizeof(total_s)), count[EXT_ZEROED],
-		       total, count[EXT_DIRTY], zeroing ? " (zeroing)" : "", count[EXT_LEASED],
-		       count[EXT_COMMITTED], m->n_connections, m->n_connections == 1 ? "" : "s",
-		       waiters ? ", allocations waiting" : "");
+	n = m->n_regions - n_failed;
+	if (first_failed) {
+		/* The failure first: a long reason must not push it out of STATUS. */
+		int k = n_failed == 1
+			    ? snprintf(buf, len, "DEGRADED: region '%s' failed: %s; ",
+				       first_failed->rc->name, first_failed->failure)
+			    : snprintf(buf, len, "DEGRADED: %zu regions failed, first '%s': %s; ",
+				       n_failed, first_failed->rc->name, first_failed->failure);
+
+		if (k < 0 || (size_t)k >= len)
+			return;
+		buf += k;
+		len -= (size_t)k;
+	}
+	(void)snprintf(
+	    buf, len,
+	    "%zu region%s: %s of %s zeroed (%" PRIu64 "/%" PRIu64 " extents), %" PRIu64
+	    " dirty%s, %" PRIu64 " leased, %" PRIu64 " committed; %" PRIu64 " client%s%s",
+	    n, n == 1 ? "" : "s", pmemz_format_size(zeroed_bytes, zeroed_s, sizeof(zeroed_s)),
+	    pmemz_format_size(total_bytes, total_s, sizeof(total_s)), count[EXT_ZEROED], total,
+	    count[EXT_DIRTY], zeroing ? " (zeroing)" : "", count[EXT_LEASED], count[EXT_COMMITTED],
+	    m->n_connections, m->n_connections == 1 ? "" : "s",
+	    waiters ? ", allocations waiting" : "");
 }
 
 static void manager_status_cb(evutil_socket_t fd, short what, void *arg)
@@ -159,6 +350,9 @@ static void manager_status_cb(evutil_socket_t fd, short what, void *arg)
 	struct manager *m = arg;
 	char status[sizeof(m->status)];
 
+	/* Faults seen by reads, or by a zeroer batch not collected yet. */
+	for (size_t i = 0; i < m->n_regions; i++)
+		manager_check_region(&m->regions[i]);
 	manager_format_status(m, status, sizeof(status));
 	if (strcmp(status, m->status) == 0)
 		return;
@@ -250,12 +444,24 @@ int manager_new(const struct daemon_conf *conf, struct manager **out)
 		mr->index = (unsigned)i;
 		mr->rc = &conf->regions[i];
 		mr->zero_rate = mr->rc->zero_rate;
-		/* Open all, so every broken region is reported in one start. */
+		mr->info.name = mr->rc->name;
+		mr->info.path = mr->rc->path;
+		/* A region that does not open is offline; the others serve (degraded start). */
+		log_clear_last_error();
 		q = region_open(mr->rc, &mr->r);
 		if (q < 0) {
+			const char *why = log_last_error();
+			char buf[sizeof(mr->failure)];
+
 			mr->r = NULL;
 			if (r == 0)
 				r = q;
+			if (!*why) {
+				(void)snprintf(buf, sizeof(buf), "cannot open: %s", strerror(-q));
+				why = buf;
+			}
+			mr->failed = true;
+			(void)snprintf(mr->failure, sizeof(mr->failure), "%s", why);
 			continue;
 		}
 		region_get_info(mr->r, &mr->info);
@@ -267,8 +473,11 @@ int manager_new(const struct daemon_conf *conf, struct manager **out)
 			return log_error_errno(ENOMEM, "Failed to watch the zeroer of region '%s'",
 					       mr->rc->name);
 	}
+	if (conf->n_regions && manager_regions_online(m) == 0)
+		return log_error_errno(r, "No region could be opened, exiting");
 	if (r < 0)
-		return r; /* region_open said why */
+		log_warning("%zu of %zu regions failed to open (see above); serving the others",
+			    conf->n_regions - manager_regions_online(m), conf->n_regions);
 	if (conf->n_regions == 0)
 		log_warning("No regions configured");
 	*out = TAKE_PTR(m);
@@ -340,9 +549,10 @@ void manager_free(struct manager *m)
 		if (mr->zeroer_ev)
 			event_free(mr->zeroer_ev);
 		usage_free(mr);
+		free(mr->touched);
 		if (!mr->r)
 			continue;
-		if (m->exit_status == 0) {
+		if (m->exit_status == 0 && !mr->failed) {
 			int r = region_sync(mr->r);
 
 			if (r < 0)

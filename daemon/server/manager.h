@@ -63,6 +63,22 @@ struct manager_region {
 	struct wait_histogram wait_hist;      /* waitq.c's */
 	uint64_t allocations, commits, frees; /* since start */
 	uint64_t zero_rate; /* bytes/s now: the configured rate, then ZEROER; 0 = unlimited */
+
+	/*
+	 * Offline (manager_region_fail): it did not open, or a fault hit its
+	 * mapping.  Its RPCs fail with -EIO; r stays (NULL when it never
+	 * opened) so that leases on it can still be dropped.
+	 */
+	bool failed;
+	char failure[192];
+	/*
+	 * Serials of the connections that named the region since the last
+	 * commit pass: their held replies may attest its state, and are not
+	 * sent if it fails before that pass makes the state durable.
+	 */
+	uint64_t *touched;
+	size_t n_touched, cap_touched;
+	bool touched_all; /* out of room (or memory): assume every connection */
 };
 
 TAILQ_HEAD(connection_list, connection);
@@ -119,6 +135,17 @@ void manager_request_commit(struct manager *m);
 void manager_commit_if_overdue(struct manager *m);
 
 struct manager_region *manager_find_region(struct manager *m, const char *name);
+
+/* c named mr in a request: see manager_region.touched. */
+void manager_region_touch(struct manager_region *mr, const struct connection *c);
+/*
+ * Take mr offline: log why (once), fail its waiting allocations with -EIO,
+ * close the connections whose held replies may attest its state, report it
+ * in STAT and sd_notify STATUS.  Other regions and connections go on.
+ */
+void manager_region_fail(struct manager_region *mr, const char *why);
+/* Regions that serve (not failed). */
+size_t manager_regions_online(const struct manager *m);
 
 /* Begin an orderly shutdown (as on SIGTERM) with the given exit status. */
 void manager_stop(struct manager *m, int status);

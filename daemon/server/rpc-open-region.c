@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT */
+#include <string.h>
+
 #include "rpc.h"
 
 /* OPEN_REGION: region geometry, and the region fd on the reply's first byte. */
@@ -14,9 +16,11 @@ static int rpc_open_region_handler(struct rpc_call *call)
 	r = rpc_region(call, req->region, &mr);
 	if (r < 0)
 		return r;
-	fd = region_get_fd(mr->r);
+	/* A new open file description: never the daemon's own (truncation, locks). */
+	fd = region_open_fd(mr->r);
 	if (fd < 0)
-		return rpc_fail(call, -EIO, "region '%s' has no file descriptor", req->region);
+		return rpc_fail(call, fd, "cannot open region '%s' for you: %s", req->region,
+				strerror(-fd));
 	rpc_region_info_to_pb(&mr->info, &info);
 	open.info = &info;
 	open.fd_follows = true;

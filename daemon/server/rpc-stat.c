@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "connection.h"
 #include "lease.h"
 #include "rpc.h"
 #include "waitq.h"
@@ -42,12 +43,13 @@ static void region_stat_wait(const struct wait_histogram *h, Pmemz__RegionStat *
 	rs->wait_count = h->count;
 }
 
-static void region_stat_fill(const struct manager_region *mr, Pmemz__RegionStat *rs,
-			     Pmemz__RegionInfo *info, uint64_t *wait_counts)
+static void region_stat_fill(const struct rpc_call *call, const struct manager_region *mr,
+			     Pmemz__RegionStat *rs, Pmemz__RegionInfo *info, uint64_t *wait_counts)
 {
 	struct region_stats st = {0};
 
-	region_get_stats(mr->r, &st);
+	if (mr->r)
+		region_get_stats(mr->r, &st);
 	pmemz__region_stat__init(rs);
 	rpc_region_info_to_pb(&mr->info, info);
 	rs->info = info;
@@ -69,9 +71,16 @@ static void region_stat_fill(const struct manager_region *mr, Pmemz__RegionStat 
 	rs->zeroer_threads = mr->rc->zeroer_threads;
 	rs->zero_rate_limit = mr->zero_rate;
 	rs->has_paused = true;
-	rs->paused = region_zeroer_paused(mr->r);
+	rs->paused = mr->r && !mr->failed && region_zeroer_paused(mr->r);
 	rs->tags = st.tags;
 	region_stat_wait(&mr->wait_hist, rs, wait_counts);
+	/* protobuf-c only reads these while packing. */
+	rs->state = (char *)(uintptr_t)(mr->failed ? "failed" : "online");
+	/* The reason names paths: for those who may open the region (and admins). */
+	if (mr->failed)
+		rs->failure = (char *)(uintptr_t)(call->c->admin || rpc_region_allowed(call->c, mr)
+						      ? mr->failure
+						      : "(reason withheld: not your region)");
 }
 
 /*
@@ -89,6 +98,10 @@ static void region_stat_name_only(const struct manager_region *mr, Pmemz__Region
 	rs->info = info;
 	rs->has_name_only = true;
 	rs->name_only = true;
+	/* Whether it serves is no secret (monitoring); why it failed names paths. */
+	rs->state = (char *)(uintptr_t)(mr->failed ? "failed" : "online");
+	if (mr->failed)
+		rs->failure = (char *)(uintptr_t)"(reason withheld: not your region)";
 }
 
 /* STAT: daemon and per-region counters; open to every peer (details: rpc_region_visible). */
@@ -121,7 +134,7 @@ static int rpc_stat_handler(struct rpc_call *call)
 		const struct manager_region *mr = &m->regions[first + i];
 
 		if (rpc_region_visible(call->c, mr))
-			region_stat_fill(mr, &s.stats[i], &s.infos[i], s.wait_counts[i]);
+			region_stat_fill(call, mr, &s.stats[i], &s.infos[i], s.wait_counts[i]);
 		else
 			region_stat_name_only(mr, &s.stats[i], &s.infos[i]);
 		s.ptrs[i] = &s.stats[i];

@@ -47,10 +47,14 @@ static int rpc_zeroer_handler(struct rpc_call *call)
 
 		if (!mr)
 			return rpc_fail(call, -ENOENT, "no region '%.64s'", name);
+		if (mr->failed)
+			return rpc_fail(call, -EIO, "region '%s' has failed: %s", name,
+					mr->failure);
 		zeroer_apply(call, mr, req);
 	} else {
 		for (size_t i = 0; i < m->n_regions; i++)
-			zeroer_apply(call, &m->regions[i], req);
+			if (!m->regions[i].failed)
+				zeroer_apply(call, &m->regions[i], req);
 	}
 	resp.op_case = PMEMZ__RESPONSE__OP_ZEROER;
 	resp.zeroer = &zr;

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "connection.h"
 #include "lease.h"
@@ -51,6 +52,8 @@ int rpc_send(struct manager *m, struct connection *c, uint64_t id, Pmemz__Respon
 
 	resp->id = id;
 	r = pmemz_frame_pack_response(resp, &frame, &len);
+	if (r < 0 && fd >= 0)
+		(void)close(fd);
 	if (r == -EMSGSIZE && resp->status == 0) {
 		/* Handlers check the size first; this is the safety net. */
 		log_warning("Reply to request %" PRIu64 " too large for a frame", id);
@@ -128,9 +131,15 @@ int rpc_region(struct rpc_call *call, const char *name, struct manager_region **
 	mr = manager_find_region(call->m, name);
 	if (!mr)
 		return rpc_fail(call, -ENOENT, "no region '%s'", name);
+	/* Before the access check: no caller (admins included) gets past a failed region. */
+	if (mr->failed)
+		return rpc_region_allowed(call->c, mr)
+			   ? rpc_fail(call, -EIO, "region '%s' has failed: %s", name, mr->failure)
+			   : rpc_fail(call, -EIO, "region '%s' has failed", name);
 	if (!rpc_region_allowed(call->c, mr))
 		return rpc_fail(call, -EACCES, "uid %u may not use region '%s'",
 				(unsigned)call->c->uid, name);
+	manager_region_touch(mr, call->c);
 	*out = mr;
 	return 0;
 }

@@ -24,6 +24,12 @@ static inline void pmemz__request__free_unpackedp(Pmemz__Request **p)
 		pmemz__request__free_unpacked(*p, NULL);
 }
 
+static inline void pmemz__response__free_unpackedp(Pmemz__Response **p)
+{
+	if (*p)
+		pmemz__response__free_unpacked(*p, NULL);
+}
+
 #define RPC_MSG_MAX 256
 #define RPC_TAG_MAX 4096 /* sanity bound; the tag table sets the real limit */
 
@@ -68,7 +74,11 @@ void rpc_dispatch(struct manager *m, struct connection *c, const Pmemz__Request 
 /* Set the error message of the call; returns r (a negative errno). */
 int rpc_fail(struct rpc_call *call, int r, const char *fmt, ...) _printf_(3, 4);
 
-/* Pack resp (id and status 0 are filled in) and queue it; fd < 0 for none. */
+/*
+ * Pack resp (id and status 0 are filled in) and queue it; fd < 0 for none.
+ * The fd is the reply's from then on (also on failure): closed once sent,
+ * or when the reply is dropped.
+ */
 int rpc_reply(struct rpc_call *call, Pmemz__Response *resp, int fd, enum rpc_reply_mode mode);
 int rpc_send(struct manager *m, struct connection *c, uint64_t id, Pmemz__Response *resp, int fd,
 	     enum rpc_reply_mode mode);
@@ -77,7 +87,11 @@ int rpc_send_error(struct manager *m, struct connection *c, uint64_t id, int sta
 /* Would resp fit in one frame? */
 bool rpc_response_fits(const Pmemz__Response *resp);
 
-/* Find a region by name and check the caller may use it (-ENOENT / -EACCES). */
+/*
+ * Find a region by name and check the caller may use it (-ENOENT / -EACCES;
+ * -EIO when it has failed).  Remembers that the connection named it
+ * (manager_region_touch).
+ */
 int rpc_region(struct rpc_call *call, const char *name, struct manager_region **out);
 bool rpc_region_allowed(const struct connection *c, const struct manager_region *mr);
 /* May the caller see the region's details (path, uuid, usage)?  Allowed peers and admins. */

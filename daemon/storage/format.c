@@ -30,8 +30,13 @@ static int write_header(struct pstore *ps, uint64_t off, const struct layout_hea
 	return 0;
 }
 
-int layout_format(struct pstore *ps, const char *name, uint64_t extent_size, uint64_t align,
-		  struct layout_header *out)
+/*
+ * Format: ps holds the headers and tables (the whole region, or a split
+ * region's metadata file); region_size is what the header records (the
+ * region's size, or the split region's data file size).
+ */
+static int format_region(struct pstore *ps, uint64_t region_size, bool split, const char *name,
+			 uint64_t extent_size, uint64_t align, struct layout_header *out)
 {
 	struct layout_geometry g;
 	struct layout_header h;
@@ -39,7 +44,8 @@ int layout_format(struct pstore *ps, const char *name, uint64_t extent_size, uin
 	char s1[32], s2[32];
 	int r;
 
-	r = layout_compute(pstore_size(ps), extent_size, align, &g);
+	r = split ? layout_compute_split(region_size, extent_size, align, &g)
+		  : layout_compute(region_size, extent_size, align, &g);
 	if (r == -EINVAL)
 		return log_error_errno(r,
 				       "region '%s': extent size %" PRIu64
@@ -50,8 +56,15 @@ int layout_format(struct pstore *ps, const char *name, uint64_t extent_size, uin
 		    r,
 		    "region '%s': too small (%s) to hold one %s extent after its "
 		    "metadata",
-		    name, pmemz_format_size(pstore_size(ps), s1, sizeof(s1)),
+		    name, pmemz_format_size(region_size, s1, sizeof(s1)),
 		    pmemz_format_size(extent_size, s2, sizeof(s2)));
+	if (split && layout_meta_size(&g) > pstore_size(ps))
+		return log_error_errno(ENOSPC,
+				       "region '%s': the metadata needs %s but its file or device "
+				       "holds %s",
+				       name,
+				       pmemz_format_size(layout_meta_size(&g), s1, sizeof(s1)),
+				       pmemz_format_size(pstore_size(ps), s2, sizeof(s2)));
 
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, LAYOUT_MAGIC, sizeof(h.magic));
@@ -72,6 +85,7 @@ int layout_format(struct pstore *ps, const char *name, uint64_t extent_size, uin
 	h.format_time = (uint64_t)time(NULL);
 	h.data_align = g.data_align;
 	h.tag_slot_size = LAYOUT_TAG_SLOT_SIZE;
+	h.flags = split ? LAYOUT_FLAG_SPLIT : 0;
 	layout_header_seal(&h);
 
 	/* A crash at any point leaves either a blank region or a complete one. */
@@ -87,12 +101,18 @@ int layout_format(struct pstore *ps, const char *name, uint64_t extent_size, uin
 		return log_error_errno(r, "region '%s': format: %m", name);
 
 	log_info("region '%s': formatted: %" PRIu64 " extents of %s, data at offset %" PRIu64
-		 ", %" PRIu64 " tag slots",
+		 "%s, %" PRIu64 " tag slots",
 		 name, g.extent_count, pmemz_format_size(g.extent_size, s1, sizeof(s1)), g.data_off,
-		 g.tag_count);
+		 split ? " of the data file (metadata in its own file)" : "", g.tag_count);
 	if (out)
 		*out = h;
 	return 0;
+}
+
+int layout_format(struct pstore *ps, const char *name, uint64_t extent_size, uint64_t align,
+		  struct layout_header *out)
+{
+	return format_region(ps, pstore_size(ps), false, name, extent_size, align, out);
 }
 
 /* A format's extent size when the configuration leaves it to the media (0). */
@@ -147,9 +167,37 @@ static int no_header(struct pstore *ps, const char *name, uint64_t extent_size, 
 			       layout_hdr_status_str(m->backup), m->backup_why);
 }
 
-int layout_load(struct pstore *ps, const char *name, uint64_t extent_size, uint64_t align,
-		const struct pstore_badblock *bbs, size_t n_bbs, struct layout_header *out,
-		bool *formatted)
+/*
+ * A split region's metadata without a usable header: formatted only when
+ * nothing but the headers could hold anything (the tables are all zero), so
+ * no allocation state is lost; its data file is never touched by a format.
+ */
+static int split_no_header(struct pstore *ps, uint64_t data_size, const char *name,
+			   uint64_t extent_size, uint64_t align, const struct media_headers *m,
+			   struct layout_header *out)
+{
+	if ((m->choice == HDRS_BLANK || m->primary == HDR_BLANK) &&
+	    media_meta_tables_blank(pstore_base(ps), pstore_size(ps))) {
+		if (m->choice != HDRS_BLANK)
+			log_warning("region '%s': a format of the metadata was interrupted; "
+				    "formatting again",
+				    name);
+		return format_region(ps, data_size, true, name, extent_size, align, out);
+	}
+	return log_error_errno(EUCLEAN,
+			       "region '%s': metadata: primary header %s (%s), backup header %s "
+			       "(%s), and the tables are not empty; refusing to touch it",
+			       name, layout_hdr_status_str(m->primary), m->primary_why,
+			       layout_hdr_status_str(m->backup), m->backup_why);
+}
+
+/*
+ * ps holds the headers and tables; region_size is the size the header must
+ * record (the mapping's, or with split the data file's).
+ */
+static int load_region(struct pstore *ps, uint64_t region_size, bool split, const char *name,
+		       uint64_t extent_size, uint64_t align, const struct pstore_badblock *bbs,
+		       size_t n_bbs, struct layout_header *out, bool *formatted)
 {
 	struct media_headers m;
 	struct layout_header h;
@@ -161,6 +209,14 @@ int layout_load(struct pstore *ps, const char *name, uint64_t extent_size, uint6
 		return log_error_errno(ENOSPC, "region '%s': too small (%" PRIu64 " bytes)", name,
 				       pstore_size(ps));
 	media_headers_read(pstore_base(ps), bbs, n_bbs, &m);
+	if (split && (m.choice == HDRS_BLANK || m.choice == HDRS_NONE)) {
+		r = split_no_header(ps, region_size, name, format_extent_size(extent_size, align),
+				    align, &m, out);
+		if (r < 0)
+			return r;
+		*formatted = true;
+		return 0;
+	}
 	switch (m.choice) {
 	case HDRS_BLANK:
 	case HDRS_NONE:
@@ -203,13 +259,28 @@ int layout_load(struct pstore *ps, const char *name, uint64_t extent_size, uint6
 	}
 
 	/* The chosen header must fit what we run on now. */
-	if (h.region_size != pstore_size(ps))
+	if (!!(h.flags & LAYOUT_FLAG_SPLIT) != split)
 		return log_error_errno(EINVAL,
-				       "region '%s': header says the region is %" PRIu64
-				       " bytes but it is %" PRIu64
-				       " bytes (%s); refusing to touch it",
-				       name, h.region_size, pstore_size(ps),
-				       h.region_size > pstore_size(ps) ? "truncated?" : "grown?");
+				       split ? "region '%s': the metadata file holds the header of "
+					       "a region that keeps its metadata inline; refusing "
+					       "to touch it"
+					     : "region '%s': the header is that of a region whose "
+					       "metadata is in a file of its own; configure its "
+					       "metadata = PATH (refusing to touch it)",
+				       name);
+	if (h.region_size != region_size)
+		return log_error_errno(
+		    EINVAL,
+		    "region '%s': header says the %s is %" PRIu64 " bytes but it is %" PRIu64
+		    " bytes (%s); refusing to touch it",
+		    name, split ? "data file" : "region", h.region_size, region_size,
+		    h.region_size > region_size ? "truncated?" : "grown?");
+	if (split && layout_tables_end(h.tag_table_off, h.tag_count) > pstore_size(ps))
+		return log_error_errno(
+		    EINVAL,
+		    "region '%s': the metadata is %" PRIu64
+		    " bytes, too small for its tables (%" PRIu64 " bytes); refusing to touch it",
+		    name, pstore_size(ps), layout_tables_end(h.tag_table_off, h.tag_count));
 	if (extent_size && extent_size != h.extent_size)
 		return log_error_errno(EINVAL,
 				       "region '%s': configured extent size %s differs from the "
@@ -242,5 +313,33 @@ int layout_load(struct pstore *ps, const char *name, uint64_t extent_size, uint6
 					       name);
 	}
 	*out = h;
+	return 0;
+}
+
+int layout_load(struct pstore *ps, const char *name, uint64_t extent_size, uint64_t align,
+		const struct pstore_badblock *bbs, size_t n_bbs, struct layout_header *out,
+		bool *formatted)
+{
+	return load_region(ps, pstore_size(ps), false, name, extent_size, align, bbs, n_bbs, out,
+			   formatted);
+}
+
+int layout_load_split(struct pstore *meta, uint64_t data_size, const char *name,
+		      uint64_t extent_size, uint64_t align, const struct pstore_badblock *bbs,
+		      size_t n_bbs, struct layout_header *out, bool *formatted)
+{
+	return load_region(meta, data_size, true, name, extent_size, align, bbs, n_bbs, out,
+			   formatted);
+}
+
+int layout_meta_size_for(uint64_t data_size, uint64_t extent_size, uint64_t align,
+			 uint64_t *meta_size)
+{
+	struct layout_geometry g;
+	int r = layout_compute_split(data_size, format_extent_size(extent_size, align), align, &g);
+
+	if (r < 0)
+		return r;
+	*meta_size = layout_meta_size(&g);
 	return 0;
 }

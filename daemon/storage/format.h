@@ -36,4 +36,19 @@ int layout_load(struct pstore *ps, const char *name, uint64_t extent_size, uint6
 		const struct pstore_badblock *bbs, size_t n_bbs, struct layout_header *out,
 		bool *formatted);
 
+/*
+ * The same for a split region (metadata = PATH): meta maps the metadata
+ * file (headers and tables), data_size is the data file's size.  A blank
+ * metadata image (tables all zero) is formatted; nothing is ever written
+ * to the data file.
+ */
+int layout_load_split(struct pstore *meta, uint64_t data_size, const char *name,
+		      uint64_t extent_size, uint64_t align, const struct pstore_badblock *bbs,
+		      size_t n_bbs, struct layout_header *out, bool *formatted);
+/*
+ * Bytes of metadata a split format of data_size bytes needs (extent_size 0:
+ * the default for the alignment).  -EINVAL, -ENOSPC as layout_compute_split.
+ */
+int layout_meta_size_for(uint64_t data_size, uint64_t extent_size, uint64_t align,
+			 uint64_t *meta_size);
 #endif

@@ -181,12 +181,12 @@ uint64_t region_rec_load(const struct region *r, uint64_t i)
 
 void region_rec_store(struct region *r, uint64_t i, unsigned state, uint32_t tag, uint32_t gen)
 {
-	pstore_store64(r->ps, &r->recs[i], layout_rec(state, tag, gen));
+	pstore_store64(r->mps, &r->recs[i], layout_rec(state, tag, gen));
 }
 
 void region_rec_flush(struct region *r, uint64_t first, uint64_t count)
 {
-	pstore_flush(r->ps, &r->recs[first], count * sizeof(uint64_t));
+	pstore_flush(r->mps, &r->recs[first], count * sizeof(uint64_t));
 }
 
 void region_make_ready(struct region *r, uint64_t i)

@@ -57,13 +57,26 @@ struct region {
 	const struct region_conf *rc; /* owned by the caller, outlives the region */
 	const char *name;
 	int fd;
+	int lock_fd; /* flock()ed lock file: one daemon per region (region.c) */
 	bool devdax;
 	bool created; /* the file was created by this region_open (undone on failure) */
 	uint64_t size;
 	uint64_t alignment;
 	const char *persistence; /* device-DAX: dax_persistence_name(); NULL for files */
-	struct pstore *ps;
+	struct pstore *ps;	 /* the data (and, without metadata = PATH, everything) */
 	uint8_t *base;
+	/*
+	 * metadata = PATH: headers and tables in a mapping of their own; else
+	 * mps == ps and mbase == base.  Records and slots are stored through
+	 * mps, data through ps.
+	 */
+	struct pstore *mps;
+	uint8_t *mbase;
+	int mfd;
+	int mlock_fd;
+	uint64_t msize;
+	bool mdevdax;
+	bool meta_created; /* created by this region_open (undone on failure) */
 	struct layout_header hdr;
 	uint64_t *recs;		  /* extent table (pmem) */
 	struct layout_tag *slots; /* tag table (pmem); id n is slots[n - 1] */

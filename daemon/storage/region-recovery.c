@@ -266,8 +266,8 @@ static void slot_store_free(struct region *r, uint32_t id)
 {
 	struct layout_tag *slot = &r->slots[id - 1];
 
-	pstore_store64(r->ps, &slot->state, TAG_FREE);
-	pstore_flush(r->ps, &slot->state, sizeof(slot->state));
+	pstore_store64(r->mps, &slot->state, TAG_FREE);
+	pstore_flush(r->mps, &slot->state, sizeof(slot->state));
 }
 
 int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n_bbs)
@@ -396,7 +396,7 @@ int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n
 
 	/* The records first: no slot goes FREE while a COMMITTED record may name it. */
 	if (recs_stored)
-		pstore_drain(r->ps);
+		pstore_drain(r->mps);
 
 	/* 4. Slots. */
 	for (uint32_t id = 1; id <= r->tag_count; id++) {
@@ -464,7 +464,7 @@ int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n
 			r->free_ids[r->n_free_ids++] = id;
 
 	if (slots_stored)
-		pstore_drain(r->ps);
+		pstore_drain(r->mps);
 
 	/* Every DIRTY record is durable now: work for the zeroer. */
 	for (uint64_t i = 0; i < r->extent_count; i++)

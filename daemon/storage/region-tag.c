@@ -269,11 +269,11 @@ int region_commit(struct region *r, const struct run *runs, size_t n_runs, const
 	body.n_extents = n;
 	strcpy(body.name, tag);
 	body.checksum = layout_tag_checksum(&body);
-	pstore_memcpy(r->ps, (uint8_t *)slot + sizeof(slot->state),
+	pstore_memcpy(r->mps, (uint8_t *)slot + sizeof(slot->state),
 		      (const uint8_t *)&body + sizeof(body.state),
 		      sizeof(body) - sizeof(body.state));
-	pstore_store64(r->ps, &slot->state, TAG_WRITTEN);
-	pstore_flush(r->ps, &slot->state, sizeof(slot->state));
+	pstore_store64(r->mps, &slot->state, TAG_WRITTEN);
+	pstore_flush(r->mps, &slot->state, sizeof(slot->state));
 
 	/* The records go COMMITTED in region_sync, once the body is durable. */
 	for (size_t k = 0; k < n_runs; k++)
@@ -317,8 +317,8 @@ int region_tag_free(struct region *r, uint32_t id, uint64_t *n_extents)
 		return ret;
 
 	/* The body stays: a crash before the records are DIRTY completes the free. */
-	pstore_store64(r->ps, &slot->state, TAG_FREEING);
-	pstore_flush(r->ps, &slot->state, sizeof(slot->state));
+	pstore_store64(r->mps, &slot->state, TAG_FREEING);
+	pstore_flush(r->mps, &slot->state, sizeof(slot->state));
 
 	hash_remove(r, id);
 	r->n_tags--;
@@ -383,8 +383,8 @@ bool region_tags_phase2(struct region *r)
 
 		if (r->tags[id].state != VT_COMMITTING)
 			continue; /* freed in the same iteration */
-		pstore_store64(r->ps, &slot->state, TAG_VALID);
-		pstore_flush(r->ps, &slot->state, sizeof(slot->state));
+		pstore_store64(r->mps, &slot->state, TAG_VALID);
+		pstore_flush(r->mps, &slot->state, sizeof(slot->state));
 		r->tags[id].state = VT_VALID;
 		any = true;
 	}
@@ -397,8 +397,8 @@ bool region_tags_phase2(struct region *r)
 
 		if (r->tags[id].state != VT_FREEING)
 			continue;
-		pstore_store64(r->ps, &slot->state, TAG_FREE);
-		pstore_flush(r->ps, &slot->state, sizeof(slot->state));
+		pstore_store64(r->mps, &slot->state, TAG_FREE);
+		pstore_flush(r->mps, &slot->state, sizeof(slot->state));
 	}
 	return any;
 }

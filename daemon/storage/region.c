@@ -3,8 +3,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -58,77 +60,138 @@ static int devdax_geometry(const char *name, const char *path, dev_t rdev, struc
 /* ---- open the backing fd ---- */
 
 /*
- * One daemon per region: a POSIX write lock on the whole file (per process,
- * so a client holding the fd it got by SCM_RIGHTS does not keep it).
+ * One daemon per region.  Not a lock on the region file itself: a tenant
+ * holds an fd of that file (OPEN_REGION) and could take the lock first
+ * (F_OFD_SETLK) and keep the daemon from ever starting again.  The lock is
+ * a file of our own, in a directory no client can reach, named after the
+ * backing file's identity (device and inode, or the device-DAX's device
+ * number), so two paths of one file share it.  flock() is per open file
+ * description: two sections naming one file in the same daemon conflict too.
  */
-static int lock_backing(int fd, const struct region_conf *rc)
+static int lock_dir(char **out)
 {
-	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
+	const char *d = getenv("XDG_RUNTIME_DIR");
+	_cleanup_free_ char *state = NULL;
+	int r;
 
-	if (fcntl(fd, F_SETLK, &fl) == 0)
-		return 0;
-	if (errno == EACCES || errno == EAGAIN) {
-		(void)fcntl(fd, F_GETLK, &fl);
-		return log_error_errno(EBUSY, "region '%s': %s is in use by process %d", rc->name,
-				       rc->path, (int)fl.l_pid);
-	}
-	log_debug("region '%s': cannot lock %s: %m", rc->name, rc->path);
-	return 0; /* a filesystem without locks: go on */
+	if (geteuid() == 0)
+		return asprintf(out, "%s", "/run/pmemzerod/locks") < 0 ? -ENOMEM : 0;
+	if (d && *d)
+		return asprintf(out, "%s/pmemzerod/locks", d) < 0 ? -ENOMEM : 0;
+	r = pmemz_default_state_dir(&state);
+	if (r < 0)
+		return r;
+	return asprintf(out, "%s/locks", state) < 0 ? -ENOMEM : 0;
 }
 
-static int open_file(const struct region_conf *rc, int *fd_out, uint64_t *size_out,
-		     bool *created_out)
+static int lock_backing(const struct region_conf *rc, const char *path_of, const struct stat *st,
+			int *lock_fd)
 {
+	_cleanup_free_ char *dir = NULL, *path = NULL;
+	_cleanup_close_ int fd = -1;
+	char pid[24];
+	int q;
+
+	q = lock_dir(&dir);
+	if (q < 0)
+		return log_error_errno(q, "region '%s': no directory for its lock file: %m",
+				       rc->name);
+	q = pmemz_mkdir_p(dir, 0700);
+	if (q < 0)
+		return log_error_errno(q, "region '%s': cannot create the lock directory %s: %m",
+				       rc->name, dir);
+	if (S_ISCHR(st->st_mode))
+		q = asprintf(&path, "%s/dax-%u:%u.lock", dir, major(st->st_rdev),
+			     minor(st->st_rdev));
+	else
+		q = asprintf(&path, "%s/file-%u:%u-%" PRIu64 ".lock", dir, major(st->st_dev),
+			     minor(st->st_dev), (uint64_t)st->st_ino);
+	if (q < 0)
+		return log_error_errno(ENOMEM, "region '%s': out of memory", rc->name);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+	if (fd < 0)
+		return log_error_errno(errno, "region '%s': cannot open the lock file %s: %m",
+				       rc->name, path);
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		ssize_t n;
+
+		if (errno != EWOULDBLOCK)
+			return log_error_errno(errno, "region '%s': cannot lock %s: %m", rc->name,
+					       path);
+		n = pread(fd, pid, sizeof(pid) - 1, 0);
+		pid[n > 0 ? n : 0] = '\0';
+		pid[strcspn(pid, "\n")] = '\0';
+		return log_error_errno(EBUSY, "region '%s': %s is in use by process %s (lock %s)",
+				       rc->name, path_of, pid[0] ? pid : "unknown", path);
+	}
+	(void)snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, strlen(pid), 0) < 0)
+		log_debug("region '%s': cannot write the pid into %s: %m", rc->name, path);
+	*lock_fd = TAKE_FD(fd);
+	return 0;
+}
+
+/*
+ * A file region.  A missing file is created at the configured size; an
+ * existing one is used at the size it has: never resized, never formatted
+ * because it is empty (a tenant may have truncated it), and a configured
+ * size that differs is an error, not an instruction.
+ */
+static int open_file(struct region *reg)
+{
+	const struct region_conf *rc = reg->rc;
 	_cleanup_close_ int fd = -1;
 	struct stat st;
 	bool created = false;
 	char s1[32], s2[32];
 	int r;
 
-	fd = open(rc->path, O_RDWR | O_CLOEXEC);
+	fd = open(rc->path, O_RDWR | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0 && errno == ENOENT) {
 		if (rc->size == 0)
 			return log_error_errno(ENOENT,
 					       "region '%s': %s does not exist and no size is "
 					       "configured to create it",
 					       rc->name, rc->path);
-		fd = open(rc->path, O_RDWR | O_CLOEXEC | O_CREAT | O_EXCL, 0600);
+		if (rc->size % LAYOUT_BLOCK)
+			return log_error_errno(
+			    EINVAL, "region '%s': size %" PRIu64 " is not a multiple of 4 KiB",
+			    rc->name, rc->size);
+		fd = open(rc->path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_CREAT | O_EXCL, 0600);
 		created = fd >= 0;
 	}
 	if (fd < 0)
 		return log_error_errno(errno, "region '%s': cannot open %s: %m", rc->name,
 				       rc->path);
-	r = lock_backing(fd, rc);
-	if (r < 0)
-		goto fail;
+	/* From here a failure unlinks what this call created (region_free). */
+	reg->created = created;
 	if (fstat(fd, &st) < 0)
 		return log_error_errno(errno, "region '%s': stat %s: %m", rc->name, rc->path);
 	if (!S_ISREG(st.st_mode))
 		return log_error_errno(EINVAL,
 				       "region '%s': %s is neither a regular file nor a device-DAX",
 				       rc->name, rc->path);
+	r = lock_backing(rc, rc->path, &st, &reg->lock_fd);
+	if (r < 0)
+		return r;
 
-	if (st.st_size == 0 && rc->size) {
-		/* New (or empty) file: blank, give it its configured size. */
-		if (rc->size % LAYOUT_BLOCK) {
-			r = log_error_errno(
-			    EINVAL, "region '%s': size %" PRIu64 " is not a multiple of 4 KiB",
-			    rc->name, rc->size);
-			goto fail;
-		}
+	if (created) {
 		r = posix_fallocate(fd, 0, (off_t)rc->size);
 		if (r == EOPNOTSUPP || r == EINVAL)
 			r = ftruncate(fd, (off_t)rc->size) < 0 ? errno : 0;
-		if (r) {
-			r = log_error_errno(r, "region '%s': cannot size %s to %s: %m", rc->name,
-					    rc->path, pmemz_format_size(rc->size, s1, sizeof(s1)));
-			goto fail;
-		}
-		if (created)
-			log_info("region '%s': created %s (%s)", rc->name, rc->path,
-				 pmemz_format_size(rc->size, s1, sizeof(s1)));
-		*size_out = rc->size;
-		*created_out = created;
+		if (r)
+			return log_error_errno(r, "region '%s': cannot size %s to %s: %m", rc->name,
+					       rc->path,
+					       pmemz_format_size(rc->size, s1, sizeof(s1)));
+		log_info("region '%s': created %s (%s)", rc->name, rc->path,
+			 pmemz_format_size(rc->size, s1, sizeof(s1)));
+		reg->size = rc->size;
+	} else if (st.st_size == 0) {
+		return log_error_errno(
+		    EINVAL,
+		    "region '%s': %s is empty; refusing to size and format an existing file "
+		    "(was it truncated?  Remove it to have it created%s)",
+		    rc->name, rc->path, rc->size ? " at the configured size" : " (set a size)");
 	} else if (rc->size && (uint64_t)st.st_size != rc->size) {
 		return log_error_errno(EINVAL,
 				       "region '%s': %s is %s but the configured size is %s; "
@@ -136,54 +199,178 @@ static int open_file(const struct region_conf *rc, int *fd_out, uint64_t *size_o
 				       rc->name, rc->path,
 				       pmemz_format_size((uint64_t)st.st_size, s1, sizeof(s1)),
 				       pmemz_format_size(rc->size, s2, sizeof(s2)));
-	} else if (st.st_size == 0) {
-		return log_error_errno(EINVAL, "region '%s': %s is empty and no size is configured",
-				       rc->name, rc->path);
+	} else if ((uint64_t)st.st_size % LAYOUT_BLOCK) {
+		return log_error_errno(EINVAL,
+				       "region '%s': %s is %" PRIu64
+				       " bytes, not a multiple of 4 KiB; refusing to use it "
+				       "(was it truncated or grown?)",
+				       rc->name, rc->path, (uint64_t)st.st_size);
 	} else {
-		/* libpmem2 maps whole pages. */
-		*size_out = (uint64_t)st.st_size & ~((uint64_t)LAYOUT_BLOCK - 1);
+		reg->size = (uint64_t)st.st_size;
 	}
-	*fd_out = TAKE_FD(fd);
+	reg->fd = TAKE_FD(fd);
+	reg->devdax = false;
 	return 0;
-fail:
-	if (created)
-		(void)unlink(rc->path);
-	return r;
 }
 
 static int open_backing(struct region *r)
 {
 	const struct region_conf *rc = r->rc;
+	_cleanup_close_ int fd = -1;
+	struct dax_dev d;
 	struct stat st;
-	int fd, ret;
+	int ret;
 
-	if (stat(rc->path, &st) == 0 && S_ISCHR(st.st_mode)) {
-		struct dax_dev d;
-
-		ret = devdax_geometry(rc->name, rc->path, st.st_rdev, &d);
-		if (ret < 0)
-			return ret;
-		fd = open(rc->path, O_RDWR | O_CLOEXEC);
-		if (fd < 0)
-			return log_error_errno(errno, "region '%s': cannot open %s: %m", rc->name,
-					       rc->path);
-		if (rc->size && rc->size != d.size)
-			log_notice(
-			    "region '%s': ignoring the configured size: %s is a device-DAX of "
-			    "%" PRIu64 " bytes",
-			    rc->name, rc->path, d.size);
-		r->fd = fd;
-		r->devdax = true;
-		r->size = d.size;
-		r->alignment = d.align;
-		r->persistence = dax_persistence_name(d.persistence);
-		return lock_backing(fd, rc);
-	}
-	ret = open_file(rc, &r->fd, &r->size, &r->created);
+	if (stat(rc->path, &st) < 0 || !S_ISCHR(st.st_mode))
+		return open_file(r);
+	ret = devdax_geometry(rc->name, rc->path, st.st_rdev, &d);
 	if (ret < 0)
 		return ret;
-	r->devdax = false;
+	fd = open(rc->path, O_RDWR | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return log_error_errno(errno, "region '%s': cannot open %s: %m", rc->name,
+				       rc->path);
+	if (fstat(fd, &st) < 0)
+		return log_error_errno(errno, "region '%s': stat %s: %m", rc->name, rc->path);
+	if (!S_ISCHR(st.st_mode))
+		return log_error_errno(EINVAL, "region '%s': %s changed while being opened",
+				       rc->name, rc->path);
+	ret = lock_backing(rc, rc->path, &st, &r->lock_fd);
+	if (ret < 0)
+		return ret;
+	if (rc->size && rc->size != d.size)
+		log_notice("region '%s': ignoring the configured size: %s is a device-DAX of "
+			   "%" PRIu64 " bytes",
+			   rc->name, rc->path, d.size);
+	r->fd = TAKE_FD(fd);
+	r->devdax = true;
+	r->size = d.size;
+	r->alignment = d.align;
+	r->persistence = dax_persistence_name(d.persistence);
 	return 0;
+}
+
+/* ---- metadata = PATH ---- */
+
+/*
+ * The metadata file (or device-DAX) of a split region.  Created, or an
+ * empty one sized, for the data file: but a missing one is created only
+ * when the data file was created now too, because new metadata for an
+ * existing data file drops every allocation in it; an operator who means
+ * that creates the empty file first.  An existing one is never resized.
+ */
+static int open_meta(struct region *r, uint64_t extent_size)
+{
+	const struct region_conf *rc = r->rc;
+	const char *path = rc->metadata;
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	char s1[32], s2[32];
+	uint64_t need;
+	int q;
+
+	fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0 && errno == ENOENT) {
+		if (!r->created)
+			return log_error_errno(
+			    ENOENT,
+			    "region '%s': metadata %s does not exist, but the data %s does; "
+			    "refusing to start it on new metadata, which would drop everything "
+			    "allocated in it (to mean that, create %s empty)",
+			    rc->name, path, rc->path, path);
+		fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_CREAT | O_EXCL, 0600);
+		r->meta_created = fd >= 0;
+	}
+	if (fd < 0)
+		return log_error_errno(errno, "region '%s': cannot open metadata %s: %m", rc->name,
+				       path);
+	if (fstat(fd, &st) < 0)
+		return log_error_errno(errno, "region '%s': stat %s: %m", rc->name, path);
+	q = lock_backing(rc, path, &st, &r->mlock_fd);
+	if (q < 0)
+		return q;
+	if (S_ISCHR(st.st_mode)) {
+		struct dax_dev d;
+
+		q = devdax_geometry(rc->name, path, st.st_rdev, &d);
+		if (q < 0)
+			return q;
+		r->msize = d.size;
+		r->mdevdax = true;
+	} else if (!S_ISREG(st.st_mode)) {
+		return log_error_errno(EINVAL,
+				       "region '%s': metadata %s is neither a regular file nor a "
+				       "device-DAX",
+				       rc->name, path);
+	} else if (st.st_size == 0) {
+		q = layout_meta_size_for(r->size, extent_size, r->alignment, &need);
+		if (q < 0)
+			return log_error_errno(q,
+					       "region '%s': no layout for a data area of %s with "
+					       "extents of %s: %m",
+					       rc->name, pmemz_format_size(r->size, s1, sizeof(s1)),
+					       pmemz_format_size(extent_size, s2, sizeof(s2)));
+		q = posix_fallocate(fd, 0, (off_t)need);
+		if (q == EOPNOTSUPP || q == EINVAL)
+			q = ftruncate(fd, (off_t)need) < 0 ? errno : 0;
+		if (q)
+			return log_error_errno(q, "region '%s': cannot size metadata %s: %m",
+					       rc->name, path);
+		log_info("region '%s': %s metadata %s (%s)", rc->name,
+			 r->meta_created ? "created" : "sized the empty", path,
+			 pmemz_format_size(need, s1, sizeof(s1)));
+		r->msize = need;
+	} else if ((uint64_t)st.st_size % LAYOUT_BLOCK) {
+		return log_error_errno(EINVAL,
+				       "region '%s': metadata %s is %" PRIu64
+				       " bytes, not a multiple of 4 KiB; refusing to use it",
+				       rc->name, path, (uint64_t)st.st_size);
+	} else {
+		r->msize = (uint64_t)st.st_size;
+	}
+	r->mfd = TAKE_FD(fd);
+	return 0;
+}
+
+/* Map the metadata and load (or format) the header from it. */
+static int load_split(struct region *r, uint64_t extent_size, bool *formatted)
+{
+	const struct region_conf *rc = r->rc;
+	_cleanup_free_ struct pstore_badblock *bbs = NULL;
+	size_t n_bbs = 0;
+	uint64_t end;
+	int ret;
+
+	ret = open_meta(r, extent_size ? extent_size : MAX(CONF_DEFAULT_EXTENT_SIZE, r->alignment));
+	if (ret < 0)
+		return ret;
+	ret = pstore_open(r->mfd, r->msize, r->name, &r->mps);
+	if (ret < 0)
+		return ret;
+	r->mbase = pstore_base(r->mps);
+	ret = pstore_badblocks(r->mps, &bbs, &n_bbs);
+	if (ret < 0 && ret != -ENOTSUP)
+		log_warning("region '%s': cannot read the bad block list of metadata %s: %s",
+			    r->name, rc->metadata, strerror(-ret));
+	ret = layout_load_split(r->mps, r->size, r->name, extent_size, r->alignment, bbs, n_bbs,
+				&r->hdr, formatted);
+	if (ret < 0)
+		return ret;
+	end = layout_tables_end(r->hdr.tag_table_off, r->hdr.tag_count);
+	if (!r->mdevdax && pstore_size(r->mps) != end)
+		return log_error_errno(EINVAL,
+				       "region '%s': metadata %s is %" PRIu64
+				       " bytes but its tables need %" PRIu64
+				       "; refusing to use or resize it",
+				       r->name, rc->metadata, pstore_size(r->mps), end);
+	return 0;
+}
+
+static void region_drain(struct region *r)
+{
+	pstore_drain(r->ps);
+	if (r->mps != r->ps)
+		pstore_drain(r->mps);
 }
 
 /* ---- open / close ---- */
@@ -195,11 +382,23 @@ static void region_free(struct region *r)
 	region_zeroer_stop(r);
 	region_tags_free(r);
 	region_index_free(r);
+	if (r->mps != r->ps)
+		pstore_close(r->mps);
 	pstore_close(r->ps);
 	if (r->fd >= 0)
 		(void)close(r->fd);
-	if (r->created) /* region_open failed on a file it had just created */
+	if (r->mfd >= 0)
+		(void)close(r->mfd);
+	/* region_open failed on files it had just created */
+	if (r->created)
 		(void)unlink(r->rc->path);
+	if (r->meta_created)
+		(void)unlink(r->rc->metadata);
+	/* Last: the locks cover the unlinks. */
+	if (r->lock_fd >= 0)
+		(void)close(r->lock_fd);
+	if (r->mlock_fd >= 0)
+		(void)close(r->mlock_fd);
 	free(r);
 }
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct region *, region_free)
@@ -221,6 +420,9 @@ int region_open(const struct region_conf *rc, struct region **out)
 	if (!r)
 		return log_error_errno(ENOMEM, "region '%s': out of memory", rc->name);
 	r->fd = -1;
+	r->lock_fd = -1;
+	r->mfd = -1;
+	r->mlock_fd = -1;
 	r->rc = rc;
 	r->name = rc->name;
 	r->zeroer_threads =
@@ -254,16 +456,23 @@ int region_open(const struct region_conf *rc, struct region **out)
 	if (n_bbs)
 		log_warning("region '%s': libpmem2 reports %zu bad blocks", r->name, n_bbs);
 
-	ret = layout_load(r->ps, r->name, extent_size, r->alignment, bbs, n_bbs, &r->hdr,
-			  &formatted);
+	if (rc->metadata) {
+		ret = load_split(r, extent_size, &formatted);
+	} else {
+		r->mps = r->ps;
+		r->mbase = r->base;
+		ret = layout_load(r->ps, r->name, extent_size, r->alignment, bbs, n_bbs, &r->hdr,
+				  &formatted);
+	}
 	if (ret < 0)
 		return ret;
 	r->extent_count = r->hdr.extent_count;
 	r->extent_size = r->hdr.extent_size;
 	r->data_off = r->hdr.data_off;
 	r->tag_count = (uint32_t)r->hdr.tag_count;
-	r->recs = (uint64_t *)(r->base + r->hdr.extent_table_off);
-	r->slots = (struct layout_tag *)(r->base + r->hdr.tag_table_off);
+	/* Inside the mapping: layout_load checked the geometry against its size. */
+	r->recs = (uint64_t *)(r->mbase + r->hdr.extent_table_off);
+	r->slots = (struct layout_tag *)(r->mbase + r->hdr.tag_table_off);
 
 	ret = region_index_init(r);
 	if (ret >= 0)
@@ -272,6 +481,13 @@ int region_open(const struct region_conf *rc, struct region **out)
 		ret = region_recover(r, bbs, n_bbs);
 	if (ret < 0)
 		return log_error_errno(ret, "region '%s': recovery: %m", r->name);
+	/* A fault while loading or recovering: what recovery stored went nowhere. */
+	if (region_failed(r, NULL, 0)) {
+		char why[160];
+
+		(void)region_failed(r, why, sizeof(why));
+		return log_error_errno(EIO, "region '%s': %s", r->name, why);
+	}
 
 	ret = region_zeroer_start(r);
 	if (ret < 0)
@@ -284,6 +500,7 @@ int region_open(const struct region_conf *rc, struct region **out)
 		 pmemz_format_size(r->extent_size, s1, sizeof(s1)), pstore_granularity_name(r->ps),
 		 r->zeroer_threads);
 	r->created = false;
+	r->meta_created = false;
 	*out = TAKE_PTR(r);
 	return 0;
 }
@@ -294,7 +511,7 @@ void region_close(struct region *r)
 		return;
 	region_zeroer_stop(r);
 	(void)region_sync(r); /* complete this iteration's work: state durable */
-	pstore_drain(r->ps);
+	region_drain(r);
 	region_free(r);
 }
 
@@ -347,28 +564,88 @@ int region_get_fd(const struct region *r)
 	return r->fd;
 }
 
+int region_open_fd(const struct region *r)
+{
+	char proc[32];
+	struct stat a, b;
+	int fd;
+
+	/*
+	 * A new open file description of the same file: what a tenant does to
+	 * its fd's flags, offset or OFD locks stays with that description.
+	 */
+	(void)snprintf(proc, sizeof(proc), "/proc/self/fd/%d", r->fd);
+	fd = open(proc, O_RDWR | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0 && errno == ENOENT) /* no /proc: the path, if it is still the same file */
+		fd = open(r->rc->path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &a) < 0 || fstat(r->fd, &b) < 0 || a.st_dev != b.st_dev ||
+	    a.st_ino != b.st_ino || a.st_rdev != b.st_rdev) {
+		(void)close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+bool region_failed(const struct region *r, char *why, size_t len)
+{
+	uint64_t off;
+	bool meta = false;
+
+	if (!pstore_failed(r->ps, &off)) {
+		if (r->mps == r->ps || !pstore_failed(r->mps, &off))
+			return false;
+		meta = true;
+	}
+	if (why && len) {
+		if (off == UINT64_MAX)
+			(void)snprintf(why, len, "a store outside the mapping was refused");
+		else
+			(void)snprintf(why, len,
+				       "I/O error at offset %" PRIu64
+				       "%s (SIGBUS: file truncated or hole-punched, or a media "
+				       "error)",
+				       off, meta ? " of the metadata" : "");
+	}
+	return true;
+}
+
 /* ---- group commit ---- */
 
 int region_sync(struct region *r)
 {
 	int drains = 1;
 
+	/*
+	 * A faulted mapping makes nothing durable: no state that attests
+	 * earlier stores may follow, and no reply may claim it (I5).  Checked
+	 * after every drain, before the next phase stores.
+	 */
+	if (region_failed(r, NULL, 0))
+		return -EIO;
 	if (!r->pending)
 		return 0;
 	/*
 	 * Drain 1: everything stored and flushed this iteration (data, new tags'
 	 * bodies and WRITTEN, FREEING, leases, unleases, ZEROED).
 	 */
-	pstore_drain(r->ps);
+	region_drain(r);
+	if (region_failed(r, NULL, 0))
+		return -EIO;
 	/* Drain 2: the records of this iteration's commits and frees. */
 	if (region_tags_phase1(r)) {
-		pstore_drain(r->ps);
+		region_drain(r);
 		drains++;
+		if (region_failed(r, NULL, 0))
+			return -EIO;
 	}
 	/* Drain 3 (commits only): VALID.  A FREE rides along, or waits for the next drain. */
 	if (region_tags_phase2(r)) {
-		pstore_drain(r->ps);
+		region_drain(r);
 		drains++;
+		if (region_failed(r, NULL, 0))
+			return -EIO;
 	}
 	region_tags_synced(r);
 	/* Freed extents' DIRTY records are durable: the zeroer may have them. */

@@ -62,8 +62,22 @@ void region_close(struct region *r);
 const struct region_conf *region_get_conf(const struct region *r);
 void region_get_info(const struct region *r, struct region_info *info);
 void region_get_stats(const struct region *r, struct region_stats *st);
-/* Read-write fd of the region, for SCM_RIGHTS (the caller dups nothing). */
+/* The daemon's own read-write fd of the region: never hand it out. */
 int region_get_fd(const struct region *r);
+/*
+ * A new read-write fd of the region's file or device (a new open file
+ * description, so nothing a holder does to it reaches the daemon's), for
+ * SCM_RIGHTS; the caller closes it.  -errno, -ESTALE when it is no longer
+ * the same file.
+ */
+int region_open_fd(const struct region *r);
+/*
+ * Has the region failed (a fault in its mapping: a truncated or
+ * hole-punched file, a media error)?  Then nothing stored in it is durable
+ * any more and the region must be taken offline; region_sync() returns -EIO.
+ * why (may be NULL) gets the reason.
+ */
+bool region_failed(const struct region *r, char *why, size_t len);
 
 /* Extents free in any state: ZEROED + DIRTY (including those being zeroed). */
 uint64_t region_count_free(const struct region *r);
@@ -118,7 +132,8 @@ int region_deep_flush(struct region *r, uint64_t off, uint64_t len);
  * slots VALID and a third drain (freed slots go FREE here too, durable with
  * the next drain); then hand newly DIRTY extents to the zeroer.  Returns the
  * number of drains issued: 0 when nothing was pending, 1 without commits or
- * frees, 2 with frees only, 3 with commits.
+ * frees, 2 with frees only, 3 with commits.  -EIO when the region has
+ * failed (region_failed): then nothing this pass attests is durable.
  */
 int region_sync(struct region *r);
 

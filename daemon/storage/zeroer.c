@@ -182,7 +182,8 @@ static void zero_batch(struct zeroer *z, struct zbatch *b)
 	t0 = pmemz_now_ns();
 	pstore_drain(z->ps);
 	busy += pmemz_now_ns() - t0;
-	b->done = k;
+	/* A fault in the mapping: these zeroes went to no media. */
+	b->done = pstore_failed(z->ps, NULL) ? 0 : k;
 	b->ran = true;
 	b->busy_ns = busy;
 }
@@ -406,7 +407,7 @@ void region_zeroer_kick(struct region *r)
 	    MAX((uint64_t)1, MIN((uint64_t)r->batch_extents, BATCH_MAX_BYTES / r->extent_size));
 	uint64_t ready;
 
-	if (!r->z || zeroer_paused(r->z))
+	if (!r->z || zeroer_paused(r->z) || region_failed(r, NULL, 0))
 		return;
 	/* Two batches per thread: one being zeroed, one queued behind it. */
 	while ((ready = region_index_ready(r)) && r->zeroer_outstanding < 2 * r->zeroer_threads) {
@@ -456,6 +457,10 @@ uint64_t region_zeroer_collect(struct region *r)
 	while (b) {
 		struct zbatch *next = b->next;
 		uint64_t seg = 0, seg_n = 0;
+
+		/* Checked again here: the fault may have come after the worker's check. */
+		if (region_failed(r, NULL, 0))
+			b->done = 0;
 
 		region_index_return_batch(r, b->ext, b->n, b->done);
 		for (uint32_t k = 0; k < b->done; k++) {

@@ -35,8 +35,15 @@
 
 /* On the heap: it must survive a siglongjmp with defined contents. */
 struct checker {
-	const uint8_t *base;
+	const uint8_t *base; /* headers and tables: the image, or a split region's metadata */
 	uint64_t size;
+	/* The extents: the image again, or a split region's data file (data_split). */
+	const uint8_t *data;
+	uint64_t data_size;
+	bool data_split;
+	const struct media_badblock *data_bbs;
+	size_t n_data_bbs;
+	bool meta_device; /* the metadata is a device: larger than its tables is fine */
 	unsigned flags;
 	struct check_report *rep;
 	int err; /* first allocation failure */
@@ -256,8 +263,16 @@ static bool check_headers(struct checker *c)
 static bool check_geometry(struct checker *c)
 {
 	const struct layout_header *h = &c->rep->hdr;
-	uint64_t img = c->size & ~((uint64_t)LAYOUT_BLOCK - 1), meta_end;
+	uint64_t img = c->data_size & ~((uint64_t)LAYOUT_BLOCK - 1), meta_end;
+	bool split = (h->flags & LAYOUT_FLAG_SPLIT) != 0;
 
+	if (split != c->data_split) {
+		unusable(c, split ? "the header is that of a region whose metadata is in a file of "
+				    "its own: check it with --metadata THIS_FILE DATA_FILE"
+				  : "the metadata file holds the header of a region that keeps its "
+				    "metadata inline, not a split region's");
+		return false;
+	}
 	if (!layout_geometry_matches(h) || h->tag_count > LAYOUT_MAX_TAGS ||
 	    h->data_off + h->extent_count * h->extent_size > h->region_size) {
 		unusable(c,
@@ -268,15 +283,20 @@ static bool check_geometry(struct checker *c)
 	}
 	if (img < h->region_size)
 		unusable(c,
-			 "image is truncated: %" PRIu64 " bytes, but the header says the region is "
+			 "%s is truncated: %" PRIu64 " bytes, but the header says the region is "
 			 "%" PRIu64 " bytes",
-			 c->size, h->region_size);
+			 split ? "data file" : "image", c->data_size, h->region_size);
 	else if (img > h->region_size)
 		problem(c,
-			"image is %" PRIu64 " bytes but the header says the region is %" PRIu64
+			"%s is %" PRIu64 " bytes but the header says the region is %" PRIu64
 			" bytes; the daemon refuses a region whose size differs",
-			c->size, h->region_size);
+			split ? "data file" : "image", c->data_size, h->region_size);
 	meta_end = layout_tables_end(h->tag_table_off, h->tag_count);
+	if (split && c->size > meta_end && !c->meta_device)
+		problem(c,
+			"metadata file is %" PRIu64 " bytes but its tables end at %" PRIu64
+			"; the daemon refuses a metadata file of another size",
+			c->size, meta_end);
 	if (meta_end > c->size) {
 		unusable(c,
 			 "image ends at %" PRIu64
@@ -683,11 +703,11 @@ static void check_data(struct checker *c)
 		memcpy(&rec, c->base + h->extent_table_off + i * 8, sizeof(rec));
 		if (rec != layout_rec(EXT_ZEROED, 0, layout_rec_gen(rec)))
 			continue;
-		if (off + h->extent_size > c->size) {
+		if (off + h->extent_size > c->data_size) {
 			skipped++;
 			continue;
 		}
-		if (layout_range_bad(c->bbs, c->n_bbs, off, h->extent_size)) {
+		if (layout_range_bad(c->data_bbs, c->n_data_bbs, off, h->extent_size)) {
 			rep->zeroed_bad++;
 			if (c->flags & CHECK_RECOVERED)
 				problem(c,
@@ -702,7 +722,7 @@ static void check_data(struct checker *c)
 			continue;
 		}
 		rep->zeroed_checked++;
-		r = extent_zero(c->base + off, h->extent_size, &nz);
+		r = extent_zero(c->data + off, h->extent_size, &nz);
 		if (r == 0)
 			continue;
 		rep->zeroed_not_zero++;
@@ -716,11 +736,10 @@ static void check_data(struct checker *c)
 				"extent %" PRIu64 " (data at offset %" PRIu64
 				") is ZEROED but byte %" PRIu64 " (offset %" PRIu64
 				") is 0x%02x: stale data would be handed out (I1)",
-				i, off, nz, off + nz, c->base[off + nz]);
+				i, off, nz, off + nz, c->data[off + nz]);
 	}
 	if (skipped)
-		problem(c,
-			"%" PRIu64 " ZEROED extents lie beyond the end of the image: not checked",
+		problem(c, "%" PRIu64 " ZEROED extents lie beyond the end of the data: not checked",
 			skipped);
 }
 
@@ -758,8 +777,14 @@ int check_image(const void *base, uint64_t size, unsigned flags, struct check_re
 	return check_image_badblocks(base, size, flags, NULL, 0, rep);
 }
 
-int check_image_badblocks(const void *base, uint64_t size, unsigned flags,
-			  const struct media_badblock *bbs, size_t n_bbs, struct check_report *rep)
+/*
+ * meta: headers and tables (with bbs); data: the extents (with data_bbs);
+ * split: data is a split region's data file, else data == meta.
+ */
+static int check_run(const void *meta, uint64_t meta_size, const void *data, uint64_t data_size,
+		     bool split, bool meta_device, unsigned flags, const struct media_badblock *bbs,
+		     size_t n_bbs, const struct media_badblock *data_bbs, size_t n_data_bbs,
+		     struct check_report *rep)
 {
 	struct sigaction sa = {0}, old;
 	sigjmp_buf jb;
@@ -768,17 +793,23 @@ int check_image_badblocks(const void *base, uint64_t size, unsigned flags,
 	int r;
 
 	memset(rep, 0, sizeof(*rep));
-	rep->image_size = size;
+	rep->image_size = meta_size; /* where the headers are */
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	c->base = base;
-	c->size = base ? size : 0;
+	c->base = meta;
+	c->size = meta ? meta_size : 0;
+	c->data = data;
+	c->data_size = data ? data_size : 0;
+	c->data_split = split;
+	c->meta_device = meta_device;
 	c->flags = flags;
 	c->rep = rep;
 	c->bbs = bbs;
 	c->n_bbs = n_bbs;
-	rep->badblocks = n_bbs;
+	c->data_bbs = data_bbs;
+	c->n_data_bbs = n_data_bbs;
+	rep->badblocks = n_bbs + (split ? n_data_bbs : 0);
 
 	sa.sa_sigaction = on_sigbus;
 	sa.sa_flags = SA_SIGINFO;
@@ -786,8 +817,12 @@ int check_image_badblocks(const void *base, uint64_t size, unsigned flags,
 	(void)sigaction(SIGBUS, &sa, &old);
 	if (sigsetjmp(jb, 1)) {
 		bus_jmp = outer;
-		unusable(c, "media error (SIGBUS) reading the metadata at offset %" PRIu64,
-			 (uint64_t)(bus_addr - (uintptr_t)base));
+		if (split && bus_addr >= (uintptr_t)data && bus_addr - (uintptr_t)data < data_size)
+			unusable(c, "media error (SIGBUS) reading the data file at offset %" PRIu64,
+				 (uint64_t)(bus_addr - (uintptr_t)data));
+		else
+			unusable(c, "media error (SIGBUS) reading the metadata at offset %" PRIu64,
+				 (uint64_t)(bus_addr - (uintptr_t)meta));
 	} else {
 		bus_jmp = &jb;
 		run_checks(c);
@@ -817,6 +852,19 @@ int check_image_badblocks(const void *base, uint64_t size, unsigned flags,
 	return r;
 }
 
+int check_image_badblocks(const void *base, uint64_t size, unsigned flags,
+			  const struct media_badblock *bbs, size_t n_bbs, struct check_report *rep)
+{
+	return check_run(base, size, base, size, false, false, flags, bbs, n_bbs, bbs, n_bbs, rep);
+}
+
+int check_image_split(const void *meta, uint64_t meta_size, const void *data, uint64_t data_size,
+		      unsigned flags, struct check_report *rep)
+{
+	return check_run(meta, meta_size, data, data_size, true, false, flags, NULL, 0, NULL, 0,
+			 rep);
+}
+
 /* ---- files and devices ---- */
 
 /* Without libdaxctl's answer: map one alignment unit and read the header's size. */
@@ -844,17 +892,30 @@ static int devdax_size_from_header(int fd, uint64_t *size)
 	return -ENODEV;
 }
 
-int check_path(const char *path, unsigned flags, struct check_report *rep)
+struct mapped {
+	void *map;
+	uint64_t size;
+	bool device;
+	struct media_badblock *bbs;
+	size_t n_bbs;
+};
+
+static void mapped_done(struct mapped *m)
+{
+	if (m->map)
+		(void)munmap(m->map, m->size);
+	free(m->bbs);
+}
+
+/* Map PATH read-only (file or device-DAX, with its bad ranges when known). */
+static int map_path(const char *path, struct mapped *m)
 {
 	_cleanup_close_ int fd = -1;
-	_cleanup_free_ struct media_badblock *bbs = NULL;
-	size_t n_bbs = 0;
 	struct stat st;
 	uint64_t size;
-	void *map = NULL;
 	int r;
 
-	memset(rep, 0, sizeof(*rep));
+	memset(m, 0, sizeof(*m));
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -865,17 +926,18 @@ int check_path(const char *path, unsigned flags, struct check_report *rep)
 		_cleanup_free_ struct dax_badblock *dbb = NULL;
 		size_t n = 0;
 
+		m->device = true;
 		r = dax_lookup_rdev(st.st_rdev, &d);
 		if (r >= 0 && d.size) {
 			size = d.size;
 			/* -ENOTSUP (not root, no NVDIMM region): read everything */
 			if (dax_badblocks(&d, &dbb, &n) >= 0 && n) {
-				bbs = calloc(n, sizeof(*bbs));
-				if (!bbs)
+				m->bbs = calloc(n, sizeof(*m->bbs));
+				if (!m->bbs)
 					return -ENOMEM;
 				for (size_t k = 0; k < n; k++)
-					bbs[k] = (struct media_badblock){dbb[k].off, dbb[k].len};
-				n_bbs = n;
+					m->bbs[k] = (struct media_badblock){dbb[k].off, dbb[k].len};
+				m->n_bbs = n;
 			}
 		} else {
 			r = devdax_size_from_header(fd, &size);
@@ -888,16 +950,55 @@ int check_path(const char *path, unsigned flags, struct check_report *rep)
 		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
 	}
 	if (size > 0) {
-		map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+		void *map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+
 		if (map == MAP_FAILED)
 			return -errno;
 		(void)madvise(map, size, MADV_SEQUENTIAL);
+		m->map = map;
 	}
-	r = check_image_badblocks(map, size, flags, bbs, n_bbs, rep);
-	if (map)
-		(void)munmap(map, size);
+	m->size = size;
+	return 0;
+}
+
+int check_path(const char *path, unsigned flags, struct check_report *rep)
+{
+	struct mapped m;
+	int r;
+
+	memset(rep, 0, sizeof(*rep));
+	r = map_path(path, &m);
+	if (r < 0) {
+		mapped_done(&m);
+		return r;
+	}
+	r = check_image_badblocks(m.map, m.size, flags, m.bbs, m.n_bbs, rep);
+	mapped_done(&m);
 	if (r >= 0)
 		(void)snprintf(rep->path, sizeof(rep->path), "%s", path);
+	return r;
+}
+
+int check_path_split(const char *meta_path, const char *data_path, unsigned flags,
+		     struct check_report *rep)
+{
+	struct mapped meta, data;
+	int r;
+
+	memset(rep, 0, sizeof(*rep));
+	memset(&data, 0, sizeof(data));
+	r = map_path(meta_path, &meta);
+	if (r >= 0)
+		r = map_path(data_path, &data);
+	if (r >= 0)
+		r = check_run(meta.map, meta.size, data.map, data.size, true, meta.device, flags,
+			      meta.bbs, meta.n_bbs, data.bbs, data.n_bbs, rep);
+	mapped_done(&meta);
+	mapped_done(&data);
+	if (r >= 0) {
+		(void)snprintf(rep->path, sizeof(rep->path), "%s", data_path);
+		(void)snprintf(rep->meta_path, sizeof(rep->meta_path), "%s", meta_path);
+	}
 	return r;
 }
 

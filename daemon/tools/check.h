@@ -40,7 +40,7 @@ struct check_tag {
 struct check_report {
 	enum check_status status;
 	char path[256];
-	uint64_t image_size;
+	uint64_t image_size; /* of the image, or of a split region's metadata */
 	bool primary_ok, backup_ok;
 	struct layout_header hdr;    /* the header used (primary, else backup) */
 	uint64_t count[EXT_NSTATES]; /* records per state */
@@ -66,6 +66,7 @@ struct check_report {
 	uint64_t zeroed_bad;	   /* ZEROED extents with a bad range: not read */
 	char **notes;		   /* legal crash states recovery resolves; one line each */
 	size_t n_notes;
+	char meta_path[256]; /* a split region's metadata file; "" otherwise */
 };
 
 /* At most this many problem (and note) lines are kept; problems_total counts them all. */
@@ -95,6 +96,15 @@ int check_image_badblocks(const void *base, uint64_t size, unsigned flags,
  * process-wide for the duration of the call.
  */
 int check_path(const char *path, unsigned flags, struct check_report *rep);
+/*
+ * A split region (metadata = PATH): headers and tables in meta, extents in
+ * data (a file or device each).  An inline region's header in meta, or a
+ * split header checked with check_path / check_image, is unusable input.
+ */
+int check_image_split(const void *meta, uint64_t meta_size, const void *data, uint64_t data_size,
+		      unsigned flags, struct check_report *rep);
+int check_path_split(const char *meta_path, const char *data_path, unsigned flags,
+		     struct check_report *rep);
 void check_report_free(struct check_report *rep);
 
 #endif

@@ -121,6 +121,79 @@ static void test_notify(void **state)
 	close(nfd);
 }
 
+/*
+ * Failed regions show in sd_notify STATUS: one refused at start (degraded
+ * start), then one whose file is truncated while it runs.
+ */
+static void test_notify_failed_regions(void **state)
+{
+	struct itest_env *e = *state;
+	char npath[PATH_MAX], env[PATH_MAX + 32], msg[4096], path[PATH_MAX];
+	struct pmemz_client *c = NULL;
+	struct pmemz_region *r = NULL;
+	struct pmemz_alloc *a = NULL;
+	bool degraded = false, two = false;
+	uint64_t deadline;
+	void *junk;
+	int nfd;
+
+	itest_path(e, npath, sizeof(npath), "notify.sock");
+	nfd = bind_unix(npath, SOCK_DGRAM);
+	snprintf(env, sizeof(env), "NOTIFY_SOCKET=%s", npath);
+	itest_daemon_env(e, env);
+	itest_cli_region(e, "bad", "32M");
+	itest_cli_region(e, "good", "32M");
+	itest_cli_region(e, "cut", "32M");
+	/* Not a region: a foreign header. */
+	itest_path(e, path, sizeof(path), "bad.img");
+	junk = malloc(32 * MIB);
+	assert_non_null(junk);
+	itest_fill_pattern(junk, 32 * MIB, 5);
+	itest_write_file(path, junk, 32 * MIB);
+	free(junk);
+
+	itest_daemon_start(e);
+	deadline = itest_now_ms() + 5000;
+	while (!degraded && itest_now_ms() < deadline)
+		if (recv_notify(nfd, 200, msg, sizeof(msg)) &&
+		    strstr(msg, "STATUS=DEGRADED: region 'bad' failed"))
+			degraded = true;
+	if (!degraded)
+		fail_msg("no STATUS=DEGRADED naming region 'bad' after a degraded start");
+
+	/* A fault while running: the status follows. */
+	{
+		struct itest_stat st;
+
+		itest_wait_zeroed(e->sock, "cut", 10000, &st);
+	}
+	itest_path(e, path, sizeof(path), "cut.img");
+	assert_int_equal(truncate(path, 4096), 0);
+	{
+		int fd = itest_raw_connect(e->sock);
+		uint64_t lease;
+
+		assert_true(fd >= 0);
+		assert_int_equal(itest_raw_alloc(fd, "cut", MIB, true, &lease), -EIO);
+		close(fd);
+	}
+	assert_int_equal(pmemz_client_new(e->sock, &c), 0);
+	assert_int_equal(pmemz_region_open(c, "good", &r), 0);
+	assert_int_equal(pmemz_alloc_new(r, MIB, 0, &a), 0);
+	pmemz_alloc_close(a);
+	pmemz_region_close(r);
+	pmemz_client_free(c);
+	deadline = itest_now_ms() + 5000;
+	while (!two && itest_now_ms() < deadline)
+		if (recv_notify(nfd, 200, msg, sizeof(msg)) &&
+		    strstr(msg, "STATUS=DEGRADED: 2 regions failed"))
+			two = true;
+	if (!two)
+		fail_msg("no STATUS=DEGRADED with 2 failed regions after a truncation");
+	itest_daemon_stop(e);
+	close(nfd);
+}
+
 static void test_socket_activation(void **state)
 {
 	struct itest_env *e = *state;
@@ -161,6 +234,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_notify, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_notify_failed_regions, itest_setup,
+					    itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_socket_activation, itest_setup, itest_teardown),
 	};
 

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -40,6 +41,7 @@ struct region {
 	bool paused;
 	region_zeroed_fn zeroed_fn;
 	void *zeroed_ctx;
+	_Atomic bool failed; /* set by the test thread, read by the loop */
 };
 
 static struct region *fake_regions[FAKE_MAX_REGIONS];
@@ -159,6 +161,30 @@ void region_get_stats(const struct region *r, struct region_stats *st)
 	st->drains = r->drains;
 	for (int i = 1; i <= FAKE_TAGS; i++)
 		st->tags += r->tags[i].used;
+}
+
+void fake_region_fail(struct region *r)
+{
+	atomic_store(&r->failed, true);
+}
+
+bool region_failed(const struct region *r, char *why, size_t len)
+{
+	bool failed = atomic_load(&r->failed);
+
+	if (failed && why && len)
+		(void)snprintf(why, len, "fake fault");
+	return failed;
+}
+
+int region_open_fd(const struct region *r)
+{
+	char proc[32];
+	int fd;
+
+	(void)snprintf(proc, sizeof(proc), "/proc/self/fd/%d", r->memfd);
+	fd = open(proc, O_RDWR | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
 }
 
 int region_get_fd(const struct region *r)
@@ -343,6 +369,9 @@ int region_deep_flush(struct region *r, uint64_t off, uint64_t len)
 int region_sync(struct region *r)
 {
 	struct timespec delay = {.tv_nsec = fake_sync_delay_ns};
+
+	if (atomic_load(&r->failed))
+		return -EIO;
 
 	if (!r->pending)
 		return 0;

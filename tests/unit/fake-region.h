@@ -28,5 +28,7 @@ void fake_region_reset(void);
  * fuzzer, which checks the state itself and needs speed.
  */
 void fake_region_set_sync_delay(long ns);
+/* A fault in the region: region_failed() says so, region_sync() fails with -EIO. */
+void fake_region_fail(struct region *r);
 
 #endif

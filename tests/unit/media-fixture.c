@@ -55,6 +55,8 @@ int fx_setup_sized(void **state, uint64_t size, uint64_t extent)
 	fd = mkstemp(f->path);
 	assert_true(fd >= 0);
 	close(fd);
+	/* A unique name, no file: region_open creates it (an empty one it refuses). */
+	(void)unlink(f->path);
 	snprintf(f->name, sizeof(f->name), "%s", fx_region_name);
 	f->rc.name = f->name;
 	f->rc.path = f->path;

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -710,6 +711,20 @@ static void test_check_path(void **state)
 	unlink(path);
 }
 
+/* 8 MiB of 128 KiB extents at path, for the daemon to create (it refuses an empty file). */
+static void region_conf_for(struct region_conf *rc, char *name, char *path)
+{
+	(void)unlink(path);
+	memset(rc, 0, sizeof(*rc));
+	rc->name = name;
+	rc->path = path;
+	rc->size = 8 * MiB;
+	rc->extent_size = 128 * KiB;
+	rc->zeroer_threads = 1;
+	rc->batch_extents = 8;
+	rc->source = name;
+}
+
 /* The checker agrees with the storage core: what it formats and recovers is clean. */
 static void test_agrees_with_daemon(void **state)
 {
@@ -723,14 +738,7 @@ static void test_agrees_with_daemon(void **state)
 
 	(void)state;
 	tmp_file(path, sizeof(path));
-	memset(&rc, 0, sizeof(rc));
-	rc.name = name;
-	rc.path = path;
-	rc.size = 8 * MiB;
-	rc.extent_size = 128 * KiB;
-	rc.zeroer_threads = 1;
-	rc.batch_extents = 8;
-	rc.source = name;
+	region_conf_for(&rc, name, path);
 	assert_int_equal(region_open(&rc, &r), 0);
 	region_close(r);
 	assert_int_equal(check_path(path, CHECK_RECOVERED, &rep), 0);
@@ -782,6 +790,72 @@ static void test_agrees_with_daemon(void **state)
 	unlink(path);
 }
 
+/* metadata = PATH: the pair checks clean; either file alone is unusable input. */
+static void test_split_pair(void **state)
+{
+	struct region_conf rc;
+	struct region *r = NULL;
+	struct run *runs = NULL;
+	size_t n_runs;
+	struct check_report rep;
+	char path[128], meta[160], name[] = "split";
+	uint8_t junk[4096];
+	int fd;
+
+	(void)state;
+	tmp_file(path, sizeof(path));
+	snprintf(meta, sizeof(meta), "%s.meta", path);
+	region_conf_for(&rc, name, path);
+	rc.metadata = meta;
+	assert_int_equal(region_open(&rc, &r), 0);
+	for (int i = 0; i < 3000 && region_count_zeroed(r) < 3; i++) {
+		struct pollfd p = {.fd = region_zeroer_fd(r), .events = POLLIN};
+
+		(void)poll(&p, 1, 10);
+		(void)region_zeroer_collect(r);
+		(void)region_sync(r);
+	}
+	assert_int_equal(region_lease(r, 3, &runs, &n_runs), 0);
+	assert_int_equal(region_commit(r, runs, n_runs, "t", 5, false), 0);
+	assert_true(region_sync(r) > 0);
+	region_close(r);
+	free(runs);
+
+	assert_int_equal(check_path_split(meta, path, CHECK_RECOVERED | CHECK_NO_DATA, &rep), 0);
+	if (rep.status != CHECK_CLEAN)
+		dump(&rep);
+	assert_int_equal(rep.status, CHECK_CLEAN);
+	assert_true(rep.hdr.flags & LAYOUT_FLAG_SPLIT);
+	assert_int_equal(rep.count[EXT_COMMITTED], 3);
+	assert_int_equal(rep.count[EXT_DIRTY] + rep.count[EXT_ZEROED], 64 - 3);
+	assert_string_equal(rep.meta_path, meta);
+	check_report_free(&rep);
+	/* What tenants write to the data file is not metadata. */
+	memset(junk, 0xa5, sizeof(junk));
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, junk, sizeof(junk), 0), (ssize_t)sizeof(junk));
+	close(fd);
+	assert_int_equal(check_path_split(meta, path, CHECK_RECOVERED | CHECK_NO_DATA, &rep), 0);
+	assert_int_equal(rep.status, CHECK_CLEAN);
+	check_report_free(&rep);
+	/* The metadata alone: a split header needs its data file. */
+	assert_int_equal(check_path(meta, 0, &rep), 0);
+	assert_int_equal(rep.status, CHECK_UNUSABLE);
+	check_report_free(&rep);
+	/* The pair swapped: the data file has no header. */
+	assert_int_equal(check_path_split(path, meta, 0, &rep), 0);
+	assert_int_equal(rep.status, CHECK_UNUSABLE);
+	check_report_free(&rep);
+	/* A truncated data file is unusable, not a crash. */
+	assert_int_equal(truncate(path, 4096), 0);
+	assert_int_equal(check_path_split(meta, path, 0, &rep), 0);
+	assert_int_equal(rep.status, CHECK_UNUSABLE);
+	check_report_free(&rep);
+	unlink(path);
+	unlink(meta);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -791,6 +865,7 @@ int main(void)
 	    cmocka_unit_test(test_zeroed_data), cmocka_unit_test(test_zeroed_table_block),
 	    cmocka_unit_test(test_badblocks),	cmocka_unit_test(test_many_problems),
 	    cmocka_unit_test(test_check_path),	cmocka_unit_test(test_agrees_with_daemon),
+	    cmocka_unit_test(test_split_pair),
 	};
 
 	log_set_max_level(LOG_ERR);

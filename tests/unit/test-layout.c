@@ -97,28 +97,34 @@ static void test_geometry(void **state)
 	assert_int_equal(g.extent_count, 1);
 }
 
-static void make_header_sized(struct layout_header *h, uint64_t size, uint64_t extent)
+static void header_of(struct layout_header *h, const struct layout_geometry *g, uint32_t flags)
 {
-	struct layout_geometry g;
-
-	assert_int_equal(layout_compute(size, extent, 4096, &g), 0);
 	memset(h, 0, sizeof(*h));
 	memcpy(h->magic, LAYOUT_MAGIC, 8);
 	h->version = LAYOUT_VERSION;
 	h->header_size = sizeof(*h);
 	h->uuid[0] = 0x42;
-	h->region_size = g.region_size;
-	h->extent_size = g.extent_size;
-	h->extent_count = g.extent_count;
-	h->extent_table_off = g.extent_table_off;
-	h->tag_table_off = g.tag_table_off;
-	h->tag_count = g.tag_count;
-	h->data_off = g.data_off;
+	h->region_size = g->region_size;
+	h->extent_size = g->extent_size;
+	h->extent_count = g->extent_count;
+	h->extent_table_off = g->extent_table_off;
+	h->tag_table_off = g->tag_table_off;
+	h->tag_count = g->tag_count;
+	h->data_off = g->data_off;
 	h->backup_off = LAYOUT_BACKUP_OFF;
 	h->format_time = 1700000000;
-	h->data_align = g.data_align;
+	h->data_align = g->data_align;
 	h->tag_slot_size = LAYOUT_TAG_SLOT_SIZE;
+	h->flags = flags;
 	layout_header_seal(h);
+}
+
+static void make_header_sized(struct layout_header *h, uint64_t size, uint64_t extent)
+{
+	struct layout_geometry g;
+
+	assert_int_equal(layout_compute(size, extent, 4096, &g), 0);
+	header_of(h, &g, 0);
 }
 
 static void make_header(struct layout_header *h)
@@ -581,16 +587,64 @@ static void test_wiped_and_interrupted(void **state)
 	free(img);
 }
 
+/* The split layout: data at offset 0 of its own file, tables in the metadata file. */
+static void test_split_geometry(void **state)
+{
+	struct layout_geometry g, inl;
+	struct layout_header h;
+	uint8_t block[LAYOUT_BLOCK];
+
+	(void)state;
+	assert_int_equal(layout_compute_split(64ull << 20, 1ull << 20, 4096, &g), 0);
+	assert_int_equal(g.extent_count, 64);
+	assert_int_equal(g.data_off, 0);
+	assert_int_equal(g.extent_table_off, LAYOUT_EXTENT_TABLE_OFF);
+	assert_int_equal(g.tag_table_off, LAYOUT_EXTENT_TABLE_OFF + LAYOUT_BLOCK);
+	assert_int_equal(g.tag_count, 64);
+	assert_int_equal(layout_meta_size(&g), LAYOUT_EXTENT_TABLE_OFF + 3 * LAYOUT_BLOCK);
+	/* More extents than the inline layout of the same size: no metadata in the way. */
+	assert_int_equal(layout_compute(64ull << 20, 1ull << 20, 4096, &inl), 0);
+	assert_true(g.extent_count > inl.extent_count);
+	assert_int_equal(layout_compute_split(4096, 1ull << 20, 4096, &g), -ENOSPC);
+	/* Sizes a hostile header may claim: no wrap-around makes them fit. */
+	assert_true(layout_compute(32ull << 20, 1ull << 63, 4096, &g) < 0);
+	assert_true(layout_compute(32ull << 20, 1ull << 62, 1ull << 62, &g) < 0);
+	assert_true(layout_compute_split(32ull << 20, 1ull << 63, 4096, &g) < 0);
+	assert_int_equal(layout_compute_split(64ull << 20, 1000, 4096, &g), -EINVAL);
+
+	/* A split header checks with its own geometry, and only with the flag. */
+	assert_int_equal(layout_compute_split(64ull << 20, 1ull << 20, 4096, &g), 0);
+	header_of(&h, &g, LAYOUT_FLAG_SPLIT);
+	memset(block, 0, sizeof(block));
+	memcpy(block, &h, sizeof(h));
+	assert_int_equal(layout_header_check(block, NULL, NULL, 0), HDR_OK);
+	h.flags = 0; /* the same geometry claimed inline: data over the tables */
+	layout_header_seal(&h);
+	memcpy(block, &h, sizeof(h));
+	assert_int_equal(layout_header_check(block, NULL, NULL, 0), HDR_CORRUPT);
+	h.flags = LAYOUT_FLAG_SPLIT | 0x2u; /* an unknown flag */
+	layout_header_seal(&h);
+	memcpy(block, &h, sizeof(h));
+	assert_int_equal(layout_header_check(block, NULL, NULL, 0), HDR_CORRUPT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_crc32c),     cmocka_unit_test(test_records),
-	    cmocka_unit_test(test_geometry),   cmocka_unit_test(test_header_check),
-	    cmocka_unit_test(test_tag_names),  cmocka_unit_test(test_tag_checksum),
-	    cmocka_unit_test(test_bad_ranges), cmocka_unit_test(test_rec_check),
-	    cmocka_unit_test(test_slot_classify), cmocka_unit_test(test_named_slot),
-	    cmocka_unit_test(test_missing_extents), cmocka_unit_test(test_headers_read),
+	    cmocka_unit_test(test_crc32c),
+	    cmocka_unit_test(test_records),
+	    cmocka_unit_test(test_geometry),
+	    cmocka_unit_test(test_header_check),
+	    cmocka_unit_test(test_tag_names),
+	    cmocka_unit_test(test_tag_checksum),
+	    cmocka_unit_test(test_bad_ranges),
+	    cmocka_unit_test(test_rec_check),
+	    cmocka_unit_test(test_slot_classify),
+	    cmocka_unit_test(test_named_slot),
+	    cmocka_unit_test(test_missing_extents),
+	    cmocka_unit_test(test_headers_read),
 	    cmocka_unit_test(test_wiped_and_interrupted),
+	    cmocka_unit_test(test_split_geometry),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

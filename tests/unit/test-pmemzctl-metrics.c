@@ -97,10 +97,43 @@ static void test_exposition(void **state)
 	free(text);
 }
 
+/* A failed region is down; a region the caller may not open exports nothing but up. */
+static void test_failed_and_name_only(void **state)
+{
+	Pmemz__RegionInfo info[2] = {PMEMZ__REGION_INFO__INIT, PMEMZ__REGION_INFO__INIT};
+	Pmemz__RegionStat rs[2] = {PMEMZ__REGION_STAT__INIT, PMEMZ__REGION_STAT__INIT};
+	Pmemz__RegionStat *ptrs[2] = {&rs[0], &rs[1]};
+	Pmemz__StatResp s = PMEMZ__STAT_RESP__INIT;
+	char *text;
+
+	(void)state;
+	info[0].name = (char *)"broken";
+	rs[0].info = &info[0];
+	rs[0].state = (char *)"failed";
+	rs[0].committed = 2;
+	info[1].name = (char *)"theirs";
+	rs[1].info = &info[1];
+	rs[1].has_name_only = true;
+	rs[1].name_only = true;
+	rs[1].state = (char *)"online";
+	s.n_regions = 2;
+	s.regions = ptrs;
+
+	text = render(&s);
+	assert_non_null(strstr(text, "pmemzerod_region_up{region=\"broken\"} 0\n"));
+	assert_non_null(strstr(text, "pmemzerod_extents{region=\"broken\",state=\"committed\"} 2\n"));
+	assert_non_null(strstr(text, "pmemzerod_region_up{region=\"theirs\"} 1\n"));
+	assert_int_equal(count_lines(text, "pmemzerod_extents{region=\"theirs\""), 0);
+	assert_int_equal(count_lines(text, "pmemzerod_waiters{region=\"theirs\""), 0);
+	assert_int_equal(count_lines(text, "pmemzerod_zeroed_bytes_total{region=\"theirs\""), 0);
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_exposition),
+	    cmocka_unit_test(test_failed_and_name_only),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

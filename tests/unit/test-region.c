@@ -45,7 +45,7 @@ static const char *tmp_dir(void)
 	return stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) ? "/dev/shm" : "/tmp";
 }
 
-/* A fresh, empty file and a configuration for it. */
+/* A fresh file name (no file yet) and a configuration for it. */
 static void fx_init(struct fx *f, uint64_t size, uint64_t extent)
 {
 	int fd;
@@ -55,6 +55,8 @@ static void fx_init(struct fx *f, uint64_t size, uint64_t extent)
 	fd = mkstemp(f->path);
 	assert_true(fd >= 0);
 	close(fd);
+	/* A unique name, no file: region_open creates it (an empty one it refuses). */
+	(void)unlink(f->path);
 	strcpy(f->name, "test");
 	f->rc.name = f->name;
 	f->rc.path = f->path;
@@ -272,6 +274,30 @@ static void test_create_and_size_rules(void **state)
 	assert_null(r);
 	assert_int_equal(file_hash(f->path), h);
 
+	/*
+	 * An existing empty file (a tenant truncated it?) is neither sized nor
+	 * formatted: refused, left empty, also with a size configured.
+	 */
+	{
+		int fd;
+
+		assert_int_equal(truncate(f->path, 0), 0);
+		assert_int_equal(region_open(&f->rc, &r), -EINVAL);
+		assert_null(r);
+		f->rc.size = 16 * MiB;
+		assert_int_equal(region_open(&f->rc, &r), -EINVAL);
+		assert_null(r);
+		fd = open(f->path, O_RDONLY | O_CLOEXEC);
+		assert_true(fd >= 0);
+		assert_int_equal(lseek(fd, 0, SEEK_END), 0);
+		close(fd);
+		/* Nor one whose size is not a multiple of 4 KiB. */
+		f->rc.size = 0;
+		assert_int_equal(truncate(f->path, 16 * MiB + 100), 0);
+		assert_int_equal(region_open(&f->rc, &r), -EINVAL);
+		assert_null(r);
+	}
+
 	/* Missing, with no size: refused, not created. */
 	unlink(f->path);
 	f->rc.size = 0;
@@ -473,6 +499,204 @@ static void test_one_daemon_per_region(void **state)
 	close(to_child[1]);
 	close(from_child[0]);
 	close(from_child[1]);
+}
+
+/*
+ * The fd a tenant gets is a new open file description: its flags and its
+ * OFD locks are not the daemon's, and the one-daemon lock is not on the
+ * region file (attack 2: a tenant's lock kept the daemon from restarting).
+ * Two opens of one file in one process conflict too.
+ */
+static void test_handed_fd_and_lock(void **state)
+{
+	struct fx *f = *state;
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+	struct region *r = NULL, *r2 = NULL;
+	int fd;
+
+	r = open_ok(f);
+	fd = region_open_fd(r);
+	assert_true(fd >= 0);
+	assert_true(fd != region_get_fd(r));
+	assert_int_equal(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_APPEND), 0);
+	assert_true(fcntl(fd, F_GETFL) & O_APPEND);
+	assert_false(fcntl(region_get_fd(r), F_GETFL) & O_APPEND);
+	assert_true((fcntl(fd, F_GETFD) & FD_CLOEXEC) != 0);
+	assert_int_equal(region_open(&f->rc, &r2), -EBUSY);
+	assert_null(r2);
+	/* A tenant's write lock on the whole file, held across a restart. */
+	assert_int_equal(fcntl(fd, F_OFD_SETLK, &fl), 0);
+	region_close(r);
+	r = open_ok(f);
+	region_close(r);
+	close(fd);
+}
+
+/*
+ * A tenant truncates the file under the daemon (attack 1): the next store
+ * faults, the region says it failed and why, and region_sync refuses to
+ * attest anything; the process lives and the zeroer stops.
+ */
+static void test_truncated_fails_region(void **state)
+{
+	struct fx *f = *state;
+	struct region *r = open_ok(f);
+	struct run *runs = NULL;
+	size_t n_runs = 0;
+	char why[160];
+	int fd;
+
+	wait_all_zeroed(r);
+	assert_false(region_failed(r, why, sizeof(why)));
+	fd = region_open_fd(r);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 4096), 0);
+	close(fd);
+	/* The lease stores LEASED records in the truncated part. */
+	assert_int_equal(region_lease(r, 4, &runs, &n_runs), 0);
+	assert_true(region_failed(r, why, sizeof(why)));
+	assert_non_null(strstr(why, "SIGBUS"));
+	assert_int_equal(region_sync(r), -EIO);
+	region_unlease(r, runs, n_runs);
+	assert_int_equal(region_sync(r), -EIO);
+	free(runs);
+	/* Nothing more becomes ZEROED, nothing is submitted. */
+	assert_int_equal(region_zeroer_collect(r), 0);
+	region_close(r);
+	/* A restart refuses the file: smaller than its header says. */
+	assert_int_equal(region_open(&f->rc, &r), -EINVAL);
+	assert_null(r);
+}
+
+/* The zeroer meets the fault: no batch of the truncated file becomes ZEROED. */
+static void test_truncated_under_zeroer(void **state)
+{
+	struct fx *f = *state;
+	struct region *r = open_ok(f);
+	uint64_t zeroed;
+	int fd, i;
+
+	region_zeroer_pause(r, true);
+	fd = region_open_fd(r);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 4096), 0);
+	close(fd);
+	region_zeroer_pause(r, false);
+	for (i = 0; i < 300 && !region_failed(r, NULL, 0); i++) {
+		struct pollfd p = {.fd = region_zeroer_fd(r), .events = POLLIN};
+
+		(void)poll(&p, 1, 100);
+		(void)region_zeroer_collect(r);
+	}
+	assert_true(region_failed(r, NULL, 0));
+	/* Batches still out come back as not zeroed (earlier ones may have been). */
+	zeroed = region_count_zeroed(r);
+	for (i = 0; i < 5; i++) {
+		struct pollfd p = {.fd = region_zeroer_fd(r), .events = POLLIN};
+
+		(void)poll(&p, 1, 20);
+		(void)region_zeroer_collect(r);
+	}
+	assert_int_equal(region_count_zeroed(r), zeroed);
+	assert_int_equal(region_sync(r), -EIO);
+	region_close(r);
+}
+
+/*
+ * metadata = PATH: header and tables in a file of their own, the data file
+ * holds only extents (data_offset 0).  What a tenant writes to the data
+ * file cannot touch the allocation state; the two files are used as a pair
+ * and never formatted over.
+ */
+static void test_split_metadata(void **state)
+{
+	struct fx *f = *state;
+	char meta[160];
+	struct region *r;
+	struct region_info info;
+	struct layout_header h;
+	struct run *runs = NULL;
+	size_t n_runs;
+	uint32_t id;
+	uint8_t junk[8192];
+	struct stat st;
+	int fd;
+
+	snprintf(meta, sizeof(meta), "%s.meta", f->path);
+	(void)unlink(meta);
+	f->rc.metadata = meta;
+	r = open_ok(f);
+	region_get_info(r, &info);
+	assert_int_equal(info.size, 16 * MiB);
+	assert_int_equal(info.data_offset, 0);
+	assert_int_equal(info.extent_count, 64); /* the whole data file */
+	wait_all_zeroed(r);
+	assert_int_equal(region_lease(r, 2, &runs, &n_runs), 0);
+	assert_int_equal(region_commit(r, runs, n_runs, "split", 7, true), 0);
+	assert_int_equal(region_sync(r), 3);
+	region_close(r);
+
+	read_header(meta, 0, &h);
+	assert_true(h.flags & LAYOUT_FLAG_SPLIT);
+	assert_int_equal(h.region_size, 16 * MiB);
+	assert_int_equal(h.data_off, 0);
+	assert_int_equal(stat(meta, &st), 0);
+	assert_int_equal((uint64_t)st.st_size, layout_tables_end(h.tag_table_off, h.tag_count));
+
+	/* A tenant scribbles over the start of the data file: no header to hit. */
+	memset(junk, 0x5a, sizeof(junk));
+	fd = open(f->path, O_RDWR | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, junk, sizeof(junk), 0), (ssize_t)sizeof(junk));
+	close(fd);
+	r = open_ok(f);
+	assert_int_equal(region_tag_lookup(r, "split", 7, &id), 0);
+	assert_int_equal(count_of(r, EXT_COMMITTED), 2);
+	region_close(r);
+
+	/* The data file without its metadata is refused, not formatted inline. */
+	f->rc.metadata = NULL;
+	assert_int_equal(region_open(&f->rc, &r), -EMEDIUMTYPE);
+	/* The metadata missing for an existing data file: refused, not created. */
+	f->rc.metadata = meta;
+	assert_int_equal(rename(meta, "/dev/shm/pmemz-test-split-moved") == 0 ||
+			     rename(meta, "/tmp/pmemz-test-split-moved") == 0,
+			 1);
+	assert_int_equal(region_open(&f->rc, &r), -ENOENT);
+	assert_int_equal(access(meta, F_OK), -1);
+	(void)unlink("/dev/shm/pmemz-test-split-moved");
+	(void)unlink("/tmp/pmemz-test-split-moved");
+	/* Created empty by the operator: formatted, everything DIRTY again. */
+	fd = open(meta, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	r = open_ok(f);
+	assert_int_equal(region_tag_lookup(r, "split", 7, &id), -ENOENT);
+	assert_int_equal(count_of(r, EXT_DIRTY), 64);
+	region_close(r);
+	/* A metadata file of the wrong size is refused. */
+	assert_int_equal(truncate(meta, (off_t)(st.st_size + LAYOUT_BLOCK)), 0);
+	assert_int_equal(region_open(&f->rc, &r), -EINVAL);
+	/* An inline region's header in the metadata slot: refused. */
+	f->rc.metadata = NULL;
+	(void)unlink(f->path);
+	r = open_ok(f);
+	region_close(r);
+	f->rc.metadata = f->path;
+	{
+		struct region_conf rc = f->rc;
+		char data[160];
+
+		snprintf(data, sizeof(data), "%s.data", f->path);
+		(void)unlink(data);
+		rc.path = data;
+		rc.metadata = f->path;
+		assert_int_equal(region_open(&rc, &r), -EINVAL);
+		(void)unlink(data);
+	}
+	f->rc.metadata = NULL;
+	free(runs);
+	(void)unlink(meta);
 }
 
 /* ---- state transitions ---- */
@@ -1302,6 +1526,10 @@ int main(void)
 	    T(test_geometry_mismatch_refused),
 	    T(test_unsupported_version_refused),
 	    T(test_one_daemon_per_region),
+	    T(test_handed_fd_and_lock),
+	    T(test_truncated_fails_region),
+	    T(test_truncated_under_zeroer),
+	    T(test_split_metadata),
 	    T(test_lease_unlease),
 	    T(test_lease_fragmented),
 	    T(test_recovery_leases),

@@ -1189,6 +1189,97 @@ static void test_shutdown(void **state)
 	mgr = NULL;
 }
 
+/*
+ * A region that faults goes offline alone: -EIO with the reason for its
+ * requests, "failed" in STAT, the others serve.  The fd OPEN_REGION hands
+ * out is a description of its own.
+ */
+static void test_region_failure(void **state)
+{
+	struct region *w = fake_region_get(R_WAIT), *t = fake_region_get(R_TEST);
+	int fd = cli_connect(), rfd = -1;
+	Pmemz__Response *resp;
+
+	resp = do_open(fd, "test", &rfd);
+	assert_int_equal(resp->status, 0);
+	resp_free(resp);
+	assert_true(rfd >= 0 && rfd != region_get_fd(t));
+	assert_int_equal(fcntl(rfd, F_SETFL, fcntl(rfd, F_GETFL) | O_APPEND), 0);
+	assert_false(fcntl(region_get_fd(t), F_GETFL) & O_APPEND);
+	close(rfd);
+
+	fake_region_fail(w);
+	fake_region_zero(w, 1); /* the loop looks at the region when its zeroer reports */
+	for (int i = 0; i < 500; i++) {
+		bool failed;
+
+		resp = do_stat(fd, "wait");
+		failed = resp->stat->regions[0]->state &&
+			 strcmp(resp->stat->regions[0]->state, "failed") == 0;
+		if (failed)
+			assert_string_equal(resp->stat->regions[0]->failure, "fake fault");
+		resp_free(resp);
+		if (failed)
+			break;
+		assert_true(i < 499);
+		usleep(10000);
+	}
+	resp = do_alloc(fd, "wait", MiB, true);
+	assert_int_equal(resp->status, -EIO);
+	assert_string_equal(resp->message, "region 'wait' has failed: fake fault");
+	resp_free(resp);
+	resp = do_open(fd, "wait", &rfd);
+	assert_int_equal(resp->status, -EIO);
+	assert_int_equal(rfd, -1);
+	resp_free(resp);
+
+	resp = do_stat(fd, "test");
+	assert_string_equal(resp->stat->regions[0]->state, "online");
+	assert_null(resp->stat->regions[0]->failure);
+	resp_free(resp);
+	fake_region_zero(t, 16);
+	resp = do_alloc(fd, "test", MiB, false);
+	assert_int_equal(resp->status, 0);
+	resp_free(resp);
+	close(fd);
+
+	/* Another user sees that "secret" failed, not why (the reason names paths). */
+	if (getuid() == 0) {
+		pid_t pid;
+		int status;
+
+		fake_region_fail(fake_region_get(R_SECRET));
+		fake_region_zero(fake_region_get(R_SECRET), 1);
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			bool seen = false;
+
+			if (setgroups(0, NULL) < 0 || setgid(OTHER_UID) < 0 ||
+			    setuid(OTHER_UID) < 0)
+				_exit(100);
+			fd = cli_connect();
+			for (int i = 0; i < 500 && !seen; i++) {
+				Pmemz__RegionStat *rs;
+
+				resp = do_stat(fd, "secret");
+				rs = resp->stat->regions[0];
+				if (rs->state && strcmp(rs->state, "failed") == 0) {
+					if (strstr(rs->failure, "fake fault"))
+						_exit(1);
+					seen = true;
+				}
+				resp_free(resp);
+				usleep(10000);
+			}
+			_exit(seen ? 0 : 2);
+		}
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1206,6 +1297,7 @@ int main(void)
 	    cmocka_unit_test(test_other_user),
 	    cmocka_unit_test(test_protocol_errors),
 	    cmocka_unit_test(test_backpressure),
+	    cmocka_unit_test(test_region_failure),
 	    cmocka_unit_test(test_shutdown),
 	};
 
