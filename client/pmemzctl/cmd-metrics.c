@@ -47,7 +47,8 @@ static int sync_dir(const char *dir)
 }
 
 /* Write the exposition to path atomically; prints the reason on failure. */
-static int metrics_write_file(const char *path, const Pmemz__StatResp *s)
+static int metrics_write_file(const char *path, const Pmemz__StatResp *s,
+			      const Pmemz__UsageResp *const *usage)
 {
 	_cleanup_free_ char *dir = dir_of(path);
 	_cleanup_(unlink_tmp) char *tmp = NULL;
@@ -74,7 +75,7 @@ static int metrics_write_file(const char *path, const Pmemz__StatResp *s)
 		(void)fprintf(stderr, "pmemzctl: cannot write %s: %s\n", tmp, strerror(-r));
 		return CTL_EXIT_FAIL;
 	}
-	r = ctl_metrics_write(f, s);
+	r = ctl_metrics_write_usage(f, s, usage);
 	if (r == 0 && fsync(fileno(f)) < 0)
 		r = -errno;
 	if (r == 0 && fclose(TAKE_PTR(f)) == EOF)
@@ -99,6 +100,54 @@ static int metrics_write_file(const char *path, const Pmemz__StatResp *s)
 	return CTL_EXIT_OK;
 }
 
+struct usage_set {
+	Pmemz__Response **resp; /* per region of the STAT answer; NULL: none */
+	const Pmemz__UsageResp **usage;
+	size_t n;
+};
+
+static void usage_set_free(struct usage_set *u)
+{
+	for (size_t i = 0; i < u->n; i++)
+		if (u->resp[i])
+			pmemz_response_free(u->resp[i]);
+	free(u->resp);
+	free(u->usage);
+}
+
+/*
+ * The per-uid usage of every region that serves and that the caller may
+ * open (an admin gets every uid, others their own row).  A region whose
+ * USAGE fails has no per-uid samples; the rest of the exposition stands.
+ */
+static int usage_collect(struct ctl *ctl, const Pmemz__StatResp *s, struct usage_set *u)
+{
+	u->n = s->n_regions;
+	u->resp = calloc(u->n ? u->n : 1, sizeof(*u->resp));
+	u->usage = calloc(u->n ? u->n : 1, sizeof(*u->usage));
+	if (!u->resp || !u->usage)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n_regions; i++) {
+		const Pmemz__RegionStat *rs = s->regions[i];
+		Pmemz__Request req = PMEMZ__REQUEST__INIT;
+		Pmemz__UsageReq ur = PMEMZ__USAGE_REQ__INIT;
+
+		if ((rs->has_name_only && rs->name_only) || strcmp(ctl_region_state(rs), "online"))
+			continue;
+		ur.region = rs->info->name;
+		req.op_case = PMEMZ__REQUEST__OP_USAGE;
+		req.usage = &ur;
+		if (pmemz_client_call(ctl->client, &req, &u->resp[i]) < 0 || !u->resp[i]->usage) {
+			if (u->resp[i])
+				pmemz_response_free(u->resp[i]);
+			u->resp[i] = NULL;
+			continue;
+		}
+		u->usage[i] = u->resp[i]->usage;
+	}
+	return 0;
+}
+
 static int metrics_exec(struct ctl *ctl, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -107,6 +156,7 @@ static int metrics_exec(struct ctl *ctl, int argc, char **argv)
 	    {},
 	};
 	_cleanup_response_ Pmemz__Response *resp = NULL;
+	_cleanup_(usage_set_free) struct usage_set usage = {0};
 	const char *output = NULL;
 	int c, r;
 
@@ -130,9 +180,13 @@ static int metrics_exec(struct ctl *ctl, int argc, char **argv)
 	r = ctl_stat(ctl, NULL, &resp);
 	if (r)
 		return r;
+	if (usage_collect(ctl, resp->stat, &usage) < 0) {
+		(void)fprintf(stderr, "pmemzctl: out of memory\n");
+		return CTL_EXIT_FAIL;
+	}
 	if (output)
-		return metrics_write_file(output, resp->stat);
-	r = ctl_metrics_write(stdout, resp->stat);
+		return metrics_write_file(output, resp->stat, usage.usage);
+	r = ctl_metrics_write_usage(stdout, resp->stat, usage.usage);
 	if (r < 0) {
 		(void)fprintf(stderr, "pmemzctl: cannot write the output: %s\n", strerror(-r));
 		return CTL_EXIT_FAIL;

@@ -82,7 +82,7 @@ static bool counters_known(const Pmemz__RegionStat *rs)
 	return !(rs->has_name_only && rs->name_only);
 }
 
-static void emit_extents(FILE *f, const Pmemz__StatResp *s)
+static void emit_extents(FILE *f, const Pmemz__StatResp *s, const Pmemz__UsageResp *const *usage)
 {
 	family(f, "pmemzerod_extents", "gauge",
 	       "Extents of the region per state: zeroed and dirty are free, leased are handed to a "
@@ -161,7 +161,8 @@ static const struct region_metric region_metrics[] = {
      "Extents quarantined because of media errors (bad blocks) in the region.", get_bad_blocks},
 };
 
-static void emit_region_metrics(FILE *f, const Pmemz__StatResp *s)
+static void emit_region_metrics(FILE *f, const Pmemz__StatResp *s,
+				const Pmemz__UsageResp *const *usage)
 {
 	for (size_t m = 0; m < ARRAY_SIZE(region_metrics); m++) {
 		const struct region_metric *rm = &region_metrics[m];
@@ -181,7 +182,8 @@ static bool has_wait_histogram(const Pmemz__RegionStat *rs)
 	       rs->n_wait_bucket_le == rs->n_wait_bucket_count;
 }
 
-static void emit_allocate_wait(FILE *f, const Pmemz__StatResp *s)
+static void emit_allocate_wait(FILE *f, const Pmemz__StatResp *s,
+			       const Pmemz__UsageResp *const *usage)
 {
 	family(f, "pmemzerod_allocate_wait_seconds", "histogram",
 	       "How long ALLOCATE requests that had to wait for zeroing waited, from joining the "
@@ -208,25 +210,90 @@ static void emit_allocate_wait(FILE *f, const Pmemz__StatResp *s)
 	}
 }
 
-static void emit_connections(FILE *f, const Pmemz__StatResp *s)
+static void emit_connections(FILE *f, const Pmemz__StatResp *s,
+			     const Pmemz__UsageResp *const *usage)
 {
 	family(f, "pmemzerod_connections", "gauge", "Client connections to the daemon now.");
 	(void)fprintf(f, "pmemzerod_connections %" PRIu64 "\n", s->connections);
 }
 
-static void (*const emitters[])(FILE *f, const Pmemz__StatResp *s) = {
-    emit_extents, emit_region_metrics, emit_allocate_wait, emit_connections,
-    /*
-     * Per-uid usage (pmemzctl usage, the per-uid accounting of the "hostile
-     * tenant" work) goes here as its own emitter, e.g.
-     * pmemzerod_uid_extents{region,uid}, fed from that answer.
-     */
+/* The per-uid families, one USAGE answer per region (pmemzctl usage). */
+struct uid_metric {
+	const char *name, *type, *help;
+	uint64_t (*get)(const Pmemz__UidUsage *u);
+};
+
+static uint64_t uid_leased(const Pmemz__UidUsage *u)
+{
+	return u->leased;
+}
+static uint64_t uid_committed(const Pmemz__UidUsage *u)
+{
+	return u->committed;
+}
+static uint64_t uid_tags(const Pmemz__UidUsage *u)
+{
+	return u->tags;
+}
+static uint64_t uid_waiters(const Pmemz__UidUsage *u)
+{
+	return u->waiters;
+}
+static uint64_t uid_rezeroed(const Pmemz__UidUsage *u)
+{
+	return u->rezeroed;
+}
+
+static const struct uid_metric uid_metrics[] = {
+    {"pmemzerod_uid_leased_bytes", "gauge", "Bytes the uid holds leased (not committed) now.",
+     uid_leased},
+    {"pmemzerod_uid_committed_bytes", "gauge", "Bytes committed under the uid's tags.",
+     uid_committed},
+    {"pmemzerod_uid_tags", "gauge", "Tags the uid has committed.", uid_tags},
+    {"pmemzerod_uid_waiters", "gauge", "ALLOCATE requests of the uid waiting for zeroing now.",
+     uid_waiters},
+    {"pmemzerod_uid_rezeroed_bytes_total", "counter",
+     "Bytes the zeroer made zero again after the uid freed them, since the daemon started.",
+     uid_rezeroed},
+};
+
+static void emit_uid_usage(FILE *f, const Pmemz__StatResp *s, const Pmemz__UsageResp *const *usage)
+{
+	if (!usage)
+		return;
+	for (size_t m = 0; m < ARRAY_SIZE(uid_metrics); m++) {
+		const struct uid_metric *um = &uid_metrics[m];
+
+		family(f, um->name, um->type, um->help);
+		for (size_t i = 0; i < s->n_regions; i++) {
+			if (!usage[i])
+				continue;
+			for (size_t k = 0; k < usage[i]->n_uids; k++) {
+				char uid[16];
+
+				(void)snprintf(uid, sizeof(uid), "%u", usage[i]->uids[k]->uid);
+				sample_u64(f, um->name, s->regions[i], "uid", uid,
+					   um->get(usage[i]->uids[k]));
+			}
+		}
+	}
+}
+
+static void (*const emitters[])(FILE *f, const Pmemz__StatResp *s,
+				const Pmemz__UsageResp *const *usage) = {
+    emit_extents, emit_region_metrics, emit_allocate_wait, emit_connections, emit_uid_usage,
 };
 
 int ctl_metrics_write(FILE *f, const Pmemz__StatResp *s)
 {
+	return ctl_metrics_write_usage(f, s, NULL);
+}
+
+int ctl_metrics_write_usage(FILE *f, const Pmemz__StatResp *s,
+			    const Pmemz__UsageResp *const *usage)
+{
 	for (size_t i = 0; i < ARRAY_SIZE(emitters); i++)
-		emitters[i](f, s);
+		emitters[i](f, s, usage);
 	if (fflush(f) == EOF || ferror(f))
 		return -(errno ? errno : EIO);
 	return 0;

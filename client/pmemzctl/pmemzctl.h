@@ -133,6 +133,13 @@ const char *ctl_region_state(const Pmemz__RegionStat *rs);
 
 /* The text exposition of a STAT answer (every region); 0 or -errno from the stream. */
 int ctl_metrics_write(FILE *f, const Pmemz__StatResp *s);
+/*
+ * The same, with the per-uid usage of each region: usage[i] is the USAGE
+ * answer for s->regions[i], or NULL where there is none (a failed region, a
+ * region the caller may not open).
+ */
+int ctl_metrics_write_usage(FILE *f, const Pmemz__StatResp *s,
+			    const Pmemz__UsageResp *const *usage);
 
 /* ---- commands --------------------------------------------------------- */
 

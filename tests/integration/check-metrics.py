@@ -34,6 +34,19 @@ FAMILIES = {
     "pmemzerod_connections": "gauge",
     "pmemzerod_region_up": "gauge",
     "pmemzerod_bad_blocks": "gauge",
+    "pmemzerod_uid_leased_bytes": "gauge",
+    "pmemzerod_uid_committed_bytes": "gauge",
+    "pmemzerod_uid_tags": "gauge",
+    "pmemzerod_uid_waiters": "gauge",
+    "pmemzerod_uid_rezeroed_bytes": "counter",
+}
+# per-uid sample name -> key of a uid's row in `pmemzctl --json usage REGION`
+UID_KEYS = {
+    "pmemzerod_uid_leased_bytes": "leased",
+    "pmemzerod_uid_committed_bytes": "committed",
+    "pmemzerod_uid_tags": "tags",
+    "pmemzerod_uid_waiters": "waiters",
+    "pmemzerod_uid_rezeroed_bytes_total": "rezeroed",
 }
 STATES = ("zeroed", "dirty", "leased", "committed", "bad")
 # sample name -> key of the region in `pmemzctl --json status`
@@ -69,6 +82,8 @@ def main():
     ap.add_argument("--connections", type=int)
     ap.add_argument("--waits", action="append")
     ap.add_argument("--min-wait-sum", action="append")
+    ap.add_argument("--usage", action="append",
+                    help="REGION=FILE: `pmemzctl --json usage REGION` at the same moment")
     a = ap.parse_args()
 
     with open(a.metrics, encoding="utf-8") as f:
@@ -150,6 +165,18 @@ def main():
                   f"{rname}: waits counted below {min_wait_sum[rname]} s: {buckets}")
         elif want == 0:
             check(total == 0, f"{rname}: allocate_wait_seconds_sum = {total} without waits")
+
+    for rname, path in kv_args(a.usage, str).items():
+        with open(path, encoding="utf-8") as f:
+            rows = {str(u["uid"]): u for u in json.load(f)["uids"]}
+        check(rows, f"{rname}: usage has no uid")
+        for sname, key in UID_KEYS.items():
+            got = {dict(k[1:])["uid"]: v for k, v in samples.get(sname, {}).items()
+                   if k[0] == rname}
+            check(set(got) == set(rows), f"{rname}: {sname} uids {sorted(got)} != {sorted(rows)}")
+            for uid, row in rows.items():
+                check(got.get(uid) == row[key],
+                      f"{rname}: {sname}{{uid={uid}}} = {got.get(uid)}, usage says {row[key]}")
 
     v = get("pmemzerod_connections", None)
     check(v == status["connections"], f"connections = {v}, status says {status['connections']}")

@@ -193,6 +193,7 @@ static void test_metrics(void **state)
 	struct waiter_arg w = {0};
 	struct itest_stat st;
 	char prom[PATH_MAX], regions[PATH_MAX], status[PATH_MAX], min_sum[64];
+	char usage1[PATH_MAX], usage2[PATH_MAX], usage1_arg[PATH_MAX + 16], usage2_arg[PATH_MAX + 16];
 	struct stat sb;
 	pthread_t th;
 	int own, rc;
@@ -257,6 +258,10 @@ static void test_metrics(void **state)
 	assert_int_equal(ctl(e, "regions.json", "--json", "regions", NULL), 0);
 	wait_connections(own, 2);
 	assert_int_equal(ctl(e, "status.json", "--json", "status", NULL), 0);
+	wait_connections(own, 2);
+	assert_int_equal(ctl(e, "usage-m1.json", "--json", "usage", "m1"), 0);
+	wait_connections(own, 2);
+	assert_int_equal(ctl(e, "usage-m2.json", "--json", "usage", "m2"), 0);
 
 	/* Replaced whole, readable by a collector of another uid, no temporary left. */
 	assert_int_equal(stat(prom, &sb), 0);
@@ -264,6 +269,10 @@ static void test_metrics(void **state)
 	assert_int_equal(count_files(e->dir, ".pmemzctl-metrics."), 0);
 
 	(void)snprintf(min_sum, sizeof(min_sum), "m1=%g", WAIT_MS / 1000.0);
+	itest_path(e, usage1, sizeof(usage1), "usage-m1.json");
+	itest_path(e, usage2, sizeof(usage2), "usage-m2.json");
+	(void)snprintf(usage1_arg, sizeof(usage1_arg), "--usage=m1=%s", usage1);
+	(void)snprintf(usage2_arg, sizeof(usage2_arg), "--usage=m2=%s", usage2);
 	{
 		char *argv[] = {python,
 				UNCONST(PMEMZ_TEST_SRC_DIR "/integration/check-metrics.py"),
@@ -275,6 +284,8 @@ static void test_metrics(void **state)
 				UNCONST("--waits=m2=0"),
 				UNCONST("--min-wait-sum"),
 				min_sum,
+				usage1_arg,
+				usage2_arg,
 				NULL};
 		char *so = NULL, *se = NULL;
 

@@ -129,11 +129,64 @@ static void test_failed_and_name_only(void **state)
 	free(text);
 }
 
+/* Per-uid usage: one sample per uid and family, only for regions with an answer. */
+static void test_uid_usage(void **state)
+{
+	Pmemz__RegionInfo info[2] = {PMEMZ__REGION_INFO__INIT, PMEMZ__REGION_INFO__INIT};
+	Pmemz__RegionStat rs[2] = {PMEMZ__REGION_STAT__INIT, PMEMZ__REGION_STAT__INIT};
+	Pmemz__RegionStat *ptrs[2] = {&rs[0], &rs[1]};
+	Pmemz__StatResp s = PMEMZ__STAT_RESP__INIT;
+	Pmemz__UidUsage u[2] = {PMEMZ__UID_USAGE__INIT, PMEMZ__UID_USAGE__INIT};
+	Pmemz__UidUsage *up[2] = {&u[0], &u[1]};
+	Pmemz__UsageResp ur = PMEMZ__USAGE_RESP__INIT;
+	const Pmemz__UsageResp *usage[2] = {&ur, NULL};
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	info[0].name = (char *)"a";
+	info[1].name = (char *)"b";
+	rs[0].info = &info[0];
+	rs[1].info = &info[1];
+	s.n_regions = 2;
+	s.regions = ptrs;
+	u[0].uid = 0;
+	u[0].leased = 4096;
+	u[1].uid = 65534;
+	u[1].committed = 8192;
+	u[1].tags = 2;
+	u[1].rezeroed = 12288;
+	ur.n_uids = 2;
+	ur.uids = up;
+
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(ctl_metrics_write_usage(f, &s, usage), 0);
+	assert_int_equal(fclose(f), 0);
+	assert_non_null(strstr(buf, "# TYPE pmemzerod_uid_rezeroed_bytes_total counter\n"));
+	assert_non_null(strstr(buf, "pmemzerod_uid_leased_bytes{region=\"a\",uid=\"0\"} 4096\n"));
+	assert_non_null(
+	    strstr(buf, "pmemzerod_uid_committed_bytes{region=\"a\",uid=\"65534\"} 8192\n"));
+	assert_non_null(strstr(buf, "pmemzerod_uid_tags{region=\"a\",uid=\"65534\"} 2\n"));
+	assert_non_null(
+	    strstr(buf, "pmemzerod_uid_rezeroed_bytes_total{region=\"a\",uid=\"65534\"} 12288\n"));
+	assert_int_equal(count_lines(buf, "pmemzerod_uid_leased_bytes{"), 2);
+	assert_int_equal(count_lines(buf, "pmemzerod_uid_tags{region=\"b\""), 0);
+	free(buf);
+
+	/* Without usage answers, no per-uid family at all. */
+	buf = render(&s);
+	assert_null(strstr(buf, "pmemzerod_uid_"));
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_exposition),
 	    cmocka_unit_test(test_failed_and_name_only),
+	    cmocka_unit_test(test_uid_usage),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
