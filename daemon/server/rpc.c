@@ -3,7 +3,10 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <event2/event.h>
 
 #include "connection.h"
 #include "lease.h"
@@ -189,4 +192,102 @@ void rpc_region_info_to_pb(const struct region_info *info, Pmemz__RegionInfo *pb
 	pb->alignment = info->alignment;
 	pb->granularity = (char *)(uintptr_t)(info->granularity ? info->granularity : "");
 	pb->persistence_domain = (char *)(uintptr_t)info->persistence_domain; /* NULL: absent */
+}
+
+struct rpc_job {
+	struct rpc_call call; /* req is NULL: the request is gone */
+	const char *name;
+	rpc_step_fn step;
+	void (*free_state)(void *);
+	void *state;
+	size_t mem;
+	struct event *ev;
+};
+
+size_t rpc_job_mem(const struct rpc_job *j)
+{
+	return j ? j->mem + sizeof(*j) : 0;
+}
+
+static void rpc_job_free(struct rpc_job *j)
+{
+	if (j->free_state)
+		j->free_state(j->state);
+	if (j->ev)
+		event_free(j->ev);
+	free(j);
+}
+
+/* The step's outcome: the error reply, if any; then the connection goes on. */
+static void rpc_job_end(struct rpc_job *j, int r)
+{
+	struct connection *c = j->call.c;
+
+	if (r < 0) {
+		if (!j->call.msg[0])
+			(void)snprintf(j->call.msg, sizeof(j->call.msg), "%s", strerror(-r));
+		log_debug("connection %" PRIu64 " (uid %u): %s request %" PRIu64 ": %s", c->serial,
+			  (unsigned)c->uid, j->name, j->call.id, j->call.msg);
+		(void)rpc_send_error(j->call.m, c, j->call.id, r, j->call.msg, RPC_REPLY_ORDERED);
+	}
+	c->job = NULL;
+	rpc_job_free(j);
+	connection_kick(c);
+}
+
+static void rpc_job_cb(evutil_socket_t fd, short what, void *arg)
+{
+	static const struct timeval now = {0, 0};
+	struct rpc_job *j = arg;
+	struct manager *m = j->call.m;
+	int r = j->step(&j->call, j->state, pmemz_now_ns() + RPC_SLICE_NS);
+
+	if (r > 0) {
+		if (event_add(j->ev, &now) == 0)
+			return;
+		r = rpc_fail(&j->call, -ENOMEM, "out of memory");
+	}
+	rpc_job_end(j, r);
+	manager_commit_if_overdue(m);
+}
+
+int rpc_job_start(struct rpc_call *call, rpc_step_fn step, void (*free_state)(void *),
+		  void *state, size_t mem)
+{
+	static const struct timeval now = {0, 0};
+	struct rpc_job *j;
+	int r = step(call, state, pmemz_now_ns() + RPC_SLICE_NS);
+
+	if (r <= 0) {
+		free_state(state);
+		return r;
+	}
+	j = calloc(1, sizeof(*j));
+	if (j)
+		j->ev = evtimer_new(call->m->base, rpc_job_cb, j);
+	if (!j || !j->ev || event_priority_set(j->ev, MANAGER_PRIO_IO) < 0 ||
+	    event_add(j->ev, &now) < 0) {
+		if (j && j->ev)
+			event_free(j->ev);
+		free(j);
+		free_state(state);
+		return rpc_fail(call, -ENOMEM, "out of memory");
+	}
+	j->call = *call;
+	j->call.req = NULL;
+	j->name = rpc_lookup(call->req->op_case)->name;
+	j->step = step;
+	j->free_state = free_state;
+	j->state = state;
+	j->mem = mem;
+	call->c->job = j;
+	return 0;
+}
+
+void rpc_job_cancel(struct connection *c)
+{
+	if (!c->job)
+		return;
+	rpc_job_free(c->job);
+	c->job = NULL;
 }

@@ -89,6 +89,32 @@ int rpc_own_lease(struct rpc_call *call, const struct manager_region *mr, uint64
 int rpc_runs_to_pb(const struct run *runs, size_t n_runs, Pmemz__Run **storage, Pmemz__Run ***ptrs);
 void rpc_region_info_to_pb(const struct region_info *info, Pmemz__RegionInfo *pb);
 
+/*
+ * Sliced requests (issue 8 d): work that grows with the region, the tag
+ * table or the request (FLUSH, MAP, LIST) runs in steps of at most about
+ * RPC_SLICE_NS on the main loop; between steps the loop serves everyone
+ * else (a zero timeout, so the socket events are polled in between).
+ * While a connection's job runs, its further requests wait, so a connection
+ * has at most one, and the job's memory is charged to it.
+ *
+ * step() works until deadline_ns (a monotonic pmemz_now_ns value), then
+ * returns 1 for more, 0 once it has replied, or -errno after rpc_fail(); it
+ * must leave the request's protobuf alone (the job outlives it: copy what
+ * it needs into its state).  free_state() frees the state, also when the
+ * connection goes away mid-way.
+ */
+#define RPC_SLICE_NS 3000000ull
+struct rpc_job;
+typedef int (*rpc_step_fn)(struct rpc_call *call, void *state, uint64_t deadline_ns);
+
+/* Run the first step now; if there is more, the rest as a job of call->c. */
+int rpc_job_start(struct rpc_call *call, rpc_step_fn step, void (*free_state)(void *),
+		  void *state, size_t mem);
+/* The connection is closing: its job goes without a reply. */
+void rpc_job_cancel(struct connection *c);
+/* Bytes charged for a job (0 for none). */
+size_t rpc_job_mem(const struct rpc_job *j);
+
 /* A waiting ALLOCATE's turn (rpc-allocate.c; a waitq_grant_fn, see waitq.h). */
 int rpc_allocate_grant(struct manager *m, struct connection *c, struct manager_region *mr,
 		       uint64_t n_extents, uint64_t req_id);
