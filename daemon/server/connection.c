@@ -242,10 +242,14 @@ static void connection_resume_read(struct connection *c)
 /* After the charge changed: pause over the budget, resume well below it. */
 static void connection_check_budget(struct connection *c)
 {
+	/*
+	 * While the daemon is over its budget, a connection that has sent
+	 * everything it held may go on, one request at a time: those that
+	 * read their replies make progress, those that do not stay paused.
+	 */
 	if (connection_over_budget(c))
 		connection_pause_read(c);
-	else if (c->read_paused && connection_mem_used(c) <= budget_conn(c->m) / 2 &&
-		 !c->m->conn_mem_over)
+	else if (c->read_paused && connection_mem_used(c) <= budget_conn(c->m) / 2)
 		connection_resume_read(c);
 }
 
