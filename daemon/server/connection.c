@@ -63,17 +63,17 @@ static void connection_charge(struct connection *c, const struct out_frame *f)
 		c->fds_queued++;
 }
 
-static void connection_resume_read(struct connection *c);
+static void connection_check_budget(struct connection *c);
 
-/* The daemon-wide sum fell well below its budget: those it paused may read again. */
+/* The daemon-wide sum fell well below its budget: those it stopped may go on. */
 static void connection_resume_all(struct manager *m)
 {
 	struct connection *c;
 
 	m->conn_mem_over = false;
 	TAILQ_FOREACH(c, &m->connections, link)
-		if (c->read_paused && connection_mem_used(c) <= budget_conn(m) / 2)
-			connection_resume_read(c);
+		if (!c->closing && (c->read_paused || c->stalled))
+			connection_check_budget(c);
 }
 
 static void connection_discharge(struct connection *c, const struct out_frame *f)
@@ -112,22 +112,31 @@ static void out_frame_list_clear(struct connection *c, struct out_frame_list *l)
 	}
 }
 
-/* Stop reading c: over its own budget, or holding anything while the daemon is over its. */
-static bool connection_over_budget(struct connection *c)
+/*
+ * Stop processing c's requests: what it holds besides its unread input is
+ * over its budget, or it holds any reply while the daemon is over its.
+ */
+static bool connection_out_over(struct connection *c)
 {
 	struct manager *m = c->m;
 
-	if (connection_mem_used(c) > budget_conn(m))
+	if (connection_mem_used(c) - evbuffer_get_length(c->in) > budget_conn(m))
 		return true;
 	if (m->conn_mem_total > budget_total(m) && c->mem > 0) {
 		if (!m->conn_mem_over)
 			log_warning("Connections hold %zu bytes of replies, over the daemon's "
-				    "budget of %zu: reading paused for those holding any",
+				    "budget of %zu: requests wait on those holding any",
 				    m->conn_mem_total, budget_total(m));
 		m->conn_mem_over = true;
 		return true;
 	}
 	return false;
+}
+
+/* Stop reading c's socket: that, or everything it holds with its input is over. */
+static bool connection_over_budget(struct connection *c)
+{
+	return connection_out_over(c) || connection_mem_used(c) > budget_conn(c->m);
 }
 
 /* ---- connections per uid ---- */
@@ -225,8 +234,11 @@ static void connection_pause_read(struct connection *c)
 
 void connection_kick(struct connection *c)
 {
-	/* Requests may already sit in the input buffer: process them. */
-	if (!c->closing && !c->read_paused && evbuffer_get_length(c->in) > 0)
+	/*
+	 * Requests may already sit in the input buffer: process them (the
+	 * read callback does, and does not recv while reading is paused).
+	 */
+	if (!c->closing && evbuffer_get_length(c->in) > 0)
 		event_active(c->read_ev, EV_READ, 0);
 }
 
@@ -251,6 +263,11 @@ static void connection_check_budget(struct connection *c)
 		connection_pause_read(c);
 	else if (c->read_paused && connection_mem_used(c) <= budget_conn(c->m) / 2)
 		connection_resume_read(c);
+	/* Requests stopped on the budget may go on now. */
+	if (c->stalled && !c->in_read && !connection_out_over(c)) {
+		c->stalled = false;
+		connection_kick(c);
+	}
 }
 
 void connection_flush(struct connection *c)
@@ -387,7 +404,7 @@ static void connection_protocol_error(struct connection *c, uint64_t id, int sta
 	connection_close(c);
 }
 
-/* Returns true when it stopped on the output backlog with requests left. */
+/* Returns true when it stopped on the memory budget with requests left. */
 static bool connection_process(struct connection *c)
 {
 	while (!c->closing) {
@@ -403,7 +420,7 @@ static bool connection_process(struct connection *c)
 		/* A sliced request runs: the next waits for its reply. */
 		if (c->job)
 			return false;
-		if (connection_over_budget(c))
+		if (connection_out_over(c))
 			return true;
 		data = evbuffer_pullup(c->in, PMEMZ_FRAME_HDR);
 		if (!data)
@@ -510,7 +527,8 @@ static void connection_read_cb(evutil_socket_t fd, short what, void *arg)
 	ssize_t n;
 
 	c->in_read = true;
-	n = connection_recv(c);
+	/* Paused: only the requests already buffered (see connection_kick). */
+	n = c->read_paused ? -EAGAIN : connection_recv(c);
 	if (n == 0) {
 		log_debug("connection %" PRIu64 ": closed by the peer", c->serial);
 		connection_close(c);
@@ -527,10 +545,9 @@ static void connection_read_cb(evutil_socket_t fd, short what, void *arg)
 	}
 	c->in_read = false;
 	if (!c->closing) {
+		/* Requests left behind the budget: go on once it allows (check_budget). */
+		c->stalled = more;
 		connection_flush(c);
-		/* Requests left behind the backlog, and the backlog is gone. */
-		if (more && !c->closing && !c->read_paused)
-			event_active(c->read_ev, EV_READ, 0);
 	}
 	manager_commit_if_overdue(c->m);
 }

@@ -81,7 +81,8 @@ struct connection {
 	unsigned n_waiters;	    /* waitq.c's */
 
 	bool in_read;	  /* inside the read callback: flush at its end */
-	bool read_paused; /* over its memory budget, or the daemon's */
+	bool read_paused; /* over its memory budget, or the daemon's: no recv */
+	bool stalled;	  /* requests wait in the input for the budget to allow */
 	bool write_armed;
 	bool on_held_list; /* waitq.c's */
 	bool closing;

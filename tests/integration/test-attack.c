@@ -654,6 +654,62 @@ static void test_flush_storm(void **state)
 	assert_serving(e, "storm", "after the FLUSH storm");
 }
 
+/*
+ * FLUSHes pipelined past the connection's budget while earlier ones run as
+ * sliced jobs: the daemon stops reading, then goes on with the buffered
+ * requests as replies are read; every one is answered.
+ */
+static void test_flush_pipelined_over_budget(void **state)
+{
+	struct itest_env *e = *state;
+	enum { FRAMES = 400, RANGES = 256 };
+	static uint64_t ranges[2 * RANGES];
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__AllocateReq a = PMEMZ__ALLOCATE_REQ__INIT;
+	Pmemz__Response *resp = NULL;
+	struct stream s = {0};
+	struct itest_stat st;
+	size_t sent, n_resp, n_ok;
+	uint64_t off;
+	int fd;
+
+	itest_write_conf(e,
+			 "[daemon]\n"
+			 "max_connection_memory = 256K\n"
+			 "[region pf]\n"
+			 "path = %s/pf.img\n"
+			 "size = 128M\n"
+			 "extent_size = 2M\n",
+			 e->dir);
+	itest_daemon_start(e);
+	itest_wait_zeroed(e->sock, "pf", 60000, &st);
+	fd = itest_raw_connect(e->sock);
+	assert_true(fd >= 0);
+	a.region = UNCONST("pf");
+	a.bytes = 64 * MIB;
+	req.op_case = PMEMZ__REQUEST__OP_ALLOCATE;
+	req.allocate = &a;
+	assert_int_equal(itest_raw_call(fd, &req, &resp), 0);
+	off = st.data_offset + resp->allocate->runs[0]->first * st.extent_size;
+	itest_resp_free(resp);
+	for (size_t i = 0; i < RANGES; i++) {
+		ranges[2 * i] = off + (i % 32) * 4096;
+		ranges[2 * i + 1] = 32 * MIB;
+	}
+	for (unsigned f = 0; f < FRAMES; f++)
+		add_flush(&s, "pf", ranges, RANGES, 1 + f);
+	sent = push_until_stalled(fd, &s, 0, 1000);
+	print_message("%u FLUSH frames (%zu bytes): %zu taken before the daemon stopped "
+		      "reading\n",
+		      FRAMES, s.len, sent);
+	read_all(fd, &s, sent, &n_resp, &n_ok);
+	assert_int_equal(n_resp, FRAMES);
+	assert_int_equal(n_ok, FRAMES);
+	close(fd);
+	free(s.buf);
+	assert_serving(e, "pf", "after pipelined FLUSHes");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -667,6 +723,8 @@ int main(void)
 					    itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_idle_timeout, itest_setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_flush_storm, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_flush_pipelined_over_budget, itest_setup,
+					    itest_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
