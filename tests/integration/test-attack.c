@@ -504,57 +504,81 @@ static void test_idle_timeout(void **state)
 
 /* ---- attack 5: FLUSH storm ---- */
 
+/* A FLUSH request of n (offset, length) pairs; flush_req_done frees it. */
+struct flush_req {
+	Pmemz__Request req;
+	Pmemz__FlushReq f;
+	Pmemz__ByteRange *br;
+	Pmemz__ByteRange **brs;
+};
+
+static void flush_req_init(struct flush_req *q, const char *region, const uint64_t *offlen,
+			   size_t n)
+{
+	q->req = (Pmemz__Request)PMEMZ__REQUEST__INIT;
+	q->f = (Pmemz__FlushReq)PMEMZ__FLUSH_REQ__INIT;
+	q->br = calloc(n, sizeof(*q->br));
+	q->brs = calloc(n, sizeof(*q->brs));
+	assert_non_null(q->br);
+	assert_non_null(q->brs);
+	for (size_t i = 0; i < n; i++) {
+		pmemz__byte_range__init(&q->br[i]);
+		q->br[i].offset = offlen[2 * i];
+		q->br[i].length = offlen[2 * i + 1];
+		q->brs[i] = &q->br[i];
+	}
+	q->f.region = UNCONST(region);
+	q->f.n_ranges = n;
+	q->f.ranges = q->brs;
+	q->req.op_case = PMEMZ__REQUEST__OP_FLUSH;
+	q->req.flush = &q->f;
+}
+
+static void flush_req_done(struct flush_req *q)
+{
+	free(q->br);
+	free(q->brs);
+}
+
 static int flush_call(int fd, const char *region, const uint64_t *offlen, size_t n)
 {
-	Pmemz__Request req = PMEMZ__REQUEST__INIT;
-	Pmemz__FlushReq f = PMEMZ__FLUSH_REQ__INIT;
-	Pmemz__ByteRange *br = calloc(n, sizeof(*br));
-	Pmemz__ByteRange **brs = calloc(n, sizeof(*brs));
+	struct flush_req q;
 	int r;
 
-	assert_non_null(br);
-	assert_non_null(brs);
-	for (size_t i = 0; i < n; i++) {
-		pmemz__byte_range__init(&br[i]);
-		br[i].offset = offlen[2 * i];
-		br[i].length = offlen[2 * i + 1];
-		brs[i] = &br[i];
-	}
-	f.region = UNCONST(region);
-	f.n_ranges = n;
-	f.ranges = brs;
-	req.op_case = PMEMZ__REQUEST__OP_FLUSH;
-	req.flush = &f;
-	r = itest_raw_call(fd, &req, NULL);
-	free(br);
-	free(brs);
+	flush_req_init(&q, region, offlen, n);
+	r = itest_raw_call(fd, &q.req, NULL);
+	flush_req_done(&q);
 	return r;
 }
 
 static void add_flush(struct stream *s, const char *region, const uint64_t *offlen, size_t n,
 		      uint64_t id)
 {
-	Pmemz__Request req = PMEMZ__REQUEST__INIT;
-	Pmemz__FlushReq f = PMEMZ__FLUSH_REQ__INIT;
-	Pmemz__ByteRange *br = calloc(n, sizeof(*br));
-	Pmemz__ByteRange **brs = calloc(n, sizeof(*brs));
+	struct flush_req q;
 
-	assert_non_null(br);
-	assert_non_null(brs);
-	for (size_t i = 0; i < n; i++) {
-		pmemz__byte_range__init(&br[i]);
-		br[i].offset = offlen[2 * i];
-		br[i].length = offlen[2 * i + 1];
-		brs[i] = &br[i];
-	}
-	f.region = UNCONST(region);
-	f.n_ranges = n;
-	f.ranges = brs;
-	req.op_case = PMEMZ__REQUEST__OP_FLUSH;
-	req.flush = &f;
-	stream_add(s, &req, id);
-	free(br);
-	free(brs);
+	flush_req_init(&q, region, offlen, n);
+	stream_add(s, &q.req, id);
+	flush_req_done(&q);
+}
+
+/* ALLOCATE bytes on fd (waiting for zeroing), in one run: its byte offset in the region. */
+static uint64_t lease_one_run(int fd, const char *region, uint64_t bytes,
+			      const struct itest_stat *st)
+{
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__AllocateReq a = PMEMZ__ALLOCATE_REQ__INIT;
+	Pmemz__Response *resp = NULL;
+	uint64_t off;
+
+	a.region = UNCONST(region);
+	a.bytes = bytes;
+	req.op_case = PMEMZ__REQUEST__OP_ALLOCATE;
+	req.allocate = &a;
+	assert_int_equal(itest_raw_call(fd, &req, &resp), 0);
+	assert_int_equal(resp->allocate->n_runs, 1); /* a fresh region: contiguous */
+	off = st->data_offset + resp->allocate->runs[0]->first * st->extent_size;
+	itest_resp_free(resp);
+	return off;
 }
 
 static void test_flush_storm(void **state)
@@ -589,20 +613,9 @@ static void test_flush_storm(void **state)
 
 	/* Each stormer leases 256 MiB and flushes it, 256 overlapping ranges a frame. */
 	for (int k = 0; k < STORMERS; k++) {
-		Pmemz__Request req = PMEMZ__REQUEST__INIT;
-		Pmemz__AllocateReq a = PMEMZ__ALLOCATE_REQ__INIT;
-		Pmemz__Response *resp = NULL;
-
 		fds[k] = itest_raw_connect(e->sock);
 		assert_true(fds[k] >= 0);
-		a.region = UNCONST("storm");
-		a.bytes = 256 * MIB;
-		req.op_case = PMEMZ__REQUEST__OP_ALLOCATE;
-		req.allocate = &a;
-		assert_int_equal(itest_raw_call(fds[k], &req, &resp), 0);
-		assert_int_equal(resp->allocate->n_runs, 1); /* a fresh region: contiguous */
-		lease_off[k] = st.data_offset + resp->allocate->runs[0]->first * st.extent_size;
-		itest_resp_free(resp);
+		lease_off[k] = lease_one_run(fds[k], "storm", 256 * MIB, &st);
 		/* Not its own: another stormer's lease. */
 		if (k > 0) {
 			ranges[0] = lease_off[k - 1];
@@ -664,9 +677,6 @@ static void test_flush_pipelined_over_budget(void **state)
 	struct itest_env *e = *state;
 	enum { FRAMES = 400, RANGES = 256 };
 	static uint64_t ranges[2 * RANGES];
-	Pmemz__Request req = PMEMZ__REQUEST__INIT;
-	Pmemz__AllocateReq a = PMEMZ__ALLOCATE_REQ__INIT;
-	Pmemz__Response *resp = NULL;
 	struct stream s = {0};
 	struct itest_stat st;
 	size_t sent, n_resp, n_ok;
@@ -685,13 +695,7 @@ static void test_flush_pipelined_over_budget(void **state)
 	itest_wait_zeroed(e->sock, "pf", 60000, &st);
 	fd = itest_raw_connect(e->sock);
 	assert_true(fd >= 0);
-	a.region = UNCONST("pf");
-	a.bytes = 64 * MIB;
-	req.op_case = PMEMZ__REQUEST__OP_ALLOCATE;
-	req.allocate = &a;
-	assert_int_equal(itest_raw_call(fd, &req, &resp), 0);
-	off = st.data_offset + resp->allocate->runs[0]->first * st.extent_size;
-	itest_resp_free(resp);
+	off = lease_one_run(fd, "pf", 64 * MIB, &st);
 	for (size_t i = 0; i < RANGES; i++) {
 		ranges[2 * i] = off + (i % 32) * 4096;
 		ranges[2 * i + 1] = 32 * MIB;
