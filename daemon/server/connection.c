@@ -86,10 +86,16 @@ static void connection_discharge(struct connection *c, const struct out_frame *f
 		connection_resume_all(m);
 }
 
+static void frame_close_fd(struct out_frame *f)
+{
+	if (f->fd >= 0 && f->fd_owned)
+		(void)close(f->fd);
+	f->fd = -1;
+}
+
 static void frame_free(struct out_frame *f)
 {
-	if (f->fd >= 0)
-		(void)close(f->fd);
+	frame_close_fd(f);
 	free(f->data);
 	free(f);
 }
@@ -325,8 +331,7 @@ void connection_flush(struct connection *c)
 		if (pass_fd >= 0) {
 			/* Went with the first byte: the peer has its own reference now. */
 			f = TAILQ_FIRST(&c->out);
-			(void)close(f->fd);
-			f->fd = -1;
+			frame_close_fd(f);
 			c->fds_queued--;
 			/* An OPEN_REGION may wait for the fd in flight to go. */
 			connection_kick(c);
@@ -355,20 +360,21 @@ void connection_flush(struct connection *c)
 	connection_check_budget(c);
 }
 
-int connection_queue(struct connection *c, uint8_t *frame, size_t len, int fd, bool hold)
+int connection_queue(struct connection *c, uint8_t *frame, size_t len, int fd, bool fd_owned,
+		     bool hold)
 {
 	struct out_frame *f;
 
 	if (c->closing) {
 		free(frame);
-		if (fd >= 0)
+		if (fd >= 0 && fd_owned)
 			(void)close(fd);
 		return -ENOTCONN;
 	}
 	f = calloc(1, sizeof(*f));
 	if (!f) {
 		free(frame);
-		if (fd >= 0)
+		if (fd >= 0 && fd_owned)
 			(void)close(fd);
 		log_warning("connection %" PRIu64 ": out of memory queueing a reply, closing",
 			    c->serial);
@@ -378,6 +384,7 @@ int connection_queue(struct connection *c, uint8_t *frame, size_t len, int fd, b
 	f->data = frame;
 	f->len = len;
 	f->fd = fd;
+	f->fd_owned = fd_owned;
 	connection_charge(c, f);
 	/* Outside the read callback nobody flushes but the commit pass. */
 	if (hold || !c->in_read)

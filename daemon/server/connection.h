@@ -28,7 +28,8 @@ struct out_frame {
 	uint8_t *data;
 	size_t len;
 	size_t off;
-	int fd; /* owned: sent with the frame's first byte, then closed; closed if dropped */
+	int fd; /* sent with the frame's first byte; then, or if dropped, closed if owned */
+	bool fd_owned;
 };
 TAILQ_HEAD(out_frame_list, out_frame);
 
@@ -105,13 +106,15 @@ void connection_free(struct connection *c);
 
 /*
  * Queue a packed frame (ownership passes, also on failure) with an optional
- * fd to pass on its first byte (ownership passes too: the queue closes it
- * once sent, or when the frame is dropped).
+ * fd to pass on its first byte.  With fd_owned the queue closes the fd once
+ * sent, or when the frame is dropped (also on failure); else the fd must
+ * stay open until then.
  * With hold, the frame waits for the next group commit.  Frames queued
  * outside the connection's read callback are always held, so that the
  * commit pass sends them.
  */
-int connection_queue(struct connection *c, uint8_t *frame, size_t len, int fd, bool hold);
+int connection_queue(struct connection *c, uint8_t *frame, size_t len, int fd, bool fd_owned,
+		     bool hold);
 /* Append a frame (ownership passes) to the output queue; connection_flush sends it. */
 void connection_push(struct connection *c, struct out_frame *f);
 /* Free a frame of c that is on no list (its fd closed, its charge returned). */

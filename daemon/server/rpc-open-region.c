@@ -1,8 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-#include <errno.h>
-#include <fcntl.h>
-#include <string.h>
-
 #include "rpc.h"
 
 /* OPEN_REGION: region geometry, and the region fd on the reply's first byte. */
@@ -21,17 +17,12 @@ static int rpc_open_region_handler(struct rpc_call *call)
 	fd = region_get_fd(mr->r);
 	if (fd < 0)
 		return rpc_fail(call, -EIO, "region '%s' has no file descriptor", req->region);
-	/* The reply owns the fd it passes (closed once sent): a copy. */
-	fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	if (fd < 0)
-		return rpc_fail(call, -errno, "region '%s': no descriptor to pass: %s",
-				req->region, strerror(errno));
 	rpc_region_info_to_pb(&mr->info, &info);
 	open.info = &info;
 	open.fd_follows = true;
 	resp.op_case = PMEMZ__RESPONSE__OP_OPEN_REGION;
 	resp.open_region = &open;
-	return rpc_reply(call, &resp, fd, RPC_REPLY_NOW);
+	return rpc_reply_borrowed_fd(call, &resp, fd, RPC_REPLY_NOW);
 }
 
 const struct rpc_descriptor rpc_open_region = {

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 
@@ -43,8 +44,8 @@ bool rpc_response_fits(const Pmemz__Response *resp)
 	return protobuf_c_message_get_packed_size(&resp->base) <= PMEMZ_FRAME_MAX;
 }
 
-int rpc_send(struct manager *m, struct connection *c, uint64_t id, Pmemz__Response *resp, int fd,
-	     enum rpc_reply_mode mode)
+static int rpc_send_fd(struct manager *m, struct connection *c, uint64_t id,
+		       Pmemz__Response *resp, int fd, bool fd_owned, enum rpc_reply_mode mode)
 {
 	uint8_t *frame;
 	size_t len;
@@ -56,16 +57,33 @@ int rpc_send(struct manager *m, struct connection *c, uint64_t id, Pmemz__Respon
 	if (r == -EMSGSIZE && resp->status == 0) {
 		/* Handlers check the size first; this is the safety net. */
 		log_warning("Reply to request %" PRIu64 " too large for a frame", id);
+		if (fd >= 0 && fd_owned)
+			(void)close(fd);
 		return rpc_send_error(m, c, id, -EMSGSIZE, "reply too large", mode);
 	}
 	if (r < 0) {
 		(void)log_warning_errno(r, "Failed to pack the reply to request %" PRIu64 ": %m",
 					id);
+		if (fd >= 0 && fd_owned)
+			(void)close(fd);
 		connection_close(c);
 		return r;
 	}
 	hold = mode == RPC_REPLY_COMMIT || (mode == RPC_REPLY_ORDERED && m->commit_pending);
-	return connection_queue(c, frame, len, fd, hold);
+	return connection_queue(c, frame, len, fd, fd_owned, hold);
+}
+
+int rpc_send(struct manager *m, struct connection *c, uint64_t id, Pmemz__Response *resp, int fd,
+	     enum rpc_reply_mode mode)
+{
+	return rpc_send_fd(m, c, id, resp, fd, true, mode);
+}
+
+int rpc_reply_borrowed_fd(struct rpc_call *call, Pmemz__Response *resp, int fd,
+			  enum rpc_reply_mode mode)
+{
+	resp->status = 0;
+	return rpc_send_fd(call->m, call->c, call->id, resp, fd, false, mode);
 }
 
 int rpc_send_error(struct manager *m, struct connection *c, uint64_t id, int status,

@@ -67,8 +67,18 @@ void rpc_dispatch(struct manager *m, struct connection *c, const Pmemz__Request 
 /* Set the error message of the call; returns r (a negative errno). */
 int rpc_fail(struct rpc_call *call, int r, const char *fmt, ...) _printf_(3, 4);
 
-/* Pack resp (id and status 0 are filled in) and queue it; fd < 0 for none. */
+/*
+ * Pack resp (id and status 0 are filled in) and queue it with fd to pass on
+ * its first byte (< 0 for none): the reply owns fd and closes it once sent,
+ * or when it is dropped (also on failure).
+ */
 int rpc_reply(struct rpc_call *call, Pmemz__Response *resp, int fd, enum rpc_reply_mode mode);
+/*
+ * The same with an fd the caller keeps open until the reply is sent (the
+ * region's own fd: closing a copy of it would drop its POSIX lock).
+ */
+int rpc_reply_borrowed_fd(struct rpc_call *call, Pmemz__Response *resp, int fd,
+			  enum rpc_reply_mode mode);
 int rpc_send(struct manager *m, struct connection *c, uint64_t id, Pmemz__Response *resp, int fd,
 	     enum rpc_reply_mode mode);
 int rpc_send_error(struct manager *m, struct connection *c, uint64_t id, int status,

@@ -316,6 +316,27 @@ static int raw_flush(int fd, const char *region, uint64_t off, uint64_t len)
 	return itest_raw_call(fd, &req, NULL);
 }
 
+/* ALLOCATE on fd: the lease and the byte offset of its first run. */
+static uint64_t raw_lease_offset(int fd, const char *region, uint64_t bytes,
+				 const struct itest_stat *st, uint64_t *lease)
+{
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__AllocateReq a = PMEMZ__ALLOCATE_REQ__INIT;
+	Pmemz__Response *resp = NULL;
+	uint64_t off;
+
+	a.region = UNCONST(region);
+	a.bytes = bytes;
+	req.op_case = PMEMZ__REQUEST__OP_ALLOCATE;
+	req.allocate = &a;
+	assert_int_equal(itest_raw_call(fd, &req, &resp), 0);
+	assert_int_equal(resp->allocate->n_runs, 1);
+	*lease = resp->allocate->lease;
+	off = st->data_offset + resp->allocate->runs[0]->first * st->extent_size;
+	itest_resp_free(resp);
+	return off;
+}
+
 static void test_bad_rpc_inputs(void **state)
 {
 	struct itest_env *e = *state;
@@ -351,8 +372,21 @@ static void test_bad_rpc_inputs(void **state)
 	assert_int_equal(pmemz_flush(r, base + size, 4096, 0), -ERANGE);
 	assert_int_equal(pmemz_flush(r, base + size - 4096, 8192, 0), -ERANGE);
 	assert_int_equal(pmemz_flush(r, base - 4096, 4096, 0), -ERANGE);
-	assert_int_equal(pmemz_flush(r, base + st.data_offset, MIB, 0), 0);
-	assert_int_equal(pmemz_flush(r, base + st.data_offset, MIB, PMEMZ_FLUSH_DEEP), 0);
+	/* The daemon flushes only the caller's own extents (issue 8 d). */
+	{
+		struct pmemz_alloc *own = NULL;
+		char *p, *other;
+
+		assert_int_equal(pmemz_alloc_new(r, MIB, 0, &own), 0);
+		p = pmemz_alloc_range(own, 0, NULL);
+		other = p == base + st.data_offset ? p + MIB : base + st.data_offset;
+		assert_int_equal(pmemz_flush(r, p, MIB, 0), 0);
+		assert_int_equal(pmemz_flush(r, p, MIB, PMEMZ_FLUSH_DEEP), 0);
+		assert_int_equal(pmemz_flush(r, other, 4096, 0), -EPERM);
+		assert_int_equal(pmemz_flush(r, p, MIB + 1, 0), -EPERM);
+		assert_int_equal(pmemz_alloc_release(own), 0);
+		assert_int_equal(pmemz_flush(r, p, MIB, 0), -EPERM);
+	}
 	/* local persist outside the mapping */
 	assert_int_equal(pmemz_persist(r, base + size, 4096), -ERANGE);
 	assert_int_equal(pmemz_persist(r, base + size - 4096, 8192), -ERANGE);
@@ -370,8 +404,15 @@ static void test_bad_rpc_inputs(void **state)
 	/* only the data area may be flushed (daemon/storage/region-alloc.c data_range) */
 	assert_int_equal(raw_flush(fd, REGION, 0, 4096), -ERANGE);
 	assert_int_equal(raw_flush(fd, REGION, st.data_offset - 4096, 8192), -ERANGE);
-	assert_int_equal(raw_flush(fd, REGION, st.data_offset, 4096), 0);
-	assert_int_equal(raw_flush(fd, REGION, st.data_offset + 4096, MIB), 0);
+	{
+		uint64_t own = raw_lease_offset(fd, REGION, MIB, &st, &lease);
+
+		assert_int_equal(raw_flush(fd, REGION, own, 4096), 0);
+		assert_int_equal(raw_flush(fd, REGION, own + 4096, MIB - 4096), 0);
+		assert_int_equal(raw_flush(fd, REGION, own + MIB - 1, 2), -EPERM);
+		assert_int_equal(itest_raw_free_lease(fd, REGION, lease), 0);
+		assert_int_equal(raw_flush(fd, REGION, own, 4096), -EPERM);
+	}
 	assert_int_equal(raw_flush(fd, "no-such-region", 0, 4096), -ENOENT);
 
 	/* raw: allocate 0 bytes, unknown region, huge */
