@@ -363,6 +363,7 @@ void manager_free(struct manager *m)
 	if (m->reaper_ev)
 		event_free(m->reaper_ev);
 	lease_table_free(m->leases);
+	free(m->uid_conns);
 	if (m->base)
 		event_base_free(m->base);
 	free(m);
