@@ -260,12 +260,15 @@ static void rpc_job_cb(evutil_socket_t fd, short what, void *arg)
 	struct manager *m = j->call.m;
 	int r = j->step(&j->call, j->state, pmemz_now_ns() + RPC_SLICE_NS);
 
-	if (r > 0) {
-		if (event_add(j->ev, &now) == 0)
-			return;
+	if (r > 0 && event_add(j->ev, &now) < 0)
 		r = rpc_fail(&j->call, -ENOMEM, "out of memory");
-	}
-	rpc_job_end(j, r);
+	if (r <= 0)
+		rpc_job_end(j, r);
+	/*
+	 * The commit event's priority is below the job's, which is active in
+	 * every loop iteration until it ends: without this, replies held for
+	 * a group commit would wait for the whole job.
+	 */
 	manager_commit_if_overdue(m);
 }
 
