@@ -273,12 +273,14 @@ static void test_open_region_pipelined(void **state)
 {
 	struct itest_env *e = *state;
 	struct stream s = {0};
+	struct itest_stat st;
 	int fd, open_before, open_during;
 	char path[64];
 	size_t sent;
 
 	write_mem_conf(e, "");
 	itest_daemon_start(e);
+	itest_wait_zeroed(e->sock, "mem", 60000, &st);
 	fd = itest_raw_connect(e->sock);
 	assert_true(fd >= 0);
 	for (unsigned i = 0; i < 2000; i++) {
@@ -329,7 +331,8 @@ struct conn_counts {
 };
 
 /* In a child running as uid 65534: open n connections, report, hold until told. */
-static void hold_connections(const char *sock, unsigned n, int report_fd, int release_fd)
+static void hold_connections(const char *sock, unsigned n, unsigned expect_held, int report_fd,
+			     int release_fd)
 {
 	struct conn_counts cc = {0};
 	int *fds = calloc(n, sizeof(int));
@@ -345,26 +348,37 @@ static void hold_connections(const char *sock, unsigned n, int report_fd, int re
 		if (fds[i] < 0)
 			cc.connect_failed++;
 	}
-	/* Refused connections get one error frame, then EOF. */
-	itest_msleep(1500);
-	for (unsigned i = 0; i < n; i++) {
-		struct pollfd p = {.fd = fds[i], .events = POLLIN};
-		Pmemz__Response *resp = NULL;
-		int r;
+	/*
+	 * Refused connections get one error frame, then EOF.  The daemon works
+	 * through its backlog at its own pace: look until no more than
+	 * expect_held are silent, or for 30 s.
+	 */
+	for (uint64_t deadline = itest_now_ms() + 30000;;) {
+		unsigned silent = 0;
 
-		if (fds[i] < 0)
-			continue;
-		if (poll(&p, 1, 0) == 0) {
-			cc.accepted++; /* nothing to read: the daemon kept it */
-			continue;
+		for (unsigned i = 0; i < n; i++) {
+			struct pollfd p = {.fd = fds[i], .events = POLLIN};
+			Pmemz__Response *resp = NULL;
+			int r;
+
+			if (fds[i] < 0)
+				continue;
+			if (poll(&p, 1, 0) == 0) {
+				silent++; /* nothing to read: kept, or not accepted yet */
+				continue;
+			}
+			r = itest_raw_recv(fds[i], 1000, &resp, NULL);
+			cc.refused++;
+			if (r == 0 && resp->status == -EUSERS)
+				cc.refused_with_frame++;
+			itest_resp_free(resp);
+			close(fds[i]);
+			fds[i] = -1;
 		}
-		r = itest_raw_recv(fds[i], 1000, &resp, NULL);
-		cc.refused++;
-		if (r == 0 && resp->status == -EUSERS)
-			cc.refused_with_frame++;
-		itest_resp_free(resp);
-		close(fds[i]);
-		fds[i] = -1;
+		cc.accepted = silent;
+		if (silent <= expect_held || itest_now_ms() > deadline)
+			break;
+		itest_msleep(100);
 	}
 	CHILD_CHECK(write(report_fd, &cc, sizeof(cc)) == sizeof(cc), "report");
 	CHILD_CHECK(read(release_fd, &c, 1) >= 0, "wait for release");
@@ -397,6 +411,7 @@ static void test_connection_exhaustion(void **state)
 	enum { N = 3000, PER_UID = 200 };
 	int report[2], release[2];
 	struct conn_counts cc;
+	struct itest_stat st;
 	pid_t holder, other;
 
 	if (getuid() != 0) {
@@ -419,6 +434,7 @@ static void test_connection_exhaustion(void **state)
 	assert_int_equal(chmod(e->dir, 0711), 0); /* the socket, for the other uids */
 	itest_daemon_start(e);
 	assert_int_equal(itest_nofile_soft(e->pid), 1024);
+	itest_wait_zeroed(e->sock, "conn", 60000, &st);
 
 	assert_int_equal(pipe(report), 0);
 	assert_int_equal(pipe(release), 0);
@@ -429,7 +445,7 @@ static void test_connection_exhaustion(void **state)
 		close(report[0]);
 		close(release[1]);
 		CHILD_CHECK(setgid(OTHER_UID) == 0 && setuid(OTHER_UID) == 0, "setuid");
-		hold_connections(e->sock, N, report[1], release[0]);
+		hold_connections(e->sock, N, PER_UID, report[1], release[0]);
 	}
 	close(report[1]);
 	close(release[0]);
@@ -464,6 +480,7 @@ static void test_idle_timeout(void **state)
 {
 	struct itest_env *e = *state;
 	int silent, partial, talked, n_resp = 0, first = 0;
+	struct itest_stat st;
 	struct rlimit rl;
 	uint64_t soft;
 
@@ -484,6 +501,7 @@ static void test_idle_timeout(void **state)
 	assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
 	assert_int_equal(soft, rl.rlim_max);
 
+	itest_wait_zeroed(e->sock, "idle", 60000, &st);
 	silent = itest_raw_connect(e->sock);
 	partial = itest_raw_connect(e->sock);
 	talked = itest_raw_connect(e->sock);
