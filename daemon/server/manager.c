@@ -224,6 +224,7 @@ int manager_new(const struct daemon_conf *conf, struct manager **out)
 	TAILQ_INIT(&m->connections);
 	TAILQ_INIT(&m->held);
 	TAILQ_INIT(&m->dead);
+	TAILQ_INIT(&m->jobs);
 	m->start_ns = pmemz_now_ns();
 
 	event_set_log_callback(libevent_log_cb);
@@ -364,6 +365,8 @@ void manager_free(struct manager *m)
 		event_free(m->reaper_ev);
 	lease_table_free(m->leases);
 	free(m->uid_conns);
+	if (m->jobs_ev)
+		event_free(m->jobs_ev);
 	if (m->base)
 		event_base_free(m->base);
 	free(m);

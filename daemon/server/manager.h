@@ -27,6 +27,7 @@ struct connection;
 struct listener;
 struct lease_table;
 struct uid_conns;
+struct rpc_job;
 
 /* Event priorities: requests and zeroer completions first, group commit last. */
 #define MANAGER_PRIO_IO 0
@@ -75,6 +76,8 @@ struct manager {
 	struct uid_conns *uid_conns; /* connections per uid, for max_connections_per_uid */
 	size_t n_uid_conns, cap_uid_conns;
 	uint64_t max_connections; /* listener.c's: what the descriptor limit allows */
+	TAILQ_HEAD(, rpc_job) jobs; /* rpc.c's: sliced requests in progress */
+	struct event *jobs_ev;	    /* rpc.c's: runs their next step */
 
 	struct event *commit_ev;
 	bool commit_pending;

@@ -219,7 +219,7 @@ struct rpc_job {
 	void (*free_state)(void *);
 	void *state;
 	size_t mem;
-	struct event *ev;
+	TAILQ_ENTRY(rpc_job) link; /* m->jobs, round robin */
 };
 
 size_t rpc_job_mem(const struct rpc_job *j)
@@ -231,8 +231,6 @@ static void rpc_job_free(struct rpc_job *j)
 {
 	if (j->free_state)
 		j->free_state(j->state);
-	if (j->ev)
-		event_free(j->ev);
 	free(j);
 }
 
@@ -253,21 +251,44 @@ static void rpc_job_end(struct rpc_job *j, int r)
 	connection_kick(c);
 }
 
-static void rpc_job_cb(evutil_socket_t fd, short what, void *arg)
+static void rpc_jobs_arm(struct manager *m, uint64_t delay_ns)
 {
-	static const struct timeval now = {0, 0};
-	struct rpc_job *j = arg;
-	struct manager *m = j->call.m;
-	int r = j->step(&j->call, j->state, pmemz_now_ns() + RPC_SLICE_NS);
+	struct timeval tv = {.tv_sec = (time_t)(delay_ns / 1000000000ull),
+			     .tv_usec = (suseconds_t)(delay_ns % 1000000000ull / 1000)};
 
-	if (r > 0 && event_add(j->ev, &now) < 0)
-		r = rpc_fail(&j->call, -ENOMEM, "out of memory");
-	if (r <= 0)
+	if (TAILQ_EMPTY(&m->jobs) || evtimer_pending(m->jobs_ev, NULL))
+		return;
+	if (event_add(m->jobs_ev, &tv) < 0)
+		log_warning("Failed to schedule the long requests' next step");
+}
+
+/*
+ * One step of the job at the head, which then goes to the tail.  The next
+ * step comes after a pause as long as this one took, so long work gets at
+ * most about half of the main loop, whoever asks for it and however many
+ * ask: the rest is idle time in which the loop answers at once.
+ */
+static void rpc_jobs_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct manager *m = arg;
+	struct rpc_job *j = TAILQ_FIRST(&m->jobs);
+	uint64_t t0 = pmemz_now_ns(), took;
+	int r;
+
+	if (!j)
+		return;
+	TAILQ_REMOVE(&m->jobs, j, link);
+	r = j->step(&j->call, j->state, t0 + RPC_SLICE_NS);
+	if (r > 0)
+		TAILQ_INSERT_TAIL(&m->jobs, j, link);
+	else
 		rpc_job_end(j, r);
+	took = pmemz_now_ns() - t0;
+	rpc_jobs_arm(m, took);
 	/*
-	 * The commit event's priority is below the job's, which is active in
-	 * every loop iteration until it ends: without this, replies held for
-	 * a group commit would wait for the whole job.
+	 * Below the job event's priority, a pending group commit would wait
+	 * for the last job to end: replies held for it (other clients'
+	 * ALLOCATEs, STATs) must not.
 	 */
 	manager_commit_if_overdue(m);
 }
@@ -275,22 +296,27 @@ static void rpc_job_cb(evutil_socket_t fd, short what, void *arg)
 int rpc_job_start(struct rpc_call *call, rpc_step_fn step, void (*free_state)(void *),
 		  void *state, size_t mem)
 {
-	static const struct timeval now = {0, 0};
+	struct manager *m = call->m;
 	struct rpc_job *j;
-	int r = step(call, state, pmemz_now_ns() + RPC_SLICE_NS);
+	int r;
 
-	if (r <= 0) {
-		free_state(state);
-		return r;
+	/* Nothing else long to do: the first step now (short requests end here). */
+	if (TAILQ_EMPTY(&m->jobs)) {
+		r = step(call, state, pmemz_now_ns() + RPC_SLICE_NS);
+		if (r <= 0) {
+			free_state(state);
+			return r;
+		}
+	}
+	if (!m->jobs_ev) {
+		m->jobs_ev = evtimer_new(m->base, rpc_jobs_cb, m);
+		if (!m->jobs_ev || event_priority_set(m->jobs_ev, MANAGER_PRIO_IO) < 0) {
+			free_state(state);
+			return rpc_fail(call, -ENOMEM, "out of memory");
+		}
 	}
 	j = calloc(1, sizeof(*j));
-	if (j)
-		j->ev = evtimer_new(call->m->base, rpc_job_cb, j);
-	if (!j || !j->ev || event_priority_set(j->ev, MANAGER_PRIO_IO) < 0 ||
-	    event_add(j->ev, &now) < 0) {
-		if (j && j->ev)
-			event_free(j->ev);
-		free(j);
+	if (!j) {
 		free_state(state);
 		return rpc_fail(call, -ENOMEM, "out of memory");
 	}
@@ -302,13 +328,18 @@ int rpc_job_start(struct rpc_call *call, rpc_step_fn step, void (*free_state)(vo
 	j->state = state;
 	j->mem = mem;
 	call->c->job = j;
+	TAILQ_INSERT_TAIL(&m->jobs, j, link);
+	rpc_jobs_arm(m, 0);
 	return 0;
 }
 
 void rpc_job_cancel(struct connection *c)
 {
-	if (!c->job)
+	struct rpc_job *j = c->job;
+
+	if (!j)
 		return;
-	rpc_job_free(c->job);
+	TAILQ_REMOVE(&c->m->jobs, j, link);
+	rpc_job_free(j);
 	c->job = NULL;
 }

@@ -102,10 +102,12 @@ void rpc_region_info_to_pb(const struct region_info *info, Pmemz__RegionInfo *pb
 /*
  * Sliced requests (issue 8 d): work that grows with the region, the tag
  * table or the request (FLUSH, MAP, LIST) runs in steps of at most about
- * RPC_SLICE_NS on the main loop; between steps the loop serves everyone
- * else (a zero timeout, so the socket events are polled in between).
- * While a connection's job runs, its further requests wait, so a connection
- * has at most one, and the job's memory is charged to it.
+ * RPC_SLICE_NS on the main loop.  The daemon's jobs take turns (round
+ * robin), and after each step the loop pauses long work for as long as the
+ * step took: long work gets at most half of the loop, and requests that
+ * arrive meanwhile are served at once.  While a connection's job runs, its
+ * further requests wait, so a connection has at most one, and the job's
+ * memory is charged to it.
  *
  * step() works until deadline_ns (a monotonic pmemz_now_ns value), then
  * returns 1 for more, 0 once it has replied, or -errno after rpc_fail(); it
@@ -113,7 +115,7 @@ void rpc_region_info_to_pb(const struct region_info *info, Pmemz__RegionInfo *pb
  * it needs into its state).  free_state() frees the state, also when the
  * connection goes away mid-way.
  */
-#define RPC_SLICE_NS 3000000ull
+#define RPC_SLICE_NS 1000000ull
 struct rpc_job;
 typedef int (*rpc_step_fn)(struct rpc_call *call, void *state, uint64_t deadline_ns);
 
