@@ -119,7 +119,7 @@ void rpc_region_info_to_pb(const struct region_info *info, Pmemz__RegionInfo *pb
 struct rpc_job;
 typedef int (*rpc_step_fn)(struct rpc_call *call, void *state, uint64_t deadline_ns);
 
-/* Run the first step now; if there is more, the rest as a job of call->c. */
+/* Queue a job of call->c; its first step runs at once when no other job waits. */
 int rpc_job_start(struct rpc_call *call, rpc_step_fn step, void (*free_state)(void *),
 		  void *state, size_t mem);
 /* The connection is closing: its job goes without a reply. */
