@@ -168,6 +168,13 @@ int itest_raw_recv(int fd, int timeout_ms, Pmemz__Response **resp, int *fd_out);
  * when resp is non-NULL; a transport failure fails the test.
  */
 int itest_raw_call(int fd, Pmemz__Request *req, Pmemz__Response **resp);
+/*
+ * ALLOCATE bytes on fd (waiting for zeroing), asserting one run: the byte
+ * offset of the run in the region (st: the region's STAT), and the lease.
+ */
+struct itest_stat;
+uint64_t itest_raw_lease_one_run(int fd, const char *region, uint64_t bytes,
+				 const struct itest_stat *st, uint64_t *lease);
 /* Wait for EOF (the daemon closed the connection): true, or false on timeout.
  * Any responses received before EOF are counted in *n_resp. */
 bool itest_raw_wait_closed(int fd, int timeout_ms, int *n_resp, int *first_status);

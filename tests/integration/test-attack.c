@@ -579,26 +579,6 @@ static void add_flush(struct stream *s, const char *region, const uint64_t *offl
 	flush_req_done(&q);
 }
 
-/* ALLOCATE bytes on fd (waiting for zeroing), in one run: its byte offset in the region. */
-static uint64_t lease_one_run(int fd, const char *region, uint64_t bytes,
-			      const struct itest_stat *st)
-{
-	Pmemz__Request req = PMEMZ__REQUEST__INIT;
-	Pmemz__AllocateReq a = PMEMZ__ALLOCATE_REQ__INIT;
-	Pmemz__Response *resp = NULL;
-	uint64_t off;
-
-	a.region = UNCONST(region);
-	a.bytes = bytes;
-	req.op_case = PMEMZ__REQUEST__OP_ALLOCATE;
-	req.allocate = &a;
-	assert_int_equal(itest_raw_call(fd, &req, &resp), 0);
-	assert_int_equal(resp->allocate->n_runs, 1); /* a fresh region: contiguous */
-	off = st->data_offset + resp->allocate->runs[0]->first * st->extent_size;
-	itest_resp_free(resp);
-	return off;
-}
-
 static void test_flush_storm(void **state)
 {
 	struct itest_env *e = *state;
@@ -633,7 +613,7 @@ static void test_flush_storm(void **state)
 	for (int k = 0; k < STORMERS; k++) {
 		fds[k] = itest_raw_connect(e->sock);
 		assert_true(fds[k] >= 0);
-		lease_off[k] = lease_one_run(fds[k], "storm", 256 * MIB, &st);
+		lease_off[k] = itest_raw_lease_one_run(fds[k], "storm", 256 * MIB, &st, NULL);
 		/* Not its own: another stormer's lease. */
 		if (k > 0) {
 			ranges[0] = lease_off[k - 1];
@@ -713,7 +693,7 @@ static void test_flush_pipelined_over_budget(void **state)
 	itest_wait_zeroed(e->sock, "pf", 60000, &st);
 	fd = itest_raw_connect(e->sock);
 	assert_true(fd >= 0);
-	off = lease_one_run(fd, "pf", 64 * MIB, &st);
+	off = itest_raw_lease_one_run(fd, "pf", 64 * MIB, &st, NULL);
 	for (size_t i = 0; i < RANGES; i++) {
 		ranges[2 * i] = off + (i % 32) * 4096;
 		ranges[2 * i + 1] = 32 * MIB;

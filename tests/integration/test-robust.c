@@ -316,27 +316,6 @@ static int raw_flush(int fd, const char *region, uint64_t off, uint64_t len)
 	return itest_raw_call(fd, &req, NULL);
 }
 
-/* ALLOCATE on fd: the lease and the byte offset of its first run. */
-static uint64_t raw_lease_offset(int fd, const char *region, uint64_t bytes,
-				 const struct itest_stat *st, uint64_t *lease)
-{
-	Pmemz__Request req = PMEMZ__REQUEST__INIT;
-	Pmemz__AllocateReq a = PMEMZ__ALLOCATE_REQ__INIT;
-	Pmemz__Response *resp = NULL;
-	uint64_t off;
-
-	a.region = UNCONST(region);
-	a.bytes = bytes;
-	req.op_case = PMEMZ__REQUEST__OP_ALLOCATE;
-	req.allocate = &a;
-	assert_int_equal(itest_raw_call(fd, &req, &resp), 0);
-	assert_int_equal(resp->allocate->n_runs, 1);
-	*lease = resp->allocate->lease;
-	off = st->data_offset + resp->allocate->runs[0]->first * st->extent_size;
-	itest_resp_free(resp);
-	return off;
-}
-
 static void test_bad_rpc_inputs(void **state)
 {
 	struct itest_env *e = *state;
@@ -405,7 +384,7 @@ static void test_bad_rpc_inputs(void **state)
 	assert_int_equal(raw_flush(fd, REGION, 0, 4096), -ERANGE);
 	assert_int_equal(raw_flush(fd, REGION, st.data_offset - 4096, 8192), -ERANGE);
 	{
-		uint64_t own = raw_lease_offset(fd, REGION, MIB, &st, &lease);
+		uint64_t own = itest_raw_lease_one_run(fd, REGION, MIB, &st, &lease);
 
 		assert_int_equal(raw_flush(fd, REGION, own, 4096), 0);
 		assert_int_equal(raw_flush(fd, REGION, own + 4096, MIB - 4096), 0);
