@@ -130,7 +130,10 @@ void pmemz_alloc_close(struct pmemz_alloc *a);
 
 /* Make [addr, addr+len) of the caller's mapping durable (local, no RPC). */
 int pmemz_persist(struct pmemz_region *r, const void *addr, size_t len);
-/* Ask the daemon to flush [addr, addr+len) (PMEMZ_FLUSH_DEEP: deep flush). */
+/*
+ * Ask the daemon to flush [addr, addr+len) (PMEMZ_FLUSH_DEEP: deep flush);
+ * only the caller's own extents (its leases, its uid's tags): else -EPERM.
+ */
 int pmemz_flush(struct pmemz_region *r, const void *addr, size_t len, unsigned flags);
 
 #ifdef __cplusplus

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "conf.h"
@@ -15,6 +16,28 @@
 #include "log.h"
 #include "manager.h"
 #include "util.h"
+
+/*
+ * Every connection costs a descriptor: take all the hard limit allows
+ * (systemd's default soft limit is 1024; select() is not used here).
+ */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0) {
+		(void)log_warning_errno(errno, "getrlimit(RLIMIT_NOFILE): %m");
+		return;
+	}
+	if (rl.rlim_cur == rl.rlim_max)
+		return;
+	log_debug("Raising the descriptor limit from %llu to %llu", (unsigned long long)rl.rlim_cur,
+		  (unsigned long long)rl.rlim_max);
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+		(void)log_warning_errno(errno, "Cannot raise the descriptor limit to %llu: %m",
+					(unsigned long long)rl.rlim_max);
+}
 
 static void conf_done(struct daemon_conf *c)
 {
@@ -76,6 +99,7 @@ static int run(int argc, char **argv)
 		log_set_max_level(conf.log_level);
 	/* Peers that vanish must not kill us; sends use MSG_NOSIGNAL too. */
 	(void)signal(SIGPIPE, SIG_IGN);
+	raise_nofile();
 
 	/* What the machine offers, for whoever reads the log after an incident. */
 	dax_log_devices();

@@ -426,12 +426,156 @@ struct parse_ctx {
 	size_t region;			   /* index, SEC_REGION */
 	unsigned region_key_line[_RK_MAX]; /* where each key of the current region was set */
 	unsigned daemon_key_line[_DK_MAX];
+	unsigned conn_key_line[4]; /* _CK_MAX, defined with its keys below */
 };
 
 static void ctx_set_line(struct parse_ctx *x, unsigned line)
 {
 	snprintf(x->where, sizeof(x->where), "%s:%u", x->file, line);
 	x->e.where = x->where;
+}
+
+/* ---- [daemon] keys for connections and their budgets (issue 8 b, c) ---- */
+
+enum conn_key {
+	CK_MAX_CONNECTIONS_PER_UID,
+	CK_IDLE_TIMEOUT,
+	CK_MAX_CONNECTION_MEMORY,
+	CK_MAX_TOTAL_CONNECTION_MEMORY,
+	_CK_MAX
+};
+static const char *const conn_keys[_CK_MAX] = {
+    [CK_MAX_CONNECTIONS_PER_UID] = "max_connections_per_uid",
+    [CK_IDLE_TIMEOUT] = "idle_timeout",
+    [CK_MAX_CONNECTION_MEMORY] = "max_connection_memory",
+    [CK_MAX_TOTAL_CONNECTION_MEMORY] = "max_total_connection_memory",
+};
+_Static_assert(ARRAY_SIZE(((struct parse_ctx *)0)->conn_key_line) == _CK_MAX,
+	       "parse_ctx.conn_key_line needs one line per connection key");
+
+/* Seconds, with an optional s, m or h suffix; "0" or "off" disables. */
+static bool parse_seconds(struct errsink *e, const char *key, const char *value, unsigned *out)
+{
+	unsigned long v, mult = 1;
+	char *end;
+
+	if (strcmp(value, "off") == 0) {
+		*out = 0;
+		return true;
+	}
+	if (!isdigit((unsigned char)*value))
+		goto bad;
+	errno = 0;
+	v = strtoul(value, &end, 10);
+	if (errno)
+		goto bad;
+	if (*end == 's' || *end == 'm' || *end == 'h') {
+		mult = *end == 'h' ? 3600 : *end == 'm' ? 60 : 1;
+		end++;
+	}
+	if (*end || v > 7 * 24 * 3600 / mult)
+		goto bad;
+	*out = (unsigned)(v * mult);
+	return true;
+bad:
+	report(e, "%s: '%s' is not a duration (seconds up to a week, optional s, m or h suffix, "
+		  "or off)",
+	       key, value);
+	return false;
+}
+
+static bool parse_budget(struct errsink *e, const char *key, const char *value, uint64_t min,
+			 uint64_t *out)
+{
+	uint64_t v;
+
+	if (!parse_size_value(e, key, value, &v))
+		return false;
+	if (v < min) {
+		report(e, "%s: %llu is less than the minimum of %llu bytes", key,
+		       (unsigned long long)v, (unsigned long long)min);
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+/* true when name is one of the connection keys (handled, maybe with an error). */
+static bool conn_key(struct parse_ctx *x, const char *name, const char *value)
+{
+	struct daemon_conf *c = x->c;
+	struct errsink *e = &x->e;
+	unsigned k;
+	bool ok = false;
+
+	for (k = 0; k < _CK_MAX; k++)
+		if (strcmp(name, conn_keys[k]) == 0)
+			break;
+	if (k == _CK_MAX)
+		return false;
+	if (x->conn_key_line[k]) {
+		report(e, "'%s' is already set on line %u", name, x->conn_key_line[k]);
+		return true;
+	}
+	x->conn_key_line[k] = x->lineno;
+	if (!*value) {
+		report(e, "'%s' needs a value", name);
+		return true;
+	}
+	switch ((enum conn_key)k) {
+	case CK_MAX_CONNECTIONS_PER_UID:
+		if (strcmp(value, "unlimited") == 0) {
+			c->max_connections_per_uid = 0;
+			ok = true;
+		} else {
+			ok = parse_uint_range(e, name, value, 1, 1u << 20,
+					      &c->max_connections_per_uid);
+		}
+		break;
+	case CK_IDLE_TIMEOUT:
+		ok = parse_seconds(e, name, value, &c->idle_timeout_sec);
+		break;
+	case CK_MAX_CONNECTION_MEMORY:
+		/* Room for a request and its reply: two frames. */
+		ok = parse_budget(e, name, value, 2 * 65536, &c->max_connection_memory);
+		break;
+	case CK_MAX_TOTAL_CONNECTION_MEMORY:
+		ok = parse_budget(e, name, value, 1u << 20, &c->max_total_connection_memory);
+		break;
+	case _CK_MAX:
+		break;
+	}
+	if (ok)
+		c->conn_keys_set |= 1u << k;
+	return true;
+}
+
+static void conn_finish(struct daemon_conf *c)
+{
+	if (!(c->conn_keys_set & (1u << CK_MAX_CONNECTIONS_PER_UID)))
+		c->max_connections_per_uid = CONF_DEFAULT_MAX_CONNECTIONS_PER_UID;
+	if (!(c->conn_keys_set & (1u << CK_IDLE_TIMEOUT)))
+		c->idle_timeout_sec = CONF_DEFAULT_IDLE_TIMEOUT_SEC;
+	if (!c->max_connection_memory)
+		c->max_connection_memory = CONF_DEFAULT_CONNECTION_MEMORY;
+	if (!c->max_total_connection_memory)
+		c->max_total_connection_memory = CONF_DEFAULT_TOTAL_CONNECTION_MEMORY;
+}
+
+static void conn_print(const struct daemon_conf *c, FILE *out)
+{
+	if (c->max_connections_per_uid)
+		fprintf(out, "max_connections_per_uid = %u\n", c->max_connections_per_uid);
+	else
+		fprintf(out, "max_connections_per_uid = unlimited\n");
+	if (c->idle_timeout_sec)
+		fprintf(out, "idle_timeout = %u\n", c->idle_timeout_sec);
+	else
+		fprintf(out, "idle_timeout = off\n");
+	fprintf(out, "max_connection_memory = %llu\n",
+		(unsigned long long)c->max_connection_memory);
+	fprintf(out, "max_total_connection_memory = %llu\n",
+		(unsigned long long)c->max_total_connection_memory);
 }
 
 static void daemon_key(struct parse_ctx *x, const char *name, const char *value)
@@ -444,6 +588,8 @@ static void daemon_key(struct parse_ctx *x, const char *name, const char *value)
 	for (k = 0; k < _DK_MAX; k++)
 		if (strcmp(name, daemon_keys[k]) == 0)
 			break;
+	if (k == _DK_MAX && conn_key(x, name, value))
+		return;
 	if (k == _DK_MAX) {
 		report(e, "unknown key '%s' in [daemon]", name);
 		return;
@@ -1049,6 +1195,7 @@ int conf_finish(struct daemon_conf *c, FILE *errout)
 	}
 	if (c->log_level < LOG_ERR)
 		c->log_level = LOG_INFO;
+	conn_finish(c);
 
 	if (c->n_regions == 0 && c->state_dir) {
 		_cleanup_free_ char *path = NULL;
@@ -1156,6 +1303,7 @@ void conf_print(const struct daemon_conf *c, FILE *out)
 	else
 		fprintf(out, "# admin_group: none (admin operations need root)\n");
 	fprintf(out, "log_level = %s\n", log_level_name(c->log_level));
+	conn_print(c, out);
 	for (size_t i = 0; i < c->n_regions; i++) {
 		const struct region_conf *rc = &c->regions[i];
 

@@ -65,7 +65,23 @@ struct daemon_conf {
 	bool check_only;	/* -n */
 	struct region_conf *regions;
 	size_t n_regions;
+
+	/*
+	 * Connections (issue 8 b, c).  conf_finish fills the defaults; a
+	 * zeroed struct (unit tests) means: no per-uid limit, no idle timeout,
+	 * the server's built-in memory budgets.
+	 */
+	unsigned max_connections_per_uid;     /* 0: unlimited */
+	unsigned idle_timeout_sec;	      /* 0: never */
+	uint64_t max_connection_memory;       /* bytes; 0: built-in default */
+	uint64_t max_total_connection_memory; /* bytes; 0: built-in default */
+	unsigned conn_keys_set;		      /* internal to conf.c */
 };
+
+#define CONF_DEFAULT_MAX_CONNECTIONS_PER_UID 256u
+#define CONF_DEFAULT_IDLE_TIMEOUT_SEC 30u
+#define CONF_DEFAULT_CONNECTION_MEMORY (1ull << 20)
+#define CONF_DEFAULT_TOTAL_CONNECTION_MEMORY (32ull << 20)
 
 /*
  * Parses argv into *c (which must be zeroed first), then the config file if

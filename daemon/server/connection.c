@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/event.h>
@@ -24,22 +25,185 @@
 #define PEER_GROUPS_START 64u
 #define PEER_GROUPS_MAX 65536u
 
-void connection_frame_free(struct out_frame *f)
+/* ---- memory budgets ---- */
+
+struct uid_conns {
+	uid_t uid;
+	unsigned n;
+};
+
+static size_t frame_cost(const struct out_frame *f)
 {
-	if (f->fd >= 0) /* never sent */
+	return f->len + CONNECTION_FRAME_COST;
+}
+
+static size_t budget_conn(const struct manager *m)
+{
+	return m->conf->max_connection_memory ? (size_t)m->conf->max_connection_memory
+					      : CONNECTION_MEM_DEFAULT;
+}
+
+static size_t budget_total(const struct manager *m)
+{
+	return m->conf->max_total_connection_memory
+		   ? (size_t)m->conf->max_total_connection_memory
+		   : CONNECTION_TOTAL_MEM_DEFAULT;
+}
+
+size_t connection_mem_used(const struct connection *c)
+{
+	return c->mem + evbuffer_get_length(c->in) + c->n_waiters * CONNECTION_WAITER_COST +
+	       rpc_job_mem(c->job);
+}
+
+static void connection_charge(struct connection *c, const struct out_frame *f)
+{
+	c->mem += frame_cost(f);
+	c->m->conn_mem_total += frame_cost(f);
+	if (f->fd >= 0)
+		c->fds_queued++;
+}
+
+static void connection_check_budget(struct connection *c);
+
+/* The daemon-wide sum fell well below its budget: those it stopped may go on. */
+static void connection_resume_all(struct manager *m)
+{
+	struct connection *c;
+
+	m->conn_mem_over = false;
+	TAILQ_FOREACH(c, &m->connections, link)
+		if (!c->closing && (c->read_paused || c->stalled))
+			connection_check_budget(c);
+}
+
+static void connection_discharge(struct connection *c, const struct out_frame *f)
+{
+	struct manager *m = c->m;
+
+	c->mem -= frame_cost(f);
+	m->conn_mem_total -= frame_cost(f);
+	if (m->conn_mem_over && m->conn_mem_total <= budget_total(m) / 2)
+		connection_resume_all(m);
+}
+
+static void frame_close_fd(struct out_frame *f)
+{
+	if (f->fd >= 0)
 		(void)close(f->fd);
+	f->fd = -1;
+}
+
+static void frame_free(struct out_frame *f)
+{
+	frame_close_fd(f);
 	free(f->data);
 	free(f);
 }
 
-static void out_frame_list_clear(struct out_frame_list *l)
+void connection_frame_replace(struct connection *c, struct out_frame *f, uint8_t *data, size_t len)
+{
+	/* Uncharged at the old size, charged at the new: the budget stays exact. */
+	connection_discharge(c, f);
+	if (f->fd >= 0)
+		c->fds_queued--;
+	free(f->data);
+	f->data = data;
+	f->len = len;
+	f->off = 0;
+	connection_charge(c, f);
+}
+
+void connection_frame_drop(struct connection *c, struct out_frame *f)
+{
+	connection_discharge(c, f);
+	if (f->fd >= 0)
+		c->fds_queued--;
+	frame_free(f);
+}
+
+static void out_frame_list_clear(struct connection *c, struct out_frame_list *l)
 {
 	struct out_frame *f;
 
 	while ((f = TAILQ_FIRST(l))) {
 		TAILQ_REMOVE(l, f, link);
-		connection_frame_free(f);
+		connection_frame_drop(c, f);
 	}
+}
+
+/*
+ * Stop processing c's requests: what it holds besides its unread input is
+ * over its budget, or it holds any reply while the daemon is over its.
+ */
+static bool connection_out_over(struct connection *c)
+{
+	struct manager *m = c->m;
+
+	if (connection_mem_used(c) - evbuffer_get_length(c->in) > budget_conn(m))
+		return true;
+	if (m->conn_mem_total > budget_total(m) && c->mem > 0) {
+		if (!m->conn_mem_over)
+			log_warning("Connections hold %zu bytes of replies, over the daemon's "
+				    "budget of %zu: requests wait on those holding any",
+				    m->conn_mem_total, budget_total(m));
+		m->conn_mem_over = true;
+		return true;
+	}
+	return false;
+}
+
+/* Stop reading c's socket: that, or everything it holds with its input is over. */
+static bool connection_over_budget(struct connection *c)
+{
+	return connection_out_over(c) || connection_mem_used(c) > budget_conn(c->m);
+}
+
+/* ---- connections per uid ---- */
+
+static struct uid_conns *uid_conns_find(struct manager *m, uid_t uid)
+{
+	for (size_t i = 0; i < m->n_uid_conns; i++)
+		if (m->uid_conns[i].uid == uid)
+			return &m->uid_conns[i];
+	return NULL;
+}
+
+unsigned connection_count_uid(struct manager *m, uid_t uid)
+{
+	struct uid_conns *u = uid_conns_find(m, uid);
+
+	return u ? u->n : 0;
+}
+
+static int uid_conns_add(struct manager *m, uid_t uid)
+{
+	struct uid_conns *u = uid_conns_find(m, uid);
+
+	if (!u) {
+		if (m->n_uid_conns == m->cap_uid_conns) {
+			size_t cap = m->cap_uid_conns ? 2 * m->cap_uid_conns : 16;
+			struct uid_conns *v = reallocarray(m->uid_conns, cap, sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			m->uid_conns = v;
+			m->cap_uid_conns = cap;
+		}
+		u = &m->uid_conns[m->n_uid_conns++];
+		*u = (struct uid_conns){.uid = uid};
+	}
+	u->n++;
+	return 0;
+}
+
+static void uid_conns_del(struct manager *m, uid_t uid)
+{
+	struct uid_conns *u = uid_conns_find(m, uid);
+
+	if (!u || --u->n > 0)
+		return;
+	*u = m->uid_conns[--m->n_uid_conns]; /* order does not matter */
 }
 
 bool connection_in_group(const struct connection *c, gid_t gid)
@@ -84,19 +248,46 @@ static void connection_pause_read(struct connection *c)
 		return;
 	c->read_paused = true;
 	(void)event_del(c->read_ev);
-	log_debug("connection %" PRIu64 ": %zu reply bytes unsent, reading paused", c->serial,
-		  c->out_bytes);
+	log_debug("connection %" PRIu64 ": %zu bytes held for it (%zu unsent), reading paused",
+		  c->serial, connection_mem_used(c), c->out_bytes);
+}
+
+void connection_kick(struct connection *c)
+{
+	/*
+	 * Requests may already sit in the input buffer: process them (the
+	 * read callback does, and does not recv while reading is paused).
+	 */
+	if (!c->closing && evbuffer_get_length(c->in) > 0)
+		event_active(c->read_ev, EV_READ, 0);
 }
 
 static void connection_resume_read(struct connection *c)
 {
-	if (!c->read_paused)
+	if (!c->read_paused || c->closing)
 		return;
 	c->read_paused = false;
 	(void)event_add(c->read_ev, NULL);
-	/* Requests may already sit in the input buffer: process them. */
-	if (evbuffer_get_length(c->in) > 0)
-		event_active(c->read_ev, EV_READ, 0);
+	connection_kick(c);
+}
+
+/* After the charge changed: pause over the budget, resume well below it. */
+static void connection_check_budget(struct connection *c)
+{
+	/*
+	 * While the daemon is over its budget, a connection that has sent
+	 * everything it held may go on, one request at a time: those that
+	 * read their replies make progress, those that do not stay paused.
+	 */
+	if (connection_over_budget(c))
+		connection_pause_read(c);
+	else if (c->read_paused && connection_mem_used(c) <= budget_conn(c->m) / 2)
+		connection_resume_read(c);
+	/* Requests stopped on the budget may go on now. */
+	if (c->stalled && !c->in_read && !connection_out_over(c)) {
+		c->stalled = false;
+		connection_kick(c);
+	}
 }
 
 void connection_flush(struct connection *c)
@@ -151,9 +342,13 @@ void connection_flush(struct connection *c)
 			connection_close(c);
 			return;
 		}
-		if (pass_fd >= 0) { /* went with the first byte: the peer has its copy */
-			(void)close(pass_fd);
-			TAILQ_FIRST(&c->out)->fd = -1;
+		if (pass_fd >= 0) {
+			/* Went with the first byte: the peer has its own reference now. */
+			f = TAILQ_FIRST(&c->out);
+			frame_close_fd(f);
+			c->fds_queued--;
+			/* An OPEN_REGION may wait for the fd in flight to go. */
+			connection_kick(c);
 		}
 		while (w > 0) {
 			f = TAILQ_FIRST(&c->out);
@@ -167,7 +362,7 @@ void connection_flush(struct connection *c)
 			w -= (ssize_t)left;
 			c->out_bytes -= left;
 			TAILQ_REMOVE(&c->out, f, link);
-			connection_frame_free(f);
+			connection_frame_drop(c, f);
 		}
 	}
 	if (c->closing)
@@ -176,10 +371,7 @@ void connection_flush(struct connection *c)
 		c->write_armed = false;
 		(void)event_del(c->write_ev);
 	}
-	if (c->out_bytes > CONNECTION_OUT_MAX)
-		connection_pause_read(c);
-	else if (c->read_paused && c->out_bytes <= CONNECTION_OUT_MAX / 2)
-		connection_resume_read(c);
+	connection_check_budget(c);
 }
 
 int connection_queue(struct connection *c, uint8_t *frame, size_t len, int fd, bool hold)
@@ -205,6 +397,7 @@ int connection_queue(struct connection *c, uint8_t *frame, size_t len, int fd, b
 	f->data = frame;
 	f->len = len;
 	f->fd = fd;
+	connection_charge(c, f);
 	/* Outside the read callback nobody flushes but the commit pass. */
 	if (hold || !c->in_read)
 		waitq_hold(c, f);
@@ -230,7 +423,7 @@ static void connection_protocol_error(struct connection *c, uint64_t id, int sta
 	connection_close(c);
 }
 
-/* Returns true when it stopped on the output backlog with requests left. */
+/* Returns true when it stopped on the memory budget with requests left. */
 static bool connection_process(struct connection *c)
 {
 	while (!c->closing) {
@@ -243,7 +436,10 @@ static bool connection_process(struct connection *c)
 
 		if (avail < PMEMZ_FRAME_HDR)
 			return false;
-		if (c->out_bytes > CONNECTION_OUT_MAX)
+		/* A sliced request runs: the next waits for its reply. */
+		if (c->job)
+			return false;
+		if (connection_out_over(c))
 			return true;
 		data = evbuffer_pullup(c->in, PMEMZ_FRAME_HDR);
 		if (!data)
@@ -271,7 +467,15 @@ static bool connection_process(struct connection *c)
 			return false;
 		}
 		r = pmemz_frame_unpack_request(data + PMEMZ_FRAME_HDR, plen, &req);
+		/*
+		 * One passed fd in flight per connection: a pipelined
+		 * OPEN_REGION waits (undrained, decoded again) until the
+		 * peer has taken the previous one.
+		 */
+		if (r >= 0 && req->op_case == PMEMZ__REQUEST__OP_OPEN_REGION && c->fds_queued > 0)
+			return false;
 		(void)evbuffer_drain(c->in, PMEMZ_FRAME_HDR + plen);
+		c->partial_since_ns = 0;
 		if (r < 0) {
 			connection_protocol_error(c, 0, -EBADMSG, "undecodable request");
 			return false;
@@ -286,6 +490,21 @@ static bool connection_process(struct connection *c)
 		rpc_dispatch(c->m, c, req);
 	}
 	return false;
+}
+
+/* The input ends in a frame not complete yet (more bytes are needed). */
+static bool connection_input_incomplete(struct connection *c)
+{
+	size_t avail = evbuffer_get_length(c->in), plen;
+	uint8_t *data;
+
+	if (avail == 0)
+		return false;
+	if (avail < PMEMZ_FRAME_HDR)
+		return true;
+	data = evbuffer_pullup(c->in, PMEMZ_FRAME_HDR);
+	return data && pmemz_frame_peek(data, avail, &plen) == 0 &&
+	       avail < PMEMZ_FRAME_HDR + plen;
 }
 
 /*
@@ -327,7 +546,8 @@ static void connection_read_cb(evutil_socket_t fd, short what, void *arg)
 	ssize_t n;
 
 	c->in_read = true;
-	n = connection_recv(c);
+	/* Paused: only the requests already buffered (see connection_kick). */
+	n = c->read_paused ? -EAGAIN : connection_recv(c);
 	if (n == 0) {
 		log_debug("connection %" PRIu64 ": closed by the peer", c->serial);
 		connection_close(c);
@@ -335,14 +555,18 @@ static void connection_read_cb(evutil_socket_t fd, short what, void *arg)
 		(void)log_debug_errno((int)n, "connection %" PRIu64 ": read failed: %m", c->serial);
 		connection_close(c);
 	} else {
+		if (n > 0)
+			c->sent_any = true;
 		more = connection_process(c);
+		/* Since when an incomplete frame waits (idle_timeout). */
+		if (!c->closing && !c->partial_since_ns && connection_input_incomplete(c))
+			c->partial_since_ns = pmemz_now_ns();
 	}
 	c->in_read = false;
 	if (!c->closing) {
+		/* Requests left behind the budget: go on once it allows (check_budget). */
+		c->stalled = more;
 		connection_flush(c);
-		/* Requests left behind the backlog, and the backlog is gone. */
-		if (more && !c->closing && !c->read_paused)
-			event_active(c->read_ev, EV_READ, 0);
 	}
 	manager_commit_if_overdue(c->m);
 }
@@ -372,6 +596,7 @@ int connection_new(struct manager *m, int fd, struct connection **out)
 	c->m = m;
 	c->fd = fd;
 	c->serial = ++m->connection_serial;
+	c->accepted_ns = pmemz_now_ns();
 	c->uid = cred.uid;
 	c->gid = cred.gid;
 	c->pid = cred.pid;
@@ -389,8 +614,14 @@ int connection_new(struct manager *m, int fd, struct connection **out)
 	if (!c->in || !c->read_ev || !c->write_ev ||
 	    event_priority_set(c->read_ev, MANAGER_PRIO_IO) < 0 ||
 	    event_priority_set(c->write_ev, MANAGER_PRIO_IO) < 0 ||
-	    event_add(c->read_ev, NULL) < 0) {
+	    uid_conns_add(m, c->uid) < 0) {
 		c->closing = true; /* nothing to release yet */
+		connection_free(c);
+		return log_warning_errno(ENOMEM, "Out of memory accepting a connection");
+	}
+	if (event_add(c->read_ev, NULL) < 0) {
+		uid_conns_del(m, c->uid);
+		c->closing = true;
 		connection_free(c);
 		return log_warning_errno(ENOMEM, "Out of memory accepting a connection");
 	}
@@ -421,13 +652,14 @@ void connection_close(struct connection *c)
 		usage_release_lease(m, l);
 	}
 	waitq_cancel(c);
+	rpc_job_cancel(c);
 	if (released) {
 		log_debug("connection %" PRIu64 ": released %" PRIu64 " leased extents", c->serial,
 			  released);
 		manager_request_commit(m);
 	}
 
-	out_frame_list_clear(&c->out);
+	out_frame_list_clear(c, &c->out);
 	c->out_bytes = 0;
 
 	if (c->fd >= 0) {
@@ -436,6 +668,7 @@ void connection_close(struct connection *c)
 	}
 	TAILQ_REMOVE(&m->connections, c, link);
 	m->n_connections--;
+	uid_conns_del(m, c->uid);
 	TAILQ_INSERT_TAIL(&m->dead, c, link);
 	event_active(m->reaper_ev, EV_TIMEOUT, 0);
 }
@@ -450,9 +683,51 @@ void connection_free(struct connection *c)
 		event_free(c->write_ev);
 	if (c->in)
 		evbuffer_free(c->in);
-	out_frame_list_clear(&c->out);
+	out_frame_list_clear(c, &c->out);
 	if (c->fd >= 0)
 		(void)close(c->fd);
 	free(c->groups);
 	free(c);
+}
+
+void connection_refuse(int fd, int status, const char *msg)
+{
+	Pmemz__Response resp = PMEMZ__RESPONSE__INIT;
+	_cleanup_free_ uint8_t *frame = NULL;
+	size_t len;
+
+	resp.status = status;
+	resp.message = (char *)(uintptr_t)msg;
+	/* A fresh socket's buffer takes one small frame; if not, close says enough. */
+	if (pmemz_frame_pack_response(&resp, &frame, &len) == 0)
+		(void)send(fd, frame, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	(void)close(fd);
+}
+
+/*
+ * Idle: an incomplete frame held for the timeout (a peer that trickles a
+ * request, or stopped halfway), or nothing at all sent since accepted.  A
+ * connection that sent a request and waits for nothing is not idle: it
+ * may hold a region mapping and flush later.
+ */
+void connection_sweep_idle(struct manager *m, uint64_t now_ns, uint64_t idle_timeout_ns)
+{
+	struct connection *c, *next;
+
+	for (c = TAILQ_FIRST(&m->connections); c; c = next) {
+		/* Not while paused: then it is us who do not read the rest. */
+		bool partial = c->partial_since_ns && !c->read_paused &&
+			       now_ns - c->partial_since_ns >= idle_timeout_ns;
+		bool silent = !c->sent_any && LIST_EMPTY(&c->leases) &&
+			      now_ns - c->accepted_ns >= idle_timeout_ns;
+
+		next = TAILQ_NEXT(c, link);
+		if (!partial && !silent)
+			continue;
+		log_info("connection %" PRIu64 " (pid %d uid %u): %s for %" PRIu64 " s, closing",
+			 c->serial, (int)c->pid, (unsigned)c->uid,
+			 partial ? "an incomplete request pending" : "idle since connecting",
+			 idle_timeout_ns / UINT64_C(1000000000));
+		connection_close(c);
+	}
 }

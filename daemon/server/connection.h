@@ -28,14 +28,28 @@ struct out_frame {
 	uint8_t *data;
 	size_t len;
 	size_t off;
-	int fd; /* owned: sent with the frame's first byte, then closed */
+	int fd; /* owned: sent with the frame's first byte, then closed; closed if dropped */
 };
 TAILQ_HEAD(out_frame_list, out_frame);
 
-/* Stop reading requests while this many reply bytes wait for the peer. */
-#define CONNECTION_OUT_MAX (1u << 20)
+/*
+ * Memory budgets (issue 8 b).  What a connection makes the daemon hold --
+ * reply frames queued or held for a group commit, unread requests in the
+ * input buffer, waiting allocations, a sliced request in progress -- is
+ * charged to it; over its budget, or while the daemon-wide sum is over the
+ * daemon's budget and it holds anything, the daemon stops reading it.  A
+ * reply is at most one frame, so a connection overshoots by one frame.
+ * Defaults for [daemon] max_connection_memory / max_total_connection_memory.
+ */
+#define CONNECTION_MEM_DEFAULT (1u << 20)
+#define CONNECTION_TOTAL_MEM_DEFAULT (32u << 20)
+/* Bookkeeping charged per queued frame and per waiter, over their payload. */
+#define CONNECTION_FRAME_COST 96u
+#define CONNECTION_WAITER_COST 96u
 /* Waiting allocations per connection. */
 #define CONNECTION_WAITERS_MAX 256u
+
+struct rpc_job;
 
 struct connection {
 	struct manager *m;
@@ -45,9 +59,15 @@ struct connection {
 	struct event *write_ev;
 	struct evbuffer *in;
 	struct out_frame_list out;
-	size_t out_bytes;
+	size_t out_bytes;	    /* unsent bytes of out */
+	size_t mem;		    /* charged: frames on out and held, with their cost */
+	unsigned fds_queued;	    /* frames on out or held that still carry an fd */
 	struct out_frame_list held; /* waitq.c's: released by the next group commit */
 	size_t n_held;		    /* waitq.c's */
+	struct rpc_job *job;	    /* rpc.c's: a sliced request in progress */
+	uint64_t partial_since_ns;  /* an incomplete frame waits in the input since */
+	uint64_t accepted_ns;
+	bool sent_any;		    /* the peer has sent at least one byte */
 
 	uid_t uid;
 	gid_t gid;
@@ -61,7 +81,8 @@ struct connection {
 	unsigned n_waiters;	    /* waitq.c's */
 
 	bool in_read;	  /* inside the read callback: flush at its end */
-	bool read_paused; /* output backlog over CONNECTION_OUT_MAX */
+	bool read_paused; /* over its memory budget, or the daemon's: no recv */
+	bool stalled;	  /* requests wait in the input for the budget to allow */
 	bool write_armed;
 	bool on_held_list; /* waitq.c's */
 	bool closing;
@@ -71,6 +92,13 @@ struct connection {
 
 /* Takes ownership of fd (also on failure). */
 int connection_new(struct manager *m, int fd, struct connection **out);
+/*
+ * Refuse a peer: one error frame (id 0, status) with msg, then close fd.
+ * For the listener, which accepts a connection over a limit only to say why.
+ */
+void connection_refuse(int fd, int status, const char *msg);
+/* Open connections of uid (for max_connections_per_uid). */
+unsigned connection_count_uid(struct manager *m, uid_t uid);
 void connection_close(struct connection *c);
 /* Only for the reaper and manager_free: the connection must be closed. */
 void connection_free(struct connection *c);
@@ -78,7 +106,7 @@ void connection_free(struct connection *c);
 /*
  * Queue a packed frame (ownership passes, also on failure) with an optional
  * fd to pass on its first byte (ownership passes too: closed once sent, or
- * with the frame).
+ * when the frame is dropped, also on failure).
  * With hold, the frame waits for the next group commit.  Frames queued
  * outside the connection's read callback are always held, so that the
  * commit pass sends them.
@@ -86,10 +114,21 @@ void connection_free(struct connection *c);
 int connection_queue(struct connection *c, uint8_t *frame, size_t len, int fd, bool hold);
 /* Append a frame (ownership passes) to the output queue; connection_flush sends it. */
 void connection_push(struct connection *c, struct out_frame *f);
-/* Free a frame that is on no list. */
-void connection_frame_free(struct out_frame *f);
+/* Free a frame of c that is on no list (its fd closed, its charge returned). */
+void connection_frame_drop(struct connection *c, struct out_frame *f);
+/* Replace an unsent frame's bytes (ownership of data passes), keeping c's budget exact. */
+void connection_frame_replace(struct connection *c, struct out_frame *f, uint8_t *data, size_t len);
 /* Write what the socket takes now; closes the connection on a hard error. */
 void connection_flush(struct connection *c);
+/* Go on with requests waiting in the input (after a sliced request ended). */
+void connection_kick(struct connection *c);
+/* Bytes charged to c now (see CONNECTION_MEM_DEFAULT). */
+size_t connection_mem_used(const struct connection *c);
+/*
+ * Close the connections idle for idle_timeout_ns (a partial frame held that
+ * long, or nothing sent since accepted); the listener's sweep timer calls it.
+ */
+void connection_sweep_idle(struct manager *m, uint64_t now_ns, uint64_t idle_timeout_ns);
 
 bool connection_in_group(const struct connection *c, gid_t gid);
 

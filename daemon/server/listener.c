@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <inttypes.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -19,16 +21,104 @@
 
 #define ACCEPT_BATCH 64
 #define ACCEPT_PAUSE_SEC 1
+/*
+ * Descriptors (issue 8 c).  Every connection may have one passed fd in
+ * flight (connection.c), so the connections of non-admin peers may take
+ * half of what RLIMIT_NOFILE leaves after FD_HEADROOM (regions, zeroer
+ * pipes, the event loop, logs); admins may use all but FD_ADMIN_HEADROOM.
+ * Over a limit, a peer is accepted, told why in one error frame and
+ * closed.  One descriptor is kept in reserve, so that even at EMFILE the
+ * listener can accept to refuse instead of pausing.
+ */
+#define FD_HEADROOM 64u
+#define FD_ADMIN_HEADROOM 16u
 
 struct listener {
 	struct manager *m;
 	int fd;
+	int reserve_fd; /* /dev/null, given up to accept-and-refuse at EMFILE */
+	uint64_t nofile;
 	struct event *accept_ev;
 	struct event *resume_ev;
+	struct event *idle_ev;
 	char *path; /* what we bound (NULL when socket-activated) */
 	bool paused;
 	char desc[128];
 };
+
+static void listener_take_reserve(struct listener *l)
+{
+	if (l->reserve_fd < 0)
+		l->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+/* Out of descriptors: accept one with the reserve's slot, refuse it, keep the reserve. */
+static bool listener_refuse_emfile(struct listener *l)
+{
+	int fd;
+
+	if (l->reserve_fd < 0)
+		return false;
+	(void)close(l->reserve_fd);
+	l->reserve_fd = -1;
+	fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd >= 0)
+		connection_refuse(fd, -EMFILE, "the daemon is out of file descriptors");
+	listener_take_reserve(l);
+	return fd >= 0;
+}
+
+static bool peer_is_admin(const struct manager *m, const struct ucred *cred)
+{
+	/* Supplementary groups are not looked at here: the primary group or root. */
+	return cred->uid == 0 || (m->conf->has_admin_gid && cred->gid == m->conf->admin_gid);
+}
+
+/*
+ * Over a limit: 0 to take the connection, else the status of the refusal
+ * (msg filled in).
+ */
+static int listener_check_limits(struct listener *l, int fd, char *msg, size_t len)
+{
+	struct manager *m = l->m;
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	unsigned per_uid = m->conf->max_connections_per_uid;
+	bool admin;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0)
+		return 0; /* connection_new reports it */
+	admin = peer_is_admin(m, &cred);
+	if (admin) {
+		if (l->nofile && (uint64_t)fd + FD_ADMIN_HEADROOM >= l->nofile) {
+			(void)snprintf(msg, len, "the daemon is out of file descriptors");
+			return -EMFILE;
+		}
+		return 0; /* admins are exempt from the per-uid limit */
+	}
+	if (m->n_connections >= m->max_connections) {
+		(void)snprintf(msg, len, "too many connections (%" PRIu64 ", the limit)",
+			       m->max_connections);
+		return -EUSERS;
+	}
+	if (per_uid && connection_count_uid(m, cred.uid) >= per_uid) {
+		(void)snprintf(msg, len,
+			       "uid %u has too many connections (%u, max_connections_per_uid)",
+			       (unsigned)cred.uid, per_uid);
+		return -EUSERS;
+	}
+	return 0;
+}
+
+static int listener_limits(struct listener *l);
+
+static void listener_idle_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct listener *l = arg;
+
+	connection_sweep_idle(l->m, pmemz_now_ns(),
+			      (uint64_t)l->m->conf->idle_timeout_sec * 1000000000ull);
+}
 
 static void listener_pause(struct listener *l)
 {
@@ -69,6 +159,9 @@ static void listener_accept_cb(evutil_socket_t lfd, short what, void *arg)
 			case EPROTO:
 				continue;
 			case EMFILE:
+				if (listener_refuse_emfile(l))
+					continue;
+				/* fall through */
 			case ENFILE:
 			case ENOBUFS:
 			case ENOMEM:
@@ -83,6 +176,17 @@ static void listener_accept_cb(evutil_socket_t lfd, short what, void *arg)
 						      ACCEPT_PAUSE_SEC);
 				listener_pause(l);
 				return;
+			}
+		}
+		{
+			char msg[160];
+			int r = listener_check_limits(l, fd, msg, sizeof(msg));
+
+			if (r < 0) {
+				/* Debug only: a flood of these must not flood the log. */
+				log_debug("Refusing a connection: %s", msg);
+				connection_refuse(fd, r, msg);
+				continue;
 			}
 		}
 		/* connection_new logs its own failures and closes fd. */
@@ -202,6 +306,7 @@ int listener_new(struct manager *m, const char *path, struct listener **out)
 		return log_error_errno(ENOMEM, "Out of memory");
 	l->m = m;
 	l->fd = -1;
+	l->reserve_fd = -1;
 
 	n = sd_listen_fds(1);
 	if (n < 0)
@@ -220,7 +325,44 @@ int listener_new(struct manager *m, const char *path, struct listener **out)
 	    event_priority_set(l->resume_ev, MANAGER_PRIO_IO) < 0 ||
 	    event_add(l->accept_ev, NULL) < 0)
 		return log_error_errno(ENOMEM, "Failed to watch the listening socket");
+	r = listener_limits(l);
+	if (r < 0)
+		return r;
 	*out = TAKE_PTR(l);
+	return 0;
+}
+
+/* The descriptor budget, the reserve and the idle sweep. */
+static int listener_limits(struct listener *l)
+{
+	struct manager *m = l->m;
+	struct rlimit rl;
+	unsigned idle = m->conf->idle_timeout_sec;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		l->nofile = rl.rlim_cur;
+	if (l->nofile)
+		m->max_connections =
+		    l->nofile > 2 * FD_HEADROOM ? (l->nofile - FD_HEADROOM) / 2 : l->nofile / 4;
+	else
+		m->max_connections = UINT64_MAX;
+	listener_take_reserve(l);
+	if (l->reserve_fd < 0)
+		(void)log_warning_errno(errno, "Cannot keep a reserve descriptor: %m");
+	log_debug("Descriptors: %" PRIu64 "; connections of non-admins: at most %" PRIu64
+		  ", %u per uid",
+		  l->nofile, m->max_connections, m->conf->max_connections_per_uid);
+	if (!idle)
+		return 0;
+	{
+		/* Closed within a sweep period past the timeout. */
+		struct timeval tv = {.tv_sec = idle > 2 ? 1 : 0, .tv_usec = idle > 2 ? 0 : 250000};
+
+		l->idle_ev = event_new(m->base, -1, EV_PERSIST, listener_idle_cb, l);
+		if (!l->idle_ev || event_priority_set(l->idle_ev, MANAGER_PRIO_IO) < 0 ||
+		    event_add(l->idle_ev, &tv) < 0)
+			return log_error_errno(ENOMEM, "Failed to create the idle timer");
+	}
 	return 0;
 }
 
@@ -237,6 +379,10 @@ void listener_free(struct listener *l)
 		event_free(l->accept_ev);
 	if (l->resume_ev)
 		event_free(l->resume_ev);
+	if (l->idle_ev)
+		event_free(l->idle_ev);
+	if (l->reserve_fd >= 0)
+		(void)close(l->reserve_fd);
 	if (l->fd >= 0)
 		(void)close(l->fd);
 	if (l->path) {

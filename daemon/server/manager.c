@@ -162,9 +162,7 @@ static void manager_fail_held(struct manager_region *mr, struct connection *c)
 			connection_close(c);
 			return;
 		}
-		free(f->data);
-		f->data = frame;
-		f->len = len;
+		connection_frame_replace(c, f, frame, len);
 	}
 }
 
@@ -419,6 +417,7 @@ int manager_new(const struct daemon_conf *conf, struct manager **out)
 	TAILQ_INIT(&m->connections);
 	TAILQ_INIT(&m->held);
 	TAILQ_INIT(&m->dead);
+	TAILQ_INIT(&m->jobs);
 	m->start_ns = pmemz_now_ns();
 
 	event_set_log_callback(libevent_log_cb);
@@ -574,6 +573,9 @@ void manager_free(struct manager *m)
 	if (m->reaper_ev)
 		event_free(m->reaper_ev);
 	lease_table_free(m->leases);
+	free(m->uid_conns);
+	if (m->jobs_ev)
+		event_free(m->jobs_ev);
 	if (m->base)
 		event_base_free(m->base);
 	free(m);

@@ -27,6 +27,8 @@ struct connection;
 struct listener;
 struct lease_table;
 struct usage;
+struct uid_conns;
+struct rpc_job;
 
 /* Event priorities: requests and zeroer completions first, group commit last. */
 #define MANAGER_PRIO_IO 0
@@ -98,6 +100,15 @@ struct manager {
 	struct event *reaper_ev;
 
 	struct lease_table *leases;
+
+	/* connection.c's: budgets of issue 8 (see connection.h) */
+	size_t conn_mem_total;	   /* sum of the connections' mem */
+	bool conn_mem_over;	   /* went over the daemon's budget: connections paused */
+	struct uid_conns *uid_conns; /* connections per uid, for max_connections_per_uid */
+	size_t n_uid_conns, cap_uid_conns;
+	uint64_t max_connections; /* listener.c's: what the descriptor limit allows */
+	TAILQ_HEAD(rpc_job_list, rpc_job) jobs; /* rpc.c's: sliced requests in progress */
+	struct event *jobs_ev;	    /* rpc.c's: runs their next step */
 
 	struct event *commit_ev;
 	bool commit_pending;

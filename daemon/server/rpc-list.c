@@ -4,9 +4,17 @@
 #include <string.h>
 
 #include "connection.h"
+#include "util.h"
 #include "rpc.h"
 
 struct tag_list {
+	/* the request, copied: a sliced LIST outlives it */
+	unsigned region;
+	bool all;
+	uid_t uid;
+	char *tag;
+	uint32_t next; /* the last tag id looked at */
+
 	Pmemz__TagInfo *info;
 	Pmemz__TagInfo **ptrs;
 	Pmemz__Run **run_storage; /* per tag, freed with the list */
@@ -18,10 +26,25 @@ static void tag_list_done(struct tag_list *l)
 	for (size_t i = 0; i < l->n; i++) {
 		free(l->run_storage[i]);
 		free(l->info[i].runs);
+		free(l->info[i].name);
 	}
 	free(l->info);
 	free(l->ptrs);
 	free(l->run_storage);
+	free(l->tag);
+}
+
+static void tag_list_free(void *p)
+{
+	if (!p)
+		return;
+	tag_list_done(p);
+	free(p);
+}
+
+static void tag_list_freep(struct tag_list **p)
+{
+	tag_list_free(*p);
 }
 
 static int tag_list_add(struct tag_list *l, struct manager_region *mr, uint32_t id,
@@ -52,24 +75,85 @@ static int tag_list_add(struct tag_list *l, struct manager_region *mr, uint32_t 
 		return r;
 	ti = &l->info[l->n];
 	pmemz__tag_info__init(ti);
+	/* A copy: the tag may be freed before a sliced LIST replies. */
+	ti->name = strdup(name);
+	if (!ti->name)
+		return -ENOMEM;
 	r = rpc_runs_to_pb(runs, n_runs, &l->run_storage[l->n], &ti->runs);
-	if (r < 0)
+	if (r < 0) {
+		free(ti->name);
 		return r;
+	}
 	ti->n_runs = n_runs;
-	ti->name = (char *)(uintptr_t)name;
 	ti->uid = (uint32_t)uid;
 	ti->bytes = n_extents * mr->info.extent_size;
 	l->n++;
 	return 0;
 }
 
+/* The reply, once the tags are gathered. */
+static int list_reply(struct rpc_call *call, struct tag_list *tags, const char *region_name, int r)
+{
+	Pmemz__Response resp = PMEMZ__RESPONSE__INIT;
+	Pmemz__ListResp lr = PMEMZ__LIST_RESP__INIT;
+
+	if (tags->tag && (r == -ENOENT || (r >= 0 && tags->n == 0)))
+		return rpc_fail(call, -ENOENT, "no tag '%.64s' in region '%s'", tags->tag,
+				region_name);
+	if (r < 0)
+		return rpc_fail(call, r, "listing tags failed: %s", strerror(-r));
+
+	if (tags->n) {
+		tags->ptrs = calloc(tags->n, sizeof(*tags->ptrs));
+		if (!tags->ptrs)
+			return rpc_fail(call, -ENOMEM, "out of memory");
+		for (size_t i = 0; i < tags->n; i++)
+			tags->ptrs[i] = &tags->info[i];
+	}
+	lr.n_tags = tags->n;
+	lr.tags = tags->ptrs;
+	resp.op_case = PMEMZ__RESPONSE__OP_LIST;
+	resp.list = &lr;
+	if (!rpc_response_fits(&resp))
+		return rpc_fail(call, -EMSGSIZE,
+				"%zu tags are too many for one reply; ask for one tag", tags->n);
+	return rpc_reply(call, &resp, -1, RPC_REPLY_ORDERED);
+}
+
+/* A walk over the tag table, in slices (rpc.h). */
+static int list_step(struct rpc_call *call, void *state, uint64_t deadline_ns)
+{
+	struct tag_list *tags = state;
+	struct manager_region *mr = &call->m->regions[tags->region];
+	int r = 0;
+
+	for (uint32_t id = region_tag_next(mr->r, tags->next); id;
+	     id = region_tag_next(mr->r, id)) {
+		const char *name;
+		uid_t uid;
+
+		tags->next = id;
+		if (region_tag_get(mr->r, id, &name, &uid) < 0)
+			continue;
+		if (!tags->all && uid != tags->uid)
+			continue;
+		if (tags->tag && strcmp(name, tags->tag) != 0)
+			continue;
+		r = tag_list_add(tags, mr, id, name, uid);
+		if (r < 0)
+			break;
+		/* Tags of other uids cost little: look at the clock per tag listed. */
+		if (pmemz_now_ns() >= deadline_ns)
+			return 1;
+	}
+	return list_reply(call, tags, mr->info.name, r);
+}
+
 /* LIST: tags of the caller's uid (all users' for admins), with their runs. */
 static int rpc_list_handler(struct rpc_call *call)
 {
 	const Pmemz__ListReq *req = call->req->list;
-	Pmemz__Response resp = PMEMZ__RESPONSE__INIT;
-	Pmemz__ListResp lr = PMEMZ__LIST_RESP__INIT;
-	_cleanup_(tag_list_done) struct tag_list tags = {0};
+	_cleanup_(tag_list_freep) struct tag_list *tags = NULL;
 	struct connection *c = call->c;
 	bool all = req->has_all_users && req->all_users;
 	struct manager_region *mr;
@@ -84,6 +168,13 @@ static int rpc_list_handler(struct rpc_call *call)
 	if (req->tag && (!*req->tag || strlen(req->tag) > RPC_TAG_MAX))
 		return rpc_fail(call, -EINVAL, "invalid tag name");
 
+	tags = calloc(1, sizeof(*tags));
+	if (!tags || (req->tag && !(tags->tag = strdup(req->tag))))
+		return rpc_fail(call, -ENOMEM, "out of memory");
+	tags->region = mr->index;
+	tags->all = all;
+	tags->uid = c->uid;
+
 	if (req->tag && !all) {
 		const char *name;
 		uid_t uid;
@@ -93,44 +184,11 @@ static int rpc_list_handler(struct rpc_call *call)
 		if (r >= 0)
 			r = region_tag_get(mr->r, id, &name, &uid);
 		if (r >= 0)
-			r = tag_list_add(&tags, mr, id, name, uid);
-	} else {
-		for (uint32_t id = region_tag_next(mr->r, 0); id; id = region_tag_next(mr->r, id)) {
-			const char *name;
-			uid_t uid;
-
-			if (region_tag_get(mr->r, id, &name, &uid) < 0)
-				continue;
-			if (!all && uid != c->uid)
-				continue;
-			if (req->tag && strcmp(name, req->tag) != 0)
-				continue;
-			r = tag_list_add(&tags, mr, id, name, uid);
-			if (r < 0)
-				break;
-		}
+			r = tag_list_add(tags, mr, id, name, uid);
+		return list_reply(call, tags, mr->info.name, r);
 	}
-	if (req->tag && (r == -ENOENT || (r >= 0 && tags.n == 0)))
-		return rpc_fail(call, -ENOENT, "no tag '%.64s' in region '%s'", req->tag,
-				mr->info.name);
-	if (r < 0)
-		return rpc_fail(call, r, "listing tags failed: %s", strerror(-r));
-
-	if (tags.n) {
-		tags.ptrs = calloc(tags.n, sizeof(*tags.ptrs));
-		if (!tags.ptrs)
-			return rpc_fail(call, -ENOMEM, "out of memory");
-		for (size_t i = 0; i < tags.n; i++)
-			tags.ptrs[i] = &tags.info[i];
-	}
-	lr.n_tags = tags.n;
-	lr.tags = tags.ptrs;
-	resp.op_case = PMEMZ__RESPONSE__OP_LIST;
-	resp.list = &lr;
-	if (!rpc_response_fits(&resp))
-		return rpc_fail(call, -EMSGSIZE,
-				"%zu tags are too many for one reply; ask for one tag", tags.n);
-	return rpc_reply(call, &resp, -1, RPC_REPLY_ORDERED);
+	return rpc_job_start(call, list_step, tag_list_free, TAKE_PTR(tags),
+			     sizeof(*tags) + PMEMZ_FRAME_MAX);
 }
 
 const struct rpc_descriptor rpc_list = {

@@ -5,6 +5,10 @@
  * run-length encoding of the same bytes from extent 0; -EMSGSIZE when even
  * the runs do not fit.  Open to the peers allowed to open the region, and
  * to admins.
+ *
+ * The runs of a large region are counted in slices (rpc.h), so the states
+ * are not one snapshot: an extent that changed state meanwhile shows the
+ * state it had when its slice ran.  Good enough for a picture.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -25,7 +29,9 @@ struct state_run {
 };
 
 struct map_reply {
-	uint8_t *states; /* bytes reply, or the chunk buffer of the runs reply */
+	unsigned region;
+	uint64_t n, next; /* extents, and the first not counted yet */
+	uint8_t *states;  /* bytes reply, or the chunk buffer of the runs reply */
 	struct state_run *runs;
 	size_t n_runs, cap_runs;
 	Pmemz__StateRun *pb;
@@ -74,18 +80,21 @@ static int map_push(struct map_reply *m, uint8_t state)
 	return 0;
 }
 
-/* Run-length encode the region's states from extent 0. */
-static int map_runs(struct map_reply *m, const struct region *reg, uint64_t n)
+/*
+ * Run-length encode the region's states from extent m->next on, until
+ * deadline_ns: 1 for more, 0 when done.
+ */
+static int map_runs(struct map_reply *m, const struct region *reg, uint64_t deadline_ns)
 {
+	uint64_t n = m->n;
 	int r;
 
-	m->states = malloc(MIN((uint64_t)MAP_CHUNK, n ? n : 1));
-	if (!m->states)
-		return -ENOMEM;
-	for (uint64_t first = 0; first < n; first += MAP_CHUNK) {
-		uint64_t len = MIN((uint64_t)MAP_CHUNK, n - first);
+	for (; m->next < n; m->next += MAP_CHUNK) {
+		uint64_t len = MIN((uint64_t)MAP_CHUNK, n - m->next);
 
-		r = region_get_states(reg, m->states, first, len);
+		if (pmemz_now_ns() >= deadline_ns)
+			return 1;
+		r = region_get_states(reg, m->states, m->next, len);
 		if (r < 0)
 			return r;
 		for (uint64_t k = 0; k < len; k++) {
@@ -109,12 +118,60 @@ static int map_runs(struct map_reply *m, const struct region *reg, uint64_t n)
 	return 0;
 }
 
+static void map_reply_free(void *p)
+{
+	if (!p)
+		return;
+	map_reply_done(p);
+	free(p);
+}
+
+static void map_reply_init(Pmemz__Response *resp, Pmemz__MapResp *mp,
+			   const struct manager_region *mr)
+{
+	mp->extent_count = mr->info.extent_count;
+	mp->has_extent_size = true;
+	mp->extent_size = mr->info.extent_size;
+	resp->op_case = PMEMZ__RESPONSE__OP_MAP;
+	resp->map = mp;
+}
+
+/* The runs reply, a slice at a time. */
+static int map_runs_step(struct rpc_call *call, void *state, uint64_t deadline_ns)
+{
+	struct map_reply *m = state;
+	struct manager_region *mr = &call->m->regions[m->region];
+	Pmemz__Response resp = PMEMZ__RESPONSE__INIT;
+	Pmemz__MapResp mp = PMEMZ__MAP_RESP__INIT;
+	int r = map_runs(m, mr->r, deadline_ns);
+
+	if (r > 0)
+		return 1;
+	if (r == -ENOMEM)
+		return rpc_fail(call, r, "out of memory");
+	if (r < 0 && r != -EMSGSIZE)
+		return rpc_fail(call, r, "region '%s': reading the extent states failed",
+				mr->info.name);
+	map_reply_init(&resp, &mp, mr);
+	if (r == 0) {
+		mp.n_runs = m->n_runs;
+		mp.runs = m->ptrs;
+	}
+	if (r == -EMSGSIZE || !rpc_response_fits(&resp))
+		return rpc_fail(call, -EMSGSIZE,
+				"region '%s': the map of %" PRIu64
+				" extents has too many state runs (%zu%s) for one %u KiB reply",
+				mr->info.name, m->n, m->n_runs, r == -EMSGSIZE ? " or more" : "",
+				PMEMZ_FRAME_MAX / 1024u);
+	return rpc_reply(call, &resp, -1, RPC_REPLY_ORDERED);
+}
+
 static int rpc_map_handler(struct rpc_call *call)
 {
 	const Pmemz__MapReq *req = call->req->map;
 	Pmemz__Response resp = PMEMZ__RESPONSE__INIT;
 	Pmemz__MapResp mp = PMEMZ__MAP_RESP__INIT;
-	_cleanup_(map_reply_done) struct map_reply m = {0};
+	struct map_reply *m;
 	struct manager_region *mr;
 	uint64_t n;
 	int r;
@@ -123,49 +180,36 @@ static int rpc_map_handler(struct rpc_call *call)
 	if (r < 0)
 		return r;
 	n = mr->info.extent_count;
-	mp.extent_count = n;
-	mp.has_extent_size = true;
-	mp.extent_size = mr->info.extent_size;
-	resp.op_case = PMEMZ__RESPONSE__OP_MAP;
-	resp.map = &mp;
+	map_reply_init(&resp, &mp, mr);
 
-	/* One byte per extent when that fits. */
+	/* One byte per extent when that fits: at most a frame's worth, quick. */
 	if (n <= PMEMZ_FRAME_MAX) {
-		m.states = malloc(n ? n : 1);
-		if (!m.states)
+		_cleanup_free_ uint8_t *states = malloc(n ? n : 1);
+
+		if (!states)
 			return rpc_fail(call, -ENOMEM, "out of memory");
-		r = region_get_states(mr->r, m.states, 0, n);
+		r = region_get_states(mr->r, states, 0, n);
 		if (r < 0)
 			return rpc_fail(call, r, "region '%s': reading the extent states failed",
 					mr->info.name);
-		mp.states.data = m.states;
+		mp.states.data = states;
 		mp.states.len = n;
 		if (rpc_response_fits(&resp))
 			return rpc_reply(call, &resp, -1, RPC_REPLY_ORDERED);
-		free(m.states);
-		m.states = NULL;
-		mp.states.data = NULL;
-		mp.states.len = 0;
 	}
 
-	/* Else runs, from extent 0. */
-	r = map_runs(&m, mr->r, n);
-	if (r == -ENOMEM)
-		return rpc_fail(call, r, "out of memory");
-	if (r < 0 && r != -EMSGSIZE)
-		return rpc_fail(call, r, "region '%s': reading the extent states failed",
-				mr->info.name);
-	if (r == 0) {
-		mp.n_runs = m.n_runs;
-		mp.runs = m.ptrs;
+	/* Else runs, from extent 0, in slices. */
+	m = calloc(1, sizeof(*m));
+	if (m)
+		m->states = malloc(MIN((uint64_t)MAP_CHUNK, n ? n : 1));
+	if (!m || !m->states) {
+		map_reply_free(m);
+		return rpc_fail(call, -ENOMEM, "out of memory");
 	}
-	if (r == -EMSGSIZE || !rpc_response_fits(&resp))
-		return rpc_fail(call, -EMSGSIZE,
-				"region '%s': the map of %" PRIu64
-				" extents has too many state runs (%zu%s) for one %u KiB reply",
-				mr->info.name, n, m.n_runs, r == -EMSGSIZE ? " or more" : "",
-				PMEMZ_FRAME_MAX / 1024u);
-	return rpc_reply(call, &resp, -1, RPC_REPLY_ORDERED);
+	m->region = mr->index;
+	m->n = n;
+	return rpc_job_start(call, map_runs_step, map_reply_free, m,
+			     sizeof(*m) + MAP_CHUNK + MAP_RUNS_MAX * sizeof(struct state_run));
 }
 
 const struct rpc_descriptor rpc_map = {

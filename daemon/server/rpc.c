@@ -3,8 +3,11 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <event2/event.h>
 
 #include "connection.h"
 #include "lease.h"
@@ -52,7 +55,7 @@ int rpc_send(struct manager *m, struct connection *c, uint64_t id, Pmemz__Respon
 
 	resp->id = id;
 	r = pmemz_frame_pack_response(resp, &frame, &len);
-	if (r < 0 && fd >= 0)
+	if (r < 0 && fd >= 0) /* the reply owns fd, also on failure */
 		(void)close(fd);
 	if (r == -EMSGSIZE && resp->status == 0) {
 		/* Handlers check the size first; this is the safety net. */
@@ -204,4 +207,140 @@ void rpc_region_info_to_pb(const struct region_info *info, Pmemz__RegionInfo *pb
 	pb->alignment = info->alignment;
 	pb->granularity = (char *)(uintptr_t)(info->granularity ? info->granularity : "");
 	pb->persistence_domain = (char *)(uintptr_t)info->persistence_domain; /* NULL: absent */
+}
+
+struct rpc_job {
+	struct rpc_call call; /* req is NULL: the request is gone */
+	const char *name;
+	rpc_step_fn step;
+	void (*free_state)(void *);
+	void *state;
+	size_t mem;
+	TAILQ_ENTRY(rpc_job) link; /* m->jobs, round robin */
+};
+
+size_t rpc_job_mem(const struct rpc_job *j)
+{
+	return j ? j->mem + sizeof(*j) : 0;
+}
+
+static void rpc_job_free(struct rpc_job *j)
+{
+	if (j->free_state)
+		j->free_state(j->state);
+	free(j);
+}
+
+/* The step's outcome: the error reply, if any; then the connection goes on. */
+static void rpc_job_end(struct rpc_job *j, int r)
+{
+	struct connection *c = j->call.c;
+
+	if (r < 0) {
+		if (!j->call.msg[0])
+			(void)snprintf(j->call.msg, sizeof(j->call.msg), "%s", strerror(-r));
+		log_debug("connection %" PRIu64 " (uid %u): %s request %" PRIu64 ": %s", c->serial,
+			  (unsigned)c->uid, j->name, j->call.id, j->call.msg);
+		(void)rpc_send_error(j->call.m, c, j->call.id, r, j->call.msg, RPC_REPLY_ORDERED);
+	}
+	c->job = NULL;
+	rpc_job_free(j);
+	connection_kick(c);
+}
+
+static void rpc_jobs_arm(struct manager *m, uint64_t delay_ns)
+{
+	struct timeval tv = {.tv_sec = (time_t)(delay_ns / 1000000000ull),
+			     .tv_usec = (suseconds_t)(delay_ns % 1000000000ull / 1000)};
+
+	if (TAILQ_EMPTY(&m->jobs) || evtimer_pending(m->jobs_ev, NULL))
+		return;
+	if (event_add(m->jobs_ev, &tv) < 0)
+		log_warning("Failed to schedule the long requests' next step");
+}
+
+/*
+ * One step of the job at the head, which then goes to the tail.  The next
+ * step comes after a pause as long as this one took, so long work gets at
+ * most about half of the main loop, whoever asks for it and however many
+ * ask: the rest is idle time in which the loop answers at once.
+ */
+static void rpc_jobs_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct manager *m = arg;
+	struct rpc_job *j = TAILQ_FIRST(&m->jobs);
+	uint64_t t0 = pmemz_now_ns(), took;
+	int r;
+
+	if (!j)
+		return;
+	TAILQ_REMOVE(&m->jobs, j, link);
+	r = j->step(&j->call, j->state, t0 + RPC_SLICE_NS);
+	if (r > 0)
+		TAILQ_INSERT_TAIL(&m->jobs, j, link);
+	else
+		rpc_job_end(j, r);
+	took = pmemz_now_ns() - t0;
+	rpc_jobs_arm(m, took);
+	/*
+	 * Below the job event's priority, a pending group commit would wait
+	 * for the last job to end: replies held for it (other clients'
+	 * ALLOCATEs, STATs) must not.
+	 */
+	manager_commit_if_overdue(m);
+}
+
+int rpc_job_start(struct rpc_call *call, rpc_step_fn step, void (*free_state)(void *),
+		  void *state, size_t mem)
+{
+	struct manager *m = call->m;
+	struct rpc_job *j;
+	int r;
+
+	/* Nothing else long to do: the first step now (short requests end here). */
+	if (TAILQ_EMPTY(&m->jobs)) {
+		r = step(call, state, pmemz_now_ns() + RPC_SLICE_NS);
+		if (r <= 0) {
+			free_state(state);
+			return r;
+		}
+	}
+	if (!m->jobs_ev) {
+		m->jobs_ev = evtimer_new(m->base, rpc_jobs_cb, m);
+		if (!m->jobs_ev || event_priority_set(m->jobs_ev, MANAGER_PRIO_IO) < 0) {
+			free_state(state);
+			return rpc_fail(call, -ENOMEM, "out of memory");
+		}
+	}
+	j = calloc(1, sizeof(*j));
+	if (!j) {
+		free_state(state);
+		return rpc_fail(call, -ENOMEM, "out of memory");
+	}
+	j->call = *call;
+	j->call.req = NULL;
+	{
+		const struct rpc_descriptor *d = rpc_lookup(call->req->op_case);
+
+		j->name = d ? d->name : "request"; /* dispatched, so always known */
+	}
+	j->step = step;
+	j->free_state = free_state;
+	j->state = state;
+	j->mem = mem;
+	call->c->job = j;
+	TAILQ_INSERT_TAIL(&m->jobs, j, link);
+	rpc_jobs_arm(m, 0);
+	return 0;
+}
+
+void rpc_job_cancel(struct connection *c)
+{
+	struct rpc_job *j = c->job;
+
+	if (!j)
+		return;
+	TAILQ_REMOVE(&c->m->jobs, j, link);
+	rpc_job_free(j);
+	c->job = NULL;
 }

@@ -75,9 +75,9 @@ void rpc_dispatch(struct manager *m, struct connection *c, const Pmemz__Request 
 int rpc_fail(struct rpc_call *call, int r, const char *fmt, ...) _printf_(3, 4);
 
 /*
- * Pack resp (id and status 0 are filled in) and queue it; fd < 0 for none.
- * The fd is the reply's from then on (also on failure): closed once sent,
- * or when the reply is dropped.
+ * Pack resp (id and status 0 are filled in) and queue it with fd to pass on
+ * its first byte (< 0 for none): the reply owns fd and closes it once sent,
+ * or when it is dropped (also on failure).
  */
 int rpc_reply(struct rpc_call *call, Pmemz__Response *resp, int fd, enum rpc_reply_mode mode);
 int rpc_send(struct manager *m, struct connection *c, uint64_t id, Pmemz__Response *resp, int fd,
@@ -105,6 +105,34 @@ int rpc_own_lease(struct rpc_call *call, const struct manager_region *mr, uint64
 /* Runs <-> protobuf.  The arrays are malloc'ed; free both with free(). */
 int rpc_runs_to_pb(const struct run *runs, size_t n_runs, Pmemz__Run **storage, Pmemz__Run ***ptrs);
 void rpc_region_info_to_pb(const struct region_info *info, Pmemz__RegionInfo *pb);
+
+/*
+ * Sliced requests (issue 8 d): work that grows with the region, the tag
+ * table or the request (FLUSH, MAP, LIST) runs in steps of at most about
+ * RPC_SLICE_NS on the main loop.  The daemon's jobs take turns (round
+ * robin), and after each step the loop pauses long work for as long as the
+ * step took: long work gets at most half of the loop, and requests that
+ * arrive meanwhile are served at once.  While a connection's job runs, its
+ * further requests wait, so a connection has at most one, and the job's
+ * memory is charged to it.
+ *
+ * step() works until deadline_ns (a monotonic pmemz_now_ns value), then
+ * returns 1 for more, 0 once it has replied, or -errno after rpc_fail(); it
+ * must leave the request's protobuf alone (the job outlives it: copy what
+ * it needs into its state).  free_state() frees the state, also when the
+ * connection goes away mid-way.
+ */
+#define RPC_SLICE_NS 1000000ull
+struct rpc_job;
+typedef int (*rpc_step_fn)(struct rpc_call *call, void *state, uint64_t deadline_ns);
+
+/* Queue a job of call->c; its first step runs at once when no other job waits. */
+int rpc_job_start(struct rpc_call *call, rpc_step_fn step, void (*free_state)(void *),
+		  void *state, size_t mem);
+/* The connection is closing: its job goes without a reply. */
+void rpc_job_cancel(struct connection *c);
+/* Bytes charged for a job (0 for none). */
+size_t rpc_job_mem(const struct rpc_job *j);
 
 /* A waiting ALLOCATE's turn (rpc-allocate.c; a waitq_grant_fn, see waitq.h). */
 int rpc_allocate_grant(struct manager *m, struct connection *c, struct manager_region *mr,

@@ -202,7 +202,7 @@ void waitq_cancel(struct connection *c)
 
 	while ((f = TAILQ_FIRST(&c->held))) {
 		TAILQ_REMOVE(&c->held, f, link);
-		connection_frame_free(f);
+		connection_frame_drop(c, f); /* its fd closed, its memory uncharged */
 	}
 	c->n_held = 0;
 	if (c->on_held_list) {

@@ -36,7 +36,7 @@ static void usage(FILE *out)
 		"\n"
 		"  -q, --quick            short smoke run (under a minute)\n"
 		"  -r, --reps N           repetitions per figure (default 5; --quick: 3)\n"
-		"  -s, --scenario LIST    comma-separated: zero,alloc,throughput,fill or 1-4\n"
+		"  -s, --scenario LIST    comma-separated: zero,alloc,throughput,fill,attack or 1-5\n"
 		"                         (default: all)\n"
 		"  -j, --json FILE        also write the results as JSON\n"
 		"      --size SIZE        region file size (default 4G+128M; --quick 320M)\n"
@@ -71,10 +71,12 @@ static unsigned parse_scenarios(const char *s)
 			mask |= SC_THROUGHPUT;
 		else if (!strcmp(t, "4") || !strcmp(t, "fill"))
 			mask |= SC_FILL;
+		else if (!strcmp(t, "5") || !strcmp(t, "attack"))
+			mask |= SC_ATTACK;
 		else if (!strcmp(t, "all"))
 			mask |= SC_ALL;
 		else
-			bench_die("unknown scenario '%s' (zero, alloc, throughput, fill)", t);
+			bench_die("unknown scenario '%s' (zero, alloc, throughput, fill, attack)", t);
 	}
 	free(copy);
 	return mask;
@@ -281,6 +283,8 @@ int main(int argc, char **argv)
 		r = scenario_throughput(&e);
 	if (r >= 0 && (opt.scenarios & SC_FILL))
 		r = scenario_fill(&e);
+	if (r >= 0 && (opt.scenarios & SC_ATTACK))
+		r = scenario_attack(&e);
 	if (r < 0)
 		fprintf(stderr, "pmemz-bench: %s\n", strerror(-r));
 

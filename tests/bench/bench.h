@@ -10,6 +10,7 @@
  *   bench-zero.c     scenario 1: zeroing bandwidth (in-process zeroer)
  *   bench-alloc.c    scenarios 2 and 3: allocation latency and throughput
  *   bench-fill.c     scenario 4: fill fresh space
+ *   bench-attack.c   scenario 5: allocation latency under attack (issue 8)
  *   bench-report.c   samples, the table and the JSON report
  */
 #ifndef PMEMZ_BENCH_H
@@ -33,7 +34,8 @@ enum {
 	SC_ALLOC = 1u << 1,
 	SC_THROUGHPUT = 1u << 2,
 	SC_FILL = 1u << 3,
-	SC_ALL = 0xfu,
+	SC_ATTACK = 1u << 4,
+	SC_ALL = 0x1fu,
 };
 
 struct bench_opts {
@@ -152,6 +154,7 @@ int scenario_zero(struct bench_env *e);
 int scenario_alloc(struct bench_env *e);
 int scenario_throughput(struct bench_env *e);
 int scenario_fill(struct bench_env *e);
+int scenario_attack(struct bench_env *e);
 
 /* ---- report (bench-report.c) ---- */
 struct bench_samples {

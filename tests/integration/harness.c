@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -392,6 +393,21 @@ void itest_daemon_spawn(struct itest_env *e)
 		(void)unsetenv("JOURNAL_STREAM");
 		for (int i = 0; i < e->n_env; i++)
 			(void)putenv(e->env[i]);
+		if (e->nofile_soft || e->nofile_hard) {
+			struct rlimit rl;
+
+			if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+				_exit(126);
+			if (e->nofile_soft)
+				rl.rlim_cur = e->nofile_soft;
+			if (e->nofile_hard)
+				rl.rlim_max = e->nofile_hard;
+			if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
+				fprintf(stderr, "itest: setrlimit(RLIMIT_NOFILE): %s\n",
+					strerror(errno));
+				_exit(126);
+			}
+		}
 		if (e->pass_listen_fd) {
 			char pidbuf[32];
 
@@ -877,4 +893,43 @@ uint8_t *itest_alloc_bitmap(const struct pmemz_region *r, const struct pmemz_all
 		}
 	}
 	return bits;
+}
+
+static uint64_t proc_field(pid_t pid, const char *file, const char *key, unsigned skip)
+{
+	char path[64], line[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	f = fopen(path, "r");
+	if (!f)
+		fail_msg("cannot open %s: %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		const char *p = line + strlen(key);
+		unsigned long long v;
+
+		if (strncmp(line, key, strlen(key)) != 0)
+			continue;
+		for (unsigned i = 0; i < skip; i++) {
+			p += strspn(p, " \t");
+			p += strcspn(p, " \t");
+		}
+		if (sscanf(p, " %llu", &v) == 1) {
+			fclose(f);
+			return v;
+		}
+	}
+	fclose(f);
+	fail_msg("no '%s' in %s", key, path);
+	return 0;
+}
+
+uint64_t itest_rss_anon_kib(pid_t pid)
+{
+	return proc_field(pid, "status", "RssAnon:", 0);
+}
+
+uint64_t itest_nofile_soft(pid_t pid)
+{
+	return proc_field(pid, "limits", "Max open files", 0);
 }

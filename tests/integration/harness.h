@@ -48,6 +48,8 @@ struct itest_env {
 	int n_args;
 	char *env[8]; /* extra NAME=VALUE for the daemon (owned) */
 	int n_env;
+	/* RLIMIT_NOFILE for the daemon (setrlimit before exec); 0: inherited */
+	unsigned long nofile_soft, nofile_hard;
 	bool pass_listen_fd; /* socket activation: listen_fd becomes fd 3, LISTEN_FDS=1 */
 	int listen_fd;
 	pid_t pid;     /* running daemon, 0 when none */
@@ -166,6 +168,13 @@ int itest_raw_recv(int fd, int timeout_ms, Pmemz__Response **resp, int *fd_out);
  * when resp is non-NULL; a transport failure fails the test.
  */
 int itest_raw_call(int fd, Pmemz__Request *req, Pmemz__Response **resp);
+/*
+ * ALLOCATE bytes on fd (waiting for zeroing), asserting one run: the byte
+ * offset of the run in the region (st: the region's STAT), and the lease.
+ */
+struct itest_stat;
+uint64_t itest_raw_lease_one_run(int fd, const char *region, uint64_t bytes,
+				 const struct itest_stat *st, uint64_t *lease);
 /* Wait for EOF (the daemon closed the connection): true, or false on timeout.
  * Any responses received before EOF are counted in *n_resp. */
 bool itest_raw_wait_closed(int fd, int timeout_ms, int *n_resp, int *first_status);
@@ -225,6 +234,11 @@ void itest_wait_child_ok(pid_t pid, int timeout_ms, const char *what);
 /* Sleep milliseconds. */
 void itest_msleep(unsigned ms);
 uint64_t itest_now_ms(void);
+
+/* Anonymous memory of a process in KiB (RssAnon of /proc/PID/status); fails the test if absent. */
+uint64_t itest_rss_anon_kib(pid_t pid);
+/* The soft RLIMIT_NOFILE of a running process (/proc/PID/limits); fails the test if absent. */
+uint64_t itest_nofile_soft(pid_t pid);
 
 /* Print a loud skip banner and return ITEST_SKIP (use from main). */
 int itest_skip(const char *why);

@@ -427,3 +427,24 @@ int itest_child_call(int fd, Pmemz__Request *req)
 	itest_resp_free(resp);
 	return r;
 }
+
+uint64_t itest_raw_lease_one_run(int fd, const char *region, uint64_t bytes,
+				 const struct itest_stat *st, uint64_t *lease)
+{
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__AllocateReq a = PMEMZ__ALLOCATE_REQ__INIT;
+	Pmemz__Response *resp = NULL;
+	uint64_t off;
+
+	a.region = UNCONST(region);
+	a.bytes = bytes;
+	req.op_case = PMEMZ__REQUEST__OP_ALLOCATE;
+	req.allocate = &a;
+	assert_int_equal(itest_raw_call(fd, &req, &resp), 0);
+	assert_int_equal(resp->allocate->n_runs, 1);
+	if (lease)
+		*lease = resp->allocate->lease;
+	off = st->data_offset + resp->allocate->runs[0]->first * st->extent_size;
+	itest_resp_free(resp);
+	return off;
+}

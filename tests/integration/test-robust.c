@@ -351,8 +351,21 @@ static void test_bad_rpc_inputs(void **state)
 	assert_int_equal(pmemz_flush(r, base + size, 4096, 0), -ERANGE);
 	assert_int_equal(pmemz_flush(r, base + size - 4096, 8192, 0), -ERANGE);
 	assert_int_equal(pmemz_flush(r, base - 4096, 4096, 0), -ERANGE);
-	assert_int_equal(pmemz_flush(r, base + st.data_offset, MIB, 0), 0);
-	assert_int_equal(pmemz_flush(r, base + st.data_offset, MIB, PMEMZ_FLUSH_DEEP), 0);
+	/* The daemon flushes only the caller's own extents (issue 8 d). */
+	{
+		struct pmemz_alloc *own = NULL;
+		char *p, *other;
+
+		assert_int_equal(pmemz_alloc_new(r, MIB, 0, &own), 0);
+		p = pmemz_alloc_range(own, 0, NULL);
+		other = p == base + st.data_offset ? p + MIB : base + st.data_offset;
+		assert_int_equal(pmemz_flush(r, p, MIB, 0), 0);
+		assert_int_equal(pmemz_flush(r, p, MIB, PMEMZ_FLUSH_DEEP), 0);
+		assert_int_equal(pmemz_flush(r, other, 4096, 0), -EPERM);
+		assert_int_equal(pmemz_flush(r, p, MIB + 1, 0), -EPERM);
+		assert_int_equal(pmemz_alloc_release(own), 0);
+		assert_int_equal(pmemz_flush(r, p, MIB, 0), -EPERM);
+	}
 	/* local persist outside the mapping */
 	assert_int_equal(pmemz_persist(r, base + size, 4096), -ERANGE);
 	assert_int_equal(pmemz_persist(r, base + size - 4096, 8192), -ERANGE);
@@ -370,8 +383,15 @@ static void test_bad_rpc_inputs(void **state)
 	/* only the data area may be flushed (daemon/storage/region-alloc.c data_range) */
 	assert_int_equal(raw_flush(fd, REGION, 0, 4096), -ERANGE);
 	assert_int_equal(raw_flush(fd, REGION, st.data_offset - 4096, 8192), -ERANGE);
-	assert_int_equal(raw_flush(fd, REGION, st.data_offset, 4096), 0);
-	assert_int_equal(raw_flush(fd, REGION, st.data_offset + 4096, MIB), 0);
+	{
+		uint64_t own = itest_raw_lease_one_run(fd, REGION, MIB, &st, &lease);
+
+		assert_int_equal(raw_flush(fd, REGION, own, 4096), 0);
+		assert_int_equal(raw_flush(fd, REGION, own + 4096, MIB - 4096), 0);
+		assert_int_equal(raw_flush(fd, REGION, own + MIB - 1, 2), -EPERM);
+		assert_int_equal(itest_raw_free_lease(fd, REGION, lease), 0);
+		assert_int_equal(raw_flush(fd, REGION, own, 4096), -EPERM);
+	}
 	assert_int_equal(raw_flush(fd, "no-such-region", 0, 4096), -ENOENT);
 
 	/* raw: allocate 0 bytes, unknown region, huge */

@@ -905,13 +905,106 @@ static void test_lease_isolation(void **state)
 	close(b);
 }
 
+static Pmemz__Response *do_flush_n(int fd, const char *region, const uint64_t *offlen, size_t n)
+{
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__FlushReq f = PMEMZ__FLUSH_REQ__INIT;
+	Pmemz__ByteRange *br = calloc(n, sizeof(*br));
+	Pmemz__ByteRange **brs = calloc(n, sizeof(*brs));
+	Pmemz__Response *resp;
+
+	assert_non_null(br);
+	assert_non_null(brs);
+	for (size_t i = 0; i < n; i++) {
+		pmemz__byte_range__init(&br[i]);
+		br[i].offset = offlen[2 * i];
+		br[i].length = offlen[2 * i + 1];
+		brs[i] = &br[i];
+	}
+	f.region = mut(region);
+	f.n_ranges = n;
+	f.ranges = brs;
+	req.id = next_id++;
+	req.op_case = PMEMZ__REQUEST__OP_FLUSH;
+	req.flush = &f;
+	resp = cli_call(fd, &req);
+	free(br);
+	free(brs);
+	return resp;
+}
+
+/* FLUSH: only the caller's own extents, a capped number of ranges (issue 8 d). */
+static void test_flush_ownership(void **state)
+{
+	struct region *r = fake_region_get(R_TEST);
+	int fd = cli_connect(), other = cli_connect();
+	Pmemz__Response *resp;
+	uint64_t lease, first, off, ranges[2 * 300];
+
+	fake_region_zero(r, 16);
+	resp = do_alloc(fd, "test", 2 * MiB, true);
+	assert_int_equal(resp->status, 0);
+	assert_int_equal(resp->allocate->n_runs, 1);
+	lease = resp->allocate->lease;
+	first = resp->allocate->runs[0]->first;
+	resp_free(resp);
+	off = first * MiB; /* the fake region's data area starts at 0 */
+
+	/* Its own lease, whole and in parts, overlapping: fine. */
+	resp = do_flush(fd, "test", off, 2 * MiB);
+	assert_int_equal(resp->status, 0);
+	resp_free(resp);
+	for (size_t i = 0; i < 256; i++) {
+		ranges[2 * i] = off + (i % 7) * 4096;
+		ranges[2 * i + 1] = MiB + 4096;
+	}
+	resp = do_flush_n(fd, "test", ranges, 256);
+	assert_int_equal(resp->status, 0);
+	resp_free(resp);
+	/* One byte past it, or a range of another connection's lease: -EPERM. */
+	resp = do_flush(fd, "test", off, 2 * MiB + 1);
+	assert_int_equal(resp->status, -EPERM);
+	resp_free(resp);
+	resp = do_flush(other, "test", off, 4096);
+	assert_int_equal(resp->status, -EPERM);
+	assert_non_null(strstr(resp->message, "not in your leases or tags"));
+	resp_free(resp);
+	/* Over the cap of ranges: -E2BIG, whatever they name. */
+	for (size_t i = 0; i < 300; i++) {
+		ranges[2 * i] = off;
+		ranges[2 * i + 1] = 4096;
+	}
+	resp = do_flush_n(fd, "test", ranges, 300);
+	assert_int_equal(resp->status, -E2BIG);
+	resp_free(resp);
+
+	/* Committed under its uid's tag: any connection of that uid may flush it. */
+	resp = do_commit(fd, "test", lease, "flush-tag");
+	assert_int_equal(resp->status, 0);
+	resp_free(resp);
+	resp = do_flush(other, "test", off + 4096, MiB);
+	assert_int_equal(resp->status, 0);
+	resp_free(resp);
+	resp = do_free(fd, "test", false, 0, "flush-tag");
+	assert_int_equal(resp->status, 0);
+	resp_free(resp);
+	resp = do_flush(fd, "test", off, 4096);
+	assert_int_equal(resp->status, -EPERM);
+	resp_free(resp);
+	close(fd);
+	close(other);
+}
+
 static void test_flush_and_misc(void **state)
 {
 	int fd = cli_connect();
 	Pmemz__Response *resp;
 
-	resp = do_flush(fd, "test", 0, 16 * MiB);
+	resp = do_flush(fd, "test", 0, 0); /* nothing: no extent named */
 	assert_int_equal(resp->status, 0);
+	resp_free(resp);
+	resp = do_flush(fd, "test", 0, 16 * MiB);
+	assert_int_equal(resp->status, -EPERM);
 	resp_free(resp);
 	resp = do_flush(fd, "test", 16 * MiB, 1);
 	assert_int_equal(resp->status, -ERANGE);
@@ -1294,6 +1387,7 @@ int main(void)
 	    cmocka_unit_test(test_zeroer_pause_in_stat),
 	    cmocka_unit_test(test_lease_isolation),
 	    cmocka_unit_test(test_flush_and_misc),
+	    cmocka_unit_test(test_flush_ownership),
 	    cmocka_unit_test(test_other_user),
 	    cmocka_unit_test(test_protocol_errors),
 	    cmocka_unit_test(test_backpressure),
