@@ -65,6 +65,7 @@ struct connection {
 	bool write_armed;
 	bool on_held_list; /* waitq.c's */
 	bool closing;
+	bool more_runs_ok; /* rpc-allocate.c's: the peer reads long leases with RUNS */
 	TAILQ_ENTRY(connection) link;	   /* m->connections, then m->dead */
 	TAILQ_ENTRY(connection) held_link; /* waitq.c's: m->held */
 };

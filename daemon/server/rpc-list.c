@@ -63,6 +63,23 @@ static int tag_list_add(struct tag_list *l, struct manager_region *mr, uint32_t 
 	return 0;
 }
 
+/* One tag with more runs than a frame holds: its first runs and the total (RUNS has the rest). */
+static void list_first_slice(Pmemz__TagInfo *ti)
+{
+	size_t n = 0, used = 0;
+
+	for (; n < ti->n_runs; n++) {
+		size_t one = protobuf_c_message_get_packed_size(&ti->runs[n]->base) + 4;
+
+		if (used + one > RPC_RUNS_BUDGET)
+			break;
+		used += one;
+	}
+	ti->has_total_runs = true;
+	ti->total_runs = ti->n_runs;
+	ti->n_runs = n;
+}
+
 /* LIST: tags of the caller's uid (all users' for admins), with their runs. */
 static int rpc_list_handler(struct rpc_call *call)
 {
@@ -127,6 +144,9 @@ static int rpc_list_handler(struct rpc_call *call)
 	lr.tags = tags.ptrs;
 	resp.op_case = PMEMZ__RESPONSE__OP_LIST;
 	resp.list = &lr;
+	if (!rpc_response_fits(&resp) && tags.n == 1 && req->tag && req->has_more_runs_ok &&
+	    req->more_runs_ok)
+		list_first_slice(&tags.info[0]);
 	if (!rpc_response_fits(&resp))
 		return rpc_fail(call, -EMSGSIZE,
 				"%zu tags are too many for one reply; ask for one tag", tags.n);

@@ -11,10 +11,8 @@
 #include "rpc.h"
 
 static const struct rpc_descriptor *const rpc_table[] = {
-    &rpc_hello, &rpc_open_region, &rpc_allocate, &rpc_commit, &rpc_free,
-    &rpc_flush, &rpc_list,	  &rpc_stat,	 &rpc_noop,
-    &rpc_map,
-    &rpc_zeroer,
+    &rpc_hello, &rpc_open_region, &rpc_allocate, &rpc_commit, &rpc_free,   &rpc_flush,
+    &rpc_list,	&rpc_stat,	  &rpc_noop,	 &rpc_map,    &rpc_zeroer, &rpc_runs,
 };
 
 const struct rpc_descriptor *rpc_lookup(Pmemz__Request__OpCase op)
@@ -171,6 +169,32 @@ int rpc_runs_to_pb(const struct run *runs, size_t n_runs, Pmemz__Run **storage, 
 	*storage = s;
 	*ptrs = p;
 	return 0;
+}
+
+static size_t varint_size(uint64_t v)
+{
+	size_t n = 1;
+
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+size_t rpc_runs_fitting(const struct run *runs, size_t n_runs, size_t budget)
+{
+	size_t used = 0, k;
+
+	for (k = 0; k < n_runs; k++) {
+		/* field key + length byte, then first's and count's keys and varints */
+		size_t one = 4 + varint_size(runs[k].first) + varint_size(runs[k].count);
+
+		if (used + one > budget)
+			break;
+		used += one;
+	}
+	return k;
 }
 
 void rpc_region_info_to_pb(const struct region_info *info, Pmemz__RegionInfo *pb)

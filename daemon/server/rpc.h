@@ -59,6 +59,7 @@ extern const struct rpc_descriptor rpc_stat;
 extern const struct rpc_descriptor rpc_noop;
 extern const struct rpc_descriptor rpc_map;
 extern const struct rpc_descriptor rpc_zeroer;
+extern const struct rpc_descriptor rpc_runs;
 
 const struct rpc_descriptor *rpc_lookup(Pmemz__Request__OpCase op);
 /* Run one decoded request (version already checked). */
@@ -87,6 +88,16 @@ int rpc_own_lease(struct rpc_call *call, const struct manager_region *mr, uint64
 
 /* Runs <-> protobuf.  The arrays are malloc'ed; free both with free(). */
 int rpc_runs_to_pb(const struct run *runs, size_t n_runs, Pmemz__Run **storage, Pmemz__Run ***ptrs);
+/*
+ * A lease or tag too fragmented for one reply goes out in slices: the
+ * first with the ALLOCATE / LIST reply, the rest in RUNS replies, each one
+ * frame.  RPC_RUNS_BUDGET is the packed size of runs one frame carries,
+ * with room left for the rest of the reply; rpc_runs_fitting says how many
+ * of runs (from the first) pack into budget bytes, at least 0.
+ */
+#define RPC_RUNS_BUDGET (PMEMZ_FRAME_MAX - 1024u)
+size_t rpc_runs_fitting(const struct run *runs, size_t n_runs, size_t budget);
+
 void rpc_region_info_to_pb(const struct region_info *info, Pmemz__RegionInfo *pb);
 
 /* A waiting ALLOCATE's turn (rpc-allocate.c; a waitq_grant_fn, see waitq.h). */

@@ -26,7 +26,7 @@ if(TARGET pmemzctl)
 endif()
 
 # name -> source; the ctl test needs pmemzctl and json-c
-set(_itests alloc zero kill isolation nospace robust startup concurrent systemd)
+set(_itests alloc zero kill isolation nospace robust startup concurrent systemd fragment)
 if(TARGET pmemzctl)
   list(APPEND _itests ctl)
 else()
