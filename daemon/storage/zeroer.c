@@ -154,11 +154,26 @@ static enum go throttle_locked(struct zeroer *z, uint64_t len)
 	}
 }
 
-static void zero_batch(struct zeroer *z, struct zbatch *b)
+/*
+ * A waiting allocation raises the priority at the next chunk, not at the
+ * next batch: a batch of 64 x 2 MiB started at SCHED_IDLE on a busy
+ * machine would otherwise hold the waiter for as long as the machine
+ * keeps the thread off the CPU.
+ */
+static void follow_urgency(struct zeroer *z, bool urgent, bool *boosted)
+{
+	if (urgent == *boosted)
+		return;
+	set_priority(z, urgent);
+	*boosted = urgent;
+}
+
+static void zero_batch(struct zeroer *z, struct zbatch *b, bool *boosted)
 {
 	uint64_t busy = 0, t0;
 	uint32_t k;
 	enum go go = GO;
+	bool urgent = *boosted;
 
 	for (k = 0; k < b->n; k++) {
 		uint8_t *p = z->data + b->ext[k] * z->extent_size;
@@ -168,9 +183,11 @@ static void zero_batch(struct zeroer *z, struct zbatch *b)
 
 			pthread_mutex_lock(&z->lock);
 			go = throttle_locked(z, len);
+			urgent = z->urgent;
 			pthread_mutex_unlock(&z->lock);
 			if (go != GO)
 				break;
+			follow_urgency(z, urgent, boosted);
 			t0 = pmemz_now_ns();
 			pstore_zero_nt(z->ps, p + off, len);
 			busy += pmemz_now_ns() - t0;
@@ -212,11 +229,8 @@ static void *worker(void *arg)
 		urgent = z->urgent;
 		pthread_mutex_unlock(&z->lock);
 
-		if (urgent != boosted) {
-			set_priority(z, urgent);
-			boosted = urgent;
-		}
-		zero_batch(z, b);
+		follow_urgency(z, urgent, &boosted);
+		zero_batch(z, b, &boosted);
 
 		pthread_mutex_lock(&z->lock);
 		*z->done_tail = b;
@@ -410,7 +424,14 @@ void region_zeroer_kick(struct region *r)
 		return;
 	/* Two batches per thread: one being zeroed, one queued behind it. */
 	while ((ready = region_index_ready(r)) && r->zeroer_outstanding < 2 * r->zeroer_threads) {
-		uint64_t n = MIN(per, ready);
+		/*
+		 * At the tail, threads share what is left evenly, so that one
+		 * does not zero a last full batch while the others sit idle
+		 * (a waiter sees the last extent, not the average).
+		 */
+		uint64_t n = MIN(per, r->zeroer_threads > 1
+					  ? (ready + r->zeroer_threads - 1) / r->zeroer_threads
+					  : ready);
 		struct zbatch *b = malloc(sizeof(*b) + n * sizeof(b->ext[0]));
 
 		if (!b) {

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The bench's files, its own pmemzerod, and the client/STAT helpers. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -148,7 +149,7 @@ static int write_conf(const struct bench_env *e)
 		"[region %s]\n"
 		"path = %s\n"
 		"extent_size = 2M\n"
-		"zeroer_threads = 1\n"
+		"zeroer_threads = %u\n"
 		"batch_extents = 64\n"
 		"\n"
 		"[region %s]\n"
@@ -156,8 +157,8 @@ static int write_conf(const struct bench_env *e)
 		"extent_size = 64K\n"
 		"zeroer_threads = 1\n"
 		"batch_extents = 64\n",
-		opt.verbose ? "info" : "notice", e->region, e->main_path, e->small_region,
-		e->small_path);
+		opt.verbose ? "info" : "notice", e->region, e->main_path,
+		e->zeroer_threads ? e->zeroer_threads : 1u, e->small_region, e->small_path);
 	return fclose(f) == 0 ? 0 : -EIO;
 }
 
@@ -298,6 +299,7 @@ int bench_stat(struct pmemz_client *c, const char *region, struct bench_stat *st
 	st->frees = rs->frees;
 	st->bytes_zeroed = rs->bytes_zeroed;
 	st->zero_bytes_per_sec = rs->zero_bytes_per_sec;
+	st->zeroer_threads = rs->zeroer_threads;
 	st->group_commits = resp->stat->has_group_commits ? resp->stat->group_commits : 0;
 	return 0;
 }
@@ -452,4 +454,35 @@ double bench_daemon_warmup(struct pmemz_client *c, struct pmemz_region *r)
 		ret = bench_wait_zeroed(c, r->name, 600);
 		return ret < 0 ? ret : gibps;
 	}
+}
+
+void bench_proc_sched(pid_t pid, uint64_t *run_ns, uint64_t *wait_ns)
+{
+	char path[64];
+	DIR *d;
+	struct dirent *de;
+
+	*run_ns = *wait_ns = 0;
+	(void)snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char p2[320];
+		unsigned long long run = 0, wait = 0;
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		(void)snprintf(p2, sizeof(p2), "/proc/%d/task/%s/schedstat", (int)pid, de->d_name);
+		f = fopen(p2, "re");
+		if (!f)
+			continue;
+		if (fscanf(f, "%llu %llu", &run, &wait) == 2) {
+			*run_ns += run;
+			*wait_ns += wait;
+		}
+		(void)fclose(f);
+	}
+	(void)closedir(d);
 }

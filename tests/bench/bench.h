@@ -9,6 +9,7 @@
  *   bench-zero.c     scenario 1: zeroing bandwidth (in-process zeroer)
  *   bench-alloc.c    scenarios 2 and 3: allocation latency and throughput
  *   bench-fill.c     scenario 4: fill fresh space
+ *   bench-waitzero.c scenario 5: zeroing as a waiting client sees it
  *   bench-report.c   samples, the table and the JSON report
  */
 #ifndef PMEMZ_BENCH_H
@@ -32,7 +33,8 @@ enum {
 	SC_ALLOC = 1u << 1,
 	SC_THROUGHPUT = 1u << 2,
 	SC_FILL = 1u << 3,
-	SC_ALL = 0xfu,
+	SC_WAITZERO = 1u << 4,
+	SC_ALL = 0x1fu,
 };
 
 struct bench_opts {
@@ -63,6 +65,7 @@ struct bench_env {
 	char log[PATH_MAX];
 	const char *region;	  /* main region name */
 	const char *small_region; /* small region name */
+	unsigned zeroer_threads;  /* of the main region in our daemon's configuration */
 	pid_t pid;		  /* our daemon, 0 when none */
 	bool own_daemon;
 };
@@ -96,6 +99,7 @@ struct bench_stat {
 	uint64_t extent_size, extent_count;
 	uint64_t drains, commits, allocations, frees, bytes_zeroed;
 	uint64_t group_commits;
+	uint64_t zeroer_threads;
 	double zero_bytes_per_sec;
 };
 int bench_stat(struct pmemz_client *c, const char *region, struct bench_stat *st);
@@ -110,6 +114,8 @@ int bench_noop(struct pmemz_client *c, size_t payload);
 /* Packed size of the ALLOCATE request and of a one-run reply, for sizing NOOPs. */
 void bench_alloc_frame_sizes(const char *region, size_t *req, size_t *resp);
 
+/* CPU time and run-queue wait summed over every thread of process pid (schedstat). */
+void bench_proc_sched(pid_t pid, uint64_t *run_ns, uint64_t *wait_ns);
 uint64_t bench_now_ns(void);
 void bench_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void bench_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -151,6 +157,7 @@ int scenario_zero(struct bench_env *e);
 int scenario_alloc(struct bench_env *e);
 int scenario_throughput(struct bench_env *e);
 int scenario_fill(struct bench_env *e);
+int scenario_waitzero(struct bench_env *e);
 
 /* ---- report (bench-report.c) ---- */
 struct bench_samples {
