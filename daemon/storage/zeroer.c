@@ -168,6 +168,29 @@ static void follow_urgency(struct zeroer *z, bool urgent, bool *boosted)
 	*boosted = urgent;
 }
 
+/*
+ * throttle_locked without the lock when nothing can hold the chunk back
+ * (not stopping, not paused, no rate to keep): the worker may run at
+ * SCHED_IDLE, and a lock it is preempted in holds up the main loop, which
+ * takes the same lock to collect and submit batches.  The flags are
+ * written under the lock; a change seen one chunk late is harmless.
+ */
+static enum go throttle(struct zeroer *z, uint64_t len, bool *urgent)
+{
+	enum go go;
+
+	*urgent = __atomic_load_n(&z->urgent, __ATOMIC_RELAXED);
+	if (!__atomic_load_n(&z->stop, __ATOMIC_RELAXED) &&
+	    !__atomic_load_n(&z->paused, __ATOMIC_RELAXED) &&
+	    (*urgent || __atomic_load_n(&z->rate, __ATOMIC_RELAXED) == 0))
+		return GO;
+	pthread_mutex_lock(&z->lock);
+	go = throttle_locked(z, len);
+	*urgent = z->urgent;
+	pthread_mutex_unlock(&z->lock);
+	return go;
+}
+
 static void zero_batch(struct zeroer *z, struct zbatch *b, bool *boosted)
 {
 	uint64_t busy = 0, t0;
@@ -181,10 +204,7 @@ static void zero_batch(struct zeroer *z, struct zbatch *b, bool *boosted)
 		for (uint64_t off = 0; off < z->extent_size; off += ZERO_CHUNK) {
 			uint64_t len = MIN(ZERO_CHUNK, z->extent_size - off);
 
-			pthread_mutex_lock(&z->lock);
-			go = throttle_locked(z, len);
-			urgent = z->urgent;
-			pthread_mutex_unlock(&z->lock);
+			go = throttle(z, len, &urgent);
 			if (go != GO)
 				break;
 			follow_urgency(z, urgent, boosted);
@@ -235,8 +255,15 @@ static void *worker(void *arg)
 		pthread_mutex_lock(&z->lock);
 		*z->done_tail = b;
 		z->done_tail = &b->next;
+		pthread_mutex_unlock(&z->lock);
+		/*
+		 * Wake the main loop with the lock released: woken while we
+		 * held it, it would block on it until this thread, perhaps at
+		 * SCHED_IDLE on a busy machine, got a CPU again (seen: 300 ms).
+		 */
 		if (write(z->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 			log_debug("region '%s': zeroer eventfd: %m", z->name);
+		pthread_mutex_lock(&z->lock);
 	}
 	pthread_mutex_unlock(&z->lock);
 	return NULL;
@@ -298,7 +325,7 @@ void zeroer_free(struct zeroer *z)
 	if (!z)
 		return;
 	pthread_mutex_lock(&z->lock);
-	z->stop = true;
+	__atomic_store_n(&z->stop, true, __ATOMIC_RELAXED);
 	pthread_cond_broadcast(&z->cond);
 	pthread_mutex_unlock(&z->lock);
 	for (unsigned i = 0; i < z->n_threads; i++)
@@ -348,7 +375,7 @@ void zeroer_set_paused(struct zeroer *z, bool paused)
 	uint64_t one = 1;
 
 	pthread_mutex_lock(&z->lock);
-	z->paused = paused;
+	__atomic_store_n(&z->paused, paused, __ATOMIC_RELAXED);
 	if (paused && z->todo) {
 		/* Queued batches go back untouched (done = 0). */
 		*z->done_tail = z->todo;
@@ -364,18 +391,14 @@ void zeroer_set_paused(struct zeroer *z, bool paused)
 
 bool zeroer_paused(struct zeroer *z)
 {
-	bool paused;
-
-	pthread_mutex_lock(&z->lock);
-	paused = z->paused;
-	pthread_mutex_unlock(&z->lock);
-	return paused;
+	/* Only the main loop writes it: no lock, which a worker may hold. */
+	return __atomic_load_n(&z->paused, __ATOMIC_RELAXED);
 }
 
 void zeroer_set_urgent(struct zeroer *z, bool urgent)
 {
 	pthread_mutex_lock(&z->lock);
-	z->urgent = urgent;
+	__atomic_store_n(&z->urgent, urgent, __ATOMIC_RELAXED);
 	pthread_cond_broadcast(&z->cond);
 	pthread_mutex_unlock(&z->lock);
 }
@@ -383,7 +406,7 @@ void zeroer_set_urgent(struct zeroer *z, bool urgent)
 void zeroer_set_rate(struct zeroer *z, uint64_t bytes_per_sec)
 {
 	pthread_mutex_lock(&z->lock);
-	z->rate = bytes_per_sec;
+	__atomic_store_n(&z->rate, bytes_per_sec, __ATOMIC_RELAXED);
 	z->tokens = 0;
 	z->refill_ns = pmemz_now_ns();
 	pthread_cond_broadcast(&z->cond);

@@ -120,6 +120,15 @@ uint64_t bench_now_ns(void);
 void bench_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void bench_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
+/* ---- the one-CPU raw socket floor (bench-floor.c) ---- */
+#define PMEMZ_BENCH_FLOOR_MAX 4096u
+struct bench_floor;
+/* An echo thread on epoll at the far end of a socket pair, pinned to the caller's CPU. */
+int bench_floor_open(size_t req_len, size_t resp_len, struct bench_floor **out);
+/* One round trip (us) with the caller pinned to that CPU for its duration; < 0 on error. */
+double bench_floor_round_trip(struct bench_floor *f);
+void bench_floor_close(struct bench_floor *f);
+
 /* ---- zeroing kernels (bench-kernels.c) ---- */
 struct bench_map {
 	struct pmem2_map *map;
