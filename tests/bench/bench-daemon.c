@@ -192,7 +192,7 @@ int bench_daemon_start(struct bench_env *e)
 
 	if (!e->own_daemon)
 		return 0;
-	r = write_conf(e);
+	r = e->conf_written ? 0 : write_conf(e);
 	if (r < 0)
 		return r;
 	pid = fork();
@@ -222,9 +222,9 @@ int bench_daemon_start(struct bench_env *e)
 			dump_file(e->log);
 			return -ECHILD;
 		}
-		if (bench_now_ns() - t0 > 60ull * 1000000000ull)
+		if (bench_now_ns() - t0 > 600ull * 1000000000ull)
 			return -ETIMEDOUT;
-		(void)usleep(20000);
+		(void)usleep(2000); /* --scale times the start with this */
 	}
 	return 0;
 }

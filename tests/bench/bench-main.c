@@ -47,6 +47,10 @@ static void usage(FILE *out)
 		"      --region NAME      its region (2 MiB extents expected; default 'default')\n"
 		"      --small-region NAME  its region for scenario 3 (default: --region)\n"
 		"      --dir DIR          where the bench's files go (default /dev/shm)\n"
+		"      --scale            instead of the scenarios: first start, restart, memory,\n"
+		"                         ALLOCATE, MAP/LIST/STAT against region and extent size\n"
+		"                         (file regions in --dir, default /var/tmp)\n"
+		"      --scale-sizes LIST region sizes for --scale (default 1G,8G,32G)\n"
 		"  -k, --keep             keep the bench's directory (region files, daemon log)\n"
 		"  -v, --verbose          progress on stderr\n"
 		"  -h, --help\n"
@@ -94,7 +98,18 @@ static uint64_t parse_size_opt(const char *name, const char *v)
 
 static void parse_args(int argc, char **argv)
 {
-	enum { O_SIZE = 0x100, O_FILL, O_RESERVE, O_DAEMON, O_SOCKET, O_REGION, O_SMALL, O_DIR };
+	enum {
+		O_SIZE = 0x100,
+		O_FILL,
+		O_RESERVE,
+		O_DAEMON,
+		O_SOCKET,
+		O_REGION,
+		O_SMALL,
+		O_DIR,
+		O_SCALE,
+		O_SCALE_SIZES,
+	};
 	static const struct option options[] = {
 	    {"quick", no_argument, NULL, 'q'},
 	    {"reps", required_argument, NULL, 'r'},
@@ -108,12 +123,14 @@ static void parse_args(int argc, char **argv)
 	    {"region", required_argument, NULL, O_REGION},
 	    {"small-region", required_argument, NULL, O_SMALL},
 	    {"dir", required_argument, NULL, O_DIR},
+	    {"scale", no_argument, NULL, O_SCALE},
+	    {"scale-sizes", required_argument, NULL, O_SCALE_SIZES},
 	    {"keep", no_argument, NULL, 'k'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	bool reps_given = false;
+	bool reps_given = false, dir_given = false;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "qr:s:j:kvh", options, NULL)) != -1) {
@@ -156,6 +173,13 @@ static void parse_args(int argc, char **argv)
 			break;
 		case O_DIR:
 			opt.dir = optarg;
+			dir_given = true;
+			break;
+		case O_SCALE:
+			opt.scale = true;
+			break;
+		case O_SCALE_SIZES:
+			opt.scale_sizes = optarg;
 			break;
 		case 'k':
 			opt.keep = true;
@@ -175,6 +199,12 @@ static void parse_args(int argc, char **argv)
 		bench_die("unexpected argument '%s'", argv[optind]);
 	if (opt.quick && !reps_given)
 		opt.reps = 3;
+	if (opt.scale && opt.socket)
+		bench_die("--scale starts its own daemon: no --socket");
+	if (opt.scale && !dir_given)
+		opt.dir = "/var/tmp"; /* file regions on disk, not in memory */
+	if (!opt.scale_sizes)
+		opt.scale_sizes = opt.quick ? "256M,1G" : "1G,8G,32G";
 	if (!opt.region_size)
 		opt.region_size = opt.quick ? 320 * MIB : 4 * GIB + 128 * MIB;
 	if (!opt.fill_bytes)
@@ -247,6 +277,14 @@ int main(int argc, char **argv)
 	if (r < 0)
 		bench_die("cannot create a directory in %s: %s", opt.dir, strerror(-r));
 	report_open(opt.json);
+	if (opt.scale) {
+		report_meta("command", argv[0]);
+		report_meta("cpu", bench_cpu_model());
+		r = scenario_scale(&e);
+		if (r < 0)
+			fprintf(stderr, "pmemz-bench: --scale: %s\n", strerror(-r));
+		goto out;
+	}
 
 	/* The region file: stale data on every page, as a used device has. */
 	r = bench_make_file(e.zero_path, opt.region_size);

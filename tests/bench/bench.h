@@ -10,6 +10,8 @@
  *   bench-alloc.c    scenarios 2 and 3: allocation latency and throughput
  *   bench-fill.c     scenario 4: fill fresh space
  *   bench-waitzero.c scenario 5: zeroing as a waiting client sees it
+ *   bench-floor.c    the one-CPU raw socket floor (scenario 2)
+ *   bench-scale.c    --scale: costs against region and extent size
  *   bench-report.c   samples, the table and the JSON report
  */
 #ifndef PMEMZ_BENCH_H
@@ -49,9 +51,11 @@ struct bench_opts {
 	bool keep;
 	unsigned reps;
 	unsigned scenarios;
-	uint64_t region_size; /* bytes of the region file */
-	uint64_t fill_bytes;  /* scenario 4 */
-	uint64_t reserve;     /* scenario 4 (d): pmemz_region_set_reserve bytes */
+	uint64_t region_size;	 /* bytes of the region file */
+	uint64_t fill_bytes;	 /* scenario 4 */
+	uint64_t reserve;	 /* scenario 4 (d): pmemz_region_set_reserve bytes */
+	bool scale;		 /* --scale: the growth table instead of the scenarios */
+	const char *scale_sizes; /* --scale-sizes: region sizes, comma-separated */
 };
 extern struct bench_opts opt;
 
@@ -68,6 +72,7 @@ struct bench_env {
 	unsigned zeroer_threads;  /* of the main region in our daemon's configuration */
 	pid_t pid;		  /* our daemon, 0 when none */
 	bool own_daemon;
+	bool conf_written; /* bench_daemon_start uses e->conf as it is (--scale) */
 };
 
 int bench_env_init(struct bench_env *e);
@@ -167,6 +172,7 @@ int scenario_alloc(struct bench_env *e);
 int scenario_throughput(struct bench_env *e);
 int scenario_fill(struct bench_env *e);
 int scenario_waitzero(struct bench_env *e);
+int scenario_scale(struct bench_env *e);
 
 /* ---- report (bench-report.c) ---- */
 struct bench_samples {
@@ -192,6 +198,10 @@ void report_samples(const char *scenario, const char *name, const char *unit,
 /* A row with latency percentiles. */
 void report_latency_row(const char *scenario, const char *name, double p50, double p99, double p999,
 			double ratio_p99, const char *ratio_to);
+/* A --scale point as one JSON row (not printed: the scale table prints itself). */
+void report_json_point(const char *scenario, const char *name, uint64_t extents, double first_s,
+		       double restart_s, uint64_t rss_kib, double alloc_p50_us, double alloc_p99_us,
+		       double map_ms, double list_ms, double stat_ms);
 void report_target(const char *what, double value, double target, bool higher_is_better);
 void report_meta(const char *key, const char *value);
 int report_close(void); /* writes JSON; -errno */
