@@ -23,6 +23,18 @@
 #define CONF_MAX_BATCH_EXTENTS 4096u
 #define CONF_MIN_REGION_EXTENTS 8u	    /* a given size must be >= 8 * extent_size */
 
+/* The adaptive zeroing policy (daemon/storage/zeroer-policy.h). */
+struct zero_policy_conf {
+	bool adaptive;		  /* zero_policy = adaptive; default full (zero all, always) */
+	uint64_t reserve_min;	  /* bytes: the low watermark's floor */
+	unsigned low_ms, high_ms; /* watermarks, as time of allocations at the recent rate */
+	uint64_t pace_rate;	  /* bytes/s between the watermarks */
+};
+#define CONF_DEFAULT_RESERVE_MIN (64ull << 20)
+#define CONF_DEFAULT_RESERVE_LOW_MS 250u
+#define CONF_DEFAULT_RESERVE_HIGH_MS 2000u
+#define CONF_DEFAULT_PACE_RATE (256ull << 20)
+
 struct region_conf {
 	char *name;		/* [region NAME] or --region NAME=... */
 	char *path;		/* /dev/daxX.Y or a regular file */
@@ -36,6 +48,7 @@ struct region_conf {
 	unsigned zeroer_threads; /* default 1 */
 	uint64_t zero_rate;	/* bytes per second, 0 = unlimited */
 	unsigned batch_extents;	/* extents per zeroer batch (one drain each) */
+	struct zero_policy_conf policy;
 	bool from_cmdline;
 	char *source;		/* "FILE:LINE", "--region 'SPEC'" or "built-in default" */
 	unsigned conf_errors;	/* internal to conf.c: errors already reported */

@@ -19,6 +19,23 @@ static void stat_reply_done(struct stat_reply *s)
 	free(s->infos);
 }
 
+/* The zeroing policy's state (zeroer-policy.h); its strings are static. */
+static void region_stat_policy(const struct manager_region *mr, Pmemz__RegionStat *rs)
+{
+	struct region_policy_state ps;
+
+	region_zeroer_policy_state(mr->r, &ps);
+	rs->zero_policy = (char *)(uintptr_t)ps.policy;
+	rs->zero_zone = (char *)(uintptr_t)ps.zone;
+	rs->has_reserve_low = rs->has_reserve_high = true;
+	rs->reserve_low = ps.low;
+	rs->reserve_high = ps.high;
+	rs->has_alloc_rate = true;
+	rs->alloc_rate = ps.alloc_rate;
+	rs->has_zone_changes = true;
+	rs->zone_changes = ps.changes;
+}
+
 static void region_stat_fill(const struct manager_region *mr, Pmemz__RegionStat *rs,
 			     Pmemz__RegionInfo *info)
 {
@@ -48,6 +65,7 @@ static void region_stat_fill(const struct manager_region *mr, Pmemz__RegionStat 
 	rs->has_paused = true;
 	rs->paused = region_zeroer_paused(mr->r);
 	rs->tags = st.tags;
+	region_stat_policy(mr, rs);
 }
 
 /* STAT: daemon and per-region counters; open to every peer. */

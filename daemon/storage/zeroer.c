@@ -37,8 +37,10 @@ struct zeroer {
 	struct zbatch *todo, **todo_tail;
 	struct zbatch *done, **done_tail;
 	bool stop, paused, urgent;
+	bool resting; /* policy IDLE: no zeroing unless urgent */
 	uint64_t rate;
-	double tokens; /* bytes */
+	uint64_t policy_rate; /* policy PACED: bytes/s, 0 = none */
+	double tokens;	      /* bytes */
 	uint64_t refill_ns;
 
 	unsigned n_threads;
@@ -120,6 +122,15 @@ static struct timespec deadline_after(uint64_t ns)
 
 enum go { GO, YIELD, STOP };
 
+/* The configured rate, or the policy's pace when lower (0: unlimited). */
+static uint64_t effective_rate(const struct zeroer *z)
+{
+	uint64_t a = __atomic_load_n(&z->rate, __ATOMIC_RELAXED);
+	uint64_t b = __atomic_load_n(&z->policy_rate, __ATOMIC_RELAXED);
+
+	return !a ? b : !b ? a : MIN(a, b);
+}
+
 /*
  * May len more bytes be zeroed now?  Waits for the token bucket (unless
  * urgent or unlimited).  YIELD when paused: the batch ends early and goes
@@ -132,15 +143,17 @@ static enum go throttle_locked(struct zeroer *z, uint64_t len)
 		double need;
 		struct timespec ts;
 
+		uint64_t rate = effective_rate(z);
+
 		if (z->stop)
 			return STOP;
-		if (z->paused)
+		if (z->paused || (z->resting && !z->urgent))
 			return YIELD;
-		if (z->rate == 0 || z->urgent)
+		if (rate == 0 || z->urgent)
 			return GO;
 		now = pmemz_now_ns();
-		burst = MAX(len, z->rate / 10);
-		z->tokens += (double)(now - z->refill_ns) * (double)z->rate / 1e9;
+		burst = MAX(len, rate / 10);
+		z->tokens += (double)(now - z->refill_ns) * (double)rate / 1e9;
 		if (z->tokens > (double)burst)
 			z->tokens = (double)burst;
 		z->refill_ns = now;
@@ -148,7 +161,7 @@ static enum go throttle_locked(struct zeroer *z, uint64_t len)
 			z->tokens -= (double)len;
 			return GO;
 		}
-		need = ((double)len - z->tokens) * 1e9 / (double)z->rate;
+		need = ((double)len - z->tokens) * 1e9 / (double)rate;
 		ts = deadline_after((uint64_t)need + 1);
 		(void)pthread_cond_timedwait(&z->cond, &z->lock, &ts);
 	}
@@ -182,7 +195,8 @@ static enum go throttle(struct zeroer *z, uint64_t len, bool *urgent)
 	*urgent = __atomic_load_n(&z->urgent, __ATOMIC_RELAXED);
 	if (!__atomic_load_n(&z->stop, __ATOMIC_RELAXED) &&
 	    !__atomic_load_n(&z->paused, __ATOMIC_RELAXED) &&
-	    (*urgent || __atomic_load_n(&z->rate, __ATOMIC_RELAXED) == 0))
+	    (*urgent ||
+	     (!__atomic_load_n(&z->resting, __ATOMIC_RELAXED) && effective_rate(z) == 0)))
 		return GO;
 	pthread_mutex_lock(&z->lock);
 	go = throttle_locked(z, len);
@@ -403,6 +417,22 @@ void zeroer_set_urgent(struct zeroer *z, bool urgent)
 	pthread_mutex_unlock(&z->lock);
 }
 
+void zeroer_set_policy(struct zeroer *z, uint64_t pace_rate, bool resting)
+{
+	pthread_mutex_lock(&z->lock);
+	__atomic_store_n(&z->policy_rate, pace_rate, __ATOMIC_RELAXED);
+	__atomic_store_n(&z->resting, resting, __ATOMIC_RELAXED);
+	z->tokens = 0;
+	z->refill_ns = pmemz_now_ns();
+	pthread_cond_broadcast(&z->cond);
+	pthread_mutex_unlock(&z->lock);
+}
+
+bool zeroer_urgent(struct zeroer *z)
+{
+	return __atomic_load_n(&z->urgent, __ATOMIC_RELAXED);
+}
+
 void zeroer_set_rate(struct zeroer *z, uint64_t bytes_per_sec)
 {
 	pthread_mutex_lock(&z->lock);
@@ -427,7 +457,51 @@ int region_zeroer_start(struct region *r)
 	    .numa_node = r->devdax ? pstore_numa_node(r->ps) : -1,
 	};
 
+	zpolicy_init(&r->pol, &r->rc->policy, r->extent_size, r->extent_count, pmemz_now_ns());
 	return zeroer_new(&p, &r->z);
+}
+
+/* Apply the policy's zone for the reserve as it is now. */
+static void region_zeroer_policy(struct region *r)
+{
+	enum zpolicy_zone old = r->pol.zone, z;
+
+	if (!r->z || !r->pol.adaptive)
+		return;
+	z = zpolicy_decide(&r->pol, r->count[EXT_ZEROED], zeroer_urgent(r->z), pmemz_now_ns());
+	if (z == old)
+		return;
+	log_debug("region '%s': zeroing %s (%" PRIu64 " zeroed, watermarks %" PRIu64 "/%" PRIu64
+		  ", %.0f extents/s)",
+		  r->name, zpolicy_zone_name(z), r->count[EXT_ZEROED], r->pol.low, r->pol.high,
+		  r->pol.rate);
+	zeroer_set_policy(r->z, z == ZP_PACED ? r->pol.pace_rate : 0, z == ZP_IDLE);
+	if (old == ZP_IDLE)
+		region_zeroer_kick(r);
+}
+
+void region_zeroer_note_lease(struct region *r, uint64_t n)
+{
+	if (!r->pol.adaptive)
+		return;
+	zpolicy_note_alloc(&r->pol, n, pmemz_now_ns());
+	region_zeroer_policy(r);
+}
+
+void region_zeroer_policy_state(const struct region *r, struct region_policy_state *out)
+{
+	struct zpolicy now = r->pol;
+
+	/* The rate as of now, though no allocation or batch came to update it. */
+	zpolicy_note_alloc(&now, 0, pmemz_now_ns());
+	*out = (struct region_policy_state){
+	    .policy = r->pol.adaptive ? "adaptive" : "full",
+	    .zone = zpolicy_zone_name(r->pol.zone),
+	    .low = r->pol.low,
+	    .high = r->pol.high,
+	    .alloc_rate = now.rate,
+	    .changes = r->pol.changes,
+	};
 }
 
 void region_zeroer_stop(struct region *r)
@@ -443,7 +517,7 @@ void region_zeroer_kick(struct region *r)
 	    MAX((uint64_t)1, MIN((uint64_t)r->batch_extents, BATCH_MAX_BYTES / r->extent_size));
 	uint64_t ready;
 
-	if (!r->z || zeroer_paused(r->z))
+	if (!r->z || zeroer_paused(r->z) || r->pol.zone == ZP_IDLE)
 		return;
 	/* Two batches per thread: one being zeroed, one queued behind it. */
 	while ((ready = region_index_ready(r)) && r->zeroer_outstanding < 2 * r->zeroer_threads) {
@@ -517,6 +591,7 @@ uint64_t region_zeroer_collect(struct region *r)
 	}
 	if (zeroed)
 		r->pending = true; /* ZEROED records are durable at the next region_sync */
+	region_zeroer_policy(r);
 	region_zeroer_kick(r);
 	return zeroed;
 }
@@ -525,6 +600,7 @@ void region_zeroer_set_urgent(struct region *r, bool urgent)
 {
 	if (r->z)
 		zeroer_set_urgent(r->z, urgent);
+	region_zeroer_policy(r);
 }
 
 void region_zeroer_pause(struct region *r, bool paused)
