@@ -151,6 +151,7 @@ static int write_conf(const struct bench_env *e)
 		"extent_size = 2M\n"
 		"zeroer_threads = %u\n"
 		"batch_extents = 64\n"
+		"%s"
 		"\n"
 		"[region %s]\n"
 		"path = %s\n"
@@ -158,7 +159,8 @@ static int write_conf(const struct bench_env *e)
 		"zeroer_threads = 1\n"
 		"batch_extents = 64\n",
 		opt.verbose ? "info" : "notice", e->region, e->main_path,
-		e->zeroer_threads ? e->zeroer_threads : 1u, e->small_region, e->small_path);
+		e->zeroer_threads ? e->zeroer_threads : 1u, e->main_extra ? e->main_extra : "",
+		e->small_region, e->small_path);
 	return fclose(f) == 0 ? 0 : -EIO;
 }
 
@@ -300,6 +302,8 @@ int bench_stat(struct pmemz_client *c, const char *region, struct bench_stat *st
 	st->bytes_zeroed = rs->bytes_zeroed;
 	st->zero_bytes_per_sec = rs->zero_bytes_per_sec;
 	st->zeroer_threads = rs->zeroer_threads;
+	(void)snprintf(st->zone, sizeof(st->zone), "%s", rs->zero_zone ? rs->zero_zone : "");
+	st->reserve_low = rs->has_reserve_low ? rs->reserve_low : 0;
 	st->group_commits = resp->stat->has_group_commits ? resp->stat->group_commits : 0;
 	return 0;
 }
@@ -485,4 +489,18 @@ void bench_proc_sched(pid_t pid, uint64_t *run_ns, uint64_t *wait_ns)
 		(void)fclose(f);
 	}
 	(void)closedir(d);
+}
+
+int bench_zeroer_pause(struct pmemz_client *c, const char *region, bool pause)
+{
+	_cleanup_response_ Pmemz__Response *resp = NULL;
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__ZeroerReq zr = PMEMZ__ZEROER_REQ__INIT;
+
+	zr.region = (char *)(uintptr_t)region;
+	zr.has_pause = true;
+	zr.pause = pause;
+	req.op_case = PMEMZ__REQUEST__OP_ZEROER;
+	req.zeroer = &zr;
+	return pmemz_client_call(c, &req, &resp);
 }

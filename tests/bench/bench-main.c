@@ -35,8 +35,8 @@ static void usage(FILE *out)
 		"\n"
 		"  -q, --quick            short smoke run (under a minute)\n"
 		"  -r, --reps N           repetitions per figure (default 5; --quick: 3)\n"
-		"  -s, --scenario LIST    comma-separated: zero,alloc,throughput,fill,waitzero\n"
-		"                         or 1-5\n"
+		"  -s, --scenario LIST    comma-separated: zero,alloc,throughput,fill,waitzero,\n"
+		"                         interfere or 1-6\n"
 		"                         (default: all)\n"
 		"  -j, --json FILE        also write the results as JSON\n"
 		"      --size SIZE        region file size (default 4G+128M; --quick 320M)\n"
@@ -77,10 +77,13 @@ static unsigned parse_scenarios(const char *s)
 			mask |= SC_FILL;
 		else if (!strcmp(t, "5") || !strcmp(t, "waitzero"))
 			mask |= SC_WAITZERO;
+		else if (!strcmp(t, "6") || !strcmp(t, "interfere"))
+			mask |= SC_INTERFERE;
 		else if (!strcmp(t, "all"))
 			mask |= SC_ALL;
 		else
-			bench_die("unknown scenario '%s' (zero, alloc, throughput, fill, waitzero)",
+			bench_die("unknown scenario '%s' (zero, alloc, throughput, fill, waitzero, "
+				  "interfere)",
 				  t);
 	}
 	free(copy);
@@ -324,6 +327,8 @@ int main(int argc, char **argv)
 		r = scenario_fill(&e);
 	if (r >= 0 && (opt.scenarios & SC_WAITZERO))
 		r = scenario_waitzero(&e);
+	if (r >= 0 && (opt.scenarios & SC_INTERFERE))
+		r = scenario_interfere(&e);
 	if (r < 0)
 		fprintf(stderr, "pmemz-bench: %s\n", strerror(-r));
 

@@ -12,6 +12,7 @@
  *   bench-waitzero.c scenario 5: zeroing as a waiting client sees it
  *   bench-floor.c    the one-CPU raw socket floor (scenario 2)
  *   bench-scale.c    --scale: costs against region and extent size
+ *   bench-interfere.c scenario 6: a memory-bound writer beside the zeroer
  *   bench-report.c   samples, the table and the JSON report
  */
 #ifndef PMEMZ_BENCH_H
@@ -36,7 +37,8 @@ enum {
 	SC_THROUGHPUT = 1u << 2,
 	SC_FILL = 1u << 3,
 	SC_WAITZERO = 1u << 4,
-	SC_ALL = 0x1fu,
+	SC_INTERFERE = 1u << 5,
+	SC_ALL = 0x3fu,
 };
 
 struct bench_opts {
@@ -70,6 +72,7 @@ struct bench_env {
 	const char *region;	  /* main region name */
 	const char *small_region; /* small region name */
 	unsigned zeroer_threads;  /* of the main region in our daemon's configuration */
+	const char *main_extra;	  /* more keys for the main region's configuration */
 	pid_t pid;		  /* our daemon, 0 when none */
 	bool own_daemon;
 	bool conf_written; /* bench_daemon_start uses e->conf as it is (--scale) */
@@ -106,7 +109,11 @@ struct bench_stat {
 	uint64_t group_commits;
 	uint64_t zeroer_threads;
 	double zero_bytes_per_sec;
+	char zone[16];	      /* zeroing policy zone ("" from an older daemon) */
+	uint64_t reserve_low; /* adaptive policy: low watermark, extents */
 };
+/* ZEROER: pause or resume background zeroing of a region (admin). */
+int bench_zeroer_pause(struct pmemz_client *c, const char *region, bool pause);
 int bench_stat(struct pmemz_client *c, const char *region, struct bench_stat *st);
 /* Wait until no free extent is DIRTY (all zeroed); -ETIMEDOUT. */
 int bench_wait_zeroed(struct pmemz_client *c, const char *region, double timeout_s);
@@ -173,6 +180,7 @@ int scenario_throughput(struct bench_env *e);
 int scenario_fill(struct bench_env *e);
 int scenario_waitzero(struct bench_env *e);
 int scenario_scale(struct bench_env *e);
+int scenario_interfere(struct bench_env *e);
 
 /* ---- report (bench-report.c) ---- */
 struct bench_samples {
