@@ -68,6 +68,7 @@ int bench_env_init(struct bench_env *e)
 		return -errno;
 	if (path_in(e->main_path, e->dir, "main.region") < 0 ||
 	    path_in(e->small_path, e->dir, "small.region") < 0 ||
+	    path_in(e->frag_path, e->dir, "frag.region") < 0 ||
 	    path_in(e->sock, e->dir, "d.sock") < 0 ||
 	    path_in(e->conf, e->dir, "pmemzerod.conf") < 0 ||
 	    path_in(e->log, e->dir, "daemon.log") < 0)
@@ -89,7 +90,7 @@ int bench_env_init(struct bench_env *e)
 
 void bench_env_cleanup(struct bench_env *e)
 {
-	const char *files[] = {e->main_path, e->small_path, e->conf, e->log, e->sock};
+	const char *files[] = {e->main_path, e->small_path, e->frag_path, e->conf, e->log, e->sock};
 
 	bench_daemon_stop(e);
 	if (opt.keep || !e->dir[0]) {
@@ -161,6 +162,9 @@ static int write_conf(const struct bench_env *e)
 		opt.verbose ? "info" : "notice", e->region, e->main_path,
 		e->zeroer_threads ? e->zeroer_threads : 1u, e->main_extra ? e->main_extra : "",
 		e->small_region, e->small_path);
+	if (e->with_frag)
+		fprintf(f, "\n[region frag]\npath = %s\nextent_size = 4K\nzeroer_threads = 1\n",
+			e->frag_path);
 	return fclose(f) == 0 ? 0 : -EIO;
 }
 

@@ -377,8 +377,9 @@ int scenario_interfere(struct bench_env *e)
 		return ret;
 	}
 	quarter = ALIGN_UP(opt.region_size / 4, 2 * MIB);
-	ph[0].fill_units = ph[1].fill_units =
-	    (size_t)(MIN(opt.fill_bytes, opt.region_size / 2) / UNIT);
+	/* A burst the size of the low watermark's floor: what the adaptive reserve is
+	 * configured to absorb. */
+	ph[0].fill_units = ph[1].fill_units = (size_t)(MIN(opt.fill_bytes, quarter) / UNIT);
 
 	ret = phase_full(e, &w, &ph[0]);
 	if (ret >= 0) {

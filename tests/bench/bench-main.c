@@ -36,7 +36,7 @@ static void usage(FILE *out)
 		"  -q, --quick            short smoke run (under a minute)\n"
 		"  -r, --reps N           repetitions per figure (default 5; --quick: 3)\n"
 		"  -s, --scenario LIST    comma-separated: zero,alloc,throughput,fill,waitzero,\n"
-		"                         interfere or 1-6\n"
+		"                         interfere,frag or 1-7\n"
 		"                         (default: all)\n"
 		"  -j, --json FILE        also write the results as JSON\n"
 		"      --size SIZE        region file size (default 4G+128M; --quick 320M)\n"
@@ -79,6 +79,8 @@ static unsigned parse_scenarios(const char *s)
 			mask |= SC_WAITZERO;
 		else if (!strcmp(t, "6") || !strcmp(t, "interfere"))
 			mask |= SC_INTERFERE;
+		else if (!strcmp(t, "7") || !strcmp(t, "frag"))
+			mask |= SC_FRAG;
 		else if (!strcmp(t, "all"))
 			mask |= SC_ALL;
 		else
@@ -304,6 +306,15 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (opt.scenarios & ~SC_ZERO) {
+		if (e.own_daemon && (opt.scenarios & SC_FRAG)) {
+			r = bench_make_file(e.frag_path, opt.quick ? 64 * MIB : 1 * GIB);
+			if (r < 0) {
+				fprintf(stderr, "pmemz-bench: cannot create %s: %s\n", e.frag_path,
+					strerror(-r));
+				goto out;
+			}
+			e.with_frag = true;
+		}
 		if (e.own_daemon) {
 			r = bench_make_file(e.small_path, opt.quick ? 32 * MIB : 256 * MIB);
 			if (r < 0) {
@@ -329,6 +340,8 @@ int main(int argc, char **argv)
 		r = scenario_waitzero(&e);
 	if (r >= 0 && (opt.scenarios & SC_INTERFERE))
 		r = scenario_interfere(&e);
+	if (r >= 0 && (opt.scenarios & SC_FRAG))
+		r = scenario_frag(&e);
 	if (r < 0)
 		fprintf(stderr, "pmemz-bench: %s\n", strerror(-r));
 

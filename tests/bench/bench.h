@@ -13,6 +13,7 @@
  *   bench-floor.c    the one-CPU raw socket floor (scenario 2)
  *   bench-scale.c    --scale: costs against region and extent size
  *   bench-interfere.c scenario 6: a memory-bound writer beside the zeroer
+ *   bench-frag.c     scenario 7: ALLOCATE against fragmentation
  *   bench-report.c   samples, the table and the JSON report
  */
 #ifndef PMEMZ_BENCH_H
@@ -38,7 +39,8 @@ enum {
 	SC_FILL = 1u << 3,
 	SC_WAITZERO = 1u << 4,
 	SC_INTERFERE = 1u << 5,
-	SC_ALL = 0x3fu,
+	SC_FRAG = 1u << 6,
+	SC_ALL = 0x7fu,
 };
 
 struct bench_opts {
@@ -65,6 +67,8 @@ struct bench_env {
 	char dir[PATH_MAX];	   /* private temp dir */
 	char main_path[PATH_MAX];  /* region file of the main region (2 MiB extents) */
 	char small_path[PATH_MAX]; /* region file of the small region (64 KiB extents) */
+	char frag_path[PATH_MAX];  /* scenario 7's region file (4 KiB extents), "frag" */
+	bool with_frag;		   /* the daemon has region "frag" */
 	char zero_path[PATH_MAX];  /* scenario 1's region file (== main_path when ours) */
 	char sock[PATH_MAX];
 	char conf[PATH_MAX];
@@ -181,6 +185,7 @@ int scenario_fill(struct bench_env *e);
 int scenario_waitzero(struct bench_env *e);
 int scenario_scale(struct bench_env *e);
 int scenario_interfere(struct bench_env *e);
+int scenario_frag(struct bench_env *e);
 
 /* ---- report (bench-report.c) ---- */
 struct bench_samples {
