@@ -519,6 +519,13 @@ void region_zeroer_kick(struct region *r)
 
 	if (!r->z || zeroer_paused(r->z) || r->pol.zone == ZP_IDLE)
 		return;
+	/*
+	 * The policy decides at each collected batch: batches of at most a
+	 * quarter of the low watermark keep full-speed zeroing from running far
+	 * past it before pacing starts.
+	 */
+	if (r->pol.adaptive)
+		per = MAX((uint64_t)1, MIN(per, r->pol.low / 4));
 	/* Two batches per thread: one being zeroed, one queued behind it. */
 	while ((ready = region_index_ready(r)) && r->zeroer_outstanding < 2 * r->zeroer_threads) {
 		/*

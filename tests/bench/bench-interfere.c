@@ -79,7 +79,6 @@ static double window(struct writer *w, bool (*done)(void *), void *arg, uint64_t
 struct ctx {
 	struct pmemz_client *c;
 	const char *region;
-	const char *zone; /* window_zone: the window lasts while the zone is this */
 };
 
 /* The same STAT polling as the other windows, for an alone window: never done. */
@@ -100,14 +99,16 @@ static bool all_zeroed(void *arg)
 	return bench_stat(x->c, x->region, &st) < 0 || (st.dirty == 0 && st.zeroing == 0);
 }
 
+/* Below the low watermark again (zone "fast"): the window is over. */
 static bool left_zone(void *arg)
 {
 	struct ctx *x = arg;
 	struct bench_stat st;
 
-	return bench_stat(x->c, x->region, &st) < 0 || strcmp(st.zone, x->zone) != 0;
+	return bench_stat(x->c, x->region, &st) < 0 || strcmp(st.zone, "fast") == 0;
 }
 
+/* Wait for zone, or for either of "paced" and "idle" with zone "above-low". */
 static int wait_zone(struct ctx *x, const char *zone, double timeout_s)
 {
 	uint64_t t0 = bench_now_ns();
@@ -118,7 +119,8 @@ static int wait_zone(struct ctx *x, const char *zone, double timeout_s)
 		ret = bench_stat(x->c, x->region, &st);
 		if (ret < 0)
 			return ret;
-		if (!strcmp(st.zone, zone))
+		if (!strcmp(st.zone, zone) ||
+		    (!strcmp(zone, "above-low") && strcmp(st.zone, "fast") && st.zone[0]))
 			return 0;
 		if ((double)(bench_now_ns() - t0) / 1e9 > timeout_s)
 			return -ETIMEDOUT;
@@ -277,7 +279,7 @@ static int phase_adaptive(struct bench_env *e, struct writer *w, struct phase *p
 {
 	struct pmemz_client *c = NULL;
 	struct pmemz_region *r = NULL;
-	struct ctx x = {.region = e->region, .zone = "paced"};
+	struct ctx x = {.region = e->region};
 	struct bench_stat st;
 	int ret;
 
@@ -311,7 +313,7 @@ static int phase_adaptive(struct bench_env *e, struct writer *w, struct phase *p
 			    r, (size_t)((st.zeroed - st.reserve_low / 2) * st.extent_size),
 			    PMEMZ_ALLOC_NOWAIT, &hold);
 		if (ret >= 0)
-			ret = wait_zone(&x, "paced", 30);
+			ret = wait_zone(&x, "above-low", 30);
 		if (ret >= 0) {
 			busy = window(w, left_zone, &x, WINDOW_NS, &ns);
 			samples_add(&ph->alone, alone);

@@ -135,7 +135,7 @@ static void parse_args(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	bool reps_given = false, dir_given = false;
+	bool reps_given = false, dir_given = false, scenarios_given = false;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "qr:s:j:kvh", options, NULL)) != -1) {
@@ -151,6 +151,7 @@ static void parse_args(int argc, char **argv)
 			break;
 		case 's':
 			opt.scenarios = parse_scenarios(optarg);
+			scenarios_given = true;
 			break;
 		case 'j':
 			opt.json = optarg;
@@ -204,6 +205,9 @@ static void parse_args(int argc, char **argv)
 		bench_die("unexpected argument '%s'", argv[optind]);
 	if (opt.quick && !reps_given)
 		opt.reps = 3;
+	/* Scenario 6 restarts the daemon and waits for its policy: not in a smoke run. */
+	if (opt.quick && !scenarios_given)
+		opt.scenarios &= ~SC_INTERFERE;
 	if (opt.scale && opt.socket)
 		bench_die("--scale starts its own daemon: no --socket");
 	if (opt.scale && !dir_given)
