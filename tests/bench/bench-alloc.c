@@ -8,9 +8,11 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench.h"
 #include "client-private.h"
@@ -112,6 +114,36 @@ static int measure_alloc(struct pmemz_client *c, struct pmemz_region *r, struct 
 	return ret < 0 ? ret : bench_wait_zeroed(c, r->name, 600);
 }
 
+/*
+ * The 2 MiB ALLOCATEs again with the daemon's main thread and this thread
+ * pinned to the raw floor's CPU: what the daemon's path costs without the
+ * cross-CPU wake-ups the floor does not pay either.  Affinities are
+ * restored (the daemon's to every CPU).
+ */
+static int measure_one_cpu(struct pmemz_client *c, struct pmemz_region *r, struct lat_size *ls,
+			   size_t payload, struct bench_floor *fl, pid_t daemon)
+{
+	cpu_set_t one, all, mine;
+	int ret;
+
+	CPU_ZERO(&one);
+	CPU_SET(bench_floor_cpu(fl), &one);
+	CPU_ZERO(&all);
+	for (int i = 0; i < CPU_SETSIZE && i < (int)sysconf(_SC_NPROCESSORS_CONF); i++)
+		CPU_SET(i, &all);
+	if (sched_getaffinity(0, sizeof(mine), &mine) < 0 ||
+	    sched_setaffinity(daemon, sizeof(one), &one) < 0)
+		return 0; /* not ours to pin: no 1-CPU run */
+	if (sched_setaffinity(0, sizeof(one), &one) < 0) {
+		(void)sched_setaffinity(daemon, sizeof(all), &all);
+		return 0;
+	}
+	ret = measure_alloc(c, r, ls, payload, fl);
+	(void)sched_setaffinity(0, sizeof(mine), &mine);
+	(void)sched_setaffinity(daemon, sizeof(all), &all);
+	return ret;
+}
+
 /* Zeroing inline: the same sizes, on the caller's thread, in a leased area. */
 static void measure_inline(struct bench_map *m, uint8_t *area, size_t area_len, struct lat_size *ls)
 {
@@ -150,6 +182,7 @@ int scenario_alloc(struct bench_env *e)
 	struct bench_map m;
 	size_t payload, area_len;
 	double floor_p99, warm, ratio_2m = 0, ratio_raw = 0;
+	struct lat_size one_cpu = {.label = "2 MiB, 1 CPU", .bytes = 2 * MIB, .samples = n};
 	struct bench_floor *fl = NULL;
 	char name[96];
 	int ret;
@@ -192,6 +225,8 @@ int scenario_alloc(struct bench_env *e)
 				    payload, fl);
 		bench_log("ALLOCATE %s: %zu samples", sizes[i].label, sizes[i].alloc.n);
 	}
+	if (ret >= 0 && fl && e->pid)
+		ret = measure_one_cpu(c, r, &one_cpu, payload, fl, e->pid);
 	if (ret < 0)
 		goto out;
 
@@ -253,6 +288,22 @@ int scenario_alloc(struct bench_env *e)
 	report_note("each ALLOCATE right after a NOOP on the same connection: %u per size (64 MiB: "
 		    "%u); its ratio is to the p99 of those NOOPs; inline rows: to the 2 MiB floor",
 		    sizes[0].samples, sizes[2].samples);
+	if (one_cpu.alloc.n) {
+		double raw_p99 = samples_pct(&one_cpu.raw, 99);
+
+		report_latency_row(S2, "floor: raw AF_UNIX echo, 1 CPU (with 1-CPU run)",
+				   samples_pct(&one_cpu.raw, 50), raw_p99,
+				   samples_pct(&one_cpu.raw, 99.9), 0, NULL);
+		report_latency_row(S2, "NOOP, client + daemon loop on that CPU",
+				   samples_pct(&one_cpu.floor, 50), samples_pct(&one_cpu.floor, 99),
+				   samples_pct(&one_cpu.floor, 99.9),
+				   samples_pct(&one_cpu.floor, 99) / raw_p99, "x raw floor p99");
+		latency_row("ALLOCATE 2 MiB, client + daemon loop on that CPU", &one_cpu.alloc,
+			    raw_p99);
+		report_note("1-CPU run: the daemon's main thread and this client pinned to the raw "
+			    "floor's CPU (%u ALLOCATEs): the same path without cross-CPU wake-ups",
+			    one_cpu.samples);
+	}
 	report_note("raw floor: %s frames as large as ALLOCATE's, over a socket pair to an "
 		    "epoll echo thread, both ends pinned to one CPU, one before each NOOP",
 		    fl ? "measured with" : "not measured:");
@@ -274,6 +325,11 @@ out:
 		samples_free(&sizes[i].floor);
 		samples_free(&sizes[i].raw);
 	}
+	samples_free(&one_cpu.alloc);
+	samples_free(&one_cpu.floor);
+	samples_free(&one_cpu.raw);
+	samples_free(&one_cpu.nt);
+	samples_free(&one_cpu.clflush);
 	bench_floor_close(fl);
 	pmemz_region_close(rs);
 	pmemz_region_close(r);

@@ -129,6 +129,11 @@ double bench_floor_round_trip(struct bench_floor *f)
 	return r < 0 ? -1 : (double)(t1 - t0) / 1e3;
 }
 
+int bench_floor_cpu(const struct bench_floor *f)
+{
+	return f->cpu;
+}
+
 void bench_floor_close(struct bench_floor *f)
 {
 	if (!f)

@@ -207,22 +207,39 @@ struct phase {
 	size_t fill_units;
 };
 
+static void phase_add(struct phase *ph, double alone, double busy, uint64_t ns)
+{
+	samples_add(&ph->alone, alone);
+	samples_add(&ph->busy, busy);
+	samples_add(&ph->ratio, busy / alone);
+	ph->busy_ns += ns;
+}
+
+/* A client of the main region, its mapping warmed; x polls STAT through it. */
+static int phase_connect(struct bench_env *e, struct pmemz_client **c, struct pmemz_region **r,
+			 struct ctx *x)
+{
+	int ret = bench_connect(e, e->region, c, r);
+
+	if (ret < 0)
+		return ret;
+	x->c = *c;
+	x->region = e->region;
+	return warm_mapping(*c, *r, e->region);
+}
+
 /* The default policy: windows while the zeroer re-zeroes the whole released region. */
 static int phase_full(struct bench_env *e, struct writer *w, struct phase *ph)
 {
 	struct pmemz_client *c = NULL;
 	struct pmemz_region *r = NULL;
 	struct pmemz_alloc *a = NULL;
-	struct ctx x = {.region = e->region};
+	struct ctx x = {0};
 	struct bench_stat st;
 	size_t bytes;
 	int ret;
 
-	ret = bench_connect(e, e->region, &c, &r);
-	if (ret < 0)
-		return ret;
-	x.c = c;
-	ret = warm_mapping(c, r, e->region);
+	ret = phase_connect(e, &c, &r, &x);
 	if (ret >= 0)
 		ret = bench_wait_zeroed(c, e->region, 600);
 	if (ret >= 0)
@@ -247,10 +264,7 @@ static int phase_full(struct bench_env *e, struct writer *w, struct phase *ph)
 		}
 		if (ret < 0)
 			break;
-		samples_add(&ph->alone, alone);
-		samples_add(&ph->busy, (double)(atomic_load(&w->bytes) - b0) / (double)ns);
-		samples_add(&ph->ratio, (double)(atomic_load(&w->bytes) - b0) / (double)ns / alone);
-		ph->busy_ns += ns;
+		phase_add(ph, alone, (double)(atomic_load(&w->bytes) - b0) / (double)ns, ns);
 	}
 	if (a)
 		(void)pmemz_alloc_release(a);
@@ -279,15 +293,11 @@ static int phase_adaptive(struct bench_env *e, struct writer *w, struct phase *p
 {
 	struct pmemz_client *c = NULL;
 	struct pmemz_region *r = NULL;
-	struct ctx x = {.region = e->region};
+	struct ctx x = {0};
 	struct bench_stat st;
 	int ret;
 
-	ret = bench_connect(e, e->region, &c, &r);
-	if (ret < 0)
-		return ret;
-	x.c = c;
-	ret = warm_mapping(c, r, e->region);
+	ret = phase_connect(e, &c, &r, &x);
 	if (ret >= 0)
 		ret = bench_stat(c, e->region, &st);
 	if (ret >= 0 && strcmp(st.zone, "fast") != 0 && strcmp(st.zone, "paced") != 0 &&
@@ -316,10 +326,7 @@ static int phase_adaptive(struct bench_env *e, struct writer *w, struct phase *p
 			ret = wait_zone(&x, "above-low", 30);
 		if (ret >= 0) {
 			busy = window(w, left_zone, &x, WINDOW_NS, &ns);
-			samples_add(&ph->alone, alone);
-			samples_add(&ph->busy, busy);
-			samples_add(&ph->ratio, busy / alone);
-			ph->busy_ns += ns;
+			phase_add(ph, alone, busy, ns);
 		}
 		if (hold)
 			(void)pmemz_alloc_release(hold);

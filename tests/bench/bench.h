@@ -143,6 +143,7 @@ struct bench_floor;
 int bench_floor_open(size_t req_len, size_t resp_len, struct bench_floor **out);
 /* One round trip (us) with the caller pinned to that CPU for its duration; < 0 on error. */
 double bench_floor_round_trip(struct bench_floor *f);
+int bench_floor_cpu(const struct bench_floor *f);
 void bench_floor_close(struct bench_floor *f);
 
 /* ---- zeroing kernels (bench-kernels.c) ---- */
