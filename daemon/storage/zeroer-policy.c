@@ -19,6 +19,9 @@ void zpolicy_init(struct zpolicy *p, const struct zero_policy_conf *c, uint64_t 
 	    .win_start_ns = now_ns,
 	    .zone = ZP_FAST,
 	};
+	/* Before any decision: the floor (the zeroer sizes its batches from it). */
+	p->low = MIN(p->limit, p->reserve_min);
+	p->high = MIN(p->limit, 2 * p->low);
 }
 
 static void roll(struct zpolicy *p, uint64_t now_ns)

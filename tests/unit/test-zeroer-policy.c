@@ -45,6 +45,7 @@ static void test_zones_and_hysteresis(void **state)
 
 	(void)state;
 	zpolicy_init(&p, &adaptive, EXT, 1000, t);
+	assert_int_equal(p.low, 16); /* set before the first decision */
 	/* No allocations yet: low = the floor, high = twice it. */
 	assert_int_equal(zpolicy_decide(&p, 0, false, t), ZP_FAST);
 	assert_int_equal(p.low, 16);
