@@ -38,14 +38,9 @@ static int rpc_free_handler(struct rpc_call *call)
 	} else {
 		uint32_t id;
 
-		if (!*req->tag || strlen(req->tag) > RPC_TAG_MAX)
-			return rpc_fail(call, -EINVAL, "invalid tag name");
-		r = region_tag_lookup(mr->r, req->tag, call->c->uid, &id);
-		if (r == -ENOENT)
-			return rpc_fail(call, r, "no tag '%.64s' of uid %u in region '%s'",
-					req->tag, (unsigned)call->c->uid, mr->info.name);
+		r = rpc_own_tag(call, mr, req->tag, &id);
 		if (r < 0)
-			return rpc_fail(call, r, "tag lookup failed: %s", strerror(-r));
+			return r;
 		r = region_tag_free(mr->r, id, &n);
 		if (r < 0)
 			return rpc_fail(call, r, "freeing tag '%.64s' failed: %s", req->tag,

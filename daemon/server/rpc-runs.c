@@ -62,14 +62,10 @@ static int rpc_runs_handler(struct rpc_call *call)
 			return r;
 		return runs_reply(call, l->runs, l->n_runs, req->start);
 	}
-	if (!*req->tag || strlen(req->tag) > RPC_TAG_MAX)
-		return rpc_fail(call, -EINVAL, "invalid tag name");
-	r = region_tag_lookup(mr->r, req->tag, call->c->uid, &id);
-	if (r == -ENOENT)
-		return rpc_fail(call, r, "no tag '%.64s' of uid %u in region '%s'", req->tag,
-				(unsigned)call->c->uid, mr->info.name);
-	if (r >= 0)
-		r = region_tag_runs(mr->r, id, &runs, &n_runs, &n_extents);
+	r = rpc_own_tag(call, mr, req->tag, &id);
+	if (r < 0)
+		return r;
+	r = region_tag_runs(mr->r, id, &runs, &n_runs, &n_extents);
 	if (r < 0)
 		return rpc_fail(call, r, "reading tag '%.64s' failed: %s", req->tag, strerror(-r));
 	return runs_reply(call, runs, n_runs, req->start);

@@ -144,6 +144,22 @@ int rpc_own_lease(struct rpc_call *call, const struct manager_region *mr, uint64
 	return 0;
 }
 
+int rpc_own_tag(struct rpc_call *call, const struct manager_region *mr, const char *tag,
+		uint32_t *id)
+{
+	int r;
+
+	if (!*tag || strlen(tag) > RPC_TAG_MAX)
+		return rpc_fail(call, -EINVAL, "invalid tag name");
+	r = region_tag_lookup(mr->r, tag, call->c->uid, id);
+	if (r == -ENOENT)
+		return rpc_fail(call, r, "no tag '%.64s' of uid %u in region '%s'", tag,
+				(unsigned)call->c->uid, mr->info.name);
+	if (r < 0)
+		return rpc_fail(call, r, "tag lookup failed: %s", strerror(-r));
+	return 0;
+}
+
 int rpc_runs_to_pb(const struct run *runs, size_t n_runs, Pmemz__Run **storage, Pmemz__Run ***ptrs)
 {
 	Pmemz__Run *s;

@@ -86,6 +86,10 @@ struct lease;
 int rpc_own_lease(struct rpc_call *call, const struct manager_region *mr, uint64_t id,
 		  struct lease **out);
 
+/* The caller's uid's tag of that name in mr: -EINVAL (bad name), -ENOENT. */
+int rpc_own_tag(struct rpc_call *call, const struct manager_region *mr, const char *tag,
+		uint32_t *id);
+
 /* Runs <-> protobuf.  The arrays are malloc'ed; free both with free(). */
 int rpc_runs_to_pb(const struct run *runs, size_t n_runs, Pmemz__Run **storage, Pmemz__Run ***ptrs);
 /*
