@@ -4,7 +4,13 @@
 #include "zeroer-policy.h"
 
 #define WINDOW_NS 100000000ull /* rate samples at least this long */
-#define TAU_NS 1e9	       /* the rate's time constant */
+/*
+ * The rate's time constant: long enough that a burst of a fraction of a
+ * second, which the reserve is there to absorb, does not raise the low
+ * watermark above the reserve and set the zeroer racing the burst for
+ * memory bandwidth; short enough to follow a sustained change in seconds.
+ */
+#define TAU_NS 5e9
 
 void zpolicy_init(struct zpolicy *p, const struct zero_policy_conf *c, uint64_t extent_size,
 		  uint64_t extent_count, uint64_t now_ns)

@@ -15,7 +15,7 @@
  * low = max(reserve_min, rate x reserve_low_ms), high = max(2 x low,
  * rate x reserve_high_ms), both at most the extents that can be free.
  * The rate is an exponentially weighted moving average of extents leased
- * per second, with a time constant of one second.  Pure logic, main loop
+ * per second, with a time constant of five seconds.  Pure logic, main loop
  * only: no locks, no clock of its own (callers pass the time).
  */
 #ifndef PMEMZ_ZEROER_POLICY_H
