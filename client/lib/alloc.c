@@ -53,8 +53,86 @@ static void alloc_free(struct pmemz_alloc *a)
 	free(a);
 }
 
-static int alloc_make(struct pmemz_region *r, Pmemz__Run *const *wr, size_t n,
-		      struct pmemz_alloc **out)
+/* Append n runs from the wire to all[*have..total), checked. */
+static int runs_append(const struct pmemz_region *r, Pmemz__Run *const *wr, size_t n,
+		       struct pmemz_run *all, uint64_t total, size_t *have, size_t *sum)
+{
+	_cleanup_free_ struct pmemz_run *part = NULL;
+	size_t extents;
+	int ret;
+
+	if (n > total - *have)
+		return pmemz_err(-EPROTO, "daemon sent more than %llu runs",
+				 (unsigned long long)total);
+	ret = pmemz_runs_from_wire(r, wr, n, &part, &extents);
+	if (ret < 0)
+		return ret;
+	memcpy(all + *have, part, n * sizeof(*part));
+	*have += n;
+	*sum += extents;
+	return 0;
+}
+
+/*
+ * The runs of a lease or tag whose ALLOCATE or LIST reply carried only the
+ * first n of total: RUNS requests, one frame each, for the rest.  *out gets
+ * all total runs.
+ */
+static int runs_fetch(struct pmemz_region *r, uint64_t lease, const char *tag,
+		      Pmemz__Run *const *wr, size_t n, uint64_t total, struct pmemz_run **out,
+		      size_t *extents)
+{
+	_cleanup_free_ struct pmemz_run *all = NULL;
+	size_t have = 0, sum = 0;
+	int ret;
+
+	if (total > r->extent_count)
+		return pmemz_err(-EPROTO, "daemon announced %llu runs in region '%s'",
+				 (unsigned long long)total, r->name);
+	all = calloc((size_t)total, sizeof(*all));
+	if (!all)
+		return pmemz_err(-ENOMEM, "out of memory");
+	ret = runs_append(r, wr, n, all, total, &have, &sum);
+	while (ret == 0 && have < total) {
+		_cleanup_response_ Pmemz__Response *resp = NULL;
+		Pmemz__Request req = PMEMZ__REQUEST__INIT;
+		Pmemz__RunsReq rq = PMEMZ__RUNS_REQ__INIT;
+
+		rq.region = r->name;
+		if (tag) {
+			rq.tag = (char *)(uintptr_t)tag;
+		} else {
+			rq.has_lease = true;
+			rq.lease = lease;
+		}
+		rq.start = have;
+		req.op_case = PMEMZ__REQUEST__OP_RUNS;
+		req.runs = &rq;
+		ret = pmemz_client_call(r->c, &req, &resp);
+		if (ret < 0)
+			return ret;
+		if (resp->runs->total_runs != total || resp->runs->n_runs == 0)
+			return pmemz_err(-EPROTO,
+					 "daemon's runs changed: %zu runs from %zu of %llu",
+					 resp->runs->n_runs, have, (unsigned long long)total);
+		ret = runs_append(r, resp->runs->runs, resp->runs->n_runs, all, total, &have, &sum);
+	}
+	if (ret < 0)
+		return ret;
+	if (sum > r->extent_count)
+		return pmemz_err(-EPROTO, "daemon sent %zu extents for region '%s' of %llu", sum,
+				 r->name, (unsigned long long)r->extent_count);
+	*out = TAKE_PTR(all);
+	*extents = sum;
+	return 0;
+}
+
+/*
+ * A handle for runs from the wire; total > n: the reply held the first n of
+ * total runs, the rest of lease (or tag) is read with RUNS.
+ */
+static int alloc_make(struct pmemz_region *r, Pmemz__Run *const *wr, size_t n, uint64_t total,
+		      uint64_t lease, const char *tag, struct pmemz_alloc **out)
 {
 	struct pmemz_alloc *a;
 	size_t extents;
@@ -63,7 +141,12 @@ static int alloc_make(struct pmemz_region *r, Pmemz__Run *const *wr, size_t n,
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return pmemz_err(-ENOMEM, "out of memory");
-	ret = pmemz_runs_from_wire(r, wr, n, &a->runs, &extents);
+	if (total > n) {
+		ret = runs_fetch(r, lease, tag, wr, n, total, &a->runs, &extents);
+		n = (size_t)total;
+	} else {
+		ret = pmemz_runs_from_wire(r, wr, n, &a->runs, &extents);
+	}
 	if (ret < 0) {
 		free(a);
 		return ret;
@@ -116,6 +199,8 @@ static int allocate_submit(struct pmemz_region *r, uint64_t bytes, bool nowait,
 	al.bytes = bytes;
 	al.has_nowait = true;
 	al.nowait = nowait;
+	al.has_more_runs_ok = true;
+	al.more_runs_ok = true;
 	req.op_case = PMEMZ__REQUEST__OP_ALLOCATE;
 	req.allocate = &al;
 	return pmemz_client_submit(r->c, &req, ticket);
@@ -135,7 +220,9 @@ static int allocate_collect(struct pmemz_region *r, struct pmemz_pending *ticket
 	ret = pmemz_check_response(PMEMZ__REQUEST__OP_ALLOCATE, resp);
 	if (ret < 0)
 		return ret;
-	ret = alloc_make(r, resp->allocate->runs, resp->allocate->n_runs, out);
+	ret = alloc_make(r, resp->allocate->runs, resp->allocate->n_runs,
+			 resp->allocate->has_total_runs ? resp->allocate->total_runs : 0,
+			 resp->allocate->lease, NULL, out);
 	if (ret < 0) {
 		char msg[512];
 
@@ -294,6 +381,8 @@ PMEMZ_EXPORT int pmemz_alloc_open(struct pmemz_region *r, const char *tag, struc
 
 	ls.region = r->name;
 	ls.tag = name;
+	ls.has_more_runs_ok = true;
+	ls.more_runs_ok = true;
 	req.op_case = PMEMZ__REQUEST__OP_LIST;
 	req.list = &ls;
 	ret = pmemz_client_call(r->c, &req, &resp);
@@ -305,7 +394,8 @@ PMEMZ_EXPORT int pmemz_alloc_open(struct pmemz_region *r, const char *tag, struc
 	if (!t)
 		return pmemz_err(-ENOENT, "no tag '%s' in region '%s'", tag, r->name);
 
-	ret = alloc_make(r, t->runs, t->n_runs, out);
+	ret =
+	    alloc_make(r, t->runs, t->n_runs, t->has_total_runs ? t->total_runs : 0, 0, name, out);
 	if (ret < 0)
 		return ret;
 	(*out)->tag = TAKE_PTR(name);

@@ -128,6 +128,8 @@ static void reserve_refill(struct pmemz_region *r)
 	al.bytes = v->unit * r->extent_size;
 	al.has_nowait = true;
 	al.nowait = false;
+	al.has_more_runs_ok = true;
+	al.more_runs_ok = true;
 	for (size_t i = 0; i < k; i++) {
 		reqs[i] = (Pmemz__Request)PMEMZ__REQUEST__INIT;
 		reqs[i].op_case = PMEMZ__REQUEST__OP_ALLOCATE;

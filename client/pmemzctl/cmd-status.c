@@ -1,6 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /* pmemzctl status: the daemon and, per region, extent totals and zeroing progress. */
+#include <string.h>
+
 #include "pmemzctl.h"
+
+/* The zeroing policy (zero_policy in pmemzerod.conf(5)), when the daemon reports it. */
+static void status_policy(struct out *o, const Pmemz__RegionStat *rs)
+{
+	if (!rs->zero_policy)
+		return;
+	out_str(o, "zero_policy", "zero policy", rs->zero_policy);
+	if (strcmp(rs->zero_policy, "adaptive") != 0)
+		return;
+	out_str(o, "zero_zone", "zeroing now", rs->zero_zone ? rs->zero_zone : "?");
+	out_u64(o, "reserve_low", "reserve low watermark", rs->reserve_low);
+	out_u64(o, "reserve_high", "reserve high watermark", rs->reserve_high);
+	out_u64(o, "alloc_rate", "allocations (extents/s)", (uint64_t)(rs->alloc_rate + 0.5));
+	out_u64(o, "zone_changes", "zone changes", rs->zone_changes);
+}
 
 static int status_exec(struct ctl *ctl, int argc, char **argv)
 {
@@ -65,6 +82,7 @@ static int status_exec(struct ctl *ctl, int argc, char **argv)
 		out_u64(o, "zeroer_threads", "zeroer threads", rs->zeroer_threads);
 		out_rate(o, "zero_rate_limit", "zero rate limit", (double)rs->zero_rate_limit);
 		out_bool(o, "zeroer_paused", "zeroer paused", rs->has_paused && rs->paused);
+		status_policy(o, rs);
 		out_details(o, false);
 		o->ops->item_end(o);
 	}

@@ -425,6 +425,7 @@ struct parse_ctx {
 	enum section_kind sec;
 	size_t region;			   /* index, SEC_REGION */
 	unsigned region_key_line[_RK_MAX]; /* where each key of the current region was set */
+	unsigned policy_key_line[5];	   /* the same for policy_key()'s keys */
 	unsigned daemon_key_line[_DK_MAX];
 	unsigned conn_key_line[4]; /* _CK_MAX, defined with its keys below */
 };
@@ -435,7 +436,7 @@ static void ctx_set_line(struct parse_ctx *x, unsigned line)
 	x->e.where = x->where;
 }
 
-/* ---- [daemon] keys for connections and their budgets (issue 8 b, c) ---- */
+/* ---- [daemon] keys for connections and their budgets (docs/SECURITY.md) ---- */
 
 enum conn_key {
 	CK_MAX_CONNECTIONS_PER_UID,
@@ -684,6 +685,81 @@ static void print_uid_limits(FILE *out, const struct region_conf *rc)
 	print_uid_limit(out, "uid_max_waiters", rc->uid_max_waiters);
 }
 
+/* ---- the adaptive zeroing policy's keys (zeroer-policy.h) ---- */
+
+static const char *const policy_keys[5] = {
+    "zero_policy", "reserve_min", "reserve_low_ms", "reserve_high_ms", "zero_pace_rate",
+};
+
+/* A [region] key of the policy: parse it and return true; false for other keys. */
+static bool policy_key(struct parse_ctx *x, struct region_conf *rc, const char *name,
+		       const char *value)
+{
+	struct zero_policy_conf *pc = &rc->policy;
+	struct errsink *e = &x->e;
+	unsigned k;
+
+	for (k = 0; k < ARRAY_SIZE(policy_keys); k++)
+		if (strcmp(name, policy_keys[k]) == 0)
+			break;
+	if (k == ARRAY_SIZE(policy_keys))
+		return false;
+	if (x->policy_key_line[k]) {
+		report(e, "'%s' is already set on line %u", name, x->policy_key_line[k]);
+		return true;
+	}
+	x->policy_key_line[k] = x->lineno;
+	switch (k) {
+	case 0:
+		if (strcmp(value, "adaptive") == 0 || strcmp(value, "full") == 0)
+			pc->adaptive = value[0] == 'a';
+		else
+			report(e, "%s: unknown policy '%s' (full or adaptive)", name, value);
+		break;
+	case 1:
+	case 4:
+		if (pmemz_parse_size(value, k == 1 ? &pc->reserve_min : &pc->pace_rate) < 0 ||
+		    (k == 1 ? pc->reserve_min : pc->pace_rate) == 0)
+			report(e,
+			       "%s: invalid size '%s' (bytes%s with an optional K, M, G or T "
+			       "suffix, not 0)",
+			       name, value, k == 4 ? " per second" : "");
+		break;
+	default:
+		(void)parse_uint_range(e, name, value, 1, 3600000,
+				       k == 2 ? &pc->low_ms : &pc->high_ms);
+		break;
+	}
+	return true;
+}
+
+static void policy_defaults(struct region_conf *rc)
+{
+	struct zero_policy_conf *pc = &rc->policy;
+
+	if (!pc->reserve_min)
+		pc->reserve_min = CONF_DEFAULT_RESERVE_MIN;
+	if (!pc->low_ms)
+		pc->low_ms = CONF_DEFAULT_RESERVE_LOW_MS;
+	if (!pc->high_ms)
+		pc->high_ms = MAX(CONF_DEFAULT_RESERVE_HIGH_MS, pc->low_ms);
+	if (!pc->pace_rate)
+		pc->pace_rate = CONF_DEFAULT_PACE_RATE;
+}
+
+static void policy_print(FILE *out, const struct region_conf *rc)
+{
+	const struct zero_policy_conf *pc = &rc->policy;
+
+	/* The default policy uses none of the other keys: "full" is not printed. */
+	if (!pc->adaptive)
+		return;
+	fprintf(out, "zero_policy = adaptive\n");
+	fprintf(out, "reserve_min = %llu\n", (unsigned long long)pc->reserve_min);
+	fprintf(out, "reserve_low_ms = %u\nreserve_high_ms = %u\n", pc->low_ms, pc->high_ms);
+	fprintf(out, "zero_pace_rate = %llu\n", (unsigned long long)pc->pace_rate);
+}
+
 static void region_key(struct parse_ctx *x, const char *name, const char *value)
 {
 	struct region_conf *rc = &x->c->regions[x->region];
@@ -691,6 +767,8 @@ static void region_key(struct parse_ctx *x, const char *name, const char *value)
 	unsigned before = e->n;
 	unsigned k;
 
+	if (*value && policy_key(x, rc, name, value))
+		goto out;
 	for (k = 0; k < _RK_MAX; k++)
 		if (strcmp(name, region_keys[k]) == 0)
 			break;
@@ -811,6 +889,7 @@ static void section_begin(struct parse_ctx *x, char *s)
 
 	x->sec = SEC_IGNORE;
 	memset(x->region_key_line, 0, sizeof(x->region_key_line));
+	memset(x->policy_key_line, 0, sizeof(x->policy_key_line));
 	end = strchr(s, ']');
 	if (!end) {
 		report(e, "section header without ']'");
@@ -1223,6 +1302,7 @@ int conf_finish(struct daemon_conf *c, FILE *errout)
 			rc->zeroer_threads = CONF_DEFAULT_ZEROER_THREADS;
 		if (!rc->batch_extents)
 			rc->batch_extents = CONF_DEFAULT_BATCH_EXTENTS;
+		policy_defaults(rc);
 		/* No allow list: the daemon's own uid (+ the admin group); root always. */
 		if (!rc->n_allow_uids && !rc->n_allow_gids) {
 			if (uid_list_add(rc, geteuid()) < 0 ||
@@ -1323,6 +1403,7 @@ void conf_print(const struct daemon_conf *c, FILE *out)
 		print_uid_limits(out, rc);
 		if (rc->metadata)
 			fprintf(out, "metadata = %s\n", rc->metadata);
+		policy_print(out, rc);
 	}
 }
 

@@ -24,6 +24,18 @@
 #define CONF_MAX_BATCH_EXTENTS 4096u
 #define CONF_MIN_REGION_EXTENTS 8u	    /* a given size must be >= 8 * extent_size */
 
+/* The adaptive zeroing policy (daemon/storage/zeroer-policy.h). */
+struct zero_policy_conf {
+	bool adaptive;		  /* zero_policy = adaptive; default full (zero all, always) */
+	uint64_t reserve_min;	  /* bytes: the low watermark's floor */
+	unsigned low_ms, high_ms; /* watermarks, as time of allocations at the recent rate */
+	uint64_t pace_rate;	  /* bytes/s between the watermarks */
+};
+#define CONF_DEFAULT_RESERVE_MIN (64ull << 20)
+#define CONF_DEFAULT_RESERVE_LOW_MS 250u
+#define CONF_DEFAULT_RESERVE_HIGH_MS 2000u
+#define CONF_DEFAULT_PACE_RATE (256ull << 20)
+
 struct region_conf {
 	char *name;		/* [region NAME] or --region NAME=... */
 	char *path;		/* /dev/daxX.Y or a regular file */
@@ -41,6 +53,7 @@ struct region_conf {
 	uint64_t uid_quota;	  /* leased + committed bytes per uid */
 	uint64_t uid_max_tags;	  /* committed tags per uid */
 	uint64_t uid_max_waiters; /* waiting allocations per uid */
+	struct zero_policy_conf policy;
 	bool from_cmdline;
 	char *source;		/* "FILE:LINE", "--region 'SPEC'" or "built-in default" */
 	unsigned conf_errors;	/* internal to conf.c: errors already reported */
@@ -67,7 +80,7 @@ struct daemon_conf {
 	size_t n_regions;
 
 	/*
-	 * Connections (issue 8 b, c).  conf_finish fills the defaults; a
+	 * Connections (docs/SECURITY.md).  conf_finish fills the defaults; a
 	 * zeroed struct (unit tests) means: no per-uid limit, no idle timeout,
 	 * the server's built-in memory budgets.
 	 */

@@ -33,7 +33,7 @@ struct out_frame {
 TAILQ_HEAD(out_frame_list, out_frame);
 
 /*
- * Memory budgets (issue 8 b).  What a connection makes the daemon hold --
+ * Memory budgets (docs/SECURITY.md).  What a connection makes the daemon hold --
  * reply frames queued or held for a group commit, unread requests in the
  * input buffer, waiting allocations, a sliced request in progress -- is
  * charged to it; over its budget, or while the daemon-wide sum is over the
@@ -86,6 +86,7 @@ struct connection {
 	bool write_armed;
 	bool on_held_list; /* waitq.c's */
 	bool closing;
+	bool more_runs_ok; /* rpc-allocate.c's: the peer reads long leases with RUNS */
 	TAILQ_ENTRY(connection) link;	   /* m->connections, then m->dead */
 	TAILQ_ENTRY(connection) held_link; /* waitq.c's: m->held */
 };

@@ -22,7 +22,7 @@
 #define ACCEPT_BATCH 64
 #define ACCEPT_PAUSE_SEC 1
 /*
- * Descriptors (issue 8 c).  Every connection may have one passed fd in
+ * Descriptors (docs/SECURITY.md).  Every connection may have one passed fd in
  * flight (connection.c), so the connections of non-admin peers may take
  * half of what RLIMIT_NOFILE leaves after FD_HEADROOM (regions, zeroer
  * pipes, the event loop, logs); admins may use all but FD_ADMIN_HEADROOM.

@@ -101,7 +101,7 @@ struct manager {
 
 	struct lease_table *leases;
 
-	/* connection.c's: budgets of issue 8 (see connection.h) */
+	/* connection.c's: memory budgets (see connection.h) */
 	size_t conn_mem_total;	   /* sum of the connections' mem */
 	bool conn_mem_over;	   /* went over the daemon's budget: connections paused */
 	struct uid_conns *uid_conns; /* connections per uid, for max_connections_per_uid */

@@ -12,6 +12,21 @@
 #include "waitq.h"
 
 /*
+ * A lease with more runs than one frame holds: a client that reads the rest
+ * with RUNS gets the first slice and the total, others -EMSGSIZE.
+ */
+static int allocate_first_slice(const struct connection *c, const struct lease *l,
+				Pmemz__AllocateResp *alloc)
+{
+	if (!c->more_runs_ok)
+		return -EMSGSIZE;
+	alloc->n_runs = rpc_runs_fitting(l->runs, l->n_runs, RPC_RUNS_BUDGET);
+	alloc->has_total_runs = true;
+	alloc->total_runs = l->n_runs;
+	return 0;
+}
+
+/*
  * Lease n extents for c and queue the reply for after the group commit.
  * -EAGAIN (nothing changed) when too few extents are zeroed now.
  */
@@ -69,7 +84,7 @@ static int allocate_now(struct manager *m, struct connection *c, struct manager_
 		resp.op_case = PMEMZ__RESPONSE__OP_ALLOCATE;
 		resp.allocate = &alloc;
 		if (!rpc_response_fits(&resp))
-			r = -EMSGSIZE;
+			r = allocate_first_slice(c, l, &alloc);
 	}
 	if (r < 0) {
 		usage_release_lease(m, l);
@@ -115,6 +130,9 @@ static int rpc_allocate_handler(struct rpc_call *call)
 	r = rpc_region(call, req->region, &mr);
 	if (r < 0)
 		return r;
+	/* A capability: a waiting ALLOCATE is granted without its request. */
+	if (req->has_more_runs_ok && req->more_runs_ok)
+		c->more_runs_ok = true;
 	if (req->bytes == 0)
 		return rpc_fail(call, -EINVAL, "cannot allocate 0 bytes");
 	es = mr->info.extent_size;

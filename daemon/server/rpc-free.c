@@ -41,14 +41,9 @@ static int rpc_free_handler(struct rpc_call *call)
 		size_t n_runs = 0;
 		uint32_t id;
 
-		if (!*req->tag || strlen(req->tag) > RPC_TAG_MAX)
-			return rpc_fail(call, -EINVAL, "invalid tag name");
-		r = region_tag_lookup(mr->r, req->tag, call->c->uid, &id);
-		if (r == -ENOENT)
-			return rpc_fail(call, r, "no tag '%.64s' of uid %u in region '%s'",
-					req->tag, (unsigned)call->c->uid, mr->info.name);
+		r = rpc_own_tag(call, mr, req->tag, &id);
 		if (r < 0)
-			return rpc_fail(call, r, "tag lookup failed: %s", strerror(-r));
+			return r;
 		/* The runs, for charging their zeroing to this uid (usage.c). */
 		r = usage_row(mr, call->c->uid, &u);
 		if (r >= 0)

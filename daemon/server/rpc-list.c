@@ -13,7 +13,8 @@ struct tag_list {
 	bool all;
 	uid_t uid;
 	char *tag;
-	uint32_t next; /* the last tag id looked at */
+	bool more_runs_ok; /* the client reads a tag's further runs with RUNS */
+	uint32_t next;	   /* the last tag id looked at */
 
 	Pmemz__TagInfo *info;
 	Pmemz__TagInfo **ptrs;
@@ -91,6 +92,23 @@ static int tag_list_add(struct tag_list *l, struct manager_region *mr, uint32_t 
 	return 0;
 }
 
+/* One tag with more runs than a frame holds: its first runs and the total (RUNS has the rest). */
+static void list_first_slice(Pmemz__TagInfo *ti)
+{
+	size_t n = 0, used = 0;
+
+	for (; n < ti->n_runs; n++) {
+		size_t one = protobuf_c_message_get_packed_size(&ti->runs[n]->base) + 4;
+
+		if (used + one > RPC_RUNS_BUDGET)
+			break;
+		used += one;
+	}
+	ti->has_total_runs = true;
+	ti->total_runs = ti->n_runs;
+	ti->n_runs = n;
+}
+
 /* The reply, once the tags are gathered. */
 static int list_reply(struct rpc_call *call, struct tag_list *tags, const char *region_name, int r)
 {
@@ -114,6 +132,9 @@ static int list_reply(struct rpc_call *call, struct tag_list *tags, const char *
 	lr.tags = tags->ptrs;
 	resp.op_case = PMEMZ__RESPONSE__OP_LIST;
 	resp.list = &lr;
+	/* One named tag too fragmented for a frame: its first runs, RUNS has the rest. */
+	if (!rpc_response_fits(&resp) && tags->n == 1 && tags->tag && tags->more_runs_ok)
+		list_first_slice(&tags->info[0]);
 	if (!rpc_response_fits(&resp))
 		return rpc_fail(call, -EMSGSIZE,
 				"%zu tags are too many for one reply; ask for one tag", tags->n);
@@ -174,6 +195,7 @@ static int rpc_list_handler(struct rpc_call *call)
 	tags->region = mr->index;
 	tags->all = all;
 	tags->uid = c->uid;
+	tags->more_runs_ok = req->has_more_runs_ok && req->more_runs_ok;
 
 	if (req->tag && !all) {
 		const char *name;

@@ -23,6 +23,25 @@ static void stat_reply_done(struct stat_reply *s)
 	free(s->wait_counts);
 }
 
+/* The zeroing policy's state (zeroer-policy.h); its strings are static. */
+static void region_stat_policy(const struct manager_region *mr, Pmemz__RegionStat *rs)
+{
+	struct region_policy_state ps;
+
+	if (!mr->r) /* never opened (failed at start): no policy runs */
+		return;
+	region_zeroer_policy_state(mr->r, &ps);
+	rs->zero_policy = (char *)(uintptr_t)ps.policy;
+	rs->zero_zone = (char *)(uintptr_t)ps.zone;
+	rs->has_reserve_low = rs->has_reserve_high = true;
+	rs->reserve_low = ps.low;
+	rs->reserve_high = ps.high;
+	rs->has_alloc_rate = true;
+	rs->alloc_rate = ps.alloc_rate;
+	rs->has_zone_changes = true;
+	rs->zone_changes = ps.changes;
+}
+
 /* The ALLOCATE wait histogram, cumulative as Prometheus has it; counts has MANAGER_WAIT_BUCKETS. */
 static void region_stat_wait(const struct wait_histogram *h, Pmemz__RegionStat *rs,
 			     uint64_t *counts)
@@ -81,6 +100,7 @@ static void region_stat_fill(const struct rpc_call *call, const struct manager_r
 		rs->failure = (char *)(uintptr_t)(call->c->admin || rpc_region_allowed(call->c, mr)
 						      ? mr->failure
 						      : "(reason withheld: not your region)");
+	region_stat_policy(mr, rs);
 }
 
 /*

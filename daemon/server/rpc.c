@@ -15,11 +15,9 @@
 #include "rpc.h"
 
 static const struct rpc_descriptor *const rpc_table[] = {
-    &rpc_hello, &rpc_open_region, &rpc_allocate, &rpc_commit, &rpc_free,
-    &rpc_flush, &rpc_list,	  &rpc_stat,	 &rpc_noop,
-    &rpc_map,
-    &rpc_zeroer,
-    &rpc_usage,
+    &rpc_hello, &rpc_open_region, &rpc_allocate, &rpc_commit, &rpc_free,  &rpc_flush,
+    &rpc_list,  &rpc_stat,        &rpc_noop,     &rpc_map,    &rpc_zeroer, &rpc_usage,
+    &rpc_runs,
 };
 
 const struct rpc_descriptor *rpc_lookup(Pmemz__Request__OpCase op)
@@ -164,6 +162,22 @@ int rpc_own_lease(struct rpc_call *call, const struct manager_region *mr, uint64
 	return 0;
 }
 
+int rpc_own_tag(struct rpc_call *call, const struct manager_region *mr, const char *tag,
+		uint32_t *id)
+{
+	int r;
+
+	if (!*tag || strlen(tag) > RPC_TAG_MAX)
+		return rpc_fail(call, -EINVAL, "invalid tag name");
+	r = region_tag_lookup(mr->r, tag, call->c->uid, id);
+	if (r == -ENOENT)
+		return rpc_fail(call, r, "no tag '%.64s' of uid %u in region '%s'", tag,
+				(unsigned)call->c->uid, mr->info.name);
+	if (r < 0)
+		return rpc_fail(call, r, "tag lookup failed: %s", strerror(-r));
+	return 0;
+}
+
 int rpc_runs_to_pb(const struct run *runs, size_t n_runs, Pmemz__Run **storage, Pmemz__Run ***ptrs)
 {
 	Pmemz__Run *s;
@@ -189,6 +203,32 @@ int rpc_runs_to_pb(const struct run *runs, size_t n_runs, Pmemz__Run **storage, 
 	*storage = s;
 	*ptrs = p;
 	return 0;
+}
+
+static size_t varint_size(uint64_t v)
+{
+	size_t n = 1;
+
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+size_t rpc_runs_fitting(const struct run *runs, size_t n_runs, size_t budget)
+{
+	size_t used = 0, k;
+
+	for (k = 0; k < n_runs; k++) {
+		/* field key + length byte, then first's and count's keys and varints */
+		size_t one = 4 + varint_size(runs[k].first) + varint_size(runs[k].count);
+
+		if (used + one > budget)
+			break;
+		used += one;
+	}
+	return k;
 }
 
 void rpc_region_info_to_pb(const struct region_info *info, Pmemz__RegionInfo *pb)

@@ -66,6 +66,7 @@ extern const struct rpc_descriptor rpc_noop;
 extern const struct rpc_descriptor rpc_map;
 extern const struct rpc_descriptor rpc_zeroer;
 extern const struct rpc_descriptor rpc_usage;
+extern const struct rpc_descriptor rpc_runs;
 
 const struct rpc_descriptor *rpc_lookup(Pmemz__Request__OpCase op);
 /* Run one decoded request (version already checked). */
@@ -102,12 +103,26 @@ struct lease;
 int rpc_own_lease(struct rpc_call *call, const struct manager_region *mr, uint64_t id,
 		  struct lease **out);
 
+/* The caller's uid's tag of that name in mr: -EINVAL (bad name), -ENOENT. */
+int rpc_own_tag(struct rpc_call *call, const struct manager_region *mr, const char *tag,
+		uint32_t *id);
+
 /* Runs <-> protobuf.  The arrays are malloc'ed; free both with free(). */
 int rpc_runs_to_pb(const struct run *runs, size_t n_runs, Pmemz__Run **storage, Pmemz__Run ***ptrs);
+/*
+ * A lease or tag too fragmented for one reply goes out in slices: the
+ * first with the ALLOCATE / LIST reply, the rest in RUNS replies, each one
+ * frame.  RPC_RUNS_BUDGET is the packed size of runs one frame carries,
+ * with room left for the rest of the reply; rpc_runs_fitting says how many
+ * of runs (from the first) pack into budget bytes, at least 0.
+ */
+#define RPC_RUNS_BUDGET (PMEMZ_FRAME_MAX - 1024u)
+size_t rpc_runs_fitting(const struct run *runs, size_t n_runs, size_t budget);
+
 void rpc_region_info_to_pb(const struct region_info *info, Pmemz__RegionInfo *pb);
 
 /*
- * Sliced requests (issue 8 d): work that grows with the region, the tag
+ * Sliced requests (docs/SECURITY.md): work that grows with the region, the tag
  * table or the request (FLUSH, MAP, LIST) runs in steps of at most about
  * RPC_SLICE_NS on the main loop.  The daemon's jobs take turns (round
  * robin), and after each step the loop pauses long work for as long as the

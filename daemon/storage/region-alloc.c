@@ -371,6 +371,7 @@ int region_lease(struct region *r, uint64_t n, struct run **runs, size_t *n_runs
 	r->pending = true;
 	*runs = v.v;
 	*n_runs = v.n;
+	region_zeroer_note_lease(r, n);
 	return 0;
 }
 

@@ -18,6 +18,7 @@
 #include "media.h"
 #include "pstore.h"
 #include "region.h"
+#include "zeroer-policy.h"
 #include "zeroer.h"
 
 /* vflags */
@@ -119,6 +120,7 @@ struct region {
 	unsigned zeroer_outstanding; /* batches submitted, not yet collected */
 	region_zeroed_fn zeroed_fn;  /* region_zeroer_set_hook */
 	void *zeroed_ctx;
+	struct zpolicy pol;	     /* zero_policy = adaptive: the reserve's watermarks */
 };
 
 static inline uint8_t *region_extent_addr(const struct region *r, uint64_t i)
@@ -186,6 +188,8 @@ int region_zeroer_start(struct region *r);
 void region_zeroer_stop(struct region *r);
 /* Submit batches while DIRTY extents are ready and workers are short of work. */
 void region_zeroer_kick(struct region *r);
+/* n extents were leased: the policy's rate, and its zone for the smaller reserve. */
+void region_zeroer_note_lease(struct region *r, uint64_t n);
 
 /* ---- test hooks ---- */
 /*

@@ -160,6 +160,16 @@ void region_zeroer_pause(struct region *r, bool paused);
 bool region_zeroer_paused(const struct region *r);
 void region_zeroer_set_rate(struct region *r, uint64_t bytes_per_sec);
 
+/* The zeroing policy's state (STAT, pmemzctl status). */
+struct region_policy_state {
+	const char *policy; /* "full" or "adaptive" */
+	const char *zone;   /* "fast", "paced" or "idle" */
+	uint64_t low, high; /* watermarks, extents (adaptive) */
+	double alloc_rate;  /* extents leased per second, smoothed */
+	uint64_t changes;   /* zone changes since start */
+};
+void region_zeroer_policy_state(const struct region *r, struct region_policy_state *out);
+
 /*
  * Per-extent states for a map (MAP, pmemzctl map): out[k] = state of extent
  * first + k, an enum extent_state value, or EXT_MAP_ZEROING for a DIRTY

@@ -37,8 +37,10 @@ struct zeroer {
 	struct zbatch *todo, **todo_tail;
 	struct zbatch *done, **done_tail;
 	bool stop, paused, urgent;
+	bool resting; /* policy IDLE: no zeroing unless urgent */
 	uint64_t rate;
-	double tokens; /* bytes */
+	uint64_t policy_rate; /* policy PACED: bytes/s, 0 = none */
+	double tokens;	      /* bytes */
 	uint64_t refill_ns;
 
 	unsigned n_threads;
@@ -120,6 +122,15 @@ static struct timespec deadline_after(uint64_t ns)
 
 enum go { GO, YIELD, STOP };
 
+/* The configured rate, or the policy's pace when lower (0: unlimited). */
+static uint64_t effective_rate(const struct zeroer *z)
+{
+	uint64_t a = __atomic_load_n(&z->rate, __ATOMIC_RELAXED);
+	uint64_t b = __atomic_load_n(&z->policy_rate, __ATOMIC_RELAXED);
+
+	return !a ? b : !b ? a : MIN(a, b);
+}
+
 /*
  * May len more bytes be zeroed now?  Waits for the token bucket (unless
  * urgent or unlimited).  YIELD when paused: the batch ends early and goes
@@ -132,15 +143,17 @@ static enum go throttle_locked(struct zeroer *z, uint64_t len)
 		double need;
 		struct timespec ts;
 
+		uint64_t rate = effective_rate(z);
+
 		if (z->stop)
 			return STOP;
-		if (z->paused)
+		if (z->paused || (z->resting && !z->urgent))
 			return YIELD;
-		if (z->rate == 0 || z->urgent)
+		if (rate == 0 || z->urgent)
 			return GO;
 		now = pmemz_now_ns();
-		burst = MAX(len, z->rate / 10);
-		z->tokens += (double)(now - z->refill_ns) * (double)z->rate / 1e9;
+		burst = MAX(len, rate / 10);
+		z->tokens += (double)(now - z->refill_ns) * (double)rate / 1e9;
 		if (z->tokens > (double)burst)
 			z->tokens = (double)burst;
 		z->refill_ns = now;
@@ -148,17 +161,56 @@ static enum go throttle_locked(struct zeroer *z, uint64_t len)
 			z->tokens -= (double)len;
 			return GO;
 		}
-		need = ((double)len - z->tokens) * 1e9 / (double)z->rate;
+		need = ((double)len - z->tokens) * 1e9 / (double)rate;
 		ts = deadline_after((uint64_t)need + 1);
 		(void)pthread_cond_timedwait(&z->cond, &z->lock, &ts);
 	}
 }
 
-static void zero_batch(struct zeroer *z, struct zbatch *b)
+/*
+ * A waiting allocation raises the priority at the next chunk, not at the
+ * next batch: a batch of 64 x 2 MiB started at SCHED_IDLE on a busy
+ * machine would otherwise hold the waiter for as long as the machine
+ * keeps the thread off the CPU.
+ */
+static void follow_urgency(struct zeroer *z, bool urgent, bool *boosted)
+{
+	if (urgent == *boosted)
+		return;
+	set_priority(z, urgent);
+	*boosted = urgent;
+}
+
+/*
+ * throttle_locked without the lock when nothing can hold the chunk back
+ * (not stopping, not paused, no rate to keep): the worker may run at
+ * SCHED_IDLE, and a lock it is preempted in holds up the main loop, which
+ * takes the same lock to collect and submit batches.  The flags are
+ * written under the lock; a change seen one chunk late is harmless.
+ */
+static enum go throttle(struct zeroer *z, uint64_t len, bool *urgent)
+{
+	enum go go;
+
+	*urgent = __atomic_load_n(&z->urgent, __ATOMIC_RELAXED);
+	if (!__atomic_load_n(&z->stop, __ATOMIC_RELAXED) &&
+	    !__atomic_load_n(&z->paused, __ATOMIC_RELAXED) &&
+	    (*urgent ||
+	     (!__atomic_load_n(&z->resting, __ATOMIC_RELAXED) && effective_rate(z) == 0)))
+		return GO;
+	pthread_mutex_lock(&z->lock);
+	go = throttle_locked(z, len);
+	*urgent = z->urgent;
+	pthread_mutex_unlock(&z->lock);
+	return go;
+}
+
+static void zero_batch(struct zeroer *z, struct zbatch *b, bool *boosted)
 {
 	uint64_t busy = 0, t0;
 	uint32_t k;
 	enum go go = GO;
+	bool urgent = *boosted;
 
 	for (k = 0; k < b->n; k++) {
 		uint8_t *p = z->data + b->ext[k] * z->extent_size;
@@ -166,11 +218,10 @@ static void zero_batch(struct zeroer *z, struct zbatch *b)
 		for (uint64_t off = 0; off < z->extent_size; off += ZERO_CHUNK) {
 			uint64_t len = MIN(ZERO_CHUNK, z->extent_size - off);
 
-			pthread_mutex_lock(&z->lock);
-			go = throttle_locked(z, len);
-			pthread_mutex_unlock(&z->lock);
+			go = throttle(z, len, &urgent);
 			if (go != GO)
 				break;
+			follow_urgency(z, urgent, boosted);
 			t0 = pmemz_now_ns();
 			pstore_zero_nt(z->ps, p + off, len);
 			busy += pmemz_now_ns() - t0;
@@ -213,17 +264,21 @@ static void *worker(void *arg)
 		urgent = z->urgent;
 		pthread_mutex_unlock(&z->lock);
 
-		if (urgent != boosted) {
-			set_priority(z, urgent);
-			boosted = urgent;
-		}
-		zero_batch(z, b);
+		follow_urgency(z, urgent, &boosted);
+		zero_batch(z, b, &boosted);
 
 		pthread_mutex_lock(&z->lock);
 		*z->done_tail = b;
 		z->done_tail = &b->next;
+		pthread_mutex_unlock(&z->lock);
+		/*
+		 * Wake the main loop with the lock released: woken while we
+		 * held it, it would block on it until this thread, perhaps at
+		 * SCHED_IDLE on a busy machine, got a CPU again (seen: 300 ms).
+		 */
 		if (write(z->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 			log_debug("region '%s': zeroer eventfd: %m", z->name);
+		pthread_mutex_lock(&z->lock);
 	}
 	pthread_mutex_unlock(&z->lock);
 	return NULL;
@@ -285,7 +340,7 @@ void zeroer_free(struct zeroer *z)
 	if (!z)
 		return;
 	pthread_mutex_lock(&z->lock);
-	z->stop = true;
+	__atomic_store_n(&z->stop, true, __ATOMIC_RELAXED);
 	pthread_cond_broadcast(&z->cond);
 	pthread_mutex_unlock(&z->lock);
 	for (unsigned i = 0; i < z->n_threads; i++)
@@ -335,7 +390,7 @@ void zeroer_set_paused(struct zeroer *z, bool paused)
 	uint64_t one = 1;
 
 	pthread_mutex_lock(&z->lock);
-	z->paused = paused;
+	__atomic_store_n(&z->paused, paused, __ATOMIC_RELAXED);
 	if (paused && z->todo) {
 		/* Queued batches go back untouched (done = 0). */
 		*z->done_tail = z->todo;
@@ -351,26 +406,38 @@ void zeroer_set_paused(struct zeroer *z, bool paused)
 
 bool zeroer_paused(struct zeroer *z)
 {
-	bool paused;
-
-	pthread_mutex_lock(&z->lock);
-	paused = z->paused;
-	pthread_mutex_unlock(&z->lock);
-	return paused;
+	/* Only the main loop writes it: no lock, which a worker may hold. */
+	return __atomic_load_n(&z->paused, __ATOMIC_RELAXED);
 }
 
 void zeroer_set_urgent(struct zeroer *z, bool urgent)
 {
 	pthread_mutex_lock(&z->lock);
-	z->urgent = urgent;
+	__atomic_store_n(&z->urgent, urgent, __ATOMIC_RELAXED);
 	pthread_cond_broadcast(&z->cond);
 	pthread_mutex_unlock(&z->lock);
+}
+
+void zeroer_set_policy(struct zeroer *z, uint64_t pace_rate, bool resting)
+{
+	pthread_mutex_lock(&z->lock);
+	__atomic_store_n(&z->policy_rate, pace_rate, __ATOMIC_RELAXED);
+	__atomic_store_n(&z->resting, resting, __ATOMIC_RELAXED);
+	z->tokens = 0;
+	z->refill_ns = pmemz_now_ns();
+	pthread_cond_broadcast(&z->cond);
+	pthread_mutex_unlock(&z->lock);
+}
+
+bool zeroer_urgent(struct zeroer *z)
+{
+	return __atomic_load_n(&z->urgent, __ATOMIC_RELAXED);
 }
 
 void zeroer_set_rate(struct zeroer *z, uint64_t bytes_per_sec)
 {
 	pthread_mutex_lock(&z->lock);
-	z->rate = bytes_per_sec;
+	__atomic_store_n(&z->rate, bytes_per_sec, __ATOMIC_RELAXED);
 	z->tokens = 0;
 	z->refill_ns = pmemz_now_ns();
 	pthread_cond_broadcast(&z->cond);
@@ -391,7 +458,51 @@ int region_zeroer_start(struct region *r)
 	    .numa_node = r->devdax ? pstore_numa_node(r->ps) : -1,
 	};
 
+	zpolicy_init(&r->pol, &r->rc->policy, r->extent_size, r->extent_count, pmemz_now_ns());
 	return zeroer_new(&p, &r->z);
+}
+
+/* Apply the policy's zone for the reserve as it is now. */
+static void region_zeroer_policy(struct region *r)
+{
+	enum zpolicy_zone old = r->pol.zone, z;
+
+	if (!r->z || !r->pol.adaptive)
+		return;
+	z = zpolicy_decide(&r->pol, r->count[EXT_ZEROED], zeroer_urgent(r->z), pmemz_now_ns());
+	if (z == old)
+		return;
+	log_debug("region '%s': zeroing %s (%" PRIu64 " zeroed, watermarks %" PRIu64 "/%" PRIu64
+		  ", %.0f extents/s)",
+		  r->name, zpolicy_zone_name(z), r->count[EXT_ZEROED], r->pol.low, r->pol.high,
+		  r->pol.rate);
+	zeroer_set_policy(r->z, z == ZP_PACED ? r->pol.pace_rate : 0, z == ZP_IDLE);
+	if (old == ZP_IDLE)
+		region_zeroer_kick(r);
+}
+
+void region_zeroer_note_lease(struct region *r, uint64_t n)
+{
+	if (!r->pol.adaptive)
+		return;
+	zpolicy_note_alloc(&r->pol, n, pmemz_now_ns());
+	region_zeroer_policy(r);
+}
+
+void region_zeroer_policy_state(const struct region *r, struct region_policy_state *out)
+{
+	struct zpolicy now = r->pol;
+
+	/* The rate as of now, though no allocation or batch came to update it. */
+	zpolicy_note_alloc(&now, 0, pmemz_now_ns());
+	*out = (struct region_policy_state){
+	    .policy = r->pol.adaptive ? "adaptive" : "full",
+	    .zone = zpolicy_zone_name(r->pol.zone),
+	    .low = r->pol.low,
+	    .high = r->pol.high,
+	    .alloc_rate = now.rate,
+	    .changes = r->pol.changes,
+	};
 }
 
 void region_zeroer_stop(struct region *r)
@@ -407,11 +518,25 @@ void region_zeroer_kick(struct region *r)
 	    MAX((uint64_t)1, MIN((uint64_t)r->batch_extents, BATCH_MAX_BYTES / r->extent_size));
 	uint64_t ready;
 
-	if (!r->z || zeroer_paused(r->z) || region_failed(r, NULL, 0))
+	if (!r->z || zeroer_paused(r->z) || region_failed(r, NULL, 0) || r->pol.zone == ZP_IDLE)
 		return;
+	/*
+	 * The policy decides at each collected batch: batches of at most a
+	 * quarter of the low watermark keep full-speed zeroing from running far
+	 * past it before pacing starts.
+	 */
+	if (r->pol.adaptive)
+		per = MAX((uint64_t)1, MIN(per, r->pol.low / 4));
 	/* Two batches per thread: one being zeroed, one queued behind it. */
 	while ((ready = region_index_ready(r)) && r->zeroer_outstanding < 2 * r->zeroer_threads) {
-		uint64_t n = MIN(per, ready);
+		/*
+		 * At the tail, threads share what is left evenly, so that one
+		 * does not zero a last full batch while the others sit idle
+		 * (a waiter sees the last extent, not the average).
+		 */
+		uint64_t n = MIN(per, r->zeroer_threads > 1
+					  ? (ready + r->zeroer_threads - 1) / r->zeroer_threads
+					  : ready);
 		struct zbatch *b = malloc(sizeof(*b) + n * sizeof(b->ext[0]));
 
 		if (!b) {
@@ -491,6 +616,7 @@ uint64_t region_zeroer_collect(struct region *r)
 	}
 	if (zeroed)
 		r->pending = true; /* ZEROED records are durable at the next region_sync */
+	region_zeroer_policy(r);
 	region_zeroer_kick(r);
 	return zeroed;
 }
@@ -499,6 +625,7 @@ void region_zeroer_set_urgent(struct region *r, bool urgent)
 {
 	if (r->z)
 		zeroer_set_urgent(r->z, urgent);
+	region_zeroer_policy(r);
 }
 
 void region_zeroer_pause(struct region *r, bool paused)

@@ -56,6 +56,9 @@ void zeroer_set_paused(struct zeroer *z, bool paused);
 /* The only record of the pause: workers read it under the pool's lock. */
 bool zeroer_paused(struct zeroer *z);
 void zeroer_set_urgent(struct zeroer *z, bool urgent);
+/* The adaptive policy: pace (bytes/s, 0 = none) and rest (IDLE), both lifted while urgent. */
+void zeroer_set_policy(struct zeroer *z, uint64_t pace_rate, bool resting);
+bool zeroer_urgent(struct zeroer *z);
 void zeroer_set_rate(struct zeroer *z, uint64_t bytes_per_sec);
 
 #endif

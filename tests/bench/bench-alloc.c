@@ -8,9 +8,11 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench.h"
 #include "client-private.h"
@@ -47,6 +49,7 @@ struct lat_size {
 	unsigned samples;
 	struct bench_samples alloc, nt, clflush;
 	struct bench_samples floor; /* NOOPs interleaved with this size's ALLOCATEs */
+	struct bench_samples raw;   /* one-CPU socket round trips, interleaved too */
 };
 
 static void latency_row(const char *name, struct bench_samples *s, double floor_p99)
@@ -64,7 +67,7 @@ static void latency_row(const char *name, struct bench_samples *s, double floor_
  * ALLOCATE is served from zeroed extents without waiting.
  */
 static int measure_alloc(struct pmemz_client *c, struct pmemz_region *r, struct lat_size *ls,
-			 size_t payload)
+			 size_t payload, struct bench_floor *fl)
 {
 	size_t per = (size_t)((ls->bytes + r->extent_size - 1) / r->extent_size), held = 0, cap;
 	struct pmemz_alloc **hold;
@@ -84,8 +87,12 @@ static int measure_alloc(struct pmemz_client *c, struct pmemz_region *r, struct 
 	while (done < ls->samples && ret >= 0) {
 		ret = bench_wait_zeroed(c, r->name, 600);
 		for (held = 0; ret >= 0 && held < cap && done < ls->samples; held++, done++) {
-			uint64_t t0 = bench_now_ns();
+			double raw = fl ? bench_floor_round_trip(fl) : -1;
+			uint64_t t0;
 
+			if (raw >= 0)
+				samples_add(&ls->raw, raw);
+			t0 = bench_now_ns();
 			ret = bench_noop(c, payload);
 			samples_add(&ls->floor, us_since(t0));
 			if (ret < 0)
@@ -105,6 +112,36 @@ static int measure_alloc(struct pmemz_client *c, struct pmemz_region *r, struct 
 	if (ret < 0)
 		fprintf(stderr, "pmemz-bench: ALLOCATE %s: %s\n", ls->label, pmemz_errormsg());
 	return ret < 0 ? ret : bench_wait_zeroed(c, r->name, 600);
+}
+
+/*
+ * The 2 MiB ALLOCATEs again with the daemon's main thread and this thread
+ * pinned to the raw floor's CPU: what the daemon's path costs without the
+ * cross-CPU wake-ups the floor does not pay either.  Affinities are
+ * restored (the daemon's to every CPU).
+ */
+static int measure_one_cpu(struct pmemz_client *c, struct pmemz_region *r, struct lat_size *ls,
+			   size_t payload, struct bench_floor *fl, pid_t daemon)
+{
+	cpu_set_t one, all, mine;
+	int ret;
+
+	CPU_ZERO(&one);
+	CPU_SET(bench_floor_cpu(fl), &one);
+	CPU_ZERO(&all);
+	for (int i = 0; i < CPU_SETSIZE && i < (int)sysconf(_SC_NPROCESSORS_CONF); i++)
+		CPU_SET(i, &all);
+	if (sched_getaffinity(0, sizeof(mine), &mine) < 0 ||
+	    sched_setaffinity(daemon, sizeof(one), &one) < 0)
+		return 0; /* not ours to pin: no 1-CPU run */
+	if (sched_setaffinity(0, sizeof(one), &one) < 0) {
+		(void)sched_setaffinity(daemon, sizeof(all), &all);
+		return 0;
+	}
+	ret = measure_alloc(c, r, ls, payload, fl);
+	(void)sched_setaffinity(0, sizeof(mine), &mine);
+	(void)sched_setaffinity(daemon, sizeof(all), &all);
+	return ret;
 }
 
 /* Zeroing inline: the same sizes, on the caller's thread, in a leased area. */
@@ -144,7 +181,9 @@ int scenario_alloc(struct bench_env *e)
 	struct pmemz_alloc *area = NULL;
 	struct bench_map m;
 	size_t payload, area_len;
-	double floor_p99, warm, ratio_2m = 0;
+	double floor_p99, warm, ratio_2m = 0, ratio_raw = 0;
+	struct lat_size one_cpu = {.label = "2 MiB, 1 CPU", .bytes = 2 * MIB, .samples = n};
+	struct bench_floor *fl = NULL;
 	char name[96];
 	int ret;
 
@@ -173,12 +212,21 @@ int scenario_alloc(struct bench_env *e)
 	if (ret < 0)
 		goto out;
 	payload = floor_payload(e->region);
+	{
+		size_t req_len, resp_len;
+
+		bench_alloc_frame_sizes(e->region, &req_len, &resp_len);
+		if (bench_floor_open(req_len, resp_len, &fl) < 0)
+			fl = NULL;
+	}
 
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]) && ret >= 0; i++) {
 		ret = measure_alloc(sizes[i].small ? cs : c, sizes[i].small ? rs : r, &sizes[i],
-				    payload);
+				    payload, fl);
 		bench_log("ALLOCATE %s: %zu samples", sizes[i].label, sizes[i].alloc.n);
 	}
+	if (ret >= 0 && fl && e->pid)
+		ret = measure_one_cpu(c, r, &one_cpu, payload, fl, e->pid);
 	if (ret < 0)
 		goto out;
 
@@ -201,6 +249,14 @@ int scenario_alloc(struct bench_env *e)
 	}
 
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		double raw_p99 = sizes[i].raw.n ? samples_pct(&sizes[i].raw, 99) : 0;
+
+		if (raw_p99 > 0) {
+			(void)snprintf(name, sizeof(name),
+				       "floor: raw AF_UNIX echo, 1 CPU (with %s)", sizes[i].label);
+			report_latency_row(S2, name, samples_pct(&sizes[i].raw, 50), raw_p99,
+					   samples_pct(&sizes[i].raw, 99.9), 0, NULL);
+		}
 		floor_p99 = samples_pct(&sizes[i].floor, 99);
 		(void)snprintf(name, sizeof(name), "floor: NOOP, %zu B payload (with %s)", payload,
 			       sizes[i].label);
@@ -209,8 +265,16 @@ int scenario_alloc(struct bench_env *e)
 		(void)snprintf(name, sizeof(name), "ALLOCATE %s from the zeroed pool%s",
 			       sizes[i].label, sizes[i].small ? " (64K ext)" : "");
 		latency_row(name, &sizes[i].alloc, floor_p99);
-		if (i == 1)
+		if (raw_p99 > 0)
+			report_note("ALLOCATE %s: p99 %.2fx the raw 1-CPU floor's p99, p50 %.2fx "
+				    "its p50",
+				    sizes[i].label, samples_pct(&sizes[i].alloc, 99) / raw_p99,
+				    samples_pct(&sizes[i].alloc, 50) /
+					samples_pct(&sizes[i].raw, 50));
+		if (i == 1) {
 			ratio_2m = samples_pct(&sizes[i].alloc, 99) / floor_p99;
+			ratio_raw = raw_p99 > 0 ? samples_pct(&sizes[i].alloc, 99) / raw_p99 : 0;
+		}
 	}
 	floor_p99 = samples_pct(&sizes[1].floor, 99); /* inline rows: against the 2 MiB floor */
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
@@ -224,7 +288,29 @@ int scenario_alloc(struct bench_env *e)
 	report_note("each ALLOCATE right after a NOOP on the same connection: %u per size (64 MiB: "
 		    "%u); its ratio is to the p99 of those NOOPs; inline rows: to the 2 MiB floor",
 		    sizes[0].samples, sizes[2].samples);
+	if (one_cpu.alloc.n) {
+		double raw_p99 = samples_pct(&one_cpu.raw, 99);
+
+		report_latency_row(S2, "floor: raw AF_UNIX echo, 1 CPU (with 1-CPU run)",
+				   samples_pct(&one_cpu.raw, 50), raw_p99,
+				   samples_pct(&one_cpu.raw, 99.9), 0, NULL);
+		report_latency_row(S2, "NOOP, client + daemon loop on that CPU",
+				   samples_pct(&one_cpu.floor, 50), samples_pct(&one_cpu.floor, 99),
+				   samples_pct(&one_cpu.floor, 99.9),
+				   samples_pct(&one_cpu.floor, 99) / raw_p99, "x raw floor p99");
+		latency_row("ALLOCATE 2 MiB, client + daemon loop on that CPU", &one_cpu.alloc,
+			    raw_p99);
+		report_note("1-CPU run: the daemon's main thread and this client pinned to the raw "
+			    "floor's CPU (%u ALLOCATEs): the same path without cross-CPU wake-ups",
+			    one_cpu.samples);
+	}
+	report_note("raw floor: %s frames as large as ALLOCATE's, over a socket pair to an "
+		    "epoll echo thread, both ends pinned to one CPU, one before each NOOP",
+		    fl ? "measured with" : "not measured:");
 	report_target("ALLOCATE 2 MiB p99 <= 1.5 x floor p99", ratio_2m, 1.5, false);
+	if (ratio_raw > 0)
+		report_target("ALLOCATE 2 MiB p99 <= 1.2 x raw 1-CPU floor p99", ratio_raw, 1.2,
+			      false);
 
 out:
 	if (ret < 0)
@@ -237,7 +323,14 @@ out:
 		samples_free(&sizes[i].nt);
 		samples_free(&sizes[i].clflush);
 		samples_free(&sizes[i].floor);
+		samples_free(&sizes[i].raw);
 	}
+	samples_free(&one_cpu.alloc);
+	samples_free(&one_cpu.floor);
+	samples_free(&one_cpu.raw);
+	samples_free(&one_cpu.nt);
+	samples_free(&one_cpu.clflush);
+	bench_floor_close(fl);
 	pmemz_region_close(rs);
 	pmemz_region_close(r);
 	pmemz_client_free(cs);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Scenario 5 (issue 8): a well-behaved client's 2 MiB ALLOCATE latency at
+ * Scenario 8 (docs/SECURITY.md): a well-behaved client's 2 MiB ALLOCATE latency at
  * rest and while three attackers run, side by side:
  *   - idle: many connections that send nothing;
  *   - pipeliner: ALLOCATE(4 KiB, nowait) + MAP pairs on the small region,

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The bench's files, its own pmemzerod, and the client/STAT helpers. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -67,6 +68,7 @@ int bench_env_init(struct bench_env *e)
 		return -errno;
 	if (path_in(e->main_path, e->dir, "main.region") < 0 ||
 	    path_in(e->small_path, e->dir, "small.region") < 0 ||
+	    path_in(e->frag_path, e->dir, "frag.region") < 0 ||
 	    path_in(e->sock, e->dir, "d.sock") < 0 ||
 	    path_in(e->conf, e->dir, "pmemzerod.conf") < 0 ||
 	    path_in(e->log, e->dir, "daemon.log") < 0)
@@ -88,7 +90,7 @@ int bench_env_init(struct bench_env *e)
 
 void bench_env_cleanup(struct bench_env *e)
 {
-	const char *files[] = {e->main_path, e->small_path, e->conf, e->log, e->sock};
+	const char *files[] = {e->main_path, e->small_path, e->frag_path, e->conf, e->log, e->sock};
 
 	bench_daemon_stop(e);
 	if (opt.keep || !e->dir[0]) {
@@ -148,16 +150,21 @@ static int write_conf(const struct bench_env *e)
 		"[region %s]\n"
 		"path = %s\n"
 		"extent_size = 2M\n"
-		"zeroer_threads = 1\n"
+		"zeroer_threads = %u\n"
 		"batch_extents = 64\n"
+		"%s"
 		"\n"
 		"[region %s]\n"
 		"path = %s\n"
 		"extent_size = 64K\n"
 		"zeroer_threads = 1\n"
 		"batch_extents = 64\n",
-		opt.verbose ? "info" : "notice", e->region, e->main_path, e->small_region,
-		e->small_path);
+		opt.verbose ? "info" : "notice", e->region, e->main_path,
+		e->zeroer_threads ? e->zeroer_threads : 1u, e->main_extra ? e->main_extra : "",
+		e->small_region, e->small_path);
+	if (e->with_frag)
+		fprintf(f, "\n[region frag]\npath = %s\nextent_size = 4K\nzeroer_threads = 1\n",
+			e->frag_path);
 	return fclose(f) == 0 ? 0 : -EIO;
 }
 
@@ -191,7 +198,7 @@ int bench_daemon_start(struct bench_env *e)
 
 	if (!e->own_daemon)
 		return 0;
-	r = write_conf(e);
+	r = e->conf_written ? 0 : write_conf(e);
 	if (r < 0)
 		return r;
 	pid = fork();
@@ -221,9 +228,9 @@ int bench_daemon_start(struct bench_env *e)
 			dump_file(e->log);
 			return -ECHILD;
 		}
-		if (bench_now_ns() - t0 > 60ull * 1000000000ull)
+		if (bench_now_ns() - t0 > 600ull * 1000000000ull)
 			return -ETIMEDOUT;
-		(void)usleep(20000);
+		(void)usleep(2000); /* --scale times the start with this */
 	}
 	return 0;
 }
@@ -298,6 +305,9 @@ int bench_stat(struct pmemz_client *c, const char *region, struct bench_stat *st
 	st->frees = rs->frees;
 	st->bytes_zeroed = rs->bytes_zeroed;
 	st->zero_bytes_per_sec = rs->zero_bytes_per_sec;
+	st->zeroer_threads = rs->zeroer_threads;
+	(void)snprintf(st->zone, sizeof(st->zone), "%s", rs->zero_zone ? rs->zero_zone : "");
+	st->reserve_low = rs->has_reserve_low ? rs->reserve_low : 0;
 	st->group_commits = resp->stat->has_group_commits ? resp->stat->group_commits : 0;
 	return 0;
 }
@@ -452,4 +462,49 @@ double bench_daemon_warmup(struct pmemz_client *c, struct pmemz_region *r)
 		ret = bench_wait_zeroed(c, r->name, 600);
 		return ret < 0 ? ret : gibps;
 	}
+}
+
+void bench_proc_sched(pid_t pid, uint64_t *run_ns, uint64_t *wait_ns)
+{
+	char path[64];
+	DIR *d;
+	struct dirent *de;
+
+	*run_ns = *wait_ns = 0;
+	(void)snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char p2[320];
+		unsigned long long run = 0, wait = 0;
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		(void)snprintf(p2, sizeof(p2), "/proc/%d/task/%s/schedstat", (int)pid, de->d_name);
+		f = fopen(p2, "re");
+		if (!f)
+			continue;
+		if (fscanf(f, "%llu %llu", &run, &wait) == 2) {
+			*run_ns += run;
+			*wait_ns += wait;
+		}
+		(void)fclose(f);
+	}
+	(void)closedir(d);
+}
+
+int bench_zeroer_pause(struct pmemz_client *c, const char *region, bool pause)
+{
+	_cleanup_response_ Pmemz__Response *resp = NULL;
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__ZeroerReq zr = PMEMZ__ZEROER_REQ__INIT;
+
+	zr.region = (char *)(uintptr_t)region;
+	zr.has_pause = true;
+	zr.pause = pause;
+	req.op_case = PMEMZ__REQUEST__OP_ZEROER;
+	req.zeroer = &zr;
+	return pmemz_client_call(c, &req, &resp);
 }

@@ -36,7 +36,8 @@ static void usage(FILE *out)
 		"\n"
 		"  -q, --quick            short smoke run (under a minute)\n"
 		"  -r, --reps N           repetitions per figure (default 5; --quick: 3)\n"
-		"  -s, --scenario LIST    comma-separated: zero,alloc,throughput,fill,attack or 1-5\n"
+		"  -s, --scenario LIST    comma-separated: zero,alloc,throughput,fill,waitzero,\n"
+		"                         interfere,frag,attack or 1-8\n"
 		"                         (default: all)\n"
 		"  -j, --json FILE        also write the results as JSON\n"
 		"      --size SIZE        region file size (default 4G+128M; --quick 320M)\n"
@@ -47,6 +48,10 @@ static void usage(FILE *out)
 		"      --region NAME      its region (2 MiB extents expected; default 'default')\n"
 		"      --small-region NAME  its region for scenario 3 (default: --region)\n"
 		"      --dir DIR          where the bench's files go (default /dev/shm)\n"
+		"      --scale            instead of the scenarios: first start, restart, memory,\n"
+		"                         ALLOCATE, MAP/LIST/STAT against region and extent size\n"
+		"                         (file regions in --dir, default /var/tmp)\n"
+		"      --scale-sizes LIST region sizes for --scale (default 1G,8G,32G)\n"
 		"  -k, --keep             keep the bench's directory (region files, daemon log)\n"
 		"  -v, --verbose          progress on stderr\n"
 		"  -h, --help\n"
@@ -71,12 +76,20 @@ static unsigned parse_scenarios(const char *s)
 			mask |= SC_THROUGHPUT;
 		else if (!strcmp(t, "4") || !strcmp(t, "fill"))
 			mask |= SC_FILL;
-		else if (!strcmp(t, "5") || !strcmp(t, "attack"))
+		else if (!strcmp(t, "5") || !strcmp(t, "waitzero"))
+			mask |= SC_WAITZERO;
+		else if (!strcmp(t, "6") || !strcmp(t, "interfere"))
+			mask |= SC_INTERFERE;
+		else if (!strcmp(t, "7") || !strcmp(t, "frag"))
+			mask |= SC_FRAG;
+		else if (!strcmp(t, "8") || !strcmp(t, "attack"))
 			mask |= SC_ATTACK;
 		else if (!strcmp(t, "all"))
 			mask |= SC_ALL;
 		else
-			bench_die("unknown scenario '%s' (zero, alloc, throughput, fill, attack)", t);
+			bench_die("unknown scenario '%s' (zero, alloc, throughput, fill, waitzero, "
+				  "interfere, frag, attack)",
+				  t);
 	}
 	free(copy);
 	return mask;
@@ -93,7 +106,18 @@ static uint64_t parse_size_opt(const char *name, const char *v)
 
 static void parse_args(int argc, char **argv)
 {
-	enum { O_SIZE = 0x100, O_FILL, O_RESERVE, O_DAEMON, O_SOCKET, O_REGION, O_SMALL, O_DIR };
+	enum {
+		O_SIZE = 0x100,
+		O_FILL,
+		O_RESERVE,
+		O_DAEMON,
+		O_SOCKET,
+		O_REGION,
+		O_SMALL,
+		O_DIR,
+		O_SCALE,
+		O_SCALE_SIZES,
+	};
 	static const struct option options[] = {
 	    {"quick", no_argument, NULL, 'q'},
 	    {"reps", required_argument, NULL, 'r'},
@@ -107,12 +131,14 @@ static void parse_args(int argc, char **argv)
 	    {"region", required_argument, NULL, O_REGION},
 	    {"small-region", required_argument, NULL, O_SMALL},
 	    {"dir", required_argument, NULL, O_DIR},
+	    {"scale", no_argument, NULL, O_SCALE},
+	    {"scale-sizes", required_argument, NULL, O_SCALE_SIZES},
 	    {"keep", no_argument, NULL, 'k'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	bool reps_given = false;
+	bool reps_given = false, dir_given = false, scenarios_given = false;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "qr:s:j:kvh", options, NULL)) != -1) {
@@ -128,6 +154,7 @@ static void parse_args(int argc, char **argv)
 			break;
 		case 's':
 			opt.scenarios = parse_scenarios(optarg);
+			scenarios_given = true;
 			break;
 		case 'j':
 			opt.json = optarg;
@@ -155,6 +182,13 @@ static void parse_args(int argc, char **argv)
 			break;
 		case O_DIR:
 			opt.dir = optarg;
+			dir_given = true;
+			break;
+		case O_SCALE:
+			opt.scale = true;
+			break;
+		case O_SCALE_SIZES:
+			opt.scale_sizes = optarg;
 			break;
 		case 'k':
 			opt.keep = true;
@@ -174,6 +208,15 @@ static void parse_args(int argc, char **argv)
 		bench_die("unexpected argument '%s'", argv[optind]);
 	if (opt.quick && !reps_given)
 		opt.reps = 3;
+	/* Scenario 6 restarts the daemon and waits for its policy: not in a smoke run. */
+	if (opt.quick && !scenarios_given)
+		opt.scenarios &= ~SC_INTERFERE;
+	if (opt.scale && opt.socket)
+		bench_die("--scale starts its own daemon: no --socket");
+	if (opt.scale && !dir_given)
+		opt.dir = "/var/tmp"; /* file regions on disk, not in memory */
+	if (!opt.scale_sizes)
+		opt.scale_sizes = opt.quick ? "256M,1G" : "1G,8G,32G";
 	if (!opt.region_size)
 		opt.region_size = opt.quick ? 320 * MIB : 4 * GIB + 128 * MIB;
 	if (!opt.fill_bytes)
@@ -246,6 +289,14 @@ int main(int argc, char **argv)
 	if (r < 0)
 		bench_die("cannot create a directory in %s: %s", opt.dir, strerror(-r));
 	report_open(opt.json);
+	if (opt.scale) {
+		report_meta("command", argv[0]);
+		report_meta("cpu", bench_cpu_model());
+		r = scenario_scale(&e);
+		if (r < 0)
+			fprintf(stderr, "pmemz-bench: --scale: %s\n", strerror(-r));
+		goto out;
+	}
 
 	/* The region file: stale data on every page, as a used device has. */
 	r = bench_make_file(e.zero_path, opt.region_size);
@@ -262,6 +313,15 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (opt.scenarios & ~SC_ZERO) {
+		if (e.own_daemon && (opt.scenarios & SC_FRAG)) {
+			r = bench_make_file(e.frag_path, opt.quick ? 64 * MIB : 1 * GIB);
+			if (r < 0) {
+				fprintf(stderr, "pmemz-bench: cannot create %s: %s\n", e.frag_path,
+					strerror(-r));
+				goto out;
+			}
+			e.with_frag = true;
+		}
 		if (e.own_daemon) {
 			r = bench_make_file(e.small_path, opt.quick ? 32 * MIB : 256 * MIB);
 			if (r < 0) {
@@ -283,6 +343,12 @@ int main(int argc, char **argv)
 		r = scenario_throughput(&e);
 	if (r >= 0 && (opt.scenarios & SC_FILL))
 		r = scenario_fill(&e);
+	if (r >= 0 && (opt.scenarios & SC_WAITZERO))
+		r = scenario_waitzero(&e);
+	if (r >= 0 && (opt.scenarios & SC_INTERFERE))
+		r = scenario_interfere(&e);
+	if (r >= 0 && (opt.scenarios & SC_FRAG))
+		r = scenario_frag(&e);
 	if (r >= 0 && (opt.scenarios & SC_ATTACK))
 		r = scenario_attack(&e);
 	if (r < 0)

@@ -185,3 +185,23 @@ int report_close(void)
 	jroot = NULL;
 	return r;
 }
+
+void report_json_point(const char *scenario, const char *name, uint64_t extents, double first_s,
+		       double restart_s, uint64_t rss_kib, double alloc_p50_us, double alloc_p99_us,
+		       double map_ms, double list_ms, double stat_ms)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "scenario", json_object_new_string(scenario));
+	json_object_object_add(o, "name", json_object_new_string(name));
+	json_object_object_add(o, "extents", json_object_new_int64((int64_t)extents));
+	json_object_object_add(o, "first_start_s", json_object_new_double(first_s));
+	json_object_object_add(o, "restart_s", json_object_new_double(restart_s));
+	json_object_object_add(o, "rss_kib", json_object_new_int64((int64_t)rss_kib));
+	json_object_object_add(o, "alloc_p50_us", json_object_new_double(alloc_p50_us));
+	json_object_object_add(o, "alloc_p99_us", json_object_new_double(alloc_p99_us));
+	json_object_object_add(o, "map_ms", json_object_new_double(map_ms));
+	json_object_object_add(o, "list_ms", json_object_new_double(list_ms));
+	json_object_object_add(o, "stat_ms", json_object_new_double(stat_ms));
+	json_object_array_add(jrows, o);
+}

@@ -11,7 +11,9 @@ set(_bench_dir ${PMEMZ_TEST_SRC}/bench)
 add_executable(pmemz-bench
   ${_bench_dir}/bench-main.c ${_bench_dir}/bench-daemon.c ${_bench_dir}/bench-kernels.c
   ${_bench_dir}/bench-report.c ${_bench_dir}/bench-zero.c ${_bench_dir}/bench-alloc.c
-  ${_bench_dir}/bench-fill.c ${_bench_dir}/bench-attack.c)
+  ${_bench_dir}/bench-fill.c ${_bench_dir}/bench-waitzero.c
+  ${_bench_dir}/bench-floor.c ${_bench_dir}/bench-scale.c
+  ${_bench_dir}/bench-interfere.c ${_bench_dir}/bench-frag.c ${_bench_dir}/bench-attack.c)
 target_include_directories(pmemz-bench PRIVATE ${_bench_dir})
 target_link_libraries(pmemz-bench PRIVATE pmemzd_storage pmemzclient_static pmemzproto
   PkgConfig::JSONC PkgConfig::LIBPMEM2 Threads::Threads)

@@ -10,7 +10,12 @@
  *   bench-zero.c     scenario 1: zeroing bandwidth (in-process zeroer)
  *   bench-alloc.c    scenarios 2 and 3: allocation latency and throughput
  *   bench-fill.c     scenario 4: fill fresh space
- *   bench-attack.c   scenario 5: allocation latency under attack (issue 8)
+ *   bench-waitzero.c scenario 5: zeroing as a waiting client sees it
+ *   bench-floor.c    the one-CPU raw socket floor (scenario 2)
+ *   bench-scale.c    --scale: costs against region and extent size
+ *   bench-interfere.c scenario 6: a memory-bound writer beside the zeroer
+ *   bench-frag.c     scenario 7: ALLOCATE against fragmentation
+ *   bench-attack.c   scenario 8: allocation latency under attack (docs/SECURITY.md)
  *   bench-report.c   samples, the table and the JSON report
  */
 #ifndef PMEMZ_BENCH_H
@@ -34,8 +39,11 @@ enum {
 	SC_ALLOC = 1u << 1,
 	SC_THROUGHPUT = 1u << 2,
 	SC_FILL = 1u << 3,
-	SC_ATTACK = 1u << 4,
-	SC_ALL = 0x1fu,
+	SC_WAITZERO = 1u << 4,
+	SC_INTERFERE = 1u << 5,
+	SC_FRAG = 1u << 6,
+	SC_ATTACK = 1u << 7,
+	SC_ALL = 0xffu,
 };
 
 struct bench_opts {
@@ -50,9 +58,11 @@ struct bench_opts {
 	bool keep;
 	unsigned reps;
 	unsigned scenarios;
-	uint64_t region_size; /* bytes of the region file */
-	uint64_t fill_bytes;  /* scenario 4 */
-	uint64_t reserve;     /* scenario 4 (d): pmemz_region_set_reserve bytes */
+	uint64_t region_size;	 /* bytes of the region file */
+	uint64_t fill_bytes;	 /* scenario 4 */
+	uint64_t reserve;	 /* scenario 4 (d): pmemz_region_set_reserve bytes */
+	bool scale;		 /* --scale: the growth table instead of the scenarios */
+	const char *scale_sizes; /* --scale-sizes: region sizes, comma-separated */
 };
 extern struct bench_opts opt;
 
@@ -60,14 +70,19 @@ struct bench_env {
 	char dir[PATH_MAX];	   /* private temp dir */
 	char main_path[PATH_MAX];  /* region file of the main region (2 MiB extents) */
 	char small_path[PATH_MAX]; /* region file of the small region (64 KiB extents) */
+	char frag_path[PATH_MAX];  /* scenario 7's region file (4 KiB extents), "frag" */
+	bool with_frag;		   /* the daemon has region "frag" */
 	char zero_path[PATH_MAX];  /* scenario 1's region file (== main_path when ours) */
 	char sock[PATH_MAX];
 	char conf[PATH_MAX];
 	char log[PATH_MAX];
 	const char *region;	  /* main region name */
 	const char *small_region; /* small region name */
+	unsigned zeroer_threads;  /* of the main region in our daemon's configuration */
+	const char *main_extra;	  /* more keys for the main region's configuration */
 	pid_t pid;		  /* our daemon, 0 when none */
 	bool own_daemon;
+	bool conf_written; /* bench_daemon_start uses e->conf as it is (--scale) */
 };
 
 int bench_env_init(struct bench_env *e);
@@ -99,8 +114,13 @@ struct bench_stat {
 	uint64_t extent_size, extent_count;
 	uint64_t drains, commits, allocations, frees, bytes_zeroed;
 	uint64_t group_commits;
+	uint64_t zeroer_threads;
 	double zero_bytes_per_sec;
+	char zone[16];	      /* zeroing policy zone ("" from an older daemon) */
+	uint64_t reserve_low; /* adaptive policy: low watermark, extents */
 };
+/* ZEROER: pause or resume background zeroing of a region (admin). */
+int bench_zeroer_pause(struct pmemz_client *c, const char *region, bool pause);
 int bench_stat(struct pmemz_client *c, const char *region, struct bench_stat *st);
 /* Wait until no free extent is DIRTY (all zeroed); -ETIMEDOUT. */
 int bench_wait_zeroed(struct pmemz_client *c, const char *region, double timeout_s);
@@ -113,9 +133,21 @@ int bench_noop(struct pmemz_client *c, size_t payload);
 /* Packed size of the ALLOCATE request and of a one-run reply, for sizing NOOPs. */
 void bench_alloc_frame_sizes(const char *region, size_t *req, size_t *resp);
 
+/* CPU time and run-queue wait summed over every thread of process pid (schedstat). */
+void bench_proc_sched(pid_t pid, uint64_t *run_ns, uint64_t *wait_ns);
 uint64_t bench_now_ns(void);
 void bench_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void bench_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+/* ---- the one-CPU raw socket floor (bench-floor.c) ---- */
+#define PMEMZ_BENCH_FLOOR_MAX 4096u
+struct bench_floor;
+/* An echo thread on epoll at the far end of a socket pair, pinned to the caller's CPU. */
+int bench_floor_open(size_t req_len, size_t resp_len, struct bench_floor **out);
+/* One round trip (us) with the caller pinned to that CPU for its duration; < 0 on error. */
+double bench_floor_round_trip(struct bench_floor *f);
+int bench_floor_cpu(const struct bench_floor *f);
+void bench_floor_close(struct bench_floor *f);
 
 /* ---- zeroing kernels (bench-kernels.c) ---- */
 struct bench_map {
@@ -154,6 +186,10 @@ int scenario_zero(struct bench_env *e);
 int scenario_alloc(struct bench_env *e);
 int scenario_throughput(struct bench_env *e);
 int scenario_fill(struct bench_env *e);
+int scenario_waitzero(struct bench_env *e);
+int scenario_scale(struct bench_env *e);
+int scenario_interfere(struct bench_env *e);
+int scenario_frag(struct bench_env *e);
 int scenario_attack(struct bench_env *e);
 
 /* ---- report (bench-report.c) ---- */
@@ -180,6 +216,10 @@ void report_samples(const char *scenario, const char *name, const char *unit,
 /* A row with latency percentiles. */
 void report_latency_row(const char *scenario, const char *name, double p50, double p99, double p999,
 			double ratio_p99, const char *ratio_to);
+/* A --scale point as one JSON row (not printed: the scale table prints itself). */
+void report_json_point(const char *scenario, const char *name, uint64_t extents, double first_s,
+		       double restart_s, uint64_t rss_kib, double alloc_p50_us, double alloc_p99_us,
+		       double map_ms, double list_ms, double stat_ms);
 void report_target(const char *what, double value, double target, bool higher_is_better);
 void report_meta(const char *key, const char *value);
 int report_close(void); /* writes JSON; -errno */

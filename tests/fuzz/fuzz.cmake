@@ -1,4 +1,4 @@
-# libFuzzer harnesses (issue 9): CC=clang-14 cmake -DPMEMZ_FUZZ=ON.
+# libFuzzer harnesses: CC=clang-14 cmake -DPMEMZ_FUZZ=ON.
 #
 #   fuzz-frame    frame splitting + Request unpacking (proto/frame.c)
 #   fuzz-request  request sequences on several connections, real server

@@ -1,4 +1,4 @@
-# The hardened build (issue 9): what the .deb ships is checked on the ELF
+# The hardened build: what the .deb ships is checked on the ELF
 # files themselves (tests/hardening/check-elf.sh, readelf/nm/objdump).
 if(NOT PMEMZ_HARDEN OR PMEMZ_SANITIZE OR PMEMZ_FUZZ)
   return()

@@ -1,5 +1,4 @@
-# Integration test of region failures (issue 8 attacks 1, 2, 7 and issue 9's
-# tenant-written metadata): a truncated or damaged region goes offline while
+# Integration test of region failures (docs/SECURITY.md): a truncated or damaged region goes offline while
 # the others serve.  Once per granularity like integration.cmake's tests.
 # pmemz_itest (the harness) comes from integration.cmake, included after this
 # file (fragments are sorted); a link to a target defined later is fine.

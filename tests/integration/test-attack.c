@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Issue 8, attacks 3, 4 and 5 and part f: a hostile local client against
+ * A hostile local client against
  * the real daemon, which must stay up and keep serving everyone else.
  *
  *  - memory: ALLOCATE(4 KiB, nowait) + MAP pairs pipelined by connections

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Issue 8, attack 6: no per-user limits.  One uid (65534, "nobody") tries to
+ * Per-uid limits (docs/SECURITY.md).  One uid (65534, "nobody") tries to
  * hold every extent, queue waiters for all free space and fill the tag
  * table; with uid_quota, uid_max_tags and uid_max_waiters set it gets
  * -EDQUOT (with the limit and the usage in the message) while root still

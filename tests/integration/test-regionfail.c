@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Integration test: what a tenant does to its region's file stays in that
- * region (issue 8, attacks 1, 2 and 7; issue 9, tenant-written metadata).
+ * region (docs/SECURITY.md).
  *
  *  - The fd OPEN_REGION hands out is a new open file description: flags a
  *    client sets on it do not show on the daemon's.
@@ -13,7 +13,7 @@
  *  - Attack 2: an OFD write lock on the handed fd does not stop a restart.
  *  - Attack 7: damaged headers in one of two regions: degraded start, the
  *    other serves; the daemon exits non-zero only when no region is usable.
- *  - Issue 9: random bytes and bit flips written into one region's metadata
+ *  - Tenant-written metadata: random bytes and bit flips written into one region's metadata
  *    through a client's own mapping, then a restart, several rounds: neither
  *    the daemon nor `pmemzctl check` dies by a signal, the other region
  *    keeps serving.
@@ -450,7 +450,7 @@ static void test_damaged_header_degraded_start(void **state)
 	free(log);
 }
 
-/* ---- issue 9: tenant-written metadata, end to end ---- */
+/* ---- tenant-written metadata, end to end ---- */
 
 static uint64_t rnd(uint64_t *s)
 {

@@ -351,7 +351,7 @@ static void test_bad_rpc_inputs(void **state)
 	assert_int_equal(pmemz_flush(r, base + size, 4096, 0), -ERANGE);
 	assert_int_equal(pmemz_flush(r, base + size - 4096, 8192, 0), -ERANGE);
 	assert_int_equal(pmemz_flush(r, base - 4096, 4096, 0), -ERANGE);
-	/* The daemon flushes only the caller's own extents (issue 8 d). */
+	/* The daemon flushes only the caller's own extents (docs/SECURITY.md). */
 	{
 		struct pmemz_alloc *own = NULL;
 		char *p, *other;

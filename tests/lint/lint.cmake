@@ -1,4 +1,4 @@
-# Static analysis (issue 9), label "lint": cppcheck over every source of
+# Static analysis, label "lint": cppcheck over every source of
 # this build, gcc -fanalyzer over the shipped code (daemon, client, common,
 # proto).  Both read compile_commands.json; each suppression is in the
 # script with its reason.  Not in the sanitizer or fuzz configurations:

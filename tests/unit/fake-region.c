@@ -434,6 +434,12 @@ bool region_zeroer_paused(const struct region *r)
 	return r->paused;
 }
 
+void region_zeroer_policy_state(const struct region *r, struct region_policy_state *out)
+{
+	(void)r;
+	*out = (struct region_policy_state){.policy = "full", .zone = "fast"};
+}
+
 void region_zeroer_set_rate(struct region *r, uint64_t bytes_per_sec)
 {
 }

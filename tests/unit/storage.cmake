@@ -21,3 +21,9 @@ add_test(NAME unit-pstore-cacheline COMMAND test-pstore)
 set_tests_properties(unit-pstore unit-pstore-cacheline PROPERTIES LABELS "unit" TIMEOUT 60)
 set_tests_properties(unit-pstore-cacheline
   PROPERTIES ENVIRONMENT "PMEM2_FORCE_GRANULARITY=CACHE_LINE")
+
+# The adaptive zeroing policy's decisions, on a test clock.
+add_executable(test-zeroer-policy ${PMEMZ_TEST_SRC}/unit/test-zeroer-policy.c)
+target_link_libraries(test-zeroer-policy PRIVATE pmemzd_storage PkgConfig::CMOCKA)
+add_test(NAME unit-zeroer-policy COMMAND test-zeroer-policy)
+set_tests_properties(unit-zeroer-policy PROPERTIES LABELS "unit" TIMEOUT 60)

@@ -933,7 +933,7 @@ static Pmemz__Response *do_flush_n(int fd, const char *region, const uint64_t *o
 	return resp;
 }
 
-/* FLUSH: only the caller's own extents, a capped number of ranges (issue 8 d). */
+/* FLUSH: only the caller's own extents, a capped number of ranges (docs/SECURITY.md). */
 static void test_flush_ownership(void **state)
 {
 	struct region *r = fake_region_get(R_TEST);
