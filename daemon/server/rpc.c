@@ -119,6 +119,26 @@ bool rpc_region_visible(const struct connection *c, const struct manager_region 
 	return c->admin || rpc_region_allowed(c, mr);
 }
 
+/*
+ * A reload took the uid off the region's allow list: what the daemon
+ * already handed this connection, it may still COMMIT or FREE (its data is
+ * not lost, nothing leaks); everything new is refused.
+ */
+static bool rpc_finishes_own_lease(const struct rpc_call *call, const struct manager_region *mr)
+{
+	const Pmemz__Request *req = call->req;
+	const struct lease *l = NULL;
+
+	if (!req)
+		return false;
+	if (req->op_case == PMEMZ__REQUEST__OP_COMMIT && req->commit)
+		l = lease_table_find(call->m->leases, req->commit->lease);
+	else if (req->op_case == PMEMZ__REQUEST__OP_FREE && req->free && req->free->has_lease &&
+		 !req->free->tag)
+		l = lease_table_find(call->m->leases, req->free->lease);
+	return l && l->owner == call->c && l->region == mr->index;
+}
+
 int rpc_region(struct rpc_call *call, const char *name, struct manager_region **out)
 {
 	struct manager_region *mr;
@@ -136,9 +156,15 @@ int rpc_region(struct rpc_call *call, const char *name, struct manager_region **
 		return rpc_region_allowed(call->c, mr)
 			   ? rpc_fail(call, -EIO, "region '%s' has failed: %s", name, mr->failure)
 			   : rpc_fail(call, -EIO, "region '%s' has failed", name);
-	if (!rpc_region_allowed(call->c, mr))
+	if (!rpc_region_allowed(call->c, mr) && !rpc_finishes_own_lease(call, mr))
 		return rpc_fail(call, -EACCES, "uid %u may not use region '%s'",
 				(unsigned)call->c->uid, name);
+	if (mr->removing && call->req && (call->req->op_case == PMEMZ__REQUEST__OP_OPEN_REGION ||
+			     call->req->op_case == PMEMZ__REQUEST__OP_ALLOCATE))
+		return rpc_fail(call, -ENOENT,
+				"region '%s' was removed from the configuration; it goes away once "
+				"its users are done",
+				name);
 	manager_region_touch(mr, call->c);
 	*out = mr;
 	return 0;

@@ -57,5 +57,11 @@ void zeroer_set_paused(struct zeroer *z, bool paused);
 bool zeroer_paused(struct zeroer *z);
 void zeroer_set_urgent(struct zeroer *z, bool urgent);
 void zeroer_set_rate(struct zeroer *z, uint64_t bytes_per_sec);
+/*
+ * Run n workers (1..CONF_MAX_ZEROER_THREADS): start more, or stop and join
+ * the extra ones (a batch one was zeroing comes back unfinished, as on a
+ * pause).  On failure the count is unchanged and the error logged.
+ */
+int zeroer_set_threads(struct zeroer *z, unsigned n);
 
 #endif

@@ -39,6 +39,7 @@ struct region {
 	_Atomic uint64_t syncs;
 	_Atomic bool urgent;
 	bool paused;
+	unsigned zeroer_threads; /* region_zeroer_set_threads: only counted */
 	region_zeroed_fn zeroed_fn;
 	void *zeroed_ctx;
 	_Atomic bool failed; /* set by the test thread, read by the loop */
@@ -93,6 +94,7 @@ int region_open(const struct region_conf *rc, struct region **out)
 	if (!r)
 		return -ENOMEM;
 	r->rc = rc;
+	r->zeroer_threads = rc->zeroer_threads ? rc->zeroer_threads : 1;
 	r->n = rc->size / rc->extent_size;
 	r->state = calloc(r->n, 1); /* all DIRTY */
 	r->tag_of = calloc(r->n, sizeof(*r->tag_of));
@@ -125,6 +127,11 @@ void region_close(struct region *r)
 const struct region_conf *region_get_conf(const struct region *r)
 {
 	return r->rc;
+}
+
+void region_set_conf(struct region *r, const struct region_conf *rc)
+{
+	r->rc = rc;
 }
 
 void region_get_info(const struct region *r, struct region_info *info)
@@ -436,6 +443,17 @@ bool region_zeroer_paused(const struct region *r)
 
 void region_zeroer_set_rate(struct region *r, uint64_t bytes_per_sec)
 {
+}
+
+int region_zeroer_set_threads(struct region *r, unsigned n)
+{
+	r->zeroer_threads = MIN(MAX(n, 1u), CONF_MAX_ZEROER_THREADS);
+	return 0;
+}
+
+unsigned fake_region_zeroer_threads(struct region *r)
+{
+	return r->zeroer_threads;
 }
 
 int region_get_states(const struct region *r, uint8_t *out, uint64_t first, uint64_t count)
