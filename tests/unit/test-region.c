@@ -1432,6 +1432,95 @@ static void test_pause(void **state)
 	region_close(r);
 }
 
+static int process_threads(void)
+{
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "r");
+	int n = -1;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "Threads:", 8) == 0)
+			n = atoi(line + 8);
+	fclose(f);
+	assert_true(n > 0);
+	return n;
+}
+
+/*
+ * Reload's zeroer_threads: workers start, and stop promptly even in the
+ * middle of a rate-limited batch, which comes back unfinished (still
+ * DIRTY) and is zeroed by the others; every byte ends zero (I1), I3 holds.
+ */
+static void test_zeroer_threads(void **state)
+{
+	struct fx *f = *state;
+	struct region *r;
+	struct layout_header hd;
+	static uint8_t buf[1 * MiB];
+	uint64_t data_len;
+	int base;
+
+	f->rc.extent_size = 64 * KiB;
+	f->rc.batch_extents = 16;
+	r = open_ok(f); /* format */
+	region_close(r);
+	read_header(f->path, 0, &hd);
+	data_len = hd.extent_count * hd.extent_size;
+	memset(buf, 0xcd, sizeof(buf));
+	for (uint64_t off = 0; off < data_len; off += sizeof(buf))
+		write_at(f->path, hd.data_off + off, buf, MIN(sizeof(buf), data_len - off));
+	for (uint64_t i = 0; i < hd.extent_count; i++)
+		write_rec(f->path, &hd, i, 0);
+
+	/* A crawl: the workers sit inside their batches. */
+	f->rc.zero_rate = 64 * KiB;
+	base = process_threads();
+	r = open_ok(f);
+	assert_int_equal(process_threads(), base + 1);
+	assert_int_equal(region_zeroer_set_threads(r, 4), 0);
+	assert_int_equal(r->zeroer_threads, 4);
+	assert_int_equal(process_threads(), base + 4);
+	usleep(100000);
+	(void)region_zeroer_collect(r);
+	check_i3(r);
+
+	assert_int_equal(region_zeroer_set_threads(r, 1), 0);
+	assert_int_equal(process_threads(), base + 1);
+	assert_int_equal(r->zeroer_threads, 1);
+	/*
+	 * The stopped workers handed their batches back unfinished: had they
+	 * finished them (16 extents each, 16 s at 64 KiB/s shared), 48 would
+	 * be ZEROED now.
+	 */
+	(void)region_zeroer_collect(r);
+	assert_true(count_of(r, EXT_ZEROED) < 3 * 16);
+	check_i3(r);
+	/* 0 and above the maximum are clamped. */
+	assert_int_equal(region_zeroer_set_threads(r, 0), 0);
+	assert_int_equal(r->zeroer_threads, 1);
+	assert_int_equal(region_zeroer_set_threads(r, CONF_MAX_ZEROER_THREADS + 5), 0);
+	assert_int_equal(r->zeroer_threads, CONF_MAX_ZEROER_THREADS);
+	assert_int_equal(process_threads(), base + (int)CONF_MAX_ZEROER_THREADS);
+	assert_int_equal(region_zeroer_set_threads(r, 2), 0);
+
+	region_zeroer_set_rate(r, 0);
+	wait_all_zeroed(r);
+	check_i3(r);
+	assert_int_equal(count_of(r, EXT_ZEROED), hd.extent_count);
+	region_close(r);
+	assert_int_equal(process_threads(), base);
+	for (uint64_t off = 0; off < data_len; off += sizeof(buf)) {
+		size_t len = MIN(sizeof(buf), data_len - off);
+
+		read_at(f->path, hd.data_off + off, buf, len);
+		for (size_t j = 0; j < len; j++)
+			if (buf[j])
+				fail_msg("byte %llu of the data area is 0x%02x",
+					 (unsigned long long)(off + j), buf[j]);
+	}
+}
+
 /* The zeroer's door to the index: a batch leaves the ready set and comes back. */
 static void test_index_batch(void **state)
 {
@@ -1542,6 +1631,7 @@ int main(void)
 	    T(test_zeroer_order),
 	    T(test_rate_limit_and_urgent),
 	    T(test_pause),
+	    T(test_zeroer_threads),
 	    T(test_index_batch),
 	    T(test_flush_and_sync),
 	};
