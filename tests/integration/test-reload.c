@@ -13,7 +13,8 @@
  *     rate set with ZEROER survives a reload that leaves zero_rate alone;
  *     log_level; extent_size cannot change (kept, with a warning);
  *   - an invalid file changes nothing: FILE:LINE in the log and in STATUS;
- *   - a client with leases across several reloads keeps them and commits.
+ *   - a client with leases across several reloads keeps them and commits;
+ *   - a waiting ALLOCATE survives reloads that move and remove its region.
  */
 #include <errno.h>
 #include <grp.h>
@@ -484,6 +485,79 @@ static void test_leases_survive(void **state)
 	close(x.nfd);
 }
 
+/*
+ * A waiting ALLOCATE across reloads that move its region in the table and
+ * remove it: the region stays while the waiter (then its lease) uses it, the
+ * grant comes, the lease commits, and the region goes when the client does.
+ */
+static void test_waiter_across_reload(void **state)
+{
+	struct reload_env x;
+	struct itest_env *e = *state;
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__AllocateReq al = PMEMZ__ALLOCATE_REQ__INIT;
+	Pmemz__Response *resp = NULL;
+	struct itest_stat st;
+	uint64_t lease, deadline;
+	int fd;
+
+	write_conf(e, NULL, "a", NULL, "w", "zero_rate = 1M", NULL);
+	start(&x, e);
+	itest_zeroer_pause(e->sock, "w", true);
+	itest_stat(e->sock, "w", &st);
+	assert_true(st.zeroed < st.extent_count);
+
+	fd = itest_raw_connect(e->sock);
+	assert_true(fd >= 0);
+	al.region = UNCONST("w");
+	al.bytes = st.extent_count * MIB; /* all of it: waits for the paused zeroer */
+	req.version = PMEMZ_PROTO_VERSION;
+	req.id = 77;
+	req.op_case = PMEMZ__REQUEST__OP_ALLOCATE;
+	req.allocate = &al;
+	assert_int_equal(itest_raw_send(fd, &req), 0);
+	deadline = itest_now_ms() + 5000;
+	do {
+		itest_msleep(20);
+		itest_stat(e->sock, "w", &st);
+	} while (st.waiters != 1 && itest_now_ms() < deadline);
+	assert_int_equal(st.waiters, 1);
+
+	/* "a" goes ("w" moves up), three come (the table grows), then "w" goes too. */
+	write_conf(e, NULL, "b", NULL, "c", NULL, "w", "zero_rate = 1M", "d", NULL, NULL);
+	reload(&x);
+	assert_state(e->sock, "a", NULL);
+	write_conf(e, NULL, "b", NULL, "c", NULL, "d", NULL, NULL);
+	reload(&x);
+	assert_state(e->sock, "w", "removing");
+	assert_true(log_has(e, "Region 'w' was removed from the configuration but is in use "
+			       "(0 lease(s), 1 waiting allocation(s)"));
+
+	itest_zeroer_pause(e->sock, "w", false);
+	assert_int_equal(itest_raw_recv(fd, ITEST_RPC_TIMEOUT_MS, &resp, NULL), 0);
+	assert_int_equal(resp->id, 77);
+	assert_int_equal(resp->status, 0);
+	lease = resp->allocate->lease;
+	itest_resp_free(resp);
+	reload(&x);
+	assert_state(e->sock, "w", "removing"); /* the lease keeps it */
+	assert_int_equal(itest_raw_commit(fd, "w", lease, "all", false), 0);
+	close(fd);
+	deadline = itest_now_ms() + 5000;
+	while (stat_state(e->sock, "w", (char[32]){0}, 32) == 0 && itest_now_ms() < deadline)
+		itest_msleep(50);
+	assert_state(e->sock, "w", NULL);
+
+	write_conf(e, NULL, "b", NULL, "w", NULL, NULL);
+	reload(&x);
+	itest_stat(e->sock, "w", &st);
+	assert_true(st.committed == st.extent_count);
+	itest_assert_accounting(&st, "back in the configuration");
+	assert_state(e->sock, "c", NULL);
+	itest_daemon_stop(e);
+	close(x.nfd);
+}
+
 /* ---- allow lists and quotas: uid 65534 in a child, steps driven over pipes ---- */
 
 static void child_step(int in, int out)
@@ -607,6 +681,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_zeroer_and_log, itest_setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_invalid, itest_setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_leases_survive, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_waiter_across_reload, itest_setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_access_and_quota, itest_setup, itest_teardown),
 	};
 
