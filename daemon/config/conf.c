@@ -1206,8 +1206,8 @@ static bool str_differs(const char *a, const char *b)
 	return strcmp(a, b) != 0;
 }
 
-/* Order does not matter, nor repeats: "alice bob" is "bob alice". */
-static bool id_set_differs(const unsigned *a, size_t na, const unsigned *b, size_t nb)
+/* Is every id of a in b? */
+static bool id_subset(const unsigned *a, size_t na, const unsigned *b, size_t nb)
 {
 	for (size_t i = 0; i < na; i++) {
 		size_t j = 0;
@@ -1215,17 +1215,15 @@ static bool id_set_differs(const unsigned *a, size_t na, const unsigned *b, size
 		while (j < nb && b[j] != a[i])
 			j++;
 		if (j == nb)
-			return true;
+			return false;
 	}
-	for (size_t j = 0; j < nb; j++) {
-		size_t i = 0;
+	return true;
+}
 
-		while (i < na && a[i] != b[j])
-			i++;
-		if (i == na)
-			return true;
-	}
-	return false;
+/* Order does not matter, nor repeats: "alice bob" is "bob alice". */
+static bool id_set_differs(const unsigned *a, size_t na, const unsigned *b, size_t nb)
+{
+	return !id_subset(a, na, b, nb) || !id_subset(b, nb, a, na);
 }
 
 unsigned conf_region_diff(const struct region_conf *a, const struct region_conf *b)

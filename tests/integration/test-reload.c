@@ -186,6 +186,33 @@ static bool log_has(const struct itest_env *e, const char *s)
 	return found;
 }
 
+/*
+ * Tags PREFIX (n == 1) or PREFIX0..PREFIX{n-1} hold the pattern of seed,
+ * seed + 1, ... (itest_fill_alloc).
+ */
+static void check_tags(const char *sock, const char *region, const char *prefix, int n,
+		       uint64_t seed)
+{
+	struct pmemz_client *c = NULL;
+	struct pmemz_region *r = NULL;
+	struct pmemz_alloc *a = NULL;
+	char tag[64];
+
+	assert_int_equal(pmemz_client_new(sock, &c), 0);
+	assert_int_equal(pmemz_region_open(c, region, &r), 0);
+	for (int i = 0; i < n; i++) {
+		if (n == 1)
+			snprintf(tag, sizeof(tag), "%s", prefix);
+		else
+			snprintf(tag, sizeof(tag), "%s%d", prefix, i);
+		assert_int_equal(pmemz_alloc_open(r, tag, &a), 0);
+		itest_check_alloc(r, a, seed + (uint64_t)i);
+		pmemz_alloc_close(a);
+	}
+	pmemz_region_close(r);
+	pmemz_client_free(c);
+}
+
 static void start(struct reload_env *x, struct itest_env *e)
 {
 	notify_setup(x, e);
@@ -257,13 +284,7 @@ static void test_regions(void **state)
 	/* It comes back with its committed data. */
 	write_conf(e, NULL, "keep", NULL, "new", NULL, "used", NULL, NULL);
 	reload(&x);
-	assert_int_equal(pmemz_client_new(e->sock, &c), 0);
-	assert_int_equal(pmemz_region_open(c, "used", &r), 0);
-	assert_int_equal(pmemz_alloc_open(r, "kept", &a), 0);
-	itest_check_alloc(r, a, 11);
-	pmemz_alloc_close(a);
-	pmemz_region_close(r);
-	pmemz_client_free(c);
+	check_tags(e->sock, "used", "kept", 1, 11);
 	itest_daemon_stop(e);
 	close(x.nfd);
 }
@@ -471,16 +492,7 @@ static void test_leases_survive(void **state)
 	/* Durable across a restart too. */
 	itest_daemon_stop(e);
 	itest_daemon_start(e);
-	assert_int_equal(pmemz_client_new(e->sock, &c), 0);
-	assert_int_equal(pmemz_region_open(c, "l", &r), 0);
-	for (int i = 0; i < 3; i++) {
-		snprintf(tag, sizeof(tag), "t%d", i);
-		assert_int_equal(pmemz_alloc_open(r, tag, &a[i]), 0);
-		itest_check_alloc(r, a[i], 100 + (uint64_t)i);
-		pmemz_alloc_close(a[i]);
-	}
-	pmemz_region_close(r);
-	pmemz_client_free(c);
+	check_tags(e->sock, "l", "t", 3, 100);
 	itest_daemon_stop(e);
 	close(x.nfd);
 }

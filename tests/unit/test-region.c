@@ -1183,28 +1183,52 @@ static void test_recovery_crafted(void **state)
 
 /* ---- zeroing ---- */
 
+/* Format, then stale data (byte) everywhere in the data area and every record DIRTY. */
+static void make_stale(struct fx *f, struct layout_header *hd, uint8_t byte)
+{
+	static uint8_t buf[1 * MiB];
+	struct region *r = open_ok(f);
+	uint64_t data_len;
+
+	region_close(r);
+	read_header(f->path, 0, hd);
+	data_len = hd->extent_count * hd->extent_size;
+	memset(buf, byte, sizeof(buf));
+	for (uint64_t off = 0; off < data_len; off += sizeof(buf))
+		write_at(f->path, hd->data_off + off, buf, MIN(sizeof(buf), data_len - off));
+	for (uint64_t i = 0; i < hd->extent_count; i++)
+		write_rec(f->path, hd, i, 0);
+}
+
+/* Every byte of the data area reads zero (I1). */
+static void assert_data_zero(const char *path, const struct layout_header *hd)
+{
+	static uint8_t buf[1 * MiB];
+	uint64_t data_len = hd->extent_count * hd->extent_size;
+
+	for (uint64_t off = 0; off < data_len; off += sizeof(buf)) {
+		size_t len = MIN(sizeof(buf), data_len - off);
+
+		read_at(path, hd->data_off + off, buf, len);
+		for (size_t j = 0; j < len; j++)
+			if (buf[j])
+				fail_msg("byte %llu of the data area is 0x%02x",
+					 (unsigned long long)(off + j), buf[j]);
+	}
+}
+
 static void test_zeroer_fills_zeroes(void **state)
 {
 	struct fx *f = *state;
 	struct region *r;
 	struct layout_header hd;
 	struct region_stats st;
-	static uint8_t buf[1 * MiB];
 	uint64_t data_len;
 
 	f->rc.zeroer_threads = 2;
 	f->rc.batch_extents = 4;
-	r = open_ok(f); /* format */
-	region_close(r);
-	read_header(f->path, 0, &hd);
-
-	/* Stale data everywhere in the data area, every record DIRTY. */
+	make_stale(f, &hd, 0xab);
 	data_len = hd.extent_count * hd.extent_size;
-	memset(buf, 0xab, sizeof(buf));
-	for (uint64_t off = 0; off < data_len; off += sizeof(buf))
-		write_at(f->path, hd.data_off + off, buf, MIN(sizeof(buf), data_len - off));
-	for (uint64_t i = 0; i < hd.extent_count; i++)
-		write_rec(f->path, &hd, i, 0);
 
 	r = open_ok(f);
 	assert_int_equal(count_of(r, EXT_DIRTY), hd.extent_count);
@@ -1217,14 +1241,7 @@ static void test_zeroer_fills_zeroes(void **state)
 	assert_true(st.drains > 0);
 	region_close(r);
 
-	for (uint64_t off = 0; off < data_len; off += sizeof(buf)) {
-		size_t len = MIN(sizeof(buf), data_len - off);
-		read_at(f->path, hd.data_off + off, buf, len);
-		for (size_t j = 0; j < len; j++)
-			if (buf[j])
-				fail_msg("byte %llu of the data area is 0x%02x",
-					 (unsigned long long)(off + j), buf[j]);
-	}
+	assert_data_zero(f->path, &hd);
 	for (uint64_t i = 0; i < hd.extent_count; i++)
 		assert_int_equal(layout_rec_state(read_rec(f->path, &hd, i)), EXT_ZEROED);
 }
@@ -1457,21 +1474,11 @@ static void test_zeroer_threads(void **state)
 	struct fx *f = *state;
 	struct region *r;
 	struct layout_header hd;
-	static uint8_t buf[1 * MiB];
-	uint64_t data_len;
 	int base;
 
 	f->rc.extent_size = 64 * KiB;
 	f->rc.batch_extents = 16;
-	r = open_ok(f); /* format */
-	region_close(r);
-	read_header(f->path, 0, &hd);
-	data_len = hd.extent_count * hd.extent_size;
-	memset(buf, 0xcd, sizeof(buf));
-	for (uint64_t off = 0; off < data_len; off += sizeof(buf))
-		write_at(f->path, hd.data_off + off, buf, MIN(sizeof(buf), data_len - off));
-	for (uint64_t i = 0; i < hd.extent_count; i++)
-		write_rec(f->path, &hd, i, 0);
+	make_stale(f, &hd, 0xcd);
 
 	/* A crawl: the workers sit inside their batches. */
 	f->rc.zero_rate = 64 * KiB;
@@ -1510,15 +1517,7 @@ static void test_zeroer_threads(void **state)
 	assert_int_equal(count_of(r, EXT_ZEROED), hd.extent_count);
 	region_close(r);
 	assert_int_equal(process_threads(), base);
-	for (uint64_t off = 0; off < data_len; off += sizeof(buf)) {
-		size_t len = MIN(sizeof(buf), data_len - off);
-
-		read_at(f->path, hd.data_off + off, buf, len);
-		for (size_t j = 0; j < len; j++)
-			if (buf[j])
-				fail_msg("byte %llu of the data area is 0x%02x",
-					 (unsigned long long)(off + j), buf[j]);
-	}
+	assert_data_zero(f->path, &hd);
 }
 
 /* The zeroer's door to the index: a batch leaves the ready set and comes back. */
