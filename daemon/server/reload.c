@@ -43,7 +43,7 @@ static bool connection_alive(const struct manager *m, uint64_t serial)
 {
 	const struct connection *c;
 
-	TAILQ_FOREACH(c, &m->connections, link)
+	for (c = TAILQ_FIRST(&m->connections); c; c = TAILQ_NEXT(c, link))
 		if (c->serial == serial)
 			return true;
 	return false;
@@ -87,10 +87,10 @@ bool manager_region_busy(struct manager *m, struct manager_region *mr, char *why
 	const struct connection *c;
 	uint64_t leases = 0;
 
-	TAILQ_FOREACH(c, &m->connections, link) {
+	for (c = TAILQ_FIRST(&m->connections); c; c = TAILQ_NEXT(c, link)) {
 		const struct lease *l;
 
-		LIST_FOREACH(l, &c->leases, owner_link)
+		for (l = LIST_FIRST(&c->leases); l; l = LIST_NEXT(l, owner_link))
 			leases += l->region == mr->index;
 	}
 	openers_prune(mr);
@@ -142,10 +142,10 @@ static void region_remove(struct manager *m, size_t i)
 	for (size_t j = i; j < m->n_regions; j++)
 		m->regions[j]->index = (unsigned)j;
 	/* Leases name their region by index (lease.h). */
-	TAILQ_FOREACH(c, &m->connections, link) {
+	for (c = TAILQ_FIRST(&m->connections); c; c = TAILQ_NEXT(c, link)) {
 		struct lease *l;
 
-		LIST_FOREACH(l, &c->leases, owner_link)
+		for (l = LIST_FIRST(&c->leases); l; l = LIST_NEXT(l, owner_link))
 			if (l->region > i)
 				l->region--;
 	}
@@ -358,7 +358,7 @@ static void apply(struct manager *m, struct daemon_conf *nc, struct reload_summa
 		log_notice("log_level changed to %d (syslog priority)", nc->log_level);
 	}
 	/* Admin rights follow admin_group for the peers already connected too. */
-	TAILQ_FOREACH(c, &m->connections, link)
+	for (c = TAILQ_FIRST(&m->connections); c; c = TAILQ_NEXT(c, link))
 		c->admin = c->uid == 0 ||
 			   (nc->has_admin_gid && connection_in_group(c, nc->admin_gid));
 	m->conf = nc;

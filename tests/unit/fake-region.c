@@ -39,7 +39,6 @@ struct region {
 	_Atomic uint64_t syncs;
 	_Atomic bool urgent;
 	bool paused;
-	unsigned zeroer_threads; /* region_zeroer_set_threads: only counted */
 	region_zeroed_fn zeroed_fn;
 	void *zeroed_ctx;
 	_Atomic bool failed; /* set by the test thread, read by the loop */
@@ -94,7 +93,6 @@ int region_open(const struct region_conf *rc, struct region **out)
 	if (!r)
 		return -ENOMEM;
 	r->rc = rc;
-	r->zeroer_threads = rc->zeroer_threads ? rc->zeroer_threads : 1;
 	r->n = rc->size / rc->extent_size;
 	r->state = calloc(r->n, 1); /* all DIRTY */
 	r->tag_of = calloc(r->n, sizeof(*r->tag_of));
@@ -445,15 +443,10 @@ void region_zeroer_set_rate(struct region *r, uint64_t bytes_per_sec)
 {
 }
 
+/* The fake's zeroer is the test thread (fake_region_zero): no threads to count. */
 int region_zeroer_set_threads(struct region *r, unsigned n)
 {
-	r->zeroer_threads = MIN(MAX(n, 1u), CONF_MAX_ZEROER_THREADS);
 	return 0;
-}
-
-unsigned fake_region_zeroer_threads(struct region *r)
-{
-	return r->zeroer_threads;
 }
 
 int region_get_states(const struct region *r, uint8_t *out, uint64_t first, uint64_t count)

@@ -28,8 +28,6 @@ void fake_region_reset(void);
  * fuzzer, which checks the state itself and needs speed.
  */
 void fake_region_set_sync_delay(long ns);
-/* What region_zeroer_set_threads() last set (the configured count before). */
-unsigned fake_region_zeroer_threads(struct region *r);
 /* A fault in the region: region_failed() says so, region_sync() fails with -EIO. */
 void fake_region_fail(struct region *r);
 
