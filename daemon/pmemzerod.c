@@ -2,7 +2,7 @@
 /*
  * pmemzerod: hands out pre-zeroed, durable extents of persistent memory.
  * Start-up: configuration, regions (recovery, zeroers), socket, READY=1;
- * then the event loop until SIGTERM/SIGINT.
+ * then the event loop until SIGTERM/SIGINT (SIGHUP reloads the configuration).
  */
 #include <errno.h>
 #include <signal.h>
@@ -109,6 +109,7 @@ static int run(int argc, char **argv)
 	r = manager_new(&conf, &m);
 	if (r < 0)
 		return r;
+	manager_set_args(m, argc, argv); /* SIGHUP parses them again */
 	r = manager_start(m);
 	if (r < 0)
 		return r;

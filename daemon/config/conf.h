@@ -111,6 +111,33 @@ int conf_finish(struct daemon_conf *c, FILE *errout); /* defaults + validation *
 void conf_print(const struct daemon_conf *c, FILE *out); /* golden-test output of -n */
 void conf_free(struct daemon_conf *c);
 
+/*
+ * Reload (SIGHUP): what differs between two configurations of one region.
+ * The CONF_CHANGE_FIXED keys cannot change while the region is open: the
+ * running region keeps its old values (conf_region_keep_fixed).
+ */
+enum {
+	CONF_CHANGE_PATH = 1u << 0,
+	CONF_CHANGE_SIZE = 1u << 1,
+	CONF_CHANGE_EXTENT_SIZE = 1u << 2,
+	CONF_CHANGE_METADATA = 1u << 3,
+	CONF_CHANGE_ALLOW = 1u << 4,	      /* allow_users, allow_groups */
+	CONF_CHANGE_ZEROER_THREADS = 1u << 5,
+	CONF_CHANGE_ZERO_RATE = 1u << 6,
+	CONF_CHANGE_BATCH_EXTENTS = 1u << 7,
+	CONF_CHANGE_UID_LIMITS = 1u << 8,     /* uid_quota, uid_max_tags, uid_max_waiters */
+};
+#define CONF_CHANGE_FIXED                                                                          \
+	(CONF_CHANGE_PATH | CONF_CHANGE_SIZE | CONF_CHANGE_EXTENT_SIZE | CONF_CHANGE_METADATA)
+
+struct region_conf *conf_find_region(const struct daemon_conf *c, const char *name);
+/* CONF_CHANGE_* bits of what b changes in a (regions of the same name). */
+unsigned conf_region_diff(const struct region_conf *a, const struct region_conf *b);
+/* The key names of the CONF_CHANGE_* bits in changes, ", "-separated, into buf. */
+const char *conf_change_names(unsigned changes, char *buf, size_t len);
+/* b takes a's values of the fixed keys (CONF_CHANGE_FIXED): 0 or -ENOMEM (b unchanged). */
+int conf_region_keep_fixed(struct region_conf *b, const struct region_conf *a);
+
 /* May this uid/gid set open the region?  root always may. */
 bool conf_region_allows(const struct region_conf *rc, uid_t uid, gid_t gid,
 			const gid_t *groups, size_t n_groups);

@@ -43,8 +43,8 @@ static void libevent_log_cb(int severity, const char *msg)
 struct manager_region *manager_find_region(struct manager *m, const char *name)
 {
 	for (size_t i = 0; i < m->n_regions; i++)
-		if (strcmp(m->regions[i].rc->name, name) == 0)
-			return &m->regions[i];
+		if (strcmp(m->regions[i]->rc->name, name) == 0)
+			return m->regions[i];
 	return NULL;
 }
 
@@ -85,7 +85,7 @@ size_t manager_regions_online(const struct manager *m)
 	size_t n = 0;
 
 	for (size_t i = 0; i < m->n_regions; i++)
-		n += !m->regions[i].failed;
+		n += !m->regions[i]->failed;
 	return n;
 }
 
@@ -224,12 +224,12 @@ static void manager_commit(struct manager *m)
 	uint64_t drains = 0;
 
 	for (size_t i = 0; i < m->n_regions; i++)
-		if (!m->regions[i].failed)
-			waitq_serve(&m->regions[i], manager_grant);
+		if (!m->regions[i]->failed)
+			waitq_serve(m->regions[i], manager_grant);
 	m->commit_pending = false;
 
 	for (size_t i = 0; i < m->n_regions; i++) {
-		struct manager_region *mr = &m->regions[i];
+		struct manager_region *mr = m->regions[i];
 		char why[160];
 		int r;
 
@@ -258,6 +258,14 @@ static void manager_commit(struct manager *m)
 static void manager_commit_cb(evutil_socket_t fd, short what, void *arg)
 {
 	manager_commit(arg);
+}
+
+void manager_commit_now(struct manager *m)
+{
+	if (!m->commit_pending)
+		return;
+	(void)event_del(m->commit_ev);
+	manager_commit(m);
 }
 
 void manager_commit_if_overdue(struct manager *m)
@@ -301,7 +309,7 @@ static void manager_format_status(struct manager *m, char *buf, size_t len)
 	size_t n_failed = 0, n;
 
 	for (size_t i = 0; i < m->n_regions; i++) {
-		struct manager_region *mr = &m->regions[i];
+		struct manager_region *mr = m->regions[i];
 		struct region_stats st = {0};
 
 		if (mr->failed) {
@@ -319,6 +327,28 @@ static void manager_format_status(struct manager *m, char *buf, size_t len)
 		total_bytes += mr->info.extent_count * mr->info.extent_size;
 	}
 	n = m->n_regions - n_failed;
+	if (m->reload_error[0]) {
+		/* First: the operator who just reloaded looks for this. */
+		int k = snprintf(buf, len, "RELOAD FAILED, configuration unchanged: %s; ",
+				 m->reload_error);
+
+		if (k < 0 || (size_t)k >= len)
+			return;
+		buf += k;
+		len -= (size_t)k;
+	}
+	for (size_t i = 0; i < m->n_regions; i++) {
+		const struct manager_region *mr = m->regions[i];
+		int k;
+
+		if (!mr->removing)
+			continue;
+		k = snprintf(buf, len, "region '%s' removed, kept while in use; ", mr->rc->name);
+		if (k < 0 || (size_t)k >= len)
+			return;
+		buf += k;
+		len -= (size_t)k;
+	}
 	if (first_failed) {
 		/* The failure first: a long reason must not push it out of STATUS. */
 		int k = n_failed == 1
@@ -343,19 +373,26 @@ static void manager_format_status(struct manager *m, char *buf, size_t len)
 	    waiters ? ", allocations waiting" : "");
 }
 
-static void manager_status_cb(evutil_socket_t fd, short what, void *arg)
+void manager_update_status(struct manager *m)
 {
-	struct manager *m = arg;
 	char status[sizeof(m->status)];
 
-	/* Faults seen by reads, or by a zeroer batch not collected yet. */
-	for (size_t i = 0; i < m->n_regions; i++)
-		manager_check_region(&m->regions[i]);
 	manager_format_status(m, status, sizeof(status));
 	if (strcmp(status, m->status) == 0)
 		return;
 	memcpy(m->status, status, sizeof(status));
 	notify_status(status);
+}
+
+static void manager_status_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct manager *m = arg;
+
+	/* Faults seen by reads, or by a zeroer batch not collected yet. */
+	for (size_t i = 0; i < m->n_regions; i++)
+		manager_check_region(m->regions[i]);
+	manager_reap_removed(m);
+	manager_update_status(m);
 }
 
 static void manager_watchdog_cb(evutil_socket_t fd, short what, void *arg)
@@ -368,7 +405,7 @@ static void manager_signal_cb(evutil_socket_t sig, short what, void *arg)
 	struct manager *m = arg;
 
 	if (sig == SIGHUP) {
-		log_notice("SIGHUP: reloading the configuration is not supported, restart instead");
+		manager_reload(m);
 		return;
 	}
 	log_info("Received %s, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
@@ -405,6 +442,76 @@ static int manager_add_event(struct manager *m, struct event **ev, evutil_socket
 	return 0;
 }
 
+int manager_region_up(struct manager *m, const struct region_conf *rc,
+		      const struct daemon_conf *conf, unsigned index, struct manager_region **out)
+{
+	struct manager_region *mr = calloc(1, sizeof(*mr));
+	int q;
+
+	if (!mr)
+		return -ENOMEM;
+	mr->m = m;
+	mr->index = index;
+	mr->rc = rc;
+	mr->conf = conf;
+	mr->zero_rate = rc->zero_rate;
+	mr->info.name = rc->name;
+	mr->info.path = rc->path;
+	log_clear_last_error();
+	q = region_open(rc, &mr->r);
+	if (q < 0) {
+		const char *why = log_last_error();
+
+		mr->r = NULL;
+		mr->failed = true;
+		if (*why)
+			(void)snprintf(mr->failure, sizeof(mr->failure), "%s", why);
+		else
+			(void)snprintf(mr->failure, sizeof(mr->failure), "cannot open: %s",
+				       strerror(-q));
+		*out = mr;
+		return 0;
+	}
+	region_get_info(mr->r, &mr->info);
+	if (!mr->info.name)
+		mr->info.name = rc->name;
+	if (manager_add_event(m, &mr->zeroer_ev, region_zeroer_fd(mr->r), EV_READ | EV_PERSIST,
+			      manager_zeroer_cb, mr, MANAGER_PRIO_IO, true) < 0) {
+		manager_region_down(mr);
+		return -ENOMEM;
+	}
+	*out = mr;
+	return 0;
+}
+
+void manager_region_down(struct manager_region *mr)
+{
+	if (!mr)
+		return;
+	if (mr->zeroer_ev)
+		event_free(mr->zeroer_ev);
+	usage_free(mr);
+	free(mr->touched);
+	free(mr->openers);
+	if (mr->r) {
+		if (mr->m->exit_status == 0 && !mr->failed) {
+			int r = region_sync(mr->r);
+
+			if (r < 0)
+				(void)log_error_errno(r, "Failed to sync region '%s': %m",
+						      mr->rc->name);
+		}
+		region_close(mr->r);
+	}
+	free(mr);
+}
+
+void manager_set_args(struct manager *m, int argc, char **argv)
+{
+	m->argc = argc;
+	m->argv = argv;
+}
+
 int manager_new(const struct daemon_conf *conf, struct manager **out)
 {
 	_cleanup_(manager_freep) struct manager *m = NULL;
@@ -434,43 +541,16 @@ int manager_new(const struct daemon_conf *conf, struct manager **out)
 	m->regions = calloc(conf->n_regions ? conf->n_regions : 1, sizeof(*m->regions));
 	if (!m->regions)
 		return log_error_errno(ENOMEM, "Out of memory");
-	m->n_regions = conf->n_regions;
 	for (size_t i = 0; i < conf->n_regions; i++) {
-		struct manager_region *mr = &m->regions[i];
-		int q;
+		struct manager_region *mr;
 
-		mr->m = m;
-		mr->index = (unsigned)i;
-		mr->rc = &conf->regions[i];
-		mr->zero_rate = mr->rc->zero_rate;
-		mr->info.name = mr->rc->name;
-		mr->info.path = mr->rc->path;
+		if (manager_region_up(m, &conf->regions[i], conf, (unsigned)i, &mr) < 0)
+			return log_error_errno(ENOMEM, "Out of memory for region '%s'",
+					       conf->regions[i].name);
+		m->regions[m->n_regions++] = mr;
 		/* A region that does not open is offline; the others serve (degraded start). */
-		log_clear_last_error();
-		q = region_open(mr->rc, &mr->r);
-		if (q < 0) {
-			const char *why = log_last_error();
-			char buf[sizeof(mr->failure)];
-
-			mr->r = NULL;
-			if (r == 0)
-				r = q;
-			if (!*why) {
-				(void)snprintf(buf, sizeof(buf), "cannot open: %s", strerror(-q));
-				why = buf;
-			}
-			mr->failed = true;
-			(void)snprintf(mr->failure, sizeof(mr->failure), "%s", why);
-			continue;
-		}
-		region_get_info(mr->r, &mr->info);
-		if (!mr->info.name)
-			mr->info.name = mr->rc->name;
-		if (manager_add_event(m, &mr->zeroer_ev, region_zeroer_fd(mr->r),
-				      EV_READ | EV_PERSIST, manager_zeroer_cb, mr, MANAGER_PRIO_IO,
-				      true) < 0)
-			return log_error_errno(ENOMEM, "Failed to watch the zeroer of region '%s'",
-					       mr->rc->name);
+		if (mr->failed && r == 0)
+			r = -EIO;
 	}
 	if (conf->n_regions && manager_regions_online(m) == 0)
 		return log_error_errno(r, "No region could be opened, exiting");
@@ -542,25 +622,14 @@ void manager_free(struct manager *m)
 		TAILQ_REMOVE(&m->dead, c, link);
 		connection_free(c);
 	}
-	for (size_t i = 0; i < m->n_regions; i++) {
-		struct manager_region *mr = &m->regions[i];
-
-		if (mr->zeroer_ev)
-			event_free(mr->zeroer_ev);
-		usage_free(mr);
-		free(mr->touched);
-		if (!mr->r)
-			continue;
-		if (m->exit_status == 0 && !mr->failed) {
-			int r = region_sync(mr->r);
-
-			if (r < 0)
-				(void)log_error_errno(r, "Failed to sync region '%s': %m",
-						      mr->rc->name);
-		}
-		region_close(mr->r);
-	}
+	for (size_t i = 0; i < m->n_regions; i++)
+		manager_region_down(m->regions[i]);
 	free(m->regions);
+	for (size_t i = 0; i < m->n_confs; i++) {
+		conf_free(m->confs[i]);
+		free(m->confs[i]);
+	}
+	free(m->confs);
 	for (size_t i = 0; i < ARRAY_SIZE(m->sig_ev); i++)
 		if (m->sig_ev[i])
 			event_free(m->sig_ev[i]);

@@ -74,6 +74,17 @@ struct manager_region {
 	bool failed;
 	char failure[192];
 	/*
+	 * reload.c's.  removing: gone from the configuration but in use (leases,
+	 * waiters, connections that opened it); refuses OPEN_REGION and
+	 * ALLOCATE and goes down once unused.  conf: the configuration rc points
+	 * into (kept while any region points into it).  openers: serials of the
+	 * connections that opened the region (closed ones pruned as found).
+	 */
+	bool removing;
+	const struct daemon_conf *conf;
+	uint64_t *openers;
+	size_t n_openers, cap_openers;
+	/*
 	 * Serials of the connections that named the region since the last
 	 * commit pass: their held replies may attest its state, and are not
 	 * sent if it fails before that pass makes the state durable.
@@ -88,8 +99,20 @@ TAILQ_HEAD(connection_list, connection);
 struct manager {
 	struct event_base *base;
 	const struct daemon_conf *conf;
-	struct manager_region *regions;
+	/*
+	 * One allocation per region, so that pointers to a region stay valid
+	 * while a reload adds and removes others.  A region's index is its
+	 * place here (leases name it); reload.c renumbers when one goes.
+	 */
+	struct manager_region **regions;
 	size_t n_regions;
+
+	/* reload.c's: the command line to parse again, configurations it loaded */
+	int argc;
+	char **argv;
+	struct daemon_conf **confs; /* owned; the last is m->conf after a reload */
+	size_t n_confs;
+	char reload_error[192]; /* why the last reload changed nothing; "" */
 
 	struct listener *listener;
 	struct connection_list connections;
@@ -146,6 +169,31 @@ void manager_request_commit(struct manager *m);
 void manager_commit_if_overdue(struct manager *m);
 
 struct manager_region *manager_find_region(struct manager *m, const char *name);
+
+/* The command line SIGHUP parses again (with the file it names); kept by the caller. */
+void manager_set_args(struct manager *m, int argc, char **argv);
+/*
+ * A new region of m (not in m->regions yet) for rc, which lives in conf:
+ * opened, recovered, its zeroer watched; one that does not open is failed
+ * (mr->failed, the reason in mr->failure), as at start.  -ENOMEM only.
+ */
+int manager_region_up(struct manager *m, const struct region_conf *rc,
+		      const struct daemon_conf *conf, unsigned index, struct manager_region **out);
+/* Zeroer stopped, state synced (unless failed), closed and unlocked; mr freed. */
+void manager_region_down(struct manager_region *mr);
+/* Run a pending group commit now (before the regions change). */
+void manager_commit_now(struct manager *m);
+/* Compute STATUS again and send it to systemd if it changed. */
+void manager_update_status(struct manager *m);
+
+/* reload.c: SIGHUP.  Parse the configuration again and apply what may change. */
+void manager_reload(struct manager *m);
+/* reload.c: c opened mr (OPEN_REGION): mr is in use while c lives. */
+void manager_region_opened(struct manager_region *mr, const struct connection *c);
+/* reload.c: take down the removed regions that nobody uses any more. */
+void manager_reap_removed(struct manager *m);
+/* reload.c: what keeps mr up ("2 leases, 1 connection"); false when nothing. */
+bool manager_region_busy(struct manager *m, struct manager_region *mr, char *why, size_t len);
 
 /* c named mr in a request: see manager_region.touched. */
 void manager_region_touch(struct manager_region *mr, const struct connection *c);

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT */
+#include <time.h>
+
 #include <systemd/sd-daemon.h>
 
 #include "log.h"
@@ -39,4 +41,18 @@ void notify_watchdog(void)
 bool notify_watchdog_enabled(uint64_t *usec)
 {
 	return sd_watchdog_enabled(0, usec) > 0 && *usec > 0;
+}
+
+void notify_reloading(void)
+{
+	struct timespec ts;
+	int r;
+
+	/* MONOTONIC_USEC: what Type=notify-reload wants; harmless for Type=notify. */
+	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+	r = sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu",
+		       (unsigned long long)ts.tv_sec * 1000000ull +
+			   (unsigned long long)ts.tv_nsec / 1000ull);
+	if (r < 0)
+		(void)log_debug_errno(r, "sd_notify failed: %m");
 }

@@ -12,6 +12,8 @@
 void notify_ready(const char *status);
 void notify_status(const char *status);
 void notify_stopping(const char *status);
+/* A reload begins; notify_ready() ends it. */
+void notify_reloading(void);
 void notify_watchdog(void);
 /* True with the interval (microseconds) when systemd expects WATCHDOG=1. */
 bool notify_watchdog_enabled(uint64_t *usec);

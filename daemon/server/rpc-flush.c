@@ -28,7 +28,7 @@ struct byte_range {
 };
 
 struct flush_job {
-	unsigned region;
+	struct manager_region *mr; /* stable: reload keeps a region a job names (rpc_job_region) */
 	bool deep;
 	struct byte_range *ranges; /* sorted, disjoint */
 	size_t n, next;
@@ -146,7 +146,7 @@ static bool runs_cover(const struct run_set *s, uint64_t first, uint64_t count)
 static int flush_step(struct rpc_call *call, void *state, uint64_t deadline_ns)
 {
 	struct flush_job *j = state;
-	struct manager_region *mr = &call->m->regions[j->region];
+	struct manager_region *mr = j->mr;
 	Pmemz__Response resp = PMEMZ__RESPONSE__INIT;
 	Pmemz__FlushResp fl = PMEMZ__FLUSH_RESP__INIT;
 
@@ -253,9 +253,9 @@ static int rpc_flush_handler(struct rpc_call *call)
 		n = k + 1;
 	}
 	j->n = n;
-	j->region = mr->index;
+	j->mr = mr;
 	j->deep = req->has_deep && req->deep;
-	return rpc_job_start(call, flush_step, flush_job_free, j,
+	return rpc_job_start(call, mr, flush_step, flush_job_free, j,
 			     sizeof(*j) + n * sizeof(*j->ranges));
 }
 

@@ -9,7 +9,7 @@
 
 struct tag_list {
 	/* the request, copied: a sliced LIST outlives it */
-	unsigned region;
+	struct manager_region *mr; /* stable: reload keeps a region a job names (rpc_job_region) */
 	bool all;
 	uid_t uid;
 	char *tag;
@@ -145,7 +145,7 @@ static int list_reply(struct rpc_call *call, struct tag_list *tags, const char *
 static int list_step(struct rpc_call *call, void *state, uint64_t deadline_ns)
 {
 	struct tag_list *tags = state;
-	struct manager_region *mr = &call->m->regions[tags->region];
+	struct manager_region *mr = tags->mr;
 	int r = 0;
 
 	for (uint32_t id = region_tag_next(mr->r, tags->next); id;
@@ -192,7 +192,7 @@ static int rpc_list_handler(struct rpc_call *call)
 	tags = calloc(1, sizeof(*tags));
 	if (!tags || (req->tag && !(tags->tag = strdup(req->tag))))
 		return rpc_fail(call, -ENOMEM, "out of memory");
-	tags->region = mr->index;
+	tags->mr = mr;
 	tags->all = all;
 	tags->uid = c->uid;
 	tags->more_runs_ok = req->has_more_runs_ok && req->more_runs_ok;
@@ -209,7 +209,7 @@ static int rpc_list_handler(struct rpc_call *call)
 			r = tag_list_add(tags, mr, id, name, uid);
 		return list_reply(call, tags, mr->info.name, r);
 	}
-	return rpc_job_start(call, list_step, tag_list_free, TAKE_PTR(tags),
+	return rpc_job_start(call, mr, list_step, tag_list_free, TAKE_PTR(tags),
 			     sizeof(*tags) + PMEMZ_FRAME_MAX);
 }
 

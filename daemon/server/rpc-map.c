@@ -29,7 +29,7 @@ struct state_run {
 };
 
 struct map_reply {
-	unsigned region;
+	struct manager_region *mr; /* stable: reload keeps a region a job names (rpc_job_region) */
 	uint64_t n, next; /* extents, and the first not counted yet */
 	uint8_t *states;  /* bytes reply, or the chunk buffer of the runs reply */
 	struct state_run *runs;
@@ -140,7 +140,7 @@ static void map_reply_init(Pmemz__Response *resp, Pmemz__MapResp *mp,
 static int map_runs_step(struct rpc_call *call, void *state, uint64_t deadline_ns)
 {
 	struct map_reply *m = state;
-	struct manager_region *mr = &call->m->regions[m->region];
+	struct manager_region *mr = m->mr;
 	Pmemz__Response resp = PMEMZ__RESPONSE__INIT;
 	Pmemz__MapResp mp = PMEMZ__MAP_RESP__INIT;
 	int r = map_runs(m, mr->r, deadline_ns);
@@ -206,9 +206,9 @@ static int rpc_map_handler(struct rpc_call *call)
 		map_reply_free(m);
 		return rpc_fail(call, -ENOMEM, "out of memory");
 	}
-	m->region = mr->index;
+	m->mr = mr;
 	m->n = n;
-	return rpc_job_start(call, map_runs_step, map_reply_free, m,
+	return rpc_job_start(call, mr, map_runs_step, map_reply_free, m,
 			     sizeof(*m) + MAP_CHUNK + MAP_RUNS_MAX * sizeof(struct state_run));
 }
 

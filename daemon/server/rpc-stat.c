@@ -62,6 +62,14 @@ static void region_stat_wait(const struct wait_histogram *h, Pmemz__RegionStat *
 	rs->wait_count = h->count;
 }
 
+/* "removing": gone from the configuration, still serving its users (reload.c). */
+static const char *region_state_name(const struct manager_region *mr)
+{
+	if (mr->failed)
+		return "failed";
+	return mr->removing ? "removing" : "online";
+}
+
 static void region_stat_fill(const struct rpc_call *call, const struct manager_region *mr,
 			     Pmemz__RegionStat *rs, Pmemz__RegionInfo *info, uint64_t *wait_counts)
 {
@@ -94,7 +102,7 @@ static void region_stat_fill(const struct rpc_call *call, const struct manager_r
 	rs->tags = st.tags;
 	region_stat_wait(&mr->wait_hist, rs, wait_counts);
 	/* protobuf-c only reads these while packing. */
-	rs->state = (char *)(uintptr_t)(mr->failed ? "failed" : "online");
+	rs->state = (char *)(uintptr_t)region_state_name(mr);
 	/* The reason names paths: for those who may open the region (and admins). */
 	if (mr->failed)
 		rs->failure = (char *)(uintptr_t)(call->c->admin || rpc_region_allowed(call->c, mr)
@@ -119,7 +127,7 @@ static void region_stat_name_only(const struct manager_region *mr, Pmemz__Region
 	rs->has_name_only = true;
 	rs->name_only = true;
 	/* Whether it serves is no secret (monitoring); why it failed names paths. */
-	rs->state = (char *)(uintptr_t)(mr->failed ? "failed" : "online");
+	rs->state = (char *)(uintptr_t)region_state_name(mr);
 	if (mr->failed)
 		rs->failure = (char *)(uintptr_t)"(reason withheld: not your region)";
 }
@@ -151,7 +159,7 @@ static int rpc_stat_handler(struct rpc_call *call)
 			return rpc_fail(call, -ENOMEM, "out of memory");
 	}
 	for (size_t i = 0; i < n; i++) {
-		const struct manager_region *mr = &m->regions[first + i];
+		const struct manager_region *mr = m->regions[first + i];
 
 		if (rpc_region_visible(call->c, mr))
 			region_stat_fill(call, mr, &s.stats[i], &s.infos[i], s.wait_counts[i]);

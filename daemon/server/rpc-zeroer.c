@@ -53,8 +53,8 @@ static int rpc_zeroer_handler(struct rpc_call *call)
 		zeroer_apply(call, mr, req);
 	} else {
 		for (size_t i = 0; i < m->n_regions; i++)
-			if (!m->regions[i].failed)
-				zeroer_apply(call, &m->regions[i], req);
+			if (!m->regions[i]->failed)
+				zeroer_apply(call, m->regions[i], req);
 	}
 	resp.op_case = PMEMZ__RESPONSE__OP_ZEROER;
 	resp.zeroer = &zr;

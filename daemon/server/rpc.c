@@ -120,6 +120,26 @@ bool rpc_region_visible(const struct connection *c, const struct manager_region 
 	return c->admin || rpc_region_allowed(c, mr);
 }
 
+/*
+ * A reload took the uid off the region's allow list: what the daemon
+ * already handed this connection, it may still COMMIT or FREE (its data is
+ * not lost, nothing leaks); everything new is refused.
+ */
+static bool rpc_finishes_own_lease(const struct rpc_call *call, const struct manager_region *mr)
+{
+	const Pmemz__Request *req = call->req;
+	const struct lease *l = NULL;
+
+	if (!req)
+		return false;
+	if (req->op_case == PMEMZ__REQUEST__OP_COMMIT && req->commit)
+		l = lease_table_find(call->m->leases, req->commit->lease);
+	else if (req->op_case == PMEMZ__REQUEST__OP_FREE && req->free && req->free->has_lease &&
+		 !req->free->tag)
+		l = lease_table_find(call->m->leases, req->free->lease);
+	return l && l->owner == call->c && l->region == mr->index;
+}
+
 int rpc_region(struct rpc_call *call, const char *name, struct manager_region **out)
 {
 	struct manager_region *mr;
@@ -137,9 +157,15 @@ int rpc_region(struct rpc_call *call, const char *name, struct manager_region **
 		return rpc_region_allowed(call->c, mr)
 			   ? rpc_fail(call, -EIO, "region '%s' has failed: %s", name, mr->failure)
 			   : rpc_fail(call, -EIO, "region '%s' has failed", name);
-	if (!rpc_region_allowed(call->c, mr))
+	if (!rpc_region_allowed(call->c, mr) && !rpc_finishes_own_lease(call, mr))
 		return rpc_fail(call, -EACCES, "uid %u may not use region '%s'",
 				(unsigned)call->c->uid, name);
+	if (mr->removing && call->req && (call->req->op_case == PMEMZ__REQUEST__OP_OPEN_REGION ||
+			     call->req->op_case == PMEMZ__REQUEST__OP_ALLOCATE))
+		return rpc_fail(call, -ENOENT,
+				"region '%s' was removed from the configuration; it goes away once "
+				"its users are done",
+				name);
 	manager_region_touch(mr, call->c);
 	*out = mr;
 	return 0;
@@ -251,6 +277,7 @@ void rpc_region_info_to_pb(const struct region_info *info, Pmemz__RegionInfo *pb
 
 struct rpc_job {
 	struct rpc_call call; /* req is NULL: the request is gone */
+	struct manager_region *region; /* what it works on: busy for reload */
 	const char *name;
 	rpc_step_fn step;
 	void (*free_state)(void *);
@@ -330,8 +357,18 @@ static void rpc_jobs_cb(evutil_socket_t fd, short what, void *arg)
 	manager_commit_if_overdue(m);
 }
 
-int rpc_job_start(struct rpc_call *call, rpc_step_fn step, void (*free_state)(void *),
-		  void *state, size_t mem)
+bool rpc_job_region(const struct manager *m, const struct manager_region *mr)
+{
+	const struct rpc_job *j;
+
+	TAILQ_FOREACH(j, &m->jobs, link)
+		if (j->region == mr)
+			return true;
+	return false;
+}
+
+int rpc_job_start(struct rpc_call *call, struct manager_region *mr, rpc_step_fn step,
+		  void (*free_state)(void *), void *state, size_t mem)
 {
 	struct manager *m = call->m;
 	struct rpc_job *j;
@@ -364,6 +401,7 @@ int rpc_job_start(struct rpc_call *call, rpc_step_fn step, void (*free_state)(vo
 
 		j->name = d ? d->name : "request"; /* dispatched, so always known */
 	}
+	j->region = mr;
 	j->step = step;
 	j->free_state = free_state;
 	j->state = state;

@@ -142,8 +142,10 @@ struct rpc_job;
 typedef int (*rpc_step_fn)(struct rpc_call *call, void *state, uint64_t deadline_ns);
 
 /* Queue a job of call->c; its first step runs at once when no other job waits. */
-int rpc_job_start(struct rpc_call *call, rpc_step_fn step, void (*free_state)(void *),
-		  void *state, size_t mem);
+int rpc_job_start(struct rpc_call *call, struct manager_region *mr, rpc_step_fn step,
+		  void (*free_state)(void *), void *state, size_t mem);
+/* Does a job work on mr?  (A reload keeps such a region until it is done.) */
+bool rpc_job_region(const struct manager *m, const struct manager_region *mr);
 /* The connection is closing: its job goes without a reply. */
 void rpc_job_cancel(struct connection *c);
 /* Bytes charged for a job (0 for none). */

@@ -214,7 +214,7 @@ static void usage_mark_freed(struct usage *u, const struct uid_usage *row, const
 
 void usage_release_lease(struct manager *m, struct lease *l)
 {
-	struct manager_region *mr = &m->regions[l->region];
+	struct manager_region *mr = m->regions[l->region];
 	struct uid_usage *row = usage_find(mr, l->uid);
 
 	region_unlease(mr->r, l->runs, l->n_runs);

@@ -12,7 +12,7 @@ struct waiter {
 	uint64_t req_id;
 	uint64_t n_extents;
 	uint64_t since_ns;		 /* waitq_add: the wait time counts from here, across re-queues */
-	unsigned region;		 /* index in m->regions */
+	struct manager_region *mr;	 /* stable: regions are allocated one by one */
 	struct uid_usage *owner;	 /* the uid's row in that region */
 	TAILQ_ENTRY(waiter) region_link; /* owner->waitq */
 	TAILQ_ENTRY(waiter) conn_link;	 /* conn->waiters */
@@ -109,7 +109,7 @@ int waitq_add(struct manager_region *mr, struct connection *c, uint64_t req_id, 
 	w->req_id = req_id;
 	w->n_extents = n_extents;
 	w->since_ns = pmemz_now_ns();
-	w->region = mr->index;
+	w->mr = mr;
 	w->owner = u;
 	waiter_link(mr, w, false);
 	waitq_update_urgent(mr);
@@ -190,7 +190,7 @@ void waitq_cancel(struct connection *c)
 	struct out_frame *f;
 
 	while ((w = TAILQ_FIRST(&c->waiters))) {
-		struct manager_region *mr = &m->regions[w->region];
+		struct manager_region *mr = w->mr;
 
 		waiter_unlink(mr, w);
 		free(w);

@@ -535,6 +535,13 @@ const struct region_conf *region_get_conf(const struct region *r)
 	return r->rc;
 }
 
+void region_set_conf(struct region *r, const struct region_conf *rc)
+{
+	r->rc = rc;
+	r->name = rc->name;
+	r->batch_extents = rc->batch_extents ? rc->batch_extents : CONF_DEFAULT_BATCH_EXTENTS;
+}
+
 void region_get_info(const struct region *r, struct region_info *info)
 {
 	memset(info, 0, sizeof(*info));

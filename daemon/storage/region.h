@@ -60,6 +60,14 @@ int region_open(const struct region_conf *rc, struct region **out);
 void region_close(struct region *r);
 
 const struct region_conf *region_get_conf(const struct region *r);
+/*
+ * Reload: the same region's new configuration (rc outlives the region, or
+ * the next region_set_conf).  Its name, path, size, extent_size and
+ * metadata must be the running ones (the caller keeps those); takes
+ * batch_extents.  zeroer_threads and zero_rate are applied by their own
+ * calls.  Strings of region_get_info() point into rc from now on.
+ */
+void region_set_conf(struct region *r, const struct region_conf *rc);
 void region_get_info(const struct region *r, struct region_info *info);
 void region_get_stats(const struct region *r, struct region_stats *st);
 /* The daemon's own read-write fd of the region: never hand it out. */
@@ -159,6 +167,13 @@ void region_zeroer_pause(struct region *r, bool paused);
 /* The pause's only record (the server's STAT asks here, it keeps no copy). */
 bool region_zeroer_paused(const struct region *r);
 void region_zeroer_set_rate(struct region *r, uint64_t bytes_per_sec);
+/*
+ * Run n zeroer threads (clamped to 1..CONF_MAX_ZEROER_THREADS): start more,
+ * or stop the extra ones (their unfinished batches stay DIRTY and are
+ * zeroed by the others).  -errno (logged) and the count unchanged when a
+ * thread cannot start.
+ */
+int region_zeroer_set_threads(struct region *r, unsigned n);
 
 /* The zeroing policy's state (STAT, pmemzctl status). */
 struct region_policy_state {

@@ -43,8 +43,18 @@ struct zeroer {
 	double tokens;	      /* bytes */
 	uint64_t refill_ns;
 
-	unsigned n_threads;
-	pthread_t *threads;
+	/*
+	 * Workers 0..n_threads-1 run; those at or above want leave (their
+	 * batch handed back after the current chunk, as for a pause).
+	 */
+	unsigned n_threads, want;
+	struct zworker *workers; /* CONF_MAX_ZEROER_THREADS of them */
+};
+
+struct zworker {
+	struct zeroer *z;
+	unsigned idx;
+	pthread_t thread;
 };
 
 static void free_list(struct zbatch *b)
@@ -136,7 +146,7 @@ static uint64_t effective_rate(const struct zeroer *z)
  * urgent or unlimited).  YIELD when paused: the batch ends early and goes
  * back to the main loop.  Called with the lock held.
  */
-static enum go throttle_locked(struct zeroer *z, uint64_t len)
+static enum go throttle_locked(struct zeroer *z, unsigned idx, uint64_t len)
 {
 	for (;;) {
 		uint64_t now, burst;
@@ -147,7 +157,7 @@ static enum go throttle_locked(struct zeroer *z, uint64_t len)
 
 		if (z->stop)
 			return STOP;
-		if (z->paused || (z->resting && !z->urgent))
+		if (z->paused || (z->resting && !z->urgent) || idx >= z->want)
 			return YIELD;
 		if (rate == 0 || z->urgent)
 			return GO;
@@ -188,24 +198,25 @@ static void follow_urgency(struct zeroer *z, bool urgent, bool *boosted)
  * takes the same lock to collect and submit batches.  The flags are
  * written under the lock; a change seen one chunk late is harmless.
  */
-static enum go throttle(struct zeroer *z, uint64_t len, bool *urgent)
+static enum go throttle(struct zeroer *z, unsigned idx, uint64_t len, bool *urgent)
 {
 	enum go go;
 
 	*urgent = __atomic_load_n(&z->urgent, __ATOMIC_RELAXED);
 	if (!__atomic_load_n(&z->stop, __ATOMIC_RELAXED) &&
 	    !__atomic_load_n(&z->paused, __ATOMIC_RELAXED) &&
+	    idx < __atomic_load_n(&z->want, __ATOMIC_RELAXED) &&
 	    (*urgent ||
 	     (!__atomic_load_n(&z->resting, __ATOMIC_RELAXED) && effective_rate(z) == 0)))
 		return GO;
 	pthread_mutex_lock(&z->lock);
-	go = throttle_locked(z, len);
+	go = throttle_locked(z, idx, len);
 	*urgent = z->urgent;
 	pthread_mutex_unlock(&z->lock);
 	return go;
 }
 
-static void zero_batch(struct zeroer *z, struct zbatch *b, bool *boosted)
+static void zero_batch(struct zeroer *z, unsigned idx, struct zbatch *b, bool *boosted)
 {
 	uint64_t busy = 0, t0;
 	uint32_t k;
@@ -218,7 +229,7 @@ static void zero_batch(struct zeroer *z, struct zbatch *b, bool *boosted)
 		for (uint64_t off = 0; off < z->extent_size; off += ZERO_CHUNK) {
 			uint64_t len = MIN(ZERO_CHUNK, z->extent_size - off);
 
-			go = throttle(z, len, &urgent);
+			go = throttle(z, idx, len, &urgent);
 			if (go != GO)
 				break;
 			follow_urgency(z, urgent, boosted);
@@ -241,7 +252,8 @@ static void zero_batch(struct zeroer *z, struct zbatch *b, bool *boosted)
 
 static void *worker(void *arg)
 {
-	struct zeroer *z = arg;
+	struct zworker *self = arg;
+	struct zeroer *z = self->z;
 	bool boosted = false;
 
 	set_priority(z, false);
@@ -252,9 +264,9 @@ static void *worker(void *arg)
 		uint64_t one = 1;
 		bool urgent;
 
-		while (!z->stop && (z->paused || !z->todo))
+		while (!z->stop && self->idx < z->want && (z->paused || !z->todo))
 			pthread_cond_wait(&z->cond, &z->lock);
-		if (z->stop)
+		if (z->stop || self->idx >= z->want)
 			break;
 		b = z->todo;
 		z->todo = b->next;
@@ -265,7 +277,7 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&z->lock);
 
 		follow_urgency(z, urgent, &boosted);
-		zero_batch(z, b, &boosted);
+		zero_batch(z, self->idx, b, &boosted);
 
 		pthread_mutex_lock(&z->lock);
 		*z->done_tail = b;
@@ -296,10 +308,10 @@ int zeroer_new(const struct zeroer_params *p, struct zeroer **out)
 	if (!z)
 		return log_error_errno(ENOMEM, "region '%s': out of memory", p->name);
 	z->name = strdup(p->name);
-	z->threads = calloc(MAX(p->threads, 1u), sizeof(*z->threads));
-	if (!z->name || !z->threads) {
+	z->workers = calloc(CONF_MAX_ZEROER_THREADS, sizeof(*z->workers));
+	if (!z->name || !z->workers) {
 		free(z->name);
-		free(z->threads);
+		free(z->workers);
 		free(z);
 		return log_error_errno(ENOMEM, "region '%s': out of memory", p->name);
 	}
@@ -322,16 +334,54 @@ int zeroer_new(const struct zeroer_params *p, struct zeroer **out)
 		zeroer_free(z);
 		return r;
 	}
-	for (unsigned i = 0; i < MAX(p->threads, 1u); i++) {
-		r = pthread_create(&z->threads[i], NULL, worker, z);
+	r = zeroer_set_threads(z, p->threads);
+	if (r < 0) {
+		zeroer_free(z);
+		return r;
+	}
+	*out = z;
+	return 0;
+}
+
+/* Workers above n leave and are joined; their batches come back through the done queue. */
+static void zeroer_shrink(struct zeroer *z, unsigned n)
+{
+	pthread_mutex_lock(&z->lock);
+	__atomic_store_n(&z->want, n, __ATOMIC_RELAXED); /* throttle() reads it unlocked */
+	pthread_cond_broadcast(&z->cond);
+	pthread_mutex_unlock(&z->lock);
+	while (z->n_threads > n)
+		(void)pthread_join(z->workers[--z->n_threads].thread, NULL);
+}
+
+int zeroer_set_threads(struct zeroer *z, unsigned n)
+{
+	unsigned old = z->n_threads;
+	int r;
+
+	n = MIN(MAX(n, 1u), CONF_MAX_ZEROER_THREADS);
+	if (n <= old) {
+		zeroer_shrink(z, n);
+		return 0;
+	}
+	pthread_mutex_lock(&z->lock);
+	__atomic_store_n(&z->want, n, __ATOMIC_RELAXED); /* throttle() reads it unlocked */
+	pthread_mutex_unlock(&z->lock);
+	while (z->n_threads < n) {
+		struct zworker *w = &z->workers[z->n_threads];
+
+		w->z = z;
+		w->idx = z->n_threads;
+		r = pthread_create(&w->thread, NULL, worker, w);
 		if (r != 0) {
-			log_error_errno(r, "region '%s': cannot start zeroer thread: %m", p->name);
-			zeroer_free(z);
+			(void)log_error_errno(r, "region '%s': cannot start zeroer thread: %m",
+					      z->name);
+			/* All or nothing: the count the caller sees is the one that runs. */
+			zeroer_shrink(z, old);
 			return -r;
 		}
 		z->n_threads++;
 	}
-	*out = z;
 	return 0;
 }
 
@@ -344,14 +394,14 @@ void zeroer_free(struct zeroer *z)
 	pthread_cond_broadcast(&z->cond);
 	pthread_mutex_unlock(&z->lock);
 	for (unsigned i = 0; i < z->n_threads; i++)
-		(void)pthread_join(z->threads[i], NULL);
+		(void)pthread_join(z->workers[i].thread, NULL);
 	free_list(z->todo);
 	free_list(z->done);
 	if (z->efd >= 0)
 		(void)close(z->efd);
 	pthread_cond_destroy(&z->cond);
 	pthread_mutex_destroy(&z->lock);
-	free(z->threads);
+	free(z->workers);
 	free(z->name);
 	free(z);
 }
@@ -645,4 +695,22 @@ void region_zeroer_set_rate(struct region *r, uint64_t bytes_per_sec)
 {
 	if (r->z)
 		zeroer_set_rate(r->z, bytes_per_sec);
+}
+
+int region_zeroer_set_threads(struct region *r, unsigned n)
+{
+	int ret;
+
+	n = MIN(MAX(n, 1u), CONF_MAX_ZEROER_THREADS);
+	if (r->z) {
+		ret = zeroer_set_threads(r->z, n);
+		if (ret < 0)
+			return ret;
+	}
+	if (n != r->zeroer_threads)
+		log_info("region '%s': %u zeroer thread(s), was %u", r->name, n,
+			 r->zeroer_threads);
+	r->zeroer_threads = n;
+	region_zeroer_kick(r); /* more threads take more batches */
+	return 0;
 }

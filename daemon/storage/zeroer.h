@@ -60,5 +60,11 @@ void zeroer_set_urgent(struct zeroer *z, bool urgent);
 void zeroer_set_policy(struct zeroer *z, uint64_t pace_rate, bool resting);
 bool zeroer_urgent(struct zeroer *z);
 void zeroer_set_rate(struct zeroer *z, uint64_t bytes_per_sec);
+/*
+ * Run n workers (1..CONF_MAX_ZEROER_THREADS): start more, or stop and join
+ * the extra ones (a batch one was zeroing comes back unfinished, as on a
+ * pause).  On failure the count is unchanged and the error logged.
+ */
+int zeroer_set_threads(struct zeroer *z, unsigned n);
 
 #endif

@@ -232,10 +232,10 @@ static void check_invariants(void)
 		struct region_stats st;
 		uint64_t sum = 0;
 
-		region_get_stats(m->regions[i].r, &st);
+		region_get_stats(m->regions[i]->r, &st);
 		for (int s = 0; s < EXT_NSTATES; s++)
 			sum += st.count[s];
-		FUZZ_ASSERT(sum == m->regions[i].info.extent_count); /* I3 */
+		FUZZ_ASSERT(sum == m->regions[i]->info.extent_count); /* I3 */
 		FUZZ_ASSERT(st.count[EXT_LEASED] == leased[i]);
 	}
 }
@@ -371,7 +371,7 @@ static void run(struct reader *rd)
 			/* The slot byte chose the region. */
 			unsigned ri = (unsigned)(s - slots) % FUZZ_REQ_N_REGIONS;
 
-			fake_region_zero(m->regions[ri].r, next(rd) % 32);
+			fake_region_zero(m->regions[ri]->r, next(rd) % 32);
 			break;
 		}
 		case FUZZ_REQ_OP_REQUEST:

@@ -127,6 +127,11 @@ const struct region_conf *region_get_conf(const struct region *r)
 	return r->rc;
 }
 
+void region_set_conf(struct region *r, const struct region_conf *rc)
+{
+	r->rc = rc;
+}
+
 void region_get_info(const struct region *r, struct region_info *info)
 {
 	memset(info, 0, sizeof(*info));
@@ -442,6 +447,12 @@ void region_zeroer_policy_state(const struct region *r, struct region_policy_sta
 
 void region_zeroer_set_rate(struct region *r, uint64_t bytes_per_sec)
 {
+}
+
+/* The fake's zeroer is the test thread (fake_region_zero): no threads to count. */
+int region_zeroer_set_threads(struct region *r, unsigned n)
+{
+	return 0;
 }
 
 int region_get_states(const struct region *r, uint8_t *out, uint64_t first, uint64_t count)

@@ -597,6 +597,69 @@ static void test_load_twice(void **state)
 	capture_close(&cap);
 }
 
+/* ---- reload: what changed, what stays ---- */
+
+static void load_text(struct daemon_conf *c, const char *text)
+{
+	struct capture cap;
+	char *path = write_temp_conf(text);
+
+	assert_non_null(path);
+	capture_open(&cap);
+	assert_int_equal(load_args(c, &cap, "-c", path, NULL), 0);
+	assert_string_equal(capture_text(&cap), "");
+	capture_close(&cap);
+	unlink(path);
+	free(path);
+}
+
+static void test_region_diff(void **state)
+{
+	struct daemon_conf a, b;
+	struct region_conf *ra, *rb;
+	char names[256];
+
+	load_text(&a, "[region r]\npath = /r\nsize = 64M\nallow_users = 1, 2\n"
+		      "zeroer_threads = 2\n[region s]\npath = /s\n");
+	load_text(&b, "[region s]\npath = /s\n[region r]\npath = /r\nsize = 64M\n"
+		      "allow_users = 2 1 2\nzeroer_threads = 2\n");
+	ra = conf_find_region(&a, "r");
+	rb = conf_find_region(&b, "r");
+	assert_non_null(ra);
+	assert_non_null(rb);
+	assert_null(conf_find_region(&a, "t"));
+	/* The order of sections and of ids in a list does not matter. */
+	assert_int_equal(conf_region_diff(ra, rb), 0);
+	assert_int_equal(conf_region_diff(conf_find_region(&a, "s"), conf_find_region(&b, "s")),
+			 0);
+	conf_free(&b);
+
+	load_text(&b, "[region r]\npath = /r2\nsize = 64M\nextent_size = 4M\n"
+		      "metadata = /m\nallow_users = 1\nzeroer_threads = 3\nzero_rate = 1M\n"
+		      "batch_extents = 8\nuid_quota = 8M\n");
+	rb = conf_find_region(&b, "r");
+	assert_int_equal(conf_region_diff(ra, rb),
+			 CONF_CHANGE_PATH | CONF_CHANGE_EXTENT_SIZE | CONF_CHANGE_METADATA |
+			     CONF_CHANGE_ALLOW | CONF_CHANGE_ZEROER_THREADS |
+			     CONF_CHANGE_ZERO_RATE | CONF_CHANGE_BATCH_EXTENTS |
+			     CONF_CHANGE_UID_LIMITS);
+	assert_string_equal(conf_change_names(conf_region_diff(ra, rb) & CONF_CHANGE_FIXED, names,
+					      sizeof(names)),
+			    "path, extent_size, metadata");
+	assert_string_equal(conf_change_names(CONF_CHANGE_SIZE | CONF_CHANGE_ZERO_RATE, names, 11),
+			    "size, zero");
+	/* The running values of the fixed keys stay; the others are the new ones. */
+	assert_int_equal(conf_region_keep_fixed(rb, ra), 0);
+	assert_int_equal(conf_region_diff(ra, rb) & CONF_CHANGE_FIXED, 0);
+	assert_string_equal(rb->path, "/r");
+	assert_null(rb->metadata);
+	assert_true(rb->extent_size_default);
+	assert_int_equal(rb->zeroer_threads, 3);
+	assert_true(rb->uid_quota == 8ull << 20);
+	conf_free(&a);
+	conf_free(&b);
+}
+
 /* ---- golden files ---- */
 
 static char *read_file(const char *path)
@@ -838,6 +901,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_load_relative_socket),
 	    cmocka_unit_test(test_load_file_errors_all_reported),
 	    cmocka_unit_test(test_load_twice),
+	    cmocka_unit_test(test_region_diff),
 	};
 
 	setenv("RUNTIME_DIRECTORY", TEST_RUNTIME_DIR, 1);

@@ -1183,28 +1183,52 @@ static void test_recovery_crafted(void **state)
 
 /* ---- zeroing ---- */
 
+/* Format, then stale data (byte) everywhere in the data area and every record DIRTY. */
+static void make_stale(struct fx *f, struct layout_header *hd, uint8_t byte)
+{
+	static uint8_t buf[1 * MiB];
+	struct region *r = open_ok(f);
+	uint64_t data_len;
+
+	region_close(r);
+	read_header(f->path, 0, hd);
+	data_len = hd->extent_count * hd->extent_size;
+	memset(buf, byte, sizeof(buf));
+	for (uint64_t off = 0; off < data_len; off += sizeof(buf))
+		write_at(f->path, hd->data_off + off, buf, MIN(sizeof(buf), data_len - off));
+	for (uint64_t i = 0; i < hd->extent_count; i++)
+		write_rec(f->path, hd, i, 0);
+}
+
+/* Every byte of the data area reads zero (I1). */
+static void assert_data_zero(const char *path, const struct layout_header *hd)
+{
+	static uint8_t buf[1 * MiB];
+	uint64_t data_len = hd->extent_count * hd->extent_size;
+
+	for (uint64_t off = 0; off < data_len; off += sizeof(buf)) {
+		size_t len = MIN(sizeof(buf), data_len - off);
+
+		read_at(path, hd->data_off + off, buf, len);
+		for (size_t j = 0; j < len; j++)
+			if (buf[j])
+				fail_msg("byte %llu of the data area is 0x%02x",
+					 (unsigned long long)(off + j), buf[j]);
+	}
+}
+
 static void test_zeroer_fills_zeroes(void **state)
 {
 	struct fx *f = *state;
 	struct region *r;
 	struct layout_header hd;
 	struct region_stats st;
-	static uint8_t buf[1 * MiB];
 	uint64_t data_len;
 
 	f->rc.zeroer_threads = 2;
 	f->rc.batch_extents = 4;
-	r = open_ok(f); /* format */
-	region_close(r);
-	read_header(f->path, 0, &hd);
-
-	/* Stale data everywhere in the data area, every record DIRTY. */
+	make_stale(f, &hd, 0xab);
 	data_len = hd.extent_count * hd.extent_size;
-	memset(buf, 0xab, sizeof(buf));
-	for (uint64_t off = 0; off < data_len; off += sizeof(buf))
-		write_at(f->path, hd.data_off + off, buf, MIN(sizeof(buf), data_len - off));
-	for (uint64_t i = 0; i < hd.extent_count; i++)
-		write_rec(f->path, &hd, i, 0);
 
 	r = open_ok(f);
 	assert_int_equal(count_of(r, EXT_DIRTY), hd.extent_count);
@@ -1217,14 +1241,7 @@ static void test_zeroer_fills_zeroes(void **state)
 	assert_true(st.drains > 0);
 	region_close(r);
 
-	for (uint64_t off = 0; off < data_len; off += sizeof(buf)) {
-		size_t len = MIN(sizeof(buf), data_len - off);
-		read_at(f->path, hd.data_off + off, buf, len);
-		for (size_t j = 0; j < len; j++)
-			if (buf[j])
-				fail_msg("byte %llu of the data area is 0x%02x",
-					 (unsigned long long)(off + j), buf[j]);
-	}
+	assert_data_zero(f->path, &hd);
 	for (uint64_t i = 0; i < hd.extent_count; i++)
 		assert_int_equal(layout_rec_state(read_rec(f->path, &hd, i)), EXT_ZEROED);
 }
@@ -1432,6 +1449,77 @@ static void test_pause(void **state)
 	region_close(r);
 }
 
+static int process_threads(void)
+{
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "r");
+	int n = -1;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "Threads:", 8) == 0)
+			n = atoi(line + 8);
+	fclose(f);
+	assert_true(n > 0);
+	return n;
+}
+
+/*
+ * Reload's zeroer_threads: workers start, and stop promptly even in the
+ * middle of a rate-limited batch, which comes back unfinished (still
+ * DIRTY) and is zeroed by the others; every byte ends zero (I1), I3 holds.
+ */
+static void test_zeroer_threads(void **state)
+{
+	struct fx *f = *state;
+	struct region *r;
+	struct layout_header hd;
+	int base;
+
+	f->rc.extent_size = 64 * KiB;
+	f->rc.batch_extents = 16;
+	make_stale(f, &hd, 0xcd);
+
+	/* A crawl: the workers sit inside their batches. */
+	f->rc.zero_rate = 64 * KiB;
+	base = process_threads();
+	r = open_ok(f);
+	assert_int_equal(process_threads(), base + 1);
+	assert_int_equal(region_zeroer_set_threads(r, 4), 0);
+	assert_int_equal(r->zeroer_threads, 4);
+	assert_int_equal(process_threads(), base + 4);
+	usleep(100000);
+	(void)region_zeroer_collect(r);
+	check_i3(r);
+
+	assert_int_equal(region_zeroer_set_threads(r, 1), 0);
+	assert_int_equal(process_threads(), base + 1);
+	assert_int_equal(r->zeroer_threads, 1);
+	/*
+	 * The stopped workers handed their batches back unfinished: had they
+	 * finished them (16 extents each, 16 s at 64 KiB/s shared), 48 would
+	 * be ZEROED now.
+	 */
+	(void)region_zeroer_collect(r);
+	assert_true(count_of(r, EXT_ZEROED) < 3 * 16);
+	check_i3(r);
+	/* 0 and above the maximum are clamped. */
+	assert_int_equal(region_zeroer_set_threads(r, 0), 0);
+	assert_int_equal(r->zeroer_threads, 1);
+	assert_int_equal(region_zeroer_set_threads(r, CONF_MAX_ZEROER_THREADS + 5), 0);
+	assert_int_equal(r->zeroer_threads, CONF_MAX_ZEROER_THREADS);
+	assert_int_equal(process_threads(), base + (int)CONF_MAX_ZEROER_THREADS);
+	assert_int_equal(region_zeroer_set_threads(r, 2), 0);
+
+	region_zeroer_set_rate(r, 0);
+	wait_all_zeroed(r);
+	check_i3(r);
+	assert_int_equal(count_of(r, EXT_ZEROED), hd.extent_count);
+	region_close(r);
+	assert_int_equal(process_threads(), base);
+	assert_data_zero(f->path, &hd);
+}
+
 /* The zeroer's door to the index: a batch leaves the ready set and comes back. */
 static void test_index_batch(void **state)
 {
@@ -1542,6 +1630,7 @@ int main(void)
 	    T(test_zeroer_order),
 	    T(test_rate_limit_and_urgent),
 	    T(test_pause),
+	    T(test_zeroer_threads),
 	    T(test_index_batch),
 	    T(test_flush_and_sync),
 	};

@@ -1,0 +1,438 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reload (SIGHUP, the unit's ExecReload): the command line and the file it
+ * names are parsed again, as at start, into a new configuration; if it has
+ * an error nothing changes (the error is logged and put in STATUS).
+ * Otherwise, region by region, by name:
+ *
+ *  - new regions come up as at start (a failed one is reported failed);
+ *    a region that did not open at start (or at the last reload) is tried
+ *    again;
+ *  - removed regions go down when nobody uses them: no lease, no waiting
+ *    allocation, no live connection that opened them.  Otherwise they stay
+ *    as "removing" (OPEN_REGION and ALLOCATE refused) and go down at the
+ *    status tick after their last user is done;
+ *  - kept regions take the new allow lists, per-uid limits, zero_rate
+ *    (when the file's value changed: a `pmemzctl set-rate` survives
+ *    reloads that leave zero_rate alone), zeroer_threads and batch_extents;
+ *    path, size, extent_size and metadata cannot change while a region is
+ *    open: the running values stay, with a warning;
+ *  - [daemon]: log_level and admin_group apply (admin_group to connected
+ *    peers too); socket and state_directory stay, with a warning.
+ *
+ * Every region points into the configuration it was last given (mr->rc,
+ * and the storage's region_get_conf); a configuration is freed once no
+ * region points into it.  Connections, leases and waiting allocations are
+ * untouched: leases name regions by index, renumbered when one goes.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "connection.h"
+#include "lease.h"
+#include "log.h"
+#include "manager.h"
+#include "notify.h"
+#include "rpc.h"
+
+/* ---- who uses a region ---- */
+
+static bool connection_alive(const struct manager *m, uint64_t serial)
+{
+	const struct connection *c;
+
+	for (c = TAILQ_FIRST(&m->connections); c; c = TAILQ_NEXT(c, link))
+		if (c->serial == serial)
+			return true;
+	return false;
+}
+
+static void openers_prune(struct manager_region *mr)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < mr->n_openers; i++)
+		if (connection_alive(mr->m, mr->openers[i]))
+			mr->openers[k++] = mr->openers[i];
+	mr->n_openers = k;
+}
+
+void manager_region_opened(struct manager_region *mr, const struct connection *c)
+{
+	for (size_t i = 0; i < mr->n_openers; i++)
+		if (mr->openers[i] == c->serial)
+			return;
+	if (mr->n_openers == mr->cap_openers)
+		openers_prune(mr);
+	if (mr->n_openers == mr->cap_openers) {
+		size_t cap = mr->cap_openers ? 2 * mr->cap_openers : 8;
+		uint64_t *v = reallocarray(mr->openers, cap, sizeof(*v));
+
+		if (!v) {
+			log_warning("region '%s': out of memory recording that connection %" PRIu64
+				    " opened it; a reload may take it down under that client",
+				    mr->rc->name, c->serial);
+			return;
+		}
+		mr->openers = v;
+		mr->cap_openers = cap;
+	}
+	mr->openers[mr->n_openers++] = c->serial;
+}
+
+bool manager_region_busy(struct manager *m, struct manager_region *mr, char *why, size_t len)
+{
+	const struct connection *c;
+	uint64_t leases = 0;
+	bool job;
+
+	for (c = TAILQ_FIRST(&m->connections); c; c = TAILQ_NEXT(c, link)) {
+		const struct lease *l;
+
+		for (l = LIST_FIRST(&c->leases); l; l = LIST_NEXT(l, owner_link))
+			leases += l->region == mr->index;
+	}
+	openers_prune(mr);
+	job = rpc_job_region(m, mr);
+	if (why && len)
+		(void)snprintf(why, len,
+			       "%" PRIu64 " lease(s), %" PRIu64
+			       " waiting allocation(s), %zu connection(s) that opened it%s",
+			       leases, mr->n_waiters, mr->n_openers,
+			       job ? ", a FLUSH, MAP or LIST in progress" : "");
+	return leases || mr->n_waiters || mr->n_openers || job;
+}
+
+/* ---- regions going and configurations freed ---- */
+
+static bool conf_in_use(const struct manager *m, const struct daemon_conf *c)
+{
+	if (c == m->conf)
+		return true;
+	for (size_t i = 0; i < m->n_regions; i++)
+		if (m->regions[i]->conf == c)
+			return true;
+	return false;
+}
+
+static void confs_gc(struct manager *m)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < m->n_confs; i++) {
+		if (conf_in_use(m, m->confs[i])) {
+			m->confs[k++] = m->confs[i];
+			continue;
+		}
+		conf_free(m->confs[i]);
+		free(m->confs[i]);
+	}
+	m->n_confs = k;
+}
+
+/* Take m->regions[i] down and out; the regions after it move up one index. */
+static void region_remove(struct manager *m, size_t i)
+{
+	struct manager_region *mr = m->regions[i];
+	struct connection *c;
+
+	log_notice("Region '%s' removed from the configuration: closing it", mr->rc->name);
+	manager_region_down(mr);
+	memmove(&m->regions[i], &m->regions[i + 1], (m->n_regions - i - 1) * sizeof(*m->regions));
+	m->n_regions--;
+	for (size_t j = i; j < m->n_regions; j++)
+		m->regions[j]->index = (unsigned)j;
+	/* Leases name their region by index (lease.h). */
+	for (c = TAILQ_FIRST(&m->connections); c; c = TAILQ_NEXT(c, link)) {
+		struct lease *l;
+
+		for (l = LIST_FIRST(&c->leases); l; l = LIST_NEXT(l, owner_link))
+			if (l->region > i)
+				l->region--;
+	}
+}
+
+void manager_reap_removed(struct manager *m)
+{
+	bool committed = false;
+
+	for (size_t i = m->n_regions; i-- > 0;) {
+		struct manager_region *mr = m->regions[i];
+
+		if (!mr->removing || manager_region_busy(m, mr, NULL, 0))
+			continue;
+		/* Replies held for this iteration's commit may attest its state. */
+		if (!committed) {
+			manager_commit_now(m);
+			committed = true;
+		}
+		log_notice("Region '%s' is no longer in use", mr->rc->name);
+		region_remove(m, i);
+	}
+	if (committed)
+		confs_gc(m);
+}
+
+/* ---- applying a new configuration ---- */
+
+struct reload_summary {
+	unsigned added, removed, kept_busy, changed, refused;
+};
+
+static void refuse(struct manager *m, const char *why)
+{
+	(void)snprintf(m->reload_error, sizeof(m->reload_error), "%s", why);
+	manager_update_status(m);
+	notify_ready(m->status);
+}
+
+/* The new values of a kept region; the running ones of what cannot change. */
+static void region_apply(struct manager_region *mr, struct region_conf *rc,
+			 const struct daemon_conf *nc, struct reload_summary *sum)
+{
+	unsigned ch = conf_region_diff(mr->rc, rc);
+	char names[192];
+
+	if (ch & CONF_CHANGE_FIXED) {
+		if (conf_region_keep_fixed(rc, mr->rc) < 0) {
+			log_error("region '%s': out of memory, keeping its whole old configuration",
+				  rc->name);
+			sum->refused++;
+			return;
+		}
+		log_warning("region '%s': %s cannot change while the region is open; keeping the "
+			    "running value (restart the daemon to apply)",
+			    rc->name, conf_change_names(ch & CONF_CHANGE_FIXED, names, sizeof(names)));
+		sum->refused++;
+	}
+	if ((ch & CONF_CHANGE_ZEROER_THREADS) && mr->r &&
+	    region_zeroer_set_threads(mr->r, rc->zeroer_threads) < 0) {
+		log_error("region '%s': zeroer_threads stays %u", rc->name,
+			  mr->rc->zeroer_threads);
+		rc->zeroer_threads = mr->rc->zeroer_threads;
+		ch &= ~(unsigned)CONF_CHANGE_ZEROER_THREADS;
+		sum->refused++;
+	}
+	/* Only a changed file value overrides a rate set at runtime (pmemzctl set-rate). */
+	if (ch & CONF_CHANGE_ZERO_RATE) {
+		mr->zero_rate = rc->zero_rate;
+		if (mr->r)
+			region_zeroer_set_rate(mr->r, rc->zero_rate);
+	}
+	mr->rc = rc;
+	mr->conf = nc;
+	if (mr->r) {
+		region_set_conf(mr->r, rc);
+		region_get_info(mr->r, &mr->info);
+		if (!mr->info.name)
+			mr->info.name = rc->name;
+	} else {
+		mr->info.name = rc->name;
+		mr->info.path = rc->path;
+	}
+	if (mr->removing) {
+		mr->removing = false;
+		log_notice("Region '%s' is in the configuration again: it stays", rc->name);
+	}
+	ch &= ~(unsigned)CONF_CHANGE_FIXED;
+	if (ch) {
+		log_notice("region '%s': %s changed", rc->name,
+			   conf_change_names(ch, names, sizeof(names)));
+		sum->changed++;
+	}
+}
+
+/* [daemon]: what cannot change keeps its running value. */
+static int daemon_keep_fixed(const struct daemon_conf *old, struct daemon_conf *nc,
+			     struct reload_summary *sum)
+{
+	struct {
+		const char *key;
+		char *const *was;
+		char **now;
+	} fixed[] = {
+	    {"socket", &old->socket_path, &nc->socket_path},
+	    {"state_directory", &old->state_dir, &nc->state_dir},
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(fixed); i++) {
+		char *keep;
+
+		if (!*fixed[i].was || (*fixed[i].now && strcmp(*fixed[i].was, *fixed[i].now) == 0))
+			continue;
+		keep = strdup(*fixed[i].was);
+		if (!keep)
+			return -ENOMEM;
+		log_warning("[daemon] %s cannot change while the daemon runs; keeping %s (restart "
+			    "the daemon to apply)",
+			    fixed[i].key, keep);
+		free(*fixed[i].now);
+		*fixed[i].now = keep;
+		sum->refused++;
+	}
+	return 0;
+}
+
+static int regions_grow(struct manager *m, size_t n)
+{
+	struct manager_region **v;
+
+	v = reallocarray(m->regions, n ? n : 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	m->regions = v;
+	return 0;
+}
+
+static void apply(struct manager *m, struct daemon_conf *nc, struct reload_summary *sum)
+{
+	const struct daemon_conf *old = m->conf;
+	struct connection *c;
+
+	for (size_t i = 0; i < m->n_regions; i++) {
+		struct manager_region *mr = m->regions[i];
+		struct region_conf *rc = conf_find_region(nc, mr->rc->name);
+
+		if (rc && (!mr->failed || mr->r))
+			region_apply(mr, rc, nc, sum);
+	}
+	/* Removed ones first: a new region may take over the path of one that goes. */
+	for (size_t i = m->n_regions; i-- > 0;) {
+		struct manager_region *mr = m->regions[i];
+		char why[160];
+
+		if (conf_find_region(nc, mr->rc->name))
+			continue;
+		if (!manager_region_busy(m, mr, why, sizeof(why))) {
+			region_remove(m, i);
+			sum->removed++;
+			continue;
+		}
+		sum->kept_busy++;
+		if (!mr->removing)
+			log_warning("Region '%s' was removed from the configuration but is in use "
+				    "(%s): it keeps serving them, refuses new OPEN_REGION and "
+				    "ALLOCATE, and closes once they are done",
+				    mr->rc->name, why);
+		mr->removing = true;
+	}
+
+	/* Regions that never opened: nothing uses them, try again with the new file. */
+	for (size_t i = 0; i < m->n_regions; i++) {
+		struct manager_region *mr = m->regions[i], *fresh;
+		struct region_conf *rc = conf_find_region(nc, mr->rc->name);
+
+		if (!rc || !mr->failed || mr->r)
+			continue;
+		if (manager_region_up(m, rc, nc, (unsigned)i, &fresh) < 0) {
+			log_error("region '%s': out of memory, not tried again", rc->name);
+			continue;
+		}
+		manager_region_down(mr);
+		m->regions[i] = fresh;
+		if (fresh->failed)
+			log_notice("Region '%s' still does not open (see above)", rc->name);
+		else
+			log_notice("Region '%s' is online now", rc->name);
+	}
+	for (size_t i = 0; i < nc->n_regions; i++) {
+		struct region_conf *rc = &nc->regions[i];
+		struct manager_region *mr;
+
+		if (manager_find_region(m, rc->name))
+			continue;
+		if (regions_grow(m, m->n_regions + 1) < 0 ||
+		    manager_region_up(m, rc, nc, (unsigned)m->n_regions, &mr) < 0) {
+			log_error("region '%s': out of memory, not added", rc->name);
+			continue;
+		}
+		m->regions[m->n_regions++] = mr;
+		sum->added++;
+		if (mr->failed)
+			log_notice("New region '%s' did not open (see above): reported failed",
+				   rc->name);
+		else
+			log_notice("New region '%s' is online", rc->name);
+	}
+	if (nc->log_level != old->log_level) {
+		log_set_max_level(nc->log_level);
+		log_notice("log_level changed to %d (syslog priority)", nc->log_level);
+	}
+	/* Admin rights follow admin_group for the peers already connected too. */
+	for (c = TAILQ_FIRST(&m->connections); c; c = TAILQ_NEXT(c, link))
+		c->admin = c->uid == 0 ||
+			   (nc->has_admin_gid && connection_in_group(c, nc->admin_gid));
+	m->conf = nc;
+}
+
+void manager_reload(struct manager *m)
+{
+	_cleanup_free_ char *errs = NULL;
+	struct reload_summary sum = {0};
+	struct daemon_conf *nc = NULL, **confs;
+	size_t errs_len = 0;
+	FILE *f;
+	int r;
+
+	notify_reloading();
+	if (!m->argv) {
+		log_error("SIGHUP: cannot reload, the command line is unknown");
+		refuse(m, "the command line is unknown");
+		return;
+	}
+	log_info("SIGHUP: reloading the configuration (%s)",
+		 m->conf->config_path ? m->conf->config_path : "no configuration file");
+	f = open_memstream(&errs, &errs_len);
+	nc = calloc(1, sizeof(*nc));
+	confs = reallocarray(m->confs, m->n_confs + 1, sizeof(*confs));
+	if (confs)
+		m->confs = confs;
+	if (!f || !nc || !confs) {
+		if (f)
+			(void)fclose(f);
+		free(nc);
+		log_error("Configuration not reloaded: out of memory");
+		refuse(m, "out of memory");
+		return;
+	}
+	r = conf_load(nc, m->argc, m->argv, f);
+	(void)fclose(f);
+	if (r < 0) {
+		/* As `pmemzerod -n` prints them: FILE:LINE: message. */
+		char *save = NULL, *first = NULL;
+
+		for (char *line = errs ? strtok_r(errs, "\n", &save) : NULL; line;
+		     line = strtok_r(NULL, "\n", &save)) {
+			log_error("Configuration not reloaded: %s", line);
+			if (!first)
+				first = line;
+		}
+		if (!first)
+			log_error("Configuration not reloaded: %s", strerror(-r));
+		refuse(m, first ? first : strerror(-r));
+		conf_free(nc);
+		free(nc);
+		return;
+	}
+	if (daemon_keep_fixed(m->conf, nc, &sum) < 0) {
+		log_error("Configuration not reloaded: out of memory");
+		refuse(m, "out of memory");
+		conf_free(nc);
+		free(nc);
+		return;
+	}
+	/* Replies held for this iteration's commit: sent before regions change. */
+	manager_commit_now(m);
+	m->confs[m->n_confs++] = nc;
+	apply(m, nc, &sum);
+	confs_gc(m);
+	m->reload_error[0] = '\0';
+	log_notice("Configuration reloaded: %zu region(s), %u added, %u removed, %u kept while "
+		   "in use, %u changed, %u change(s) refused",
+		   m->n_regions, sum.added, sum.removed, sum.kept_busy, sum.changed, sum.refused);
+	manager_update_status(m);
+	notify_ready(m->status);
+}
