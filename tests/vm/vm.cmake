@@ -39,3 +39,18 @@ if(TARGET pmemzerod AND TARGET pmemzctl AND TARGET pmemz-demo)
 else()
   message(STATUS "VM tests not registered: need targets pmemzerod, pmemzctl and pmemz-demo")
 endif()
+
+# Real systemd: the NVDIMM machine with the host's systemd as PID 1, the
+# project's .deb (scripts/package, built by the test) installed with dpkg.
+# Labels vm (one QEMU at a time; the ASan run leaves it out) and systemd.
+if(TARGET pmemz-reconnect AND NOT PMEMZ_SANITIZE)
+  add_test(NAME vm-systemd
+    COMMAND ${CMAKE_CURRENT_LIST_DIR}/run-systemd-test ${CMAKE_BINARY_DIR}
+      --timeout 900 --bin $<TARGET_FILE:pmemz-reconnect>)
+  set_tests_properties(vm-systemd PROPERTIES
+    SKIP_RETURN_CODE 77
+    TIMEOUT 1500
+    RESOURCE_LOCK pmemz-vm
+    LABELS "vm;systemd"
+    ENVIRONMENT "PMEMZ_WERROR=${PMEMZ_WERROR}")
+endif()
