@@ -395,7 +395,14 @@ static void test_extent_table_block_zeroed(void **state)
 	expect_refusal(e, path, img, pristine_len, "extent table block zeroed",
 		       (const char *const[]){"tag 'precious'", "missing from the extent table",
 					     "refusing to open the region", NULL});
-	free(ctl_check(path, false, 1));
+	/* pmemzctl check: unusable (exit 2), for the reason the daemon refused it */
+	{
+		char *out = ctl_check(path, false, 2);
+
+		assert_non_null(strstr(out, "the daemon refuses the region (committed extents "
+					    "missing from the extent table)"));
+		free(out);
+	}
 	free(img);
 }
 
@@ -432,7 +439,8 @@ static void test_grown(void **state)
 	write_region_conf(e, path, "extent_size = 256K\n");
 	expect_refusal(e, path, img, 10 * MIB, "grown, no size configured",
 		       (const char *const[]){"header says the region is 8388608 bytes", NULL});
-	free(ctl_check(path, false, 1));
+	/* never resized: unusable (exit 2), as the daemon refuses it */
+	free(ctl_check(path, false, 2));
 	free(img);
 }
 
