@@ -857,6 +857,44 @@ static void test_split_pair(void **state)
 	assert_int_equal(check_path_split(path, meta, 0, &rep), 0);
 	assert_int_equal(rep.status, CHECK_UNUSABLE);
 	check_report_free(&rep);
+	/*
+	 * A metadata file or a data file of another size: the daemon refuses
+	 * (never resized), and the checker says unusable for the same reason.
+	 */
+	rc.size = 0; /* as they are, not the configured size */
+	{
+		static const struct {
+			bool meta;
+			int64_t delta;
+			enum media_refusal why;
+		} sizes[] = {
+		    {true, 4096, REFUSE_META_SIZE},
+		    {true, -4096, REFUSE_META_SIZE},
+		    {false, 4096, REFUSE_SIZE},
+		    {false, -(int64_t)(128 * KiB), REFUSE_SIZE},
+		};
+
+		for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+			const char *which = sizes[k].meta ? meta : path;
+			struct stat st;
+
+			assert_int_equal(stat(which, &st), 0);
+			assert_int_equal(truncate(which, st.st_size + sizes[k].delta), 0);
+			assert_int_equal(check_path_split(meta, path, CHECK_NO_DATA, &rep), 0);
+			if (rep.refusal != sizes[k].why)
+				dump(&rep);
+			assert_int_equal(rep.status, CHECK_UNUSABLE);
+			assert_int_equal(rep.refusal, sizes[k].why);
+			assert_true(has_line(rep.problems, rep.n_problems,
+					     media_refusal_str(sizes[k].why)));
+			check_report_free(&rep);
+			assert_int_equal(region_open(&rc, &r), -EINVAL);
+			assert_int_equal(truncate(which, st.st_size), 0);
+		}
+		assert_int_equal(check_path_split(meta, path, CHECK_NO_DATA, &rep), 0);
+		assert_int_equal(rep.status, CHECK_CLEAN);
+		check_report_free(&rep);
+	}
 	/* A truncated data file is unusable, not a crash. */
 	assert_int_equal(truncate(path, 4096), 0);
 	assert_int_equal(check_path_split(meta, path, 0, &rep), 0);
