@@ -135,8 +135,9 @@ static int format_blank(struct pstore *ps, const char *name, uint64_t extent_siz
 		    "region '%s': both header blocks are blank, but the extent table "
 		    "holds %" PRIu64 " records of a used region (first: extent %" PRIu64
 		    " at offset %" PRIu64 "): were its headers wiped? Refusing to format "
-		    "over it (to reuse it as a new region, zero it first)",
-		    name, used, first, (uint64_t)LAYOUT_EXTENT_TABLE_OFF + first * 8);
+		    "over it (to reuse it as a new region, zero it first); refused: %s",
+		    name, used, first, (uint64_t)LAYOUT_EXTENT_TABLE_OFF + first * 8,
+		    media_refusal_str(REFUSE_BLANK));
 	return layout_format(ps, name, extent_size, align, out);
 }
 
@@ -158,13 +159,15 @@ static int no_header(struct pstore *ps, const char *name, uint64_t extent_size, 
 		return log_error_errno(EUCLEAN,
 				       "region '%s': primary header is blank but the "
 				       "backup header block is %s (%s); refusing to "
-				       "touch it",
-				       name, layout_hdr_status_str(m->backup), m->backup_why);
+				       "touch it; refused: %s",
+				       name, layout_hdr_status_str(m->backup), m->backup_why,
+				       media_refusal_str(REFUSE_BLANK));
 	return log_error_errno(EUCLEAN,
 			       "region '%s': primary header %s (%s) and backup header "
-			       "%s (%s); refusing to touch it",
+			       "%s (%s); refusing to touch it; refused: %s",
 			       name, layout_hdr_status_str(m->primary), m->primary_why,
-			       layout_hdr_status_str(m->backup), m->backup_why);
+			       layout_hdr_status_str(m->backup), m->backup_why,
+			       media_refusal_str(REFUSE_NO_HEADER));
 }
 
 /*
@@ -246,38 +249,41 @@ static int load_region(struct pstore *ps, uint64_t region_size, bool split, cons
 	case REFUSE_FOREIGN:
 		return log_error_errno(EMEDIUMTYPE,
 				       "region '%s': %s holds a foreign header (%s); refusing to "
-				       "touch it (format it explicitly to use it)",
-				       name, "offset 0", m.primary_why);
+				       "touch it (format it explicitly to use it); refused: %s",
+				       name, "offset 0", m.primary_why, media_refusal_str(why));
 	case REFUSE_UNSUPPORTED:
 		return log_error_errno(ENOTSUP,
-				       "region '%s': primary header has %s; refusing to touch it",
-				       name, m.primary_why);
+				       "region '%s': primary header has %s; refusing to touch it; "
+				       "refused: %s",
+				       name, m.primary_why, media_refusal_str(why));
 	case REFUSE_LAYOUT_KIND:
 		return log_error_errno(
 		    EINVAL,
 		    split ? "region '%s': the metadata file holds the header of a region that "
-			    "keeps its metadata inline; refusing to touch it"
+			    "keeps its metadata inline; refusing to touch it; refused: %s"
 			  : "region '%s': the header is that of a region whose metadata is in a "
-			    "file of its own; configure its metadata = PATH (refusing to touch it)",
-		    name);
+			    "file of its own; configure its metadata = PATH (refusing to touch it); "
+			    "refused: %s",
+		    name, media_refusal_str(why));
 	case REFUSE_SIZE:
 		return log_error_errno(
 		    EINVAL,
 		    "region '%s': header says the %s is %" PRIu64 " bytes but it is %" PRIu64
-		    " bytes (%s); refusing to touch it",
+		    " bytes (%s); refusing to touch it; refused: %s",
 		    name, split ? "data file" : "region", h.region_size, region_size,
-		    h.region_size > region_size ? "truncated?" : "grown?");
+		    h.region_size > region_size ? "truncated?" : "grown?", media_refusal_str(why));
 	case REFUSE_META_SIZE:
 		return log_error_errno(
 		    EINVAL,
 		    "region '%s': the metadata is %" PRIu64
-		    " bytes, too small for its tables (%" PRIu64 " bytes); refusing to touch it",
-		    name, pstore_size(ps), layout_tables_end(h.tag_table_off, h.tag_count));
+		    " bytes, too small for its tables (%" PRIu64 " bytes); refusing to touch it; refused: %s",
+		    name, pstore_size(ps), layout_tables_end(h.tag_table_off, h.tag_count),
+		    media_refusal_str(why));
 	case REFUSE_TABLES_BAD:
 		return log_error_errno(EIO,
 				       "region '%s': media errors in the extent or tag table; "
-				       "refusing to use it (clear the errors or reformat)",
-				       name);
+				       "refusing to use it (clear the errors or reformat); refused: %s",
+				       name, media_refusal_str(why));
 	case REFUSE_NONE:
 	case REFUSE_TOO_SMALL: /* returned above */
 	case REFUSE_MISSING:   /* the tables' verdict: recovery's */
