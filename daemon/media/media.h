@@ -337,6 +337,54 @@ bool media_interrupted_format(const void *base, uint64_t size, uint64_t extent_s
  */
 bool media_meta_tables_blank(const void *meta, uint64_t meta_size);
 
+/* ---- is the region usable? ---- */
+
+/*
+ * Why recovery refuses a region -- and so why the checker calls its image
+ * unusable (`pmemzctl check` exit 2).  One rule for both: region_open
+ * refuses exactly these, and logs the reason; the checker reports the
+ * same verdict (check_report.refusal) and, where it can still read the
+ * tables, lists what they hold.
+ */
+enum media_refusal {
+	REFUSE_NONE,	    /* usable: recovery opens it */
+	REFUSE_TOO_SMALL,   /* smaller than the two header blocks */
+	REFUSE_BLANK,	    /* no header and the primary is blank: not a region (yet); the
+			       daemon formats it when nothing would be lost (media_wiped_records,
+			       media_interrupted_format, media_meta_tables_blank), else refuses */
+	REFUSE_NO_HEADER,   /* neither header valid, the primary not blank */
+	REFUSE_FOREIGN,	    /* the primary is foreign: never formatted over, whatever the backup */
+	REFUSE_UNSUPPORTED, /* the primary is of a layout version we do not know */
+	REFUSE_LAYOUT_KIND, /* a split region's header opened inline, or the reverse */
+	REFUSE_SIZE,	    /* the image (split: data file) is not region_size bytes: never resized */
+	REFUSE_META_SIZE,   /* split: the metadata is smaller than its tables, or a file of
+			       another size */
+	REFUSE_TABLES_BAD,  /* a bad block in the extent or tag table */
+	REFUSE_MISSING,	    /* committed extents missing from the table (MISSING_REFUSE) */
+};
+const char *media_refusal_str(enum media_refusal r);
+
+/* What a region is opened on. */
+struct media_image {
+	const void *base;   /* the headers and tables: the region, or a split region's metadata */
+	uint64_t size;	    /* bytes at base */
+	uint64_t data_size; /* bytes of the data: size inline, the data file's when split */
+	bool split;	    /* opened as a split region (metadata = PATH) */
+	bool meta_exact;    /* split: the metadata must be exactly its tables (a file, never
+			       resized); a device need only hold them */
+	const struct media_badblock *bbs; /* bad ranges at base */
+	size_t n_bbs;
+};
+
+/*
+ * The header-level verdict on img: reads both headers into *m (when img
+ * holds them) and says whether the region is usable as far as its headers
+ * and sizes go.  REFUSE_NONE: the header of m->choice describes a region
+ * that fits img.  The tables' verdict (REFUSE_MISSING) is
+ * media_missing_extents()'s.
+ */
+enum media_refusal media_region_refusal(const struct media_image *img, struct media_headers *m);
+
 /* ---- extent records ---- */
 
 /* What is wrong with an extent record: anything but REC_INTACT is damage. */

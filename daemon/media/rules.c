@@ -291,3 +291,72 @@ void media_missing_extents(const struct layout_tag *slots, uint32_t tag_count, c
 	else
 		m->verdict = MISSING_REFUSE;
 }
+
+/* ---- is the region usable? ---- */
+
+const char *media_refusal_str(enum media_refusal r)
+{
+	switch (r) {
+	case REFUSE_NONE:
+		return "usable";
+	case REFUSE_TOO_SMALL:
+		return "too small for the two header blocks";
+	case REFUSE_BLANK:
+		return "not a region: no header, the primary blank";
+	case REFUSE_NO_HEADER:
+		return "neither header is usable";
+	case REFUSE_FOREIGN:
+		return "foreign primary header";
+	case REFUSE_UNSUPPORTED:
+		return "unsupported layout version";
+	case REFUSE_LAYOUT_KIND:
+		return "split header on an inline region, or the reverse";
+	case REFUSE_SIZE:
+		return "size differs from the header's region size";
+	case REFUSE_META_SIZE:
+		return "metadata size differs from its tables'";
+	case REFUSE_TABLES_BAD:
+		return "bad blocks in the extent or tag table";
+	case REFUSE_MISSING:
+		return "committed extents missing from the extent table";
+	}
+	return "?";
+}
+
+enum media_refusal media_region_refusal(const struct media_image *img, struct media_headers *m)
+{
+	const struct layout_header *h = NULL;
+	uint64_t end;
+
+	memset(m, 0, sizeof(*m));
+	if (img->size < 2 * LAYOUT_BLOCK)
+		return REFUSE_TOO_SMALL;
+	media_headers_read(img->base, img->bbs, img->n_bbs, m);
+	switch (m->choice) {
+	case HDRS_BLANK:
+		return REFUSE_BLANK;
+	case HDRS_NONE:
+		return m->primary == HDR_BLANK ? REFUSE_BLANK : REFUSE_NO_HEADER;
+	case HDRS_FOREIGN:
+		return REFUSE_FOREIGN;
+	case HDRS_UNSUPPORTED:
+		return REFUSE_UNSUPPORTED;
+	case HDRS_PRIMARY:
+		h = &m->hp;
+		break;
+	case HDRS_BACKUP:
+		h = &m->hb;
+		break;
+	}
+	if (!!(h->flags & LAYOUT_FLAG_SPLIT) != img->split)
+		return REFUSE_LAYOUT_KIND;
+	/* Never resized: a grown or truncated image is refused, not adopted. */
+	if (h->region_size != img->data_size || img->data_size % LAYOUT_BLOCK)
+		return REFUSE_SIZE;
+	end = layout_tables_end(h->tag_table_off, h->tag_count);
+	if (end > img->size || (img->split && img->meta_exact && end != img->size))
+		return REFUSE_META_SIZE;
+	if (layout_range_bad(img->bbs, img->n_bbs, h->extent_table_off, end - h->extent_table_off))
+		return REFUSE_TABLES_BAD;
+	return REFUSE_NONE;
+}

@@ -135,8 +135,9 @@ static int format_blank(struct pstore *ps, const char *name, uint64_t extent_siz
 		    "region '%s': both header blocks are blank, but the extent table "
 		    "holds %" PRIu64 " records of a used region (first: extent %" PRIu64
 		    " at offset %" PRIu64 "): were its headers wiped? Refusing to format "
-		    "over it (to reuse it as a new region, zero it first)",
-		    name, used, first, (uint64_t)LAYOUT_EXTENT_TABLE_OFF + first * 8);
+		    "over it (to reuse it as a new region, zero it first); refused: %s",
+		    name, used, first, (uint64_t)LAYOUT_EXTENT_TABLE_OFF + first * 8,
+		    media_refusal_str(REFUSE_BLANK));
 	return layout_format(ps, name, extent_size, align, out);
 }
 
@@ -158,13 +159,15 @@ static int no_header(struct pstore *ps, const char *name, uint64_t extent_size, 
 		return log_error_errno(EUCLEAN,
 				       "region '%s': primary header is blank but the "
 				       "backup header block is %s (%s); refusing to "
-				       "touch it",
-				       name, layout_hdr_status_str(m->backup), m->backup_why);
+				       "touch it; refused: %s",
+				       name, layout_hdr_status_str(m->backup), m->backup_why,
+				       media_refusal_str(REFUSE_BLANK));
 	return log_error_errno(EUCLEAN,
 			       "region '%s': primary header %s (%s) and backup header "
-			       "%s (%s); refusing to touch it",
+			       "%s (%s); refusing to touch it; refused: %s",
 			       name, layout_hdr_status_str(m->primary), m->primary_why,
-			       layout_hdr_status_str(m->backup), m->backup_why);
+			       layout_hdr_status_str(m->backup), m->backup_why,
+			       media_refusal_str(REFUSE_NO_HEADER));
 }
 
 /*
@@ -203,13 +206,25 @@ static int load_region(struct pstore *ps, uint64_t region_size, bool split, cons
 	struct layout_header h;
 	char s1[32], s2[32];
 	int r;
+	struct media_image img = {
+	    .base = pstore_base(ps),
+	    .size = pstore_size(ps),
+	    .data_size = region_size,
+	    .split = split,
+	    /* The file-or-device question is region.c's (load_split): only "too small" here. */
+	    .meta_exact = false,
+	    .bbs = bbs,
+	    .n_bbs = n_bbs,
+	};
+	enum media_refusal why;
 
 	*formatted = false;
-	if (pstore_size(ps) < 2 * LAYOUT_BLOCK)
+	/* The media module decides whether the region is usable (media_region_refusal). */
+	why = media_region_refusal(&img, &m);
+	if (why == REFUSE_TOO_SMALL)
 		return log_error_errno(ENOSPC, "region '%s': too small (%" PRIu64 " bytes)", name,
 				       pstore_size(ps));
-	media_headers_read(pstore_base(ps), bbs, n_bbs, &m);
-	if (split && (m.choice == HDRS_BLANK || m.choice == HDRS_NONE)) {
+	if (split && (why == REFUSE_BLANK || why == REFUSE_NO_HEADER)) {
 		r = split_no_header(ps, region_size, name, format_extent_size(extent_size, align),
 				    align, &m, out);
 		if (r < 0)
@@ -217,9 +232,11 @@ static int load_region(struct pstore *ps, uint64_t region_size, bool split, cons
 		*formatted = true;
 		return 0;
 	}
-	switch (m.choice) {
-	case HDRS_BLANK:
-	case HDRS_NONE:
+	/* The chosen header (filled when why says a header was usable). */
+	h = m.choice == HDRS_BACKUP ? m.hb : m.hp;
+	switch (why) {
+	case REFUSE_BLANK:
+	case REFUSE_NO_HEADER:
 		r = m.choice == HDRS_BLANK
 			? format_blank(ps, name, format_extent_size(extent_size, align), align,
 				       bbs, n_bbs, out)
@@ -229,8 +246,50 @@ static int load_region(struct pstore *ps, uint64_t region_size, bool split, cons
 			return r;
 		*formatted = true;
 		return 0;
-	case HDRS_PRIMARY:
-		h = m.hp;
+	case REFUSE_FOREIGN:
+		return log_error_errno(EMEDIUMTYPE,
+				       "region '%s': %s holds a foreign header (%s); refusing to "
+				       "touch it (format it explicitly to use it); refused: %s",
+				       name, "offset 0", m.primary_why, media_refusal_str(why));
+	case REFUSE_UNSUPPORTED:
+		return log_error_errno(ENOTSUP,
+				       "region '%s': primary header has %s; refusing to touch it; "
+				       "refused: %s",
+				       name, m.primary_why, media_refusal_str(why));
+	case REFUSE_LAYOUT_KIND:
+		return log_error_errno(
+		    EINVAL,
+		    split ? "region '%s': the metadata file holds the header of a region that "
+			    "keeps its metadata inline; refusing to touch it; refused: %s"
+			  : "region '%s': the header is that of a region whose metadata is in a "
+			    "file of its own; configure its metadata = PATH (refusing to touch it); "
+			    "refused: %s",
+		    name, media_refusal_str(why));
+	case REFUSE_SIZE:
+		return log_error_errno(
+		    EINVAL,
+		    "region '%s': header says the %s is %" PRIu64 " bytes but it is %" PRIu64
+		    " bytes (%s); refusing to touch it; refused: %s",
+		    name, split ? "data file" : "region", h.region_size, region_size,
+		    h.region_size > region_size ? "truncated?" : "grown?", media_refusal_str(why));
+	case REFUSE_META_SIZE:
+		return log_error_errno(
+		    EINVAL,
+		    "region '%s': the metadata is %" PRIu64
+		    " bytes, too small for its tables (%" PRIu64 " bytes); refusing to touch it; refused: %s",
+		    name, pstore_size(ps), layout_tables_end(h.tag_table_off, h.tag_count),
+		    media_refusal_str(why));
+	case REFUSE_TABLES_BAD:
+		return log_error_errno(EIO,
+				       "region '%s': media errors in the extent or tag table; "
+				       "refusing to use it (clear the errors or reformat); refused: %s",
+				       name, media_refusal_str(why));
+	case REFUSE_NONE:
+	case REFUSE_TOO_SMALL: /* returned above */
+	case REFUSE_MISSING:   /* the tables' verdict: recovery's */
+		break;
+	}
+	if (m.choice == HDRS_PRIMARY) {
 		if (m.backup == HDR_UNREADABLE)
 			log_warning("region '%s': backup header is unreadable (media error); "
 				    "continuing with the primary",
@@ -240,47 +299,13 @@ static int load_region(struct pstore *ps, uint64_t region_size, bool split, cons
 				    "the primary",
 				    name, m.differ ? "differs" : layout_hdr_status_str(m.backup),
 				    m.backup_why);
-		break;
-	case HDRS_FOREIGN:
-		return log_error_errno(EMEDIUMTYPE,
-				       "region '%s': %s holds a foreign header (%s); refusing to "
-				       "touch it (format it explicitly to use it)",
-				       name, "offset 0", m.primary_why);
-	case HDRS_UNSUPPORTED:
-		return log_error_errno(ENOTSUP,
-				       "region '%s': primary header has %s; refusing to touch it",
-				       name, m.primary_why);
-	case HDRS_BACKUP:
-		h = m.hb;
+	} else {
 		log_warning("region '%s': primary header %s (%s); using the backup header%s", name,
 			    layout_hdr_status_str(m.primary), m.primary_why,
 			    m.repair_primary ? " and repairing the primary" : "");
-		break;
 	}
 
-	/* The chosen header must fit what we run on now. */
-	if (!!(h.flags & LAYOUT_FLAG_SPLIT) != split)
-		return log_error_errno(EINVAL,
-				       split ? "region '%s': the metadata file holds the header of "
-					       "a region that keeps its metadata inline; refusing "
-					       "to touch it"
-					     : "region '%s': the header is that of a region whose "
-					       "metadata is in a file of its own; configure its "
-					       "metadata = PATH (refusing to touch it)",
-				       name);
-	if (h.region_size != region_size)
-		return log_error_errno(
-		    EINVAL,
-		    "region '%s': header says the %s is %" PRIu64 " bytes but it is %" PRIu64
-		    " bytes (%s); refusing to touch it",
-		    name, split ? "data file" : "region", h.region_size, region_size,
-		    h.region_size > region_size ? "truncated?" : "grown?");
-	if (split && layout_tables_end(h.tag_table_off, h.tag_count) > pstore_size(ps))
-		return log_error_errno(
-		    EINVAL,
-		    "region '%s': the metadata is %" PRIu64
-		    " bytes, too small for its tables (%" PRIu64 " bytes); refusing to touch it",
-		    name, pstore_size(ps), layout_tables_end(h.tag_table_off, h.tag_count));
+	/* Configuration against the media: not the media's verdict, the checker cannot see it. */
 	if (extent_size && extent_size != h.extent_size)
 		return log_error_errno(EINVAL,
 				       "region '%s': configured extent size %s differs from the "
@@ -293,12 +318,6 @@ static int load_region(struct pstore *ps, uint64_t region_size, bool split, cons
 				       "on-media layout (extent size %s) does not satisfy",
 				       name, pmemz_format_size(align, s1, sizeof(s1)),
 				       pmemz_format_size(h.extent_size, s2, sizeof(s2)));
-	if (layout_range_bad(bbs, n_bbs, h.extent_table_off,
-			     layout_tables_end(h.tag_table_off, h.tag_count) - h.extent_table_off))
-		return log_error_errno(EIO,
-				       "region '%s': media errors in the extent or tag table; "
-				       "refusing to use it (clear the errors or reformat)",
-				       name);
 
 	if (m.repair_primary) {
 		r = write_header(ps, LAYOUT_PRIMARY_OFF, &h);

@@ -257,9 +257,9 @@ static int check_tag_counts(struct region *r, uint8_t *kind)
 	    "region '%s': %" PRIu64 " committed extents of %u tags (first: '%s', slot %u) are "
 	    "missing from the extent table and no damaged record accounts for them: they would "
 	    "look free and be zeroed; refusing to open the region (inspect it with 'pmemzctl "
-	    "check %s')",
+	    "check %s'); refused: %s",
 	    r->name, m.deficit, m.n_short, r->slots[m.first_short - 1].name, m.first_short,
-	    r->rc->path);
+	    r->rc->path, media_refusal_str(REFUSE_MISSING));
 }
 
 static void slot_store_free(struct region *r, uint32_t id)

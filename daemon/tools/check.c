@@ -48,6 +48,7 @@ struct checker {
 	struct check_report *rep;
 	int err; /* first allocation failure */
 	bool unusable;
+	enum media_refusal verdict; /* media_region_refusal's, on the headers and sizes */
 	size_t cap_problems, cap_notes, cap_tags;
 	const struct media_badblock *bbs; /* never read */
 	size_t n_bbs;
@@ -123,6 +124,30 @@ static void note(struct checker *c, const char *fmt, ...)
 		problem((c), __VA_ARGS__);                                                         \
 	} while (0)
 
+/*
+ * The media module's verdict that the daemon refuses the region
+ * (media.h: enum media_refusal): unusable, the first verdict recorded in
+ * the report, and a problem line that ends with the reason.
+ */
+static void refuse(struct checker *c, enum media_refusal why, const char *fmt, ...) _printf_(3, 4);
+static void refuse(struct checker *c, enum media_refusal why, const char *fmt, ...)
+{
+	_cleanup_free_ char *detail = NULL;
+	va_list ap;
+
+	c->unusable = true;
+	if (c->rep->refusal == REFUSE_NONE)
+		c->rep->refusal = why;
+	va_start(ap, fmt);
+	detail = vformat(fmt, ap);
+	va_end(ap);
+	if (!detail) {
+		c->err = -ENOMEM;
+		return;
+	}
+	problem(c, "%s; the daemon refuses the region (%s)", detail, media_refusal_str(why));
+}
+
 /* A name from the media, printable: at most 63 bytes, anything odd as '?'. */
 static const char *safe_name(const char name[64], char out[LAYOUT_TAG_NAME_MAX + 1])
 {
@@ -182,19 +207,32 @@ static const char *hdr_verdict(enum layout_hdr_status s)
 	return s == HDR_BLANK ? "blank (all zero)" : layout_hdr_status_str(s);
 }
 
-/* Choose the header as layout_load() does (media_headers_read).  false: nothing usable. */
+/*
+ * The daemon's verdict on the headers and sizes (media_region_refusal), and
+ * the header it uses.  false: no header to check the tables with.
+ */
 static bool check_headers(struct checker *c)
 {
 	struct check_report *rep = c->rep;
+	struct media_image img = {
+	    .base = c->base,
+	    .size = c->size,
+	    .data_size = c->data_size,
+	    .split = c->data_split,
+	    .meta_exact = !c->meta_device,
+	    .bbs = c->bbs,
+	    .n_bbs = c->n_bbs,
+	};
 	struct media_headers m;
 	enum layout_hdr_status sp, sb;
 
-	if (c->size < 2 * LAYOUT_BLOCK) {
-		unusable(c, "image is %" PRIu64 " bytes: too small for the two header blocks (%u)",
-			 c->size, 2 * LAYOUT_BLOCK);
+	c->verdict = media_region_refusal(&img, &m);
+	if (c->verdict == REFUSE_TOO_SMALL) {
+		refuse(c, c->verdict,
+		       "image is %" PRIu64 " bytes: too small for the two header blocks (%u)",
+		       c->size, 2 * LAYOUT_BLOCK);
 		return false;
 	}
-	media_headers_read(c->base, c->bbs, c->n_bbs, &m);
 	sp = m.primary;
 	sb = m.backup;
 	(void)snprintf(rep->primary_why, sizeof(rep->primary_why), "%s", m.primary_why);
@@ -225,10 +263,9 @@ static bool check_headers(struct checker *c)
 		/* The daemon uses the backup (or refuses): check the region it describes. */
 		rep->hdr = m.hb;
 		if (m.choice != HDRS_BACKUP)
-			problem(c,
-				"primary header (offset 0) is %s (%s) but the backup is valid; the "
-				"daemon refuses the region",
-				hdr_verdict(sp), rep->primary_why);
+			refuse(c, c->verdict,
+			       "primary header (offset 0) is %s (%s) but the backup is valid",
+			       hdr_verdict(sp), rep->primary_why);
 		else if (!m.repair_primary)
 			problem(c,
 				"primary header (offset 0) is unreadable (%s); the daemon uses the "
@@ -242,37 +279,68 @@ static bool check_headers(struct checker *c)
 	} else {
 		if ((sp == HDR_BLANK || sp == HDR_FOREIGN) &&
 		    (sb == HDR_BLANK || sb == HDR_FOREIGN))
-			unusable(c,
-				 "not a pmemzerod region: primary header %s (%s), backup header "
-				 "%s (%s)",
-				 hdr_verdict(sp), rep->primary_why, hdr_verdict(sb),
-				 rep->backup_why);
+			refuse(c, c->verdict,
+			       "not a pmemzerod region: primary header %s (%s), backup header "
+			       "%s (%s)",
+			       hdr_verdict(sp), rep->primary_why, hdr_verdict(sb),
+			       rep->backup_why);
 		else
-			unusable(c,
-				 "both headers are unusable: primary (offset 0) %s (%s), backup "
-				 "(offset %u) %s (%s)",
-				 hdr_verdict(sp), rep->primary_why, LAYOUT_BACKUP_OFF,
-				 hdr_verdict(sb), rep->backup_why);
+			refuse(c, c->verdict,
+			       "both headers are unusable: primary (offset 0) %s (%s), backup "
+			       "(offset %u) %s (%s)",
+			       hdr_verdict(sp), rep->primary_why, LAYOUT_BACKUP_OFF,
+			       hdr_verdict(sb), rep->backup_why);
 		return false;
 	}
 	rep->have_hdr = true;
 	return true;
 }
 
-/* false: the tables cannot be read (unusable already recorded). */
+/*
+ * Report the size verdicts (check_headers decided them) and whether the
+ * tables can be read: false when they cannot (the reason recorded).
+ */
 static bool check_geometry(struct checker *c)
 {
 	const struct layout_header *h = &c->rep->hdr;
-	uint64_t img = c->data_size & ~((uint64_t)LAYOUT_BLOCK - 1), meta_end;
+	uint64_t meta_end = layout_tables_end(h->tag_table_off, h->tag_count);
 	bool split = (h->flags & LAYOUT_FLAG_SPLIT) != 0;
 
-	if (split != c->data_split) {
-		unusable(c, split ? "the header is that of a region whose metadata is in a file of "
-				    "its own: check it with --metadata THIS_FILE DATA_FILE"
-				  : "the metadata file holds the header of a region that keeps its "
-				    "metadata inline, not a split region's");
+	switch (c->verdict) {
+	case REFUSE_LAYOUT_KIND:
+		refuse(c, c->verdict,
+		       split ? "the header is that of a region whose metadata is in a file of its "
+			       "own: check it with --metadata THIS_FILE DATA_FILE"
+			     : "the metadata file holds the header of a region that keeps its "
+			       "metadata inline, not a split region's");
 		return false;
+	case REFUSE_SIZE:
+		if (c->data_size < h->region_size)
+			refuse(c, c->verdict,
+			       "%s is truncated: %" PRIu64 " bytes, but the header says the region "
+			       "is %" PRIu64 " bytes",
+			       split ? "data file" : "image", c->data_size, h->region_size);
+		else
+			refuse(c, c->verdict,
+			       "%s is %" PRIu64 " bytes but the header says the region is %" PRIu64
+			       " bytes: grown, and a region is never resized",
+			       split ? "data file" : "image", c->data_size, h->region_size);
+		break;
+	case REFUSE_META_SIZE:
+		refuse(c, c->verdict,
+		       "metadata file is %" PRIu64 " bytes but its tables end at %" PRIu64
+		       " (a metadata file is never resized)",
+		       c->size, meta_end);
+		break;
+	case REFUSE_TABLES_BAD:
+		refuse(c, c->verdict,
+		       "bad blocks in the extent or tag table (offsets %" PRIu64 "..%" PRIu64 ")",
+		       h->extent_table_off, meta_end);
+		return false;
+	default:
+		break;
 	}
+	/* Whatever the verdict, the tables are listed when they can be read. */
 	if (!layout_geometry_matches(h) || h->tag_count > LAYOUT_MAX_TAGS ||
 	    h->data_off + h->extent_count * h->extent_size > h->region_size) {
 		unusable(c,
@@ -281,26 +349,10 @@ static bool check_geometry(struct checker *c)
 			 h->region_size, h->extent_size, h->extent_count, h->data_off);
 		return false;
 	}
-	if (img < h->region_size)
-		unusable(c,
-			 "%s is truncated: %" PRIu64 " bytes, but the header says the region is "
-			 "%" PRIu64 " bytes",
-			 split ? "data file" : "image", c->data_size, h->region_size);
-	else if (img > h->region_size)
-		problem(c,
-			"%s is %" PRIu64 " bytes but the header says the region is %" PRIu64
-			" bytes; the daemon refuses a region whose size differs",
-			split ? "data file" : "image", c->data_size, h->region_size);
-	meta_end = layout_tables_end(h->tag_table_off, h->tag_count);
-	if (split && c->size > meta_end && !c->meta_device)
-		problem(c,
-			"metadata file is %" PRIu64 " bytes but its tables end at %" PRIu64
-			"; the daemon refuses a metadata file of another size",
-			c->size, meta_end);
 	if (meta_end > c->size) {
 		unusable(c,
 			 "image ends at %" PRIu64
-			 ", inside the extent or tag table (ends at %" PRIu64 ")",
+			 ", inside the extent or tag table (ends at %" PRIu64 "): not read",
 			 c->size, meta_end);
 		return false;
 	}
@@ -308,7 +360,7 @@ static bool check_geometry(struct checker *c)
 			     meta_end - h->extent_table_off)) {
 		unusable(c,
 			 "bad blocks in the extent or tag table (offsets %" PRIu64 "..%" PRIu64
-			 "); the daemon refuses the region",
+			 "): not read",
 			 h->extent_table_off, meta_end);
 		return false;
 	}
@@ -541,12 +593,11 @@ static void check_missing(struct checker *c)
 			"the daemon quarantines those instead of releasing them",
 			m.deficit, m.held);
 	else
-		problem(
-		    c,
-		    "%" PRIu64 " committed extents are missing from the extent table and no "
-		    "damaged record accounts for them (a zeroed block of the table?): the daemon "
-		    "refuses to open the region",
-		    m.deficit);
+		refuse(c, REFUSE_MISSING,
+		       "%" PRIu64 " committed extents are missing from the extent table and no "
+		       "damaged record accounts for them (a zeroed block of the table?): they "
+		       "would look free and be zeroed",
+		       m.deficit);
 }
 
 /* Each slot against the records that name it. */

@@ -26,7 +26,7 @@
 enum check_status {
 	CHECK_CLEAN = 0,	/* exit 0 */
 	CHECK_INCONSISTENT = 1, /* exit 1: problems listed */
-	CHECK_UNUSABLE = 2,	/* exit 2: not a region, unreadable, both headers bad */
+	CHECK_UNUSABLE = 2,	/* exit 2: the daemon refuses it (check_report.refusal), or unreadable */
 };
 
 struct check_tag {
@@ -67,6 +67,13 @@ struct check_report {
 	char **notes;		   /* legal crash states recovery resolves; one line each */
 	size_t n_notes;
 	char meta_path[256]; /* a split region's metadata file; "" otherwise */
+	/*
+	 * Why the daemon refuses the region (the media module's verdict,
+	 * media_refusal_str): REFUSE_NONE when it opens it.  Anything else
+	 * makes status CHECK_UNUSABLE.  REFUSE_BLANK: no region yet, which
+	 * the daemon formats when nothing would be lost.
+	 */
+	enum media_refusal refusal;
 };
 
 /* At most this many problem (and note) lines are kept; problems_total counts them all. */

@@ -38,6 +38,8 @@ static void check_report_consistent(const struct check_report *rep)
 		FUZZ_ASSERT(rep->notes[i] != NULL);
 	if (rep->status == CHECK_CLEAN)
 		FUZZ_ASSERT(rep->problems_total == 0);
+	/* The daemon's refusal is what makes an image unusable (a SIGBUS aside: none here). */
+	FUZZ_ASSERT((rep->status == CHECK_UNUSABLE) == (rep->refusal != REFUSE_NONE));
 	if (rep->status == CHECK_UNUSABLE)
 		return;
 	/* A usable image: a header, and every record counted exactly once. */

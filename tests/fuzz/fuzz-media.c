@@ -10,8 +10,9 @@
  *   - region_open never crashes or hangs (libFuzzer's -timeout);
  *   - the checker and recovery agree on whether the image is usable:
  *     region_open succeeds exactly when check_path() does not say
- *     "unusable" (a blank primary header, which the daemon may format,
- *     aside);
+ *     "unusable", which it says exactly when its report carries the media
+ *     module's refusal (check_report.refusal); REFUSE_BLANK, no region
+ *     yet, which the daemon may format, aside;
  *   - what recovery accepted and closed passes check_path() with
  *     CHECK_RECOVERED (which counts every crash state left as a problem):
  *     clean if the raw image had nothing but crash states, and never more
@@ -74,41 +75,12 @@ static void write_image(const uint8_t *data, size_t size)
 
 static void dump(const char *what, const struct check_report *rep)
 {
-	fprintf(stderr, "%s: %s\n", what, check_status_str(rep->status));
+	fprintf(stderr, "%s: %s (%s)\n", what, check_status_str(rep->status),
+		media_refusal_str(rep->refusal));
 	for (size_t i = 0; i < rep->n_problems; i++)
 		fprintf(stderr, "  problem: %s\n", rep->problems[i]);
 	for (size_t i = 0; i < rep->n_notes; i++)
 		fprintf(stderr, "  note: %s\n", rep->notes[i]);
-}
-
-/*
- * The checker reports some images the daemon refuses as inconsistent
- * rather than unusable, because it can still check their tables (a foreign
- * primary over a valid backup, a size other than the header's, committed
- * extents missing from the table); its problem line then ends saying so.
- */
-static bool daemon_refuses(const struct check_report *rep)
-{
-	if (rep->status == CHECK_UNUSABLE)
-		return false;
-	/* Line endings only: a tag name in a line is the tenant's text. */
-	static const char *const ends[] = {
-	    "the daemon refuses the region",
-	    "the daemon refuses a region whose size differs",
-	    "the daemon refuses to open the region",
-	};
-
-	for (size_t i = 0; i < rep->n_problems; i++) {
-		size_t len = strlen(rep->problems[i]);
-
-		for (size_t k = 0; k < sizeof(ends) / sizeof(ends[0]); k++) {
-			size_t n = strlen(ends[k]);
-
-			if (len >= n && strcmp(rep->problems[i] + len - n, ends[k]) == 0)
-				return true;
-		}
-	}
-	return false;
 }
 
 static bool recovered_ok(const struct check_report *pre, const struct check_report *post)
@@ -125,28 +97,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct check_report pre, post, again;
 	struct region *r = NULL;
-	bool blank;
+	bool agree;
 	int ret;
 
 	write_image(data, size);
 	FUZZ_ASSERT(check_path(path, CHECK_NO_DATA, &pre) == 0);
-	blank = pre.primary_status == HDR_BLANK;
 	ret = region_open(&rc, &r);
-	if (verbose || (!daemon_refuses(&pre) && !blank &&
-			(ret == 0) != (pre.status != CHECK_UNUSABLE))) {
+	/*
+	 * One verdict (media.h, enum media_refusal): the checker says
+	 * unusable exactly when the daemon refuses, and a refusal is why.
+	 * REFUSE_BLANK aside: no region yet, which the daemon formats when
+	 * nothing would be lost and the checker cannot call a region.
+	 */
+	agree = pre.refusal == REFUSE_BLANK ||
+		((ret == 0) == (pre.status != CHECK_UNUSABLE) &&
+		 (pre.status == CHECK_UNUSABLE) == (pre.refusal != REFUSE_NONE));
+	if (verbose || !agree) {
 		dump("checker before recovery", &pre);
 		fprintf(stderr, "region_open: %s\n", ret ? strerror(-ret) : "ok");
 	}
-	/*
-	 * A blank primary may be a format to (re)do: the daemon formats, the
-	 * checker cannot.  Where the checker says the daemon refuses a region
-	 * it still checks (a foreign or newer primary over a valid backup, a
-	 * size other than the header's), the daemon must refuse.
-	 */
-	if (daemon_refuses(&pre))
-		FUZZ_ASSERT(ret < 0);
-	else if (!blank)
-		FUZZ_ASSERT((ret == 0) == (pre.status != CHECK_UNUSABLE));
+	FUZZ_ASSERT(agree);
 	if (ret < 0) {
 		check_report_free(&pre);
 		return 0;

@@ -394,8 +394,17 @@ static void test_extent_table_block_zeroed(void **state)
 	write_region_conf(e, path, NULL);
 	expect_refusal(e, path, img, pristine_len, "extent table block zeroed",
 		       (const char *const[]){"tag 'precious'", "missing from the extent table",
-					     "refusing to open the region", NULL});
-	free(ctl_check(path, false, 1));
+					     "refusing to open the region",
+					     "refused: committed extents missing from the extent table",
+					     NULL});
+	/* pmemzctl check: unusable (exit 2), for the reason the daemon refused it */
+	{
+		char *out = ctl_check(path, false, 2);
+
+		assert_non_null(strstr(out, "the daemon refuses the region (committed extents "
+					    "missing from the extent table)"));
+		free(out);
+	}
 	free(img);
 }
 
@@ -431,8 +440,17 @@ static void test_grown(void **state)
 		       (const char *const[]){"configured size is 8.0 MiB", NULL});
 	write_region_conf(e, path, "extent_size = 256K\n");
 	expect_refusal(e, path, img, 10 * MIB, "grown, no size configured",
-		       (const char *const[]){"header says the region is 8388608 bytes", NULL});
-	free(ctl_check(path, false, 1));
+		       (const char *const[]){"header says the region is 8388608 bytes",
+					     "refused: size differs from the header's region size",
+					     NULL});
+	/* never resized: unusable (exit 2), for the reason the daemon refused it */
+	{
+		char *out = ctl_check(path, false, 2);
+
+		assert_non_null(strstr(out, "the daemon refuses the region (size differs from "
+					    "the header's region size)"));
+		free(out);
+	}
 	free(img);
 }
 

@@ -237,9 +237,13 @@ static void test_headers(void **state)
 	expect(&m, m.size, 0, CHECK_INCONSISTENT, "differs from the primary", &rep);
 	assert_true(rep.headers_differ);
 	check_report_free(&rep);
-	/* a foreign primary over a valid backup: the daemon refuses it */
+	/* a foreign primary over a valid backup: the daemon refuses it (tables still listed) */
 	memcpy(m.base, "NOTOURS!", 8);
-	expect(&m, m.size, 0, CHECK_INCONSISTENT, "the daemon refuses the region", NULL);
+	expect(&m, m.size, 0, CHECK_UNUSABLE,
+	       "the daemon refuses the region (foreign primary header)", &rep);
+	assert_int_equal(rep.refusal, REFUSE_FOREIGN);
+	assert_true(rep.have_hdr);
+	check_report_free(&rep);
 	/* a newer layout version in the primary */
 	{
 		struct layout_header h2 = m.h;
@@ -247,7 +251,9 @@ static void test_headers(void **state)
 		layout_header_seal(&h2);
 		memcpy(m.base, &h2, sizeof(h2));
 	}
-	expect(&m, m.size, 0, CHECK_INCONSISTENT, "unsupported version", NULL);
+	expect(&m, m.size, 0, CHECK_UNUSABLE, "unsupported version", &rep);
+	assert_int_equal(rep.refusal, REFUSE_UNSUPPORTED);
+	check_report_free(&rep);
 	img_free(&m);
 }
 
@@ -277,12 +283,14 @@ static void test_sizes(void **state)
 		assert_non_null(big);
 		memcpy(big, m.base, m.size);
 		assert_int_equal(check_image(big, 5 * MiB, 0, &rep), 0);
-		assert_int_equal(rep.status, CHECK_INCONSISTENT);
-		assert_true(has_line(rep.problems, rep.n_problems, "refuses a region whose size"));
+		assert_int_equal(rep.status, CHECK_UNUSABLE);
+		assert_int_equal(rep.refusal, REFUSE_SIZE);
+		assert_true(has_line(rep.problems, rep.n_problems, "a region is never resized"));
 		check_report_free(&rep);
-		/* a tail that is not a whole block is ignored, like the daemon does */
+		/* a tail that is not a whole block: the daemon refuses such a file too */
 		assert_int_equal(check_image(big, 4 * MiB + 100, 0, &rep), 0);
-		assert_int_equal(rep.status, CHECK_CLEAN);
+		assert_int_equal(rep.status, CHECK_UNUSABLE);
+		assert_int_equal(rep.refusal, REFUSE_SIZE);
 		check_report_free(&rep);
 		free(big);
 	}
@@ -357,14 +365,16 @@ static void test_slots(void **state)
 	commit_tag(&m, 1, "short", 0, 3);
 	set_rec(&m, 1, layout_rec(EXT_ZEROED, 0, 2));
 	memset(m.base + m.h.data_off + m.h.extent_size, 0, m.h.extent_size);
-	expect(&m, m.size, 0, CHECK_INCONSISTENT,
+	expect(&m, m.size, 0, CHECK_UNUSABLE,
 	       "tag 'short' (uid 1000, slot 1) was committed with 3 extents but 2 records", &rep);
-	assert_true(has_line(rep.problems, rep.n_problems, "refuses to open the region"));
+	assert_true(has_line(rep.problems, rep.n_problems,
+			     "the daemon refuses the region (committed extents missing"));
+	assert_int_equal(rep.refusal, REFUSE_MISSING);
 	check_report_free(&rep);
 	/* ... or none at all */
 	set_rec(&m, 0, layout_rec(EXT_DIRTY, 0, 2));
 	set_rec(&m, 2, layout_rec(EXT_DIRTY, 0, 2));
-	expect(&m, m.size, 0, CHECK_INCONSISTENT, "is VALID but no extent record names it", NULL);
+	expect(&m, m.size, 0, CHECK_UNUSABLE, "is VALID but no extent record names it", NULL);
 	img_free(&m);
 
 	/* more records than committed */
@@ -528,7 +538,7 @@ static void test_zeroed_table_block(void **state)
 	img_std(&m);
 	commit_tag(&m, 1, "precious", 10, 4);
 	memset(m.base + m.h.extent_table_off, 0, LAYOUT_BLOCK);
-	expect(&m, m.size, 0, CHECK_INCONSISTENT, "no damaged record accounts for them", NULL);
+	expect(&m, m.size, 0, CHECK_UNUSABLE, "no damaged record accounts for them", NULL);
 	img_free(&m);
 
 	/* a zeroed block of the tag table: the records name blank slots (quarantined) */
@@ -847,6 +857,44 @@ static void test_split_pair(void **state)
 	assert_int_equal(check_path_split(path, meta, 0, &rep), 0);
 	assert_int_equal(rep.status, CHECK_UNUSABLE);
 	check_report_free(&rep);
+	/*
+	 * A metadata file or a data file of another size: the daemon refuses
+	 * (never resized), and the checker says unusable for the same reason.
+	 */
+	rc.size = 0; /* as they are, not the configured size */
+	{
+		static const struct {
+			bool meta;
+			int64_t delta;
+			enum media_refusal why;
+		} sizes[] = {
+		    {true, 4096, REFUSE_META_SIZE},
+		    {true, -4096, REFUSE_META_SIZE},
+		    {false, 4096, REFUSE_SIZE},
+		    {false, -(int64_t)(128 * KiB), REFUSE_SIZE},
+		};
+
+		for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+			const char *which = sizes[k].meta ? meta : path;
+			struct stat st;
+
+			assert_int_equal(stat(which, &st), 0);
+			assert_int_equal(truncate(which, st.st_size + sizes[k].delta), 0);
+			assert_int_equal(check_path_split(meta, path, CHECK_NO_DATA, &rep), 0);
+			if (rep.refusal != sizes[k].why)
+				dump(&rep);
+			assert_int_equal(rep.status, CHECK_UNUSABLE);
+			assert_int_equal(rep.refusal, sizes[k].why);
+			assert_true(has_line(rep.problems, rep.n_problems,
+					     media_refusal_str(sizes[k].why)));
+			check_report_free(&rep);
+			assert_int_equal(region_open(&rc, &r), -EINVAL);
+			assert_int_equal(truncate(which, st.st_size), 0);
+		}
+		assert_int_equal(check_path_split(meta, path, CHECK_NO_DATA, &rep), 0);
+		assert_int_equal(rep.status, CHECK_CLEAN);
+		check_report_free(&rep);
+	}
 	/* A truncated data file is unusable, not a crash. */
 	assert_int_equal(truncate(path, 4096), 0);
 	assert_int_equal(check_path_split(meta, path, 0, &rep), 0);

@@ -141,7 +141,7 @@ static void test_zeroed_extent_table_refused(void **state)
 	commit_tag(f, 1, "precious", 10, 4, 0x5a);
 	set_rec(f, 20, layout_rec(EXT_ZEROED, 0, 1));
 	write_at(f->path, f->h.extent_table_off, zero, sizeof(zero));
-	expect_checker(f, CHECK_INCONSISTENT, "no damaged record accounts for them");
+	expect_checker(f, CHECK_UNUSABLE, "no damaged record accounts for them");
 
 	before = read_all(f);
 	assert_int_equal(region_open(&f->rc, &r), -EUCLEAN);
@@ -330,6 +330,169 @@ static void test_written_slot_reused(void **state)
 	expect_checker(f, CHECK_CLEAN, NULL);
 }
 
+/* ---- the checker and recovery agree on whether an image is usable ---- */
+
+static void reseal_primary(struct fx *f, void (*edit)(struct layout_header *h))
+{
+	struct layout_header h = f->h;
+
+	edit(&h);
+	layout_header_seal(&h);
+	write_at(f->path, LAYOUT_PRIMARY_OFF, &h, sizeof(h));
+}
+
+static void newer_version(struct layout_header *h)
+{
+	h->version = LAYOUT_VERSION + 1;
+}
+
+static void resize_file(struct fx *f, uint64_t size)
+{
+	assert_int_equal(truncate(f->path, (off_t)size), 0);
+}
+
+static void dmg_none(struct fx *f)
+{
+	commit_tag(f, 1, "kept", 2, 2, 0x11);
+}
+
+static void dmg_foreign_primary(struct fx *f)
+{
+	dmg_none(f);
+	write_at(f->path, LAYOUT_PRIMARY_OFF, "NOTOURS!", 8);
+}
+
+static void dmg_newer_primary(struct fx *f)
+{
+	dmg_none(f);
+	reseal_primary(f, newer_version);
+}
+
+static void dmg_corrupt_primary(struct fx *f)
+{
+	uint64_t w = 0x5a5a;
+
+	dmg_none(f);
+	write_at(f->path, 200, &w, sizeof(w));
+}
+
+static void dmg_both_corrupt(struct fx *f)
+{
+	uint64_t w = 0x5a5a;
+
+	dmg_corrupt_primary(f);
+	write_at(f->path, LAYOUT_BACKUP_OFF + 200, &w, sizeof(w));
+}
+
+static void dmg_grown(struct fx *f)
+{
+	resize_file(f, f->h.region_size + LAYOUT_BLOCK);
+}
+
+static void dmg_truncated(struct fx *f)
+{
+	resize_file(f, f->h.region_size - LAYOUT_BLOCK);
+}
+
+static void dmg_odd_tail(struct fx *f)
+{
+	resize_file(f, f->h.region_size + 100);
+}
+
+static void dmg_zeroed_table_block(struct fx *f)
+{
+	static uint8_t zero[LAYOUT_BLOCK];
+
+	commit_tag(f, 1, "precious", 10, 4, 0x5a);
+	write_at(f->path, f->h.extent_table_off, zero, sizeof(zero));
+}
+
+static void dmg_missing_accounted(struct fx *f)
+{
+	commit_tag(f, 1, "precious", 10, 4, 0x5a);
+	set_rec(f, 11, layout_rec(9, 0, 0));
+	set_rec(f, 13, layout_rec(EXT_ZEROED, 1, 2));
+}
+
+static void dmg_tag_flip(struct fx *f)
+{
+	commit_tag(f, 1, "precious", 4, 3, 0xa5);
+	set_rec(f, 5, layout_rec(EXT_COMMITTED, 1 ^ 2, 2));
+}
+
+static void dmg_wiped_headers(struct fx *f)
+{
+	static uint8_t zero[2 * LAYOUT_BLOCK];
+
+	commit_tag(f, 1, "precious", 3, 2, 0x77);
+	write_at(f->path, 0, zero, sizeof(zero));
+}
+
+static const struct damage {
+	const char *name;
+	void (*apply)(struct fx *f);
+	enum media_refusal refusal; /* the verdict both must give */
+} damages[] = {
+    {"none", dmg_none, REFUSE_NONE},
+    {"foreign primary over a valid backup", dmg_foreign_primary, REFUSE_FOREIGN},
+    {"newer-version primary over a valid backup", dmg_newer_primary, REFUSE_UNSUPPORTED},
+    {"corrupt primary", dmg_corrupt_primary, REFUSE_NONE},
+    {"both headers corrupt", dmg_both_corrupt, REFUSE_NO_HEADER},
+    {"image grown", dmg_grown, REFUSE_SIZE},
+    {"image truncated", dmg_truncated, REFUSE_SIZE},
+    {"image with a partial block at its end", dmg_odd_tail, REFUSE_SIZE},
+    {"committed extents missing (zeroed table block)", dmg_zeroed_table_block, REFUSE_MISSING},
+    {"missing extents accounted for by damaged records", dmg_missing_accounted, REFUSE_NONE},
+    {"tag id flipped to a free slot", dmg_tag_flip, REFUSE_NONE},
+    {"headers wiped over a used region", dmg_wiped_headers, REFUSE_BLANK},
+};
+
+/*
+ * For each damage: check_image unusable <=> region_open fails, and the
+ * checker names the media module's reason (fuzz-media's oracle, pinned).
+ * The region is opened as it is, at its size (no configured size, as
+ * pmemzctl check sees it).
+ */
+static void test_checker_agrees(void **state)
+{
+	(void)state;
+	for (size_t k = 0; k < sizeof(damages) / sizeof(damages[0]); k++) {
+		const struct damage *d = &damages[k];
+		struct region *r = NULL;
+		struct check_report rep;
+		void *fs = NULL;
+		struct fx *f;
+		int ret;
+
+		assert_int_equal(fx_setup(&fs), 0);
+		f = fs;
+		f->rc.size = 0;
+		d->apply(f);
+		assert_int_equal(check_path(f->path, 0, &rep), 0);
+		ret = region_open(&f->rc, &r);
+		if (ret == 0)
+			region_close(r);
+		if (rep.refusal != d->refusal || (rep.status == CHECK_UNUSABLE) != (ret < 0) ||
+		    (rep.status == CHECK_UNUSABLE) != (rep.refusal != REFUSE_NONE)) {
+			for (size_t i = 0; i < rep.n_problems; i++)
+				print_message("  problem: %s\n", rep.problems[i]);
+			fail_msg("%s: checker %s (%s), want %s; region_open: %s", d->name,
+				 check_status_str(rep.status), media_refusal_str(rep.refusal),
+				 media_refusal_str(d->refusal), ret ? strerror(-ret) : "ok");
+		}
+		/* The reason is on a problem line, as the daemon logs it. */
+		if (d->refusal != REFUSE_NONE) {
+			bool named = false;
+
+			for (size_t i = 0; i < rep.n_problems; i++)
+				named |= strstr(rep.problems[i], media_refusal_str(d->refusal)) != NULL;
+			assert_true(named);
+		}
+		check_report_free(&rep);
+		fx_teardown(&fs);
+	}
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
@@ -341,6 +504,7 @@ int main(void)
 	    T(test_torn_format),
 	    T(test_torn_primary),
 	    cmocka_unit_test_setup_teardown(test_written_slot_reused, fx_setup_small, fx_teardown),
+	    cmocka_unit_test(test_checker_agrees),
 	};
 
 	log_set_max_level(getenv("PMEMZ_TEST_VERBOSE") ? LOG_DEBUG : LOG_CRIT);

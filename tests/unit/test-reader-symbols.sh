@@ -26,7 +26,7 @@ for f in "$@"; do
 		printf '  %s\n' $bad
 		fail=1
 	fi
-	for want in check_image media_headers_read media_missing_extents; do
+	for want in check_image media_region_refusal media_missing_extents; do
 		printf '%s\n' "$syms" | grep -qx "$want" ||
 			{ echo "FAIL: $f has no symbol $want (not the checker?)"; fail=1; }
 	done
