@@ -25,7 +25,6 @@
 SOCK=/run/pmemzerod.sock
 REGION=dax
 DAEMON_LOG=/tmp/pmemzerod.log
-DAEMON_PID=
 DEVNAME=${VMTEST_DEV#/dev/}
 DEVSYS=/sys/bus/dax/devices/$DEVNAME
 NDREGION=/sys/bus/nd/devices/region0
@@ -41,38 +40,14 @@ BAD_REGION_OFF=$((256 << 20))
 BAD_SECTORS=8
 INJECTED=0
 
-say() { echo "workload: $*"; }
-note() {
-	echo "workload: ###################################################################"
-	echo "workload: NOTE: $*"
-	echo "workload: ###################################################################"
-}
-fail() {
-	say "FAIL: $*"
-	if [ -n "$DAEMON_PID" ]; then
-		say "daemon log:"
-		sed 's/^/  pmemzerod| /' "$DAEMON_LOG"
-	fi
-	exit 1
-}
-run() {
-	say "\$ $*"
-	"$@" || fail "'$*' exited with status $?"
-}
+# The helpers shared with the CXL workload: say, note, fail, run, alive,
+# json_field, snapshot, start_daemon, stop_daemon (run-vm-test copies it in).
+# shellcheck source=tests/vm/workload-lib.sh
+. /vmtest/lib.sh
 
 for b in pmemzerod pmemzctl pmemz-demo; do
 	command -v "$b" >/dev/null || fail "$b is not in the initramfs (not built?)"
 done
-
-# A dead but unreaped child still answers kill -0: look at its state.
-alive() {
-	[ -r "/proc/$1/stat" ] && [ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" != Z ]
-}
-
-# One value from pretty-printed JSON (pmemzctl --json): the first "KEY": value.
-json_field() {
-	sed -n "s/^ *\"$2\": *\"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}\$/\1/p" "$1" | head -n1
-}
 
 # ---- discovery ---------------------------------------------------------------
 
@@ -187,55 +162,15 @@ inject_badblock() {
 
 # ---- the daemon --------------------------------------------------------------
 
-start_daemon() {
-	rm -f "$SOCK"
-	say "\$ pmemzerod -d --socket $SOCK --region $REGION=$VMTEST_DEV -v"
-	pmemzerod -d --socket "$SOCK" --region "$REGION=$VMTEST_DEV" -v >"$DAEMON_LOG" 2>&1 &
-	DAEMON_PID=$!
-	i=0
-	until [ -S "$SOCK" ] && pmemzctl --socket "$SOCK" status >/dev/null 2>&1; do
-		if ! alive "$DAEMON_PID"; then
-			st=0
-			wait "$DAEMON_PID" || st=$?
-			fail "pmemzerod exited with status $st during start-up"
-		fi
-		i=$((i + 1))
-		[ $i -le 600 ] || fail "pmemzerod not answering after 60 s"
-		sleep 0.1
-	done
-	say "pmemzerod (pid $DAEMON_PID) ready after ~$((i / 10)).$((i % 10)) s"
-	# Its start-up describes the device as libdaxctl/libndctl see it.
-	line=$(grep "region '$REGION': $VMTEST_DEV is $DEVNAME on region0" "$DAEMON_LOG" || true)
-	[ -n "$line" ] || fail "the daemon's log does not describe $VMTEST_DEV (libdaxctl/libndctl)"
-	case $line in
-	*"persistence domain $PERSISTENCE,"*) ;;
-	*) fail "the daemon logged the wrong persistence domain: $line" ;;
-	esac
+# The shared start (lib.sh: start, wait, the start-up's description of the
+# device and its persistence domain), then the start-up's device list.
+start_devdax_daemon() {
+	start_daemon "$PERSISTENCE"
 	if grep -q "device-DAX $VMTEST_DEV: " "$DAEMON_LOG"; then
 		say "start-up device list: $(grep "device-DAX $VMTEST_DEV: " "$DAEMON_LOG")"
 	else
 		note "the daemon's start-up does not list the device-DAX devices (dax_log_devices() not called)"
 	fi
-}
-
-stop_daemon() {
-	say "stopping pmemzerod (SIGTERM)"
-	kill -TERM "$DAEMON_PID" 2>/dev/null || true
-	i=0
-	while alive "$DAEMON_PID"; do
-		i=$((i + 1))
-		if [ $i -gt 300 ]; then
-			kill -KILL "$DAEMON_PID" 2>/dev/null || true
-			fail "pmemzerod did not stop within 30 s of SIGTERM"
-		fi
-		sleep 0.1
-	done
-	st=0
-	wait "$DAEMON_PID" || st=$?
-	say "daemon log:"
-	sed 's/^/  pmemzerod| /' "$DAEMON_LOG"
-	DAEMON_PID=
-	[ "$st" -eq 0 ] || fail "pmemzerod exited with status $st after SIGTERM"
 }
 
 REGIONS_JSON=/tmp/regions.json
@@ -355,7 +290,7 @@ fi
 case $VMTEST_BOOT in
 1)
 	[ "$VMTEST_NAMESPACE" = created ] || fail "boot 1 expects a fresh backing file"
-	start_daemon
+	start_devdax_daemon
 	check_region
 	show_view "fresh region"
 	# allocate, verify zero, write a pattern, persist, commit as 'demo'
@@ -371,7 +306,7 @@ case $VMTEST_BOOT in
 	;;
 *)
 	[ "$VMTEST_NAMESPACE" = existing ] || fail "boot $VMTEST_BOOT created a new namespace: the backing file lost it"
-	start_daemon
+	start_devdax_daemon
 	check_region
 	show_view "after reboot"
 	committed=$(region_field committed)
