@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define PMEMZ_CLIENT_MAJOR 1
-#define PMEMZ_CLIENT_MINOR 2
+#define PMEMZ_CLIENT_MINOR 3
 
 /* Environment variable naming the daemon socket when the path is NULL. */
 #define PMEMZ_SOCKET_ENV "PMEMZ_SOCKET"
@@ -47,6 +47,9 @@ struct pmemz_alloc;
 
 /* pmemz_flush flags */
 #define PMEMZ_FLUSH_DEEP (1u << 0) /* also drain the memory controller queues */
+
+/* pmemz_memcpy flags (since 1.3) */
+#define PMEMZ_MEM_NODRAIN (1u << 0) /* leave the drain to a later pmemz_drain() */
 
 /* Last error message of this thread ("" when none). */
 const char *pmemz_errormsg(void);
@@ -135,6 +138,49 @@ int pmemz_persist(struct pmemz_region *r, const void *addr, size_t len);
  * only the caller's own extents (its leases, its uid's tags): else -EPERM.
  */
 int pmemz_flush(struct pmemz_region *r, const void *addr, size_t len, unsigned flags);
+
+/*
+ * Exclusive named claims (since 1.3).  Claim `name` in region r for this
+ * connection: the daemon keeps one holder per (region, uid, name), and
+ * releases the claim when the holder calls pmemz_region_unclaim, closes
+ * the region handle, or its connection closes (exit, crash, kill -9), so
+ * a claim never outlives its process.  Claims are volatile: a restarted
+ * daemon holds none, and pmemz_client_reconnect takes the region's claims
+ * again (failing with -EBUSY when another connection took one meanwhile).
+ * Returns 0 (also when this connection already holds it); -EBUSY when
+ * another connection holds it (the message names the holder's pid);
+ * -EINVAL for an empty name or one longer than 63 bytes; -EMFILE past the
+ * daemon's limit of claims per connection.
+ */
+int pmemz_region_claim(struct pmemz_region *r, const char *name);
+/* Give a claim back; -ENOENT when this connection does not hold it. */
+int pmemz_region_unclaim(struct pmemz_region *r, const char *name);
+
+/*
+ * Walk the caller's committed tags in r whose names start with prefix
+ * ("" or NULL: all of them), any number of them (since 1.3).  fn gets
+ * each as an allocation handle, as pmemz_alloc_open() would return it,
+ * and owns it (pmemz_alloc_close() it, or keep it).  A non-zero return of
+ * fn stops the walk and is returned.  Tags committed or freed during the
+ * walk may or may not be seen; every tag that exists throughout is seen
+ * exactly once.
+ */
+int pmemz_tag_foreach(struct pmemz_region *r, const char *prefix,
+		      int (*fn)(struct pmemz_alloc *a, const char *tag, void *arg), void *arg);
+
+/* The tag of a committed allocation; NULL for a lease (since 1.3). */
+const char *pmemz_alloc_tag(const struct pmemz_alloc *a);
+
+/*
+ * Copy len bytes from src into r's mapping at dst with libpmem2 (since
+ * 1.3): non-temporal stores where the mapping is pmem, then a drain, so
+ * the bytes are durable on return; PMEMZ_MEM_NODRAIN skips the drain
+ * (call pmemz_drain() before relying on them: it orders only the calling
+ * thread's stores).  -EFAULT when [dst, dst+len) is outside the mapping.
+ */
+int pmemz_memcpy(struct pmemz_region *r, void *dst, const void *src, size_t len, unsigned flags);
+/* Wait for the calling thread's earlier pmemz_memcpy(NODRAIN) stores to be durable. */
+void pmemz_drain(struct pmemz_region *r);
 
 #ifdef __cplusplus
 }
