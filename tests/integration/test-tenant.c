@@ -448,6 +448,36 @@ static void test_reload(void **state)
 	out = ctl(e, "--json", "usage", "t");
 	assert_true(has(out, "\"tenant_key\": \"uid\""));
 	free(out);
+
+	/*
+	 * With a lease held, tenant cannot change: the running key stays.
+	 * From b (an admin now), a lease held across the reload.
+	 */
+	{
+		char allow[512];
+		uint64_t lease = 0;
+		int fd = itest_raw_connect(e->sock);
+
+		assert_true(fd >= 0);
+		assert_int_equal(itest_raw_alloc(fd, "t", ITEST_MIB, false, &lease), 0);
+		(void)snprintf(allow, sizeof(allow), "allow_users = 65534\nallow_cgroups = %s",
+			       b_cg);
+		write_conf(e, b_cg, "cgroup", allow);
+		reload(e);
+		out = itest_read_log(e);
+		assert_true(has(out, "tenant cannot change while it has leases"));
+		free(out);
+		out = ctl(e, "--json", "usage", "t");
+		assert_true(has(out, "\"tenant_key\": \"uid\""));
+		free(out);
+		/* Once the lease is gone, the same file applies. */
+		assert_int_equal(itest_raw_free_lease(fd, "t", lease), 0);
+		close(fd);
+		reload(e);
+		out = ctl(e, "--json", "usage", "t");
+		assert_true(has(out, "\"tenant_key\": \"cgroup\""));
+		free(out);
+	}
 	cg_self("");
 	itest_daemon_stop(e);
 }
