@@ -68,11 +68,9 @@ static int rpc_usage_handler(struct rpc_call *call)
 	if (r < 0)
 		return rpc_fail(call, r, "usage of region '%s': %s", mr->info.name, strerror(-r));
 
-	if (!c->admin) {
-		/* One's own row; a peer whose cgroup is unknown has none in a cgroup-keyed region. */
-		if (usage_tenant(mr, c, &own) < 0)
-			own = NULL;
-	}
+	/* One's own row (zeroes when it has none: asking does not make one). */
+	if (!c->admin)
+		own = usage_tenant_find(mr, c);
 	n = c->admin ? u->n_rows : 1;
 	s.rows = calloc(n ? n : 1, sizeof(*s.rows));
 	s.ptrs = calloc(n ? n : 1, sizeof(*s.ptrs));

@@ -11,6 +11,11 @@
 
 /* freed_by holds 1 + a row index in 16 bits: later uids are not charged. */
 #define USAGE_CHARGED_ROWS UINT16_MAX
+/*
+ * Rows per region.  With tenant = cgroup a peer that may create cgroups
+ * (a delegated subtree) could otherwise add rows without end.
+ */
+#define USAGE_ROWS_MAX 65536u
 
 static void usage_zeroed(void *ctx, uint64_t first, uint64_t count)
 {
@@ -30,6 +35,8 @@ static int usage_add_row(struct usage *u, uid_t uid, const char *tenant, struct 
 {
 	struct uid_usage *row;
 
+	if (u->n_rows >= USAGE_ROWS_MAX)
+		return -EUSERS;
 	if (u->n_rows == u->cap_rows) {
 		size_t cap = u->cap_rows ? 2 * u->cap_rows : 8;
 		struct uid_usage **v = reallocarray(u->rows, cap, sizeof(*v));
@@ -150,6 +157,19 @@ int usage_row(struct manager_region *mr, uid_t uid, struct uid_usage **out)
 		return 0;
 	}
 	return usage_add_row(u, uid, NULL, out);
+}
+
+struct uid_usage *usage_tenant_find(const struct manager_region *mr, const struct connection *c)
+{
+	char buf[PEER_CGROUP_MAX];
+	const char *key;
+
+	if (!mr->usage)
+		return NULL;
+	if (!mr->rc->tenant_cgroup)
+		return usage_lookup(mr->usage, c->uid);
+	key = conf_tenant_cgroup(mr->rc, c->cgroup, buf, sizeof(buf));
+	return key ? usage_lookup_tenant(mr->usage, key) : NULL;
 }
 
 int usage_tenant(struct manager_region *mr, const struct connection *c, struct uid_usage **out)

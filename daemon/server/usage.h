@@ -73,6 +73,8 @@ int usage_row(struct manager_region *mr, uid_t uid, struct uid_usage **out);
  */
 struct connection;
 int usage_tenant(struct manager_region *mr, const struct connection *c, struct uid_usage **out);
+/* The same without creating it: NULL when c's tenant has no row. */
+struct uid_usage *usage_tenant_find(const struct manager_region *mr, const struct connection *c);
 /* Who tag id (owned by uid on media) is charged to: -ENOMEM, -ENODEV. */
 int usage_tag_owner(struct manager_region *mr, uint32_t id, uid_t uid, struct uid_usage **out);
 /* A tag id committed by row u (its extents moved from u's leased). */
