@@ -15,7 +15,9 @@
  *  - pmemzctl usage and metrics (run from adm) show a row per cgroup;
  *    pmemzctl clients shows each connection's cgroup;
  *  - reload: allow_cgroups, admin_cgroups and tenant change; a connection
- *    keeps the cgroup it had at connect, even after its process moved.
+ *    keeps the cgroup it had at connect, even after its process moved;
+ *    tenant does not change while a lease is held;
+ *  - waiting allocations of two cgroups of one uid are granted in turn.
  *
  * Needs root and a writable cgroup2 hierarchy: skipped with 77 otherwise.
  */
@@ -482,6 +484,140 @@ static void test_reload(void **state)
 	itest_daemon_stop(e);
 }
 
+/* ---- the waiters' round robin is per tenant ---- */
+
+#define N_WAIT 3
+
+static uint64_t send_alloc(int fd, uint64_t id)
+{
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__AllocateReq a = PMEMZ__ALLOCATE_REQ__INIT;
+
+	a.region = UNCONST("t");
+	a.bytes = ITEST_MIB;
+	req.version = PMEMZ_PROTO_VERSION;
+	req.id = id;
+	req.op_case = PMEMZ__REQUEST__OP_ALLOCATE;
+	req.allocate = &a;
+	assert_int_equal(itest_raw_send(fd, &req), 0);
+	return id;
+}
+
+/* A connection whose identity is cgroup child (the daemon took it: HELLO says so). */
+static int connect_from(struct itest_env *e, const char *child, const char *want)
+{
+	Pmemz__Response *resp = NULL;
+	int fd;
+
+	cg_self(child);
+	fd = itest_raw_connect(e->sock);
+	assert_true(fd >= 0);
+	assert_int_equal(itest_raw_hello(fd, &resp), 0);
+	assert_non_null(resp->hello->cgroup);
+	assert_string_equal(resp->hello->cgroup, want);
+	itest_resp_free(resp);
+	return fd;
+}
+
+/*
+ * Two cgroups of one uid queue N_WAIT allocations each, a first, while
+ * zeroing is paused; granted, they alternate (a, b, a, b, ...): the turns
+ * are per tenant.  Keyed by uid, the same requests would be one FIFO.
+ */
+static void test_waiters_round_robin(void **state)
+{
+	struct itest_env *e = *state;
+	uint64_t held[128], a_ids[N_WAIT], b_ids[N_WAIT], all[2 * N_WAIT];
+	struct itest_stat st;
+	char img[PATH_MAX];
+	unsigned n = 0;
+	int adm, fa, fb, r;
+
+	itest_path(e, img, sizeof(img), "t.img");
+	cg_path(adm_cg, sizeof(adm_cg), "adm");
+	cg_path(a_cg, sizeof(a_cg), "a");
+	cg_path(b_cg, sizeof(b_cg), "b");
+	itest_write_conf(e,
+			 "[daemon]\nadmin_cgroups = %s\n[region t]\npath = %s\nsize = 32M\n"
+			 "extent_size = 1M\ntenant = cgroup\nallow_users = 0\n",
+			 adm_cg, img);
+	itest_daemon_start(e);
+	adm = connect_from(e, "adm", adm_cg);
+	itest_wait_zeroed(e->sock, "t", 10000, &st);
+	itest_zeroer_pause(e->sock, "t", true);
+	/* Every zeroed extent taken, 2 * N_WAIT given back: DIRTY while paused. */
+	while (n < 128 && (r = itest_raw_alloc(adm, "t", ITEST_MIB, true, &held[n])) == 0)
+		n++;
+	assert_true(r == -EAGAIN || r == -ENOSPC);
+	assert_true(n >= 2 * N_WAIT);
+	for (unsigned i = 0; i < 2 * N_WAIT; i++)
+		assert_int_equal(itest_raw_free_lease(adm, "t", held[i]), 0);
+
+	fa = connect_from(e, "a", a_cg);
+	fb = connect_from(e, "b", b_cg);
+	cg_self("");
+	for (unsigned i = 0; i < N_WAIT; i++)
+		a_ids[i] = send_alloc(fa, 1000 + i);
+	for (unsigned i = 0; i < 200; i++) {
+		itest_stat(e->sock, "t", &st);
+		if (st.waiters == N_WAIT)
+			break;
+		itest_msleep(10);
+	}
+	for (unsigned i = 0; i < N_WAIT; i++)
+		b_ids[i] = send_alloc(fb, 2000 + i);
+	for (unsigned i = 0; i < 200; i++) {
+		itest_stat(e->sock, "t", &st);
+		if (st.waiters == 2 * N_WAIT)
+			break;
+		itest_msleep(10);
+	}
+	assert_int_equal(st.waiters, 2 * N_WAIT);
+	cg_self("adm");
+	itest_zeroer_pause(e->sock, "t", false);
+	cg_self("");
+
+	for (unsigned i = 0; i < N_WAIT; i++) {
+		Pmemz__Response *resp = NULL;
+
+		assert_int_equal(itest_raw_recv(fa, ITEST_RPC_TIMEOUT_MS, &resp, NULL), 0);
+		assert_int_equal(resp->status, 0);
+		assert_int_equal(resp->id, a_ids[i]);
+		a_ids[i] = resp->allocate->lease;
+		itest_resp_free(resp);
+		assert_int_equal(itest_raw_recv(fb, ITEST_RPC_TIMEOUT_MS, &resp, NULL), 0);
+		assert_int_equal(resp->status, 0);
+		assert_int_equal(resp->id, b_ids[i]);
+		b_ids[i] = resp->allocate->lease;
+		itest_resp_free(resp);
+	}
+	/* Lease ids follow the order of the grants. */
+	memcpy(all, a_ids, sizeof(a_ids));
+	memcpy(all + N_WAIT, b_ids, sizeof(b_ids));
+	for (unsigned i = 0; i < 2 * N_WAIT; i++)
+		for (unsigned j = i + 1; j < 2 * N_WAIT; j++)
+			if (all[j] < all[i]) {
+				uint64_t t = all[i];
+
+				all[i] = all[j];
+				all[j] = t;
+			}
+	for (unsigned i = 0; i < 2 * N_WAIT; i++) {
+		const uint64_t *side = i % 2 == 0 ? a_ids : b_ids;
+		bool found = false;
+
+		for (unsigned k = 0; k < N_WAIT; k++)
+			found |= side[k] == all[i];
+		if (!found)
+			fail_msg("grant %u (lease %llu) went to %s: not in alternation", i,
+				 (unsigned long long)all[i], i % 2 == 0 ? "b" : "a");
+	}
+	close(fa);
+	close(fb);
+	close(adm);
+	itest_daemon_stop(e);
+}
+
 static int teardown(void **state)
 {
 	/* Back where we were, whatever failed, so that the cgroups can go. */
@@ -494,6 +630,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_two_cgroups_one_uid, itest_setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_reload, itest_setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_waiters_round_robin, itest_setup, teardown),
 	};
 	const char *why;
 	int r;
