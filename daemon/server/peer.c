@@ -135,18 +135,27 @@ static int pidfd_alive(int pidfd)
 	return -ESRCH;
 }
 
-/* The cgroup2 mount (the unified hierarchy of a hybrid host, or /sys/fs/cgroup); NULL. */
+/*
+ * The cgroup2 mount (the unified hierarchy of a hybrid host, or
+ * /sys/fs/cgroup); NULL.  Looked up once: mounts do not move under a
+ * running daemon.
+ */
 static const char *cgroup2_root(void)
 {
 	static const char *const roots[] = {"/sys/fs/cgroup/unified", "/sys/fs/cgroup"};
+	static const char *root;
+	static bool looked;
 
-	for (size_t i = 0; i < ARRAY_SIZE(roots); i++) {
+	if (looked)
+		return root;
+	looked = true;
+	for (size_t i = 0; i < ARRAY_SIZE(roots) && !root; i++) {
 		struct statfs sf;
 
 		if (statfs(roots[i], &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC)
-			return roots[i];
+			root = roots[i];
 	}
-	return NULL;
+	return root;
 }
 
 /* Does path name the cgroup whose inode is id?  true when it cannot be told. */
