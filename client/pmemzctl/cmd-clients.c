@@ -71,8 +71,7 @@ static int clients_exec(struct ctl *ctl, int argc, char **argv)
 			r = ctl_fail();
 			goto out;
 		}
-		more = pages[n_pages]->clients->has_next &&
-		       pages[n_pages]->clients->next > after;
+		more = pages[n_pages]->clients->has_next && pages[n_pages]->clients->next > after;
 		after = pages[n_pages]->clients->next;
 		n_pages++;
 	}

@@ -400,8 +400,8 @@ static void parse_cgroup_list(struct errsink *e, const char *key, const char *va
 		any = true;
 		if (tok[0] != '/' || strstr(tok, "//") || strstr(tok, "/../") ||
 		    (len >= 3 && strcmp(tok + len - 3, "/..") == 0) || len > 4095) {
-			report(e, "%s: '%s' is not an absolute cgroup path (like /system.slice)", key,
-			       tok);
+			report(e, "%s: '%s' is not an absolute cgroup path (like /system.slice)",
+			       key, tok);
 			continue;
 		}
 		while (len > 1 && tok[len - 1] == '/')
@@ -971,7 +971,8 @@ static void region_key(struct parse_ctx *x, const char *name, const char *value)
 		goto out;
 	}
 	if (tenant_key_alias(k) != _RK_MAX && x->region_key_line[tenant_key_alias(k)]) {
-		report(e, "'%s' and '%s' (its old name) are the same limit: set one of them (line %u)",
+		report(e,
+		       "'%s' and '%s' (its old name) are the same limit: set one of them (line %u)",
 		       k >= RK_TENANT_QUOTA ? name : region_keys[tenant_key_alias(k)],
 		       k >= RK_TENANT_QUOTA ? region_keys[tenant_key_alias(k)] : name,
 		       x->region_key_line[tenant_key_alias(k)]);
@@ -1700,7 +1701,7 @@ unsigned conf_region_diff(const struct region_conf *a, const struct region_conf 
 	if (id_set_differs(a->allow_uids, a->n_allow_uids, b->allow_uids, b->n_allow_uids) ||
 	    id_set_differs(a->allow_gids, a->n_allow_gids, b->allow_gids, b->n_allow_gids) ||
 	    conf_str_set_differs(a->allow_cgroups, a->n_allow_cgroups, b->allow_cgroups,
-			    b->n_allow_cgroups))
+				 b->n_allow_cgroups))
 		ch |= CONF_CHANGE_ALLOW;
 	if (a->tenant_cgroup != b->tenant_cgroup || a->tenant_levels != b->tenant_levels)
 		ch |= CONF_CHANGE_TENANT;
@@ -1719,9 +1720,16 @@ unsigned conf_region_diff(const struct region_conf *a, const struct region_conf 
 const char *conf_change_names(unsigned changes, char *buf, size_t len)
 {
 	static const char *const names[] = {
-	    "path",	      "size",	   "extent_size", "metadata",
-	    "allow_users/allow_groups/allow_cgroups", "zeroer_threads", "zero_rate", "batch_extents",
-	    "tenant_quota/tenant_max_tags/tenant_max_waiters", "tenant",
+	    "path",
+	    "size",
+	    "extent_size",
+	    "metadata",
+	    "allow_users/allow_groups/allow_cgroups",
+	    "zeroer_threads",
+	    "zero_rate",
+	    "batch_extents",
+	    "tenant_quota/tenant_max_tags/tenant_max_waiters",
+	    "tenant",
 	};
 	size_t off = 0;
 

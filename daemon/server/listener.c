@@ -175,7 +175,8 @@ static void listener_accept_cb(evutil_socket_t lfd, short what, void *arg)
 
 			if (r < 0) {
 				/* Debug only: a flood of these must not flood the log. */
-				(void)log_debug_errno(r, "Refusing a connection: peer not identified: %m");
+				(void)log_debug_errno(
+				    r, "Refusing a connection: peer not identified: %m");
 				(void)close(fd);
 				continue;
 			}

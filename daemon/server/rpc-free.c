@@ -49,7 +49,7 @@ static int rpc_free_handler(struct rpc_call *call)
 		if (r >= 0 && u->tenant && !call->c->admin) {
 			struct uid_usage *mine = NULL;
 
-			/* Tags are the uid's; with tenant = cgroup, also the committing cgroup's. */
+			/* Tags are the uid's; with tenant = cgroup, also the committer's. */
 			if (usage_tenant(mr, call->c, &mine) < 0 || mine != u)
 				return rpc_fail(call, -EPERM,
 						"tag '%.64s' belongs to another tenant", req->tag);

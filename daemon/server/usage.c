@@ -303,7 +303,8 @@ static int check_count(const struct manager_region *mr, const struct uid_usage *
 	if (!max || have < max)
 		return 0;
 	/* tenant = uid keeps the old key names in messages: scripts match them. */
-	(void)snprintf(msg, len, "%s over its limit in region '%s': %s%s %" PRIu64 ", %" PRIu64 " %s",
+	(void)snprintf(msg, len,
+		       "%s over its limit in region '%s': %s%s %" PRIu64 ", %" PRIu64 " %s",
 		       usage_row_name(u, who, sizeof(who)), mr->info.name,
 		       mr->rc->tenant_cgroup ? "tenant_" : "uid_", key, max, have, what);
 	return -EDQUOT;
@@ -312,8 +313,8 @@ static int check_count(const struct manager_region *mr, const struct uid_usage *
 int usage_check_tags(const struct manager_region *mr, const struct uid_usage *u, char *msg,
 		     size_t len)
 {
-	return check_count(mr, u, "max_tags", "tags committed", mr->rc->uid_max_tags, u->tags,
-			   msg, len);
+	return check_count(mr, u, "max_tags", "tags committed", mr->rc->uid_max_tags, u->tags, msg,
+			   len);
 }
 
 int usage_check_waiters(const struct manager_region *mr, const struct uid_usage *u, char *msg,

@@ -220,7 +220,8 @@ static pid_t client_a(const struct sockaddr_un *sa, socklen_t len, bool exit_at_
 		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 		close(p[0]);
-		if (enter_child("a") < 0 || fd < 0 || connect(fd, (const struct sockaddr *)sa, len) < 0)
+		if (enter_child("a") < 0 || fd < 0 ||
+		    connect(fd, (const struct sockaddr *)sa, len) < 0)
 			_exit(1);
 		(void)!write(p[1], "1", 1);
 		if (exit_at_once)
@@ -258,8 +259,8 @@ static void check_fallback(int fd, const char *when)
 	int r = peer_identify(fd, PEER_NO_PIDFD, &p);
 
 	CHECK(r == 0 && p.cgroup && strcmp(p.cgroup, name_b) == 0,
-	      "%s: the fallback should show the race (cgroup '%s'), got r=%d '%s'", when, name_b,
-	      r, r == 0 && p.cgroup ? p.cgroup : "-");
+	      "%s: the fallback should show the race (cgroup '%s'), got r=%d '%s'", when, name_b, r,
+	      r == 0 && p.cgroup ? p.cgroup : "-");
 	printf("%s: fallback (SO_PEERCRED pid) path: %s (the documented race)\n", when,
 	       r == 0 && p.cgroup ? p.cgroup : "?");
 	if (r == 0)

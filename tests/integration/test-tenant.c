@@ -35,12 +35,12 @@
 
 #define CGROUP2_MAGIC 0x63677270
 #define CHILD_MS 20000
-#define CGP (2 * PATH_MAX) /* cgroup directories */
+#define CGP (2 * PATH_MAX)  /* cgroup directories */
 #define CGP2 (3 * PATH_MAX) /* and files in them */
 
-static char cg_root[64];	 /* the cgroup2 mount */
-static char cg_base[CGP];	 /* our directory under it */
-static char cg_name[128];	 /* its path as /proc/PID/cgroup says it: "/pmemz-itest-N" */
+static char cg_root[64];    /* the cgroup2 mount */
+static char cg_base[CGP];   /* our directory under it */
+static char cg_name[128];   /* its path as /proc/PID/cgroup says it: "/pmemz-itest-N" */
 static char cg_origin[CGP]; /* where this process was, to go back */
 
 static void cg_path(char *buf, size_t len, const char *child)
@@ -128,7 +128,8 @@ static void cg_remove(void)
 		return;
 	for (size_t i = 0; i < 3; i++) {
 		(void)snprintf(dir, sizeof(dir), "%s/%s", cg_base, kids[i]);
-		/* Children exited and were reaped: the cgroups are empty; retry while they drain. */
+		/* Children exited and were reaped: the cgroups are empty; retry while they drain.
+		 */
 		for (int t = 0; t < 100 && rmdir(dir) < 0 && errno == EBUSY; t++)
 			itest_msleep(20);
 	}
@@ -181,8 +182,9 @@ static void write_conf(struct itest_env *e, const char *admin_cgroups, const cha
 			 "[daemon]\n%s%s%s"
 			 "[region t]\npath = %s\nsize = 64M\nextent_size = 1M\n"
 			 "tenant = %s\ntenant_quota = 4M\n%s\n",
-			 admin_cgroups ? "admin_cgroups = " : "", admin_cgroups ? admin_cgroups : "",
-			 admin_cgroups ? "\n" : "", img, tenant, allow);
+			 admin_cgroups ? "admin_cgroups = " : "",
+			 admin_cgroups ? admin_cgroups : "", admin_cgroups ? "\n" : "", img, tenant,
+			 allow);
 }
 
 static char adm_cg[256], a_cg[256], b_cg[256];
@@ -286,8 +288,13 @@ static void run_child(void (*fn)(const char *), const char *sock, const char *wh
 
 static char *ctl(struct itest_env *e, const char *a1, const char *a2, const char *a3)
 {
-	char *argv[] = {UNCONST(itest_ctl_path()), UNCONST("--socket"), e->sock, UNCONST(a1),
-			UNCONST(a2), UNCONST(a3), NULL};
+	char *argv[] = {UNCONST(itest_ctl_path()),
+			UNCONST("--socket"),
+			e->sock,
+			UNCONST(a1),
+			UNCONST(a2),
+			UNCONST(a3),
+			NULL};
 	char *out = NULL, *err = NULL;
 	int st = itest_run(argv, 10000, &out, &err);
 
@@ -336,15 +343,17 @@ static void test_two_cgroups_one_uid(void **state)
 	{
 		char line[512];
 
-		(void)snprintf(line, sizeof(line),
-			       "pmemzerod_tenant_committed_bytes{region=\"t\",tenant=\"%s\",uid=\"0\"} "
-			       "4194304\n",
-			       a_cg);
+		(void)snprintf(
+		    line, sizeof(line),
+		    "pmemzerod_tenant_committed_bytes{region=\"t\",tenant=\"%s\",uid=\"0\"} "
+		    "4194304\n",
+		    a_cg);
 		assert_true(has(out, line));
-		(void)snprintf(line, sizeof(line),
-			       "pmemzerod_tenant_committed_bytes{region=\"t\",tenant=\"%s\",uid=\"0\"} "
-			       "4194304\n",
-			       b_cg);
+		(void)snprintf(
+		    line, sizeof(line),
+		    "pmemzerod_tenant_committed_bytes{region=\"t\",tenant=\"%s\",uid=\"0\"} "
+		    "4194304\n",
+		    b_cg);
 		assert_true(has(out, line));
 		/* The uid family sums the uid's cgroups. */
 		assert_true(
@@ -431,7 +440,8 @@ static void test_reload(void **state)
 		char allow[512];
 
 		/* root only through allow_cgroups now; admins only in b; tenant by uid. */
-		(void)snprintf(allow, sizeof(allow), "allow_users = 65534\nallow_cgroups = %s", b_cg);
+		(void)snprintf(allow, sizeof(allow), "allow_users = 65534\nallow_cgroups = %s",
+			       b_cg);
 		write_conf(e, b_cg, "uid", allow);
 	}
 	reload(e);
