@@ -33,6 +33,7 @@ static int usage_exec(struct ctl *ctl, int argc, char **argv)
 	Pmemz__UsageReq ur = PMEMZ__USAGE_REQ__INIT;
 	const Pmemz__UsageResp *u;
 	struct out *o;
+	bool by_uid;
 	int c, r;
 
 	while ((c = getopt_long(argc, argv, CTL_COMMON_SHORT, opts, NULL)) != -1)
@@ -59,10 +60,14 @@ static int usage_exec(struct ctl *ctl, int argc, char **argv)
 
 	out_str(o, "region", "region", ur.region);
 	out_str(o, "tenant_key", "tenant", u->tenant_key ? u->tenant_key : "uid");
-	usage_limit(o, "uid_quota", "uid_quota", u->has_uid_quota, u->uid_quota, true);
-	usage_limit(o, "uid_max_tags", "uid_max_tags", u->has_uid_max_tags, u->uid_max_tags, false);
-	usage_limit(o, "uid_max_waiters", "uid_max_waiters", u->has_uid_max_waiters,
-		    u->uid_max_waiters, false);
+	/* Text: the key names of the region's tenant (uid_* with tenant = uid, as before). */
+	by_uid = !u->tenant_key || strcmp(u->tenant_key, "uid") == 0;
+	usage_limit(o, "uid_quota", by_uid ? "uid_quota" : "tenant_quota", u->has_uid_quota,
+		    u->uid_quota, true);
+	usage_limit(o, "uid_max_tags", by_uid ? "uid_max_tags" : "tenant_max_tags",
+		    u->has_uid_max_tags, u->uid_max_tags, false);
+	usage_limit(o, "uid_max_waiters", by_uid ? "uid_max_waiters" : "tenant_max_waiters",
+		    u->has_uid_max_waiters, u->uid_max_waiters, false);
 	o->ops->list_begin(o, "uids", "no usage");
 	for (size_t i = 0; i < u->n_uids; i++) {
 		const Pmemz__UidUsage *row = u->uids[i];
