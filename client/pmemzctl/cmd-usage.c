@@ -75,8 +75,8 @@ static int usage_exec(struct ctl *ctl, int argc, char **argv)
 		o->ops->item_begin(o);
 		if (row->tenant)
 			out_str(o, "tenant", "tenant", row->tenant);
-		else if (u->tenant_key && strcmp(u->tenant_key, "uid") != 0)
-			out_str(o, "tenant", "tenant", "-"); /* a uid's row: tags from before the start */
+		else if (!by_uid) /* a uid's row: tags from before the start */
+			out_str(o, "tenant", "tenant", "-");
 		out_u64(o, "uid", "uid", row->uid);
 		out_size(o, "leased", "leased", row->leased);
 		out_size(o, "committed", "committed", row->committed);
