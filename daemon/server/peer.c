@@ -112,7 +112,10 @@ static char *read_cgroup(pid_t pid)
 	return n > 0 ? peer_parse_cgroup(buf, (size_t)n) : NULL;
 }
 
-/* fdinfo's "Pid:" of a pidfd: the pid, or <= 0 when the process is gone (-1) or unknown. */
+/*
+ * fdinfo's "Pid:" of a pidfd: the pid; -1 when the process is gone; 0 when
+ * it lives in a pid namespace the daemon does not see (or fdinfo says nothing).
+ */
 static pid_t pidfd_fdinfo_pid(int pidfd)
 {
 	char path[64], buf[2048];
@@ -127,12 +130,23 @@ static pid_t pidfd_fdinfo_pid(int pidfd)
 	return (pid_t)strtol(s + 5, NULL, 10);
 }
 
-/* 0: alive; -ESRCH: gone.  EPERM (a daemon that is not root) still says it exists. */
+/*
+ * 0: alive (EPERM, for a daemon that is not root, still says it exists);
+ * -ESRCH: gone; -EINVAL: in a pid namespace the daemon does not see.
+ */
 static int pidfd_alive(int pidfd)
 {
 	if (syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0 || errno == EPERM)
 		return 0;
-	return -ESRCH;
+	return errno == EINVAL ? -EINVAL : -ESRCH;
+}
+
+/* A live peer the daemon has no pid for (another pid namespace): no cgroup either. */
+static int identify_unseen(struct peer *p)
+{
+	p->pid = 0;
+	p->how = PEER_HOW_NONE;
+	return 0;
 }
 
 /*
@@ -186,11 +200,18 @@ static int identify_pidfd(int pidfd, struct peer *p)
 		pid_t pid;
 		char *cg;
 
-		if (!info && errno == ESRCH)
+		/*
+		 * PIDFD_GET_INFO: EREMOTE for a peer in a pid namespace the
+		 * daemon does not see; ESRCH for one that is gone (and, before
+		 * 6.18, for the unseen too: pidfd_send_signal tells them apart).
+		 */
+		if (!info && errno == EREMOTE)
+			return identify_unseen(p);
+		if (!info && errno == ESRCH && pidfd_alive(pidfd) == -ESRCH)
 			return -ESRCH;
 		pid = info ? (pid_t)a.pid : pidfd_fdinfo_pid(pidfd);
 		if (pid <= 0)
-			return -ESRCH;
+			return pidfd_alive(pidfd) == -ESRCH ? -ESRCH : identify_unseen(p);
 		if (peer_test_hook)
 			peer_test_hook(pid, peer_test_hook_arg);
 		cg = read_cgroup(pid);

@@ -20,6 +20,10 @@
  * and reading its cgroup (peer_test_hook): there the pidfd path must
  * notice through its check after the read.
  *
+ * And once more with the identifying process in a child pid namespace
+ * (a daemon in a container without the host's): a live peer it has no pid
+ * for is identified by uid alone, not refused as gone.
+ *
  * What it does not prove: anything about a process that moves itself
  * between cgroups (it is the same process: whichever cgroup is read is
  * its own); or kernels other than the one it runs on.
@@ -30,6 +34,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <limits.h>
 #include <stddef.h>
 #include <signal.h>
@@ -336,6 +341,55 @@ static int race_inside_identify(int lfd, const struct sockaddr_un *sa, socklen_t
 	return h.replacement < 0 ? SKIP : 0;
 }
 
+/*
+ * A daemon in a child pid namespace (a container without the host's pid
+ * namespace) has no pid for a peer outside it: the peer is alive, so it is
+ * identified by uid without pid or cgroup -- not refused as if it had gone.
+ */
+static int unseen_peer(int lfd, const struct sockaddr_un *sa, socklen_t len)
+{
+	int c, status;
+	pid_t outer;
+
+	outer = fork();
+	if (outer == 0) {
+		pid_t inner;
+
+		if (unshare(CLONE_NEWPID) < 0)
+			_exit(77);
+		inner = fork(); /* pid 1 of the new namespace */
+		if (inner == 0) {
+			struct peer p;
+			int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+			int r = peer_identify(fd, 0, &p);
+
+			if (r != 0 || p.pid != 0 || p.how != PEER_HOW_NONE || p.cgroup ||
+			    p.uid != geteuid()) {
+				fprintf(stderr, "unseen peer: r=%d pid %d how %s cgroup %s\n", r,
+					(int)p.pid, r == 0 ? peer_how_name(p.how) : "-",
+					r == 0 && p.cgroup ? p.cgroup : "-");
+				_exit(1);
+			}
+			_exit(0);
+		}
+		if (inner < 0 || waitpid(inner, &status, 0) != inner || !WIFEXITED(status))
+			_exit(1);
+		_exit(WEXITSTATUS(status));
+	}
+	c = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (outer < 0 || c < 0 || connect(c, (const struct sockaddr *)sa, len) < 0)
+		return -1;
+	if (waitpid(outer, &status, 0) != outer || !WIFEXITED(status))
+		return -1;
+	close(c);
+	if (WEXITSTATUS(status) == 77)
+		return SKIP;
+	CHECK(WEXITSTATUS(status) == 0, "a live peer the daemon cannot name was refused");
+	printf("peer outside the daemon's pid namespace: %s\n",
+	       WEXITSTATUS(status) == 0 ? "identified by uid, no pid or cgroup" : "refused");
+	return 0;
+}
+
 int main(void)
 {
 	const char *why = setup();
@@ -359,6 +413,8 @@ int main(void)
 		r = race_inside_identify(lfd, &sa, len, true);
 	if (r == 0)
 		r = race_inside_identify(lfd, &sa, len, false);
+	if (r == 0)
+		r = unseen_peer(lfd, &sa, len);
 	close(lfd);
 	cleanup();
 	if (r == SKIP) {
