@@ -26,7 +26,8 @@ if(TARGET pmemzctl)
 endif()
 
 # name -> source; ctl (json-c), quota (json-c), metrics and bare need pmemzctl
-set(_itests alloc zero kill isolation nospace robust startup concurrent systemd reconnect attack fragment)
+set(_itests alloc zero kill isolation nospace robust startup concurrent systemd reconnect attack fragment
+  claim tags)
 if(TARGET pmemzctl)
   list(APPEND _itests ctl quota metrics bare policy)
 else()
