@@ -161,6 +161,38 @@ static int raw_list(int fd, const char *prefix, bool paged, uint64_t start, size
 	return rc;
 }
 
+/* Lines of text that contain needle. */
+static size_t count_lines(const char *text, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *l = text; l && *l;) {
+		const char *eol = strchr(l, '\n');
+		size_t len = eol ? (size_t)(eol - l) : strlen(l);
+		const char *hit = strstr(l, needle);
+
+		n += hit && hit < l + len;
+		l = eol ? eol + 1 : NULL;
+	}
+	return n;
+}
+
+/* pmemzctl tags: every tag, over as many LIST pages as it takes. */
+static void check_ctl_tags(const struct itest_env *e, bool all, size_t disk, size_t other)
+{
+	char *argv[] = {UNCONST(itest_ctl_path()), UNCONST("--socket"), UNCONST(e->sock),
+			UNCONST("tags"), UNCONST(REGION), all ? UNCONST("--all") : NULL, NULL};
+	char *out = NULL, *err = NULL;
+	int status = itest_run(argv, 30000, &out, &err);
+
+	if (status != 0)
+		fail_msg("pmemzctl tags: status %d: %s", status, err ? err : "");
+	assert_int_equal(count_lines(out, "nbd/disk/"), disk);
+	assert_int_equal(count_lines(out, "other/"), other);
+	free(out);
+	free(err);
+}
+
 static void test_foreach(void **state)
 {
 	struct itest_env *e = *state;
@@ -252,6 +284,10 @@ static void test_foreach(void **state)
 	w.stop_after = 2500;
 	CHECK_RC(pmemz_tag_foreach(r, "", walk_cb, &w), 42);
 	assert_int_equal(w.calls, 2500);
+
+	check_ctl_tags(e, false, N_DISK, N_OTHER);
+	if (getuid() == 0)
+		check_ctl_tags(e, true, N_DISK + 1, N_OTHER);
 
 	/* The protocol: unpaged, refused as before; paged, pages that chain. */
 	{
