@@ -16,6 +16,7 @@
 #include <sys/queue.h>
 #include <sys/types.h>
 
+#include "claim.h"
 #include "lease.h"
 #include "manager.h"
 #include "peer.h"
@@ -82,6 +83,8 @@ struct connection {
 	enum peer_how how;
 
 	struct lease_list leases;
+	struct claim_list claims; /* rpc-claim.c's */
+	unsigned n_claims;
 	struct waiter_list waiters; /* waitq.c's */
 	unsigned n_waiters;	    /* waitq.c's */
 
