@@ -18,6 +18,7 @@ static const struct ctl_cmd *const commands[] = {
     &cmd_regions,
     &cmd_tags,
     &cmd_usage,
+    &cmd_clients,
     &cmd_map,
     &cmd_pause,
     &cmd_resume,

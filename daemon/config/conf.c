@@ -329,6 +329,13 @@ static struct region_conf *region_new(struct daemon_conf *c, const char *name, c
 	return rc;
 }
 
+static void str_list_free(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
 static void region_conf_free(struct region_conf *rc)
 {
 	free(rc->name);
@@ -336,6 +343,7 @@ static void region_conf_free(struct region_conf *rc)
 	free(rc->metadata);
 	free(rc->allow_uids);
 	free(rc->allow_gids);
+	str_list_free(rc->allow_cgroups, rc->n_allow_cgroups);
 	free(rc->source);
 }
 
@@ -368,14 +376,159 @@ static bool socket_path_ok(struct errsink *e, const char *key, const char *path)
 	return true;
 }
 
+/* ---- cgroup path lists: allow_cgroups, admin_cgroups ---- */
+
+/*
+ * "/system.slice /kubepods.slice/x": absolute cgroup v2 paths, separated by
+ * blanks and/or commas; a trailing '/' is dropped ("/" stays: every cgroup).
+ */
+static void parse_cgroup_list(struct errsink *e, const char *key, const char *value, char ***list,
+			      size_t *n)
+{
+	_cleanup_free_ char *copy = strdup(value);
+	char *save = NULL;
+	bool any = false;
+
+	if (!copy) {
+		report(e, "out of memory");
+		return;
+	}
+	for (char *tok = strtok_r(copy, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
+		size_t len = strlen(tok);
+		char **v;
+
+		any = true;
+		if (tok[0] != '/' || strstr(tok, "//") || strstr(tok, "/../") ||
+		    (len >= 3 && strcmp(tok + len - 3, "/..") == 0) || len > 4095) {
+			report(e, "%s: '%s' is not an absolute cgroup path (like /system.slice)",
+			       key, tok);
+			continue;
+		}
+		while (len > 1 && tok[len - 1] == '/')
+			tok[--len] = '\0';
+		v = reallocarray(*list, *n + 1, sizeof(*v));
+		if (!v || !(v[*n] = strdup(tok))) {
+			if (v)
+				*list = v;
+			report(e, "out of memory");
+			return;
+		}
+		*list = v;
+		(*n)++;
+	}
+	if (!any)
+		report(e, "%s: empty list", key);
+}
+
+static void print_cgroups(FILE *out, const char *key, char *const *v, size_t n)
+{
+	if (!n)
+		return; /* unset: not printed (the default, see pmemzerod.conf(5)) */
+	fprintf(out, "%s =", key);
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, " %s", v[i]);
+	fputc('\n', out);
+}
+
+bool conf_cgroup_under(const char *path, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	if (!path)
+		return false;
+	if (strcmp(prefix, "/") == 0)
+		return path[0] == '/';
+	return strncmp(path, prefix, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+static bool cgroup_in(char *const *v, size_t n, const char *cgroup)
+{
+	for (size_t i = 0; i < n; i++)
+		if (conf_cgroup_under(cgroup, v[i]))
+			return true;
+	return false;
+}
+
+bool conf_admin_cgroup(const struct daemon_conf *c, const char *cgroup)
+{
+	return !c->n_admin_cgroups || cgroup_in(c->admin_cgroups, c->n_admin_cgroups, cgroup);
+}
+
+bool conf_region_allows_cgroup(const struct region_conf *rc, const char *cgroup)
+{
+	return cgroup_in(rc->allow_cgroups, rc->n_allow_cgroups, cgroup);
+}
+
+const char *conf_tenant_cgroup(const struct region_conf *rc, const char *cgroup, char *buf,
+			       size_t len)
+{
+	size_t n = 0;
+	unsigned level = 0;
+
+	if (!cgroup || cgroup[0] != '/')
+		return NULL;
+	if (rc->tenant_levels) {
+		/* "/a/b/c", 2 levels: "/a/b"; the root "/" is its own tenant. */
+		for (n = 1; cgroup[n]; n++)
+			if (cgroup[n] == '/' && ++level == rc->tenant_levels)
+				break;
+	} else {
+		n = strlen(cgroup);
+	}
+	if (n >= len)
+		return NULL;
+	memcpy(buf, cgroup, n);
+	buf[n] = '\0';
+	return buf;
+}
+
+/* tenant = uid | cgroup | cgroup:N */
+static void parse_tenant(struct errsink *e, const char *key, const char *value,
+			 struct region_conf *rc)
+{
+	unsigned n = 0;
+
+	if (strcmp(value, "uid") == 0) {
+		rc->tenant_cgroup = false;
+		rc->tenant_levels = 0;
+		return;
+	}
+	if (strncmp(value, "cgroup", 6) == 0 &&
+	    (value[6] == '\0' ||
+	     (value[6] == ':' && parse_uint_range(e, key, value + 7, 1, 64, &n)))) {
+		rc->tenant_cgroup = true;
+		rc->tenant_levels = n;
+		return;
+	}
+	if (strncmp(value, "cgroup:", 7) != 0)
+		report(e, "%s: '%s' is not uid, cgroup or cgroup:LEVELS (1 to 64)", key, value);
+}
+
+static void print_tenant(FILE *out, const struct region_conf *rc)
+{
+	/* The default, tenant = uid, is not printed. */
+	if (rc->tenant_cgroup && rc->tenant_levels)
+		fprintf(out, "tenant = cgroup:%u\n", rc->tenant_levels);
+	else if (rc->tenant_cgroup)
+		fprintf(out, "tenant = cgroup\n");
+}
+
 /* ---- the configuration file ---- */
 
-enum daemon_key { DK_SOCKET, DK_STATE_DIRECTORY, DK_ADMIN_GROUP, DK_LOG_LEVEL, _DK_MAX };
+enum daemon_key {
+	DK_SOCKET,
+	DK_STATE_DIRECTORY,
+	DK_ADMIN_GROUP,
+	DK_LOG_LEVEL,
+	DK_ADMIN_CGROUPS,
+	_DK_MAX
+};
 static const char *const daemon_keys[_DK_MAX] = {
     [DK_SOCKET] = "socket",
     [DK_STATE_DIRECTORY] = "state_directory",
     [DK_ADMIN_GROUP] = "admin_group",
     [DK_LOG_LEVEL] = "log_level",
+    [DK_ADMIN_CGROUPS] = "admin_cgroups",
 };
 
 enum region_key {
@@ -391,6 +544,11 @@ enum region_key {
 	RK_UID_MAX_TAGS,
 	RK_UID_MAX_WAITERS,
 	RK_METADATA,
+	RK_ALLOW_CGROUPS,
+	RK_TENANT,
+	RK_TENANT_QUOTA, /* the new names of RK_UID_*: tenant_key_alias() */
+	RK_TENANT_MAX_TAGS,
+	RK_TENANT_MAX_WAITERS,
 	_RK_MAX
 };
 static const char *const region_keys[_RK_MAX] = {
@@ -406,6 +564,11 @@ static const char *const region_keys[_RK_MAX] = {
     [RK_UID_MAX_TAGS] = "uid_max_tags",
     [RK_UID_MAX_WAITERS] = "uid_max_waiters",
     [RK_METADATA] = "metadata",
+    [RK_ALLOW_CGROUPS] = "allow_cgroups",
+    [RK_TENANT] = "tenant",
+    [RK_TENANT_QUOTA] = "tenant_quota",
+    [RK_TENANT_MAX_TAGS] = "tenant_max_tags",
+    [RK_TENANT_MAX_WAITERS] = "tenant_max_waiters",
 };
 
 enum section_kind { SEC_NONE, SEC_DAEMON, SEC_REGION, SEC_IGNORE };
@@ -621,6 +784,9 @@ static void daemon_key(struct parse_ctx *x, const char *name, const char *value)
 			replace_str(&c->admin_group, strdup_or_report(e, value));
 		}
 		break;
+	case DK_ADMIN_CGROUPS:
+		parse_cgroup_list(e, name, value, &c->admin_cgroups, &c->n_admin_cgroups);
+		break;
 	case DK_LOG_LEVEL:
 		level = log_level_from_string(value);
 		if (level < LOG_ERR)
@@ -680,9 +846,10 @@ static void print_uid_limit(FILE *out, const char *key, uint64_t v)
 
 static void print_uid_limits(FILE *out, const struct region_conf *rc)
 {
-	print_uid_limit(out, "uid_quota", rc->uid_quota);
-	print_uid_limit(out, "uid_max_tags", rc->uid_max_tags);
-	print_uid_limit(out, "uid_max_waiters", rc->uid_max_waiters);
+	/* The new names, also for a file that used the old ones (uid_*). */
+	print_uid_limit(out, "tenant_quota", rc->uid_quota);
+	print_uid_limit(out, "tenant_max_tags", rc->uid_max_tags);
+	print_uid_limit(out, "tenant_max_waiters", rc->uid_max_waiters);
 }
 
 /* ---- the adaptive zeroing policy's keys (zeroer-policy.h) ---- */
@@ -760,6 +927,27 @@ static void policy_print(FILE *out, const struct region_conf *rc)
 	fprintf(out, "zero_pace_rate = %llu\n", (unsigned long long)pc->pace_rate);
 }
 
+/* The old (uid_*) name of a tenant_* limit and the other way round; _RK_MAX for other keys. */
+static enum region_key tenant_key_alias(unsigned k)
+{
+	switch (k) {
+	case RK_UID_QUOTA:
+		return RK_TENANT_QUOTA;
+	case RK_UID_MAX_TAGS:
+		return RK_TENANT_MAX_TAGS;
+	case RK_UID_MAX_WAITERS:
+		return RK_TENANT_MAX_WAITERS;
+	case RK_TENANT_QUOTA:
+		return RK_UID_QUOTA;
+	case RK_TENANT_MAX_TAGS:
+		return RK_UID_MAX_TAGS;
+	case RK_TENANT_MAX_WAITERS:
+		return RK_UID_MAX_WAITERS;
+	default:
+		return _RK_MAX;
+	}
+}
+
 static void region_key(struct parse_ctx *x, const char *name, const char *value)
 {
 	struct region_conf *rc = &x->c->regions[x->region];
@@ -777,8 +965,17 @@ static void region_key(struct parse_ctx *x, const char *name, const char *value)
 		goto out;
 	}
 	/* The allow lists may be split over several lines; other keys are set once. */
-	if (x->region_key_line[k] && k != RK_ALLOW_USERS && k != RK_ALLOW_GROUPS) {
+	if (x->region_key_line[k] && k != RK_ALLOW_USERS && k != RK_ALLOW_GROUPS &&
+	    k != RK_ALLOW_CGROUPS) {
 		report(e, "'%s' is already set on line %u", name, x->region_key_line[k]);
+		goto out;
+	}
+	if (tenant_key_alias(k) != _RK_MAX && x->region_key_line[tenant_key_alias(k)]) {
+		report(e,
+		       "'%s' and '%s' (its old name) are the same limit: set one of them (line %u)",
+		       k >= RK_TENANT_QUOTA ? name : region_keys[tenant_key_alias(k)],
+		       k >= RK_TENANT_QUOTA ? region_keys[tenant_key_alias(k)] : name,
+		       x->region_key_line[tenant_key_alias(k)]);
 		goto out;
 	}
 	x->region_key_line[k] = x->lineno;
@@ -825,6 +1022,17 @@ static void region_key(struct parse_ctx *x, const char *name, const char *value)
 	case RK_UID_MAX_TAGS:
 	case RK_UID_MAX_WAITERS:
 		parse_uid_limit(e, (enum region_key)k, name, value, rc);
+		break;
+	case RK_TENANT_QUOTA:
+	case RK_TENANT_MAX_TAGS:
+	case RK_TENANT_MAX_WAITERS:
+		parse_uid_limit(e, tenant_key_alias(k), name, value, rc);
+		break;
+	case RK_ALLOW_CGROUPS:
+		parse_cgroup_list(e, name, value, &rc->allow_cgroups, &rc->n_allow_cgroups);
+		break;
+	case RK_TENANT:
+		parse_tenant(e, name, value, rc);
 		break;
 	case RK_METADATA:
 		if (value[0] != '/')
@@ -1304,7 +1512,7 @@ int conf_finish(struct daemon_conf *c, FILE *errout)
 			rc->batch_extents = CONF_DEFAULT_BATCH_EXTENTS;
 		policy_defaults(rc);
 		/* No allow list: the daemon's own uid (+ the admin group); root always. */
-		if (!rc->n_allow_uids && !rc->n_allow_gids) {
+		if (!rc->n_allow_uids && !rc->n_allow_gids && !rc->n_allow_cgroups) {
 			if (uid_list_add(rc, geteuid()) < 0 ||
 			    (c->has_admin_gid && gid_list_add(rc, c->admin_gid) < 0))
 				report(&re, "out of memory");
@@ -1382,6 +1590,7 @@ void conf_print(const struct daemon_conf *c, FILE *out)
 		fprintf(out, "admin_group = %s\n", c->admin_group);
 	else
 		fprintf(out, "# admin_group: none (admin operations need root)\n");
+	print_cgroups(out, "admin_cgroups", c->admin_cgroups, c->n_admin_cgroups);
 	fprintf(out, "log_level = %s\n", log_level_name(c->log_level));
 	conn_print(c, out);
 	for (size_t i = 0; i < c->n_regions; i++) {
@@ -1394,6 +1603,8 @@ void conf_print(const struct daemon_conf *c, FILE *out)
 		fprintf(out, "extent_size = %llu\n", (unsigned long long)rc->extent_size);
 		print_ids(out, "allow_users", rc->allow_uids, rc->n_allow_uids);
 		print_ids(out, "allow_groups", rc->allow_gids, rc->n_allow_gids);
+		print_cgroups(out, "allow_cgroups", rc->allow_cgroups, rc->n_allow_cgroups);
+		print_tenant(out, rc);
 		fprintf(out, "zeroer_threads = %u\n", rc->zeroer_threads);
 		if (rc->zero_rate)
 			fprintf(out, "zero_rate = %llu\n", (unsigned long long)rc->zero_rate);
@@ -1418,6 +1629,7 @@ void conf_free(struct daemon_conf *c)
 	free(c->socket_path);
 	free(c->state_dir);
 	free(c->admin_group);
+	str_list_free(c->admin_cgroups, c->n_admin_cgroups);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -1455,6 +1667,24 @@ static bool id_set_differs(const unsigned *a, size_t na, const unsigned *b, size
 	return !id_subset(a, na, b, nb) || !id_subset(b, nb, a, na);
 }
 
+static bool str_subset(char *const *a, size_t na, char *const *b, size_t nb)
+{
+	for (size_t i = 0; i < na; i++) {
+		size_t j = 0;
+
+		while (j < nb && strcmp(a[i], b[j]) != 0)
+			j++;
+		if (j == nb)
+			return false;
+	}
+	return true;
+}
+
+bool conf_str_set_differs(char *const *a, size_t na, char *const *b, size_t nb)
+{
+	return !str_subset(a, na, b, nb) || !str_subset(b, nb, a, na);
+}
+
 unsigned conf_region_diff(const struct region_conf *a, const struct region_conf *b)
 {
 	unsigned ch = 0;
@@ -1469,8 +1699,12 @@ unsigned conf_region_diff(const struct region_conf *a, const struct region_conf 
 	if (str_differs(a->metadata, b->metadata))
 		ch |= CONF_CHANGE_METADATA;
 	if (id_set_differs(a->allow_uids, a->n_allow_uids, b->allow_uids, b->n_allow_uids) ||
-	    id_set_differs(a->allow_gids, a->n_allow_gids, b->allow_gids, b->n_allow_gids))
+	    id_set_differs(a->allow_gids, a->n_allow_gids, b->allow_gids, b->n_allow_gids) ||
+	    conf_str_set_differs(a->allow_cgroups, a->n_allow_cgroups, b->allow_cgroups,
+				 b->n_allow_cgroups))
 		ch |= CONF_CHANGE_ALLOW;
+	if (a->tenant_cgroup != b->tenant_cgroup || a->tenant_levels != b->tenant_levels)
+		ch |= CONF_CHANGE_TENANT;
 	if (a->zeroer_threads != b->zeroer_threads)
 		ch |= CONF_CHANGE_ZEROER_THREADS;
 	if (a->zero_rate != b->zero_rate)
@@ -1486,9 +1720,16 @@ unsigned conf_region_diff(const struct region_conf *a, const struct region_conf 
 const char *conf_change_names(unsigned changes, char *buf, size_t len)
 {
 	static const char *const names[] = {
-	    "path",	      "size",	   "extent_size", "metadata",
-	    "allow_users/allow_groups", "zeroer_threads", "zero_rate", "batch_extents",
-	    "uid_quota/uid_max_tags/uid_max_waiters",
+	    "path",
+	    "size",
+	    "extent_size",
+	    "metadata",
+	    "allow_users/allow_groups/allow_cgroups",
+	    "zeroer_threads",
+	    "zero_rate",
+	    "batch_extents",
+	    "tenant_quota/tenant_max_tags/tenant_max_waiters",
+	    "tenant",
 	};
 	size_t off = 0;
 
@@ -1528,8 +1769,12 @@ int conf_region_keep_fixed(struct region_conf *b, const struct region_conf *a)
 bool conf_region_allows(const struct region_conf *rc, uid_t uid, gid_t gid, const gid_t *groups,
 			size_t n_groups)
 {
-	if (uid == 0)
-		return true;
+	return uid == 0 || conf_region_lists_allow(rc, uid, gid, groups, n_groups);
+}
+
+bool conf_region_lists_allow(const struct region_conf *rc, uid_t uid, gid_t gid,
+			     const gid_t *groups, size_t n_groups)
+{
 	for (size_t i = 0; i < rc->n_allow_uids; i++)
 		if (rc->allow_uids[i] == uid)
 			return true;

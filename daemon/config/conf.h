@@ -46,13 +46,25 @@ struct region_conf {
 	size_t n_allow_uids;
 	gid_t *allow_gids;
 	size_t n_allow_gids;
+	char **allow_cgroups;	/* cgroup path prefixes whose peers may open the region */
+	size_t n_allow_cgroups;
+	/*
+	 * Tenant key (docs/pmemzerod.conf.5): false, the uid (the default);
+	 * true, the peer's cgroup path, or its first tenant_levels levels (0:
+	 * all).  Quotas, the waiters' turns, usage and metrics are per tenant.
+	 */
+	bool tenant_cgroup;
+	unsigned tenant_levels;
 	unsigned zeroer_threads; /* default 1 */
 	uint64_t zero_rate;	/* bytes per second, 0 = unlimited */
 	unsigned batch_extents;	/* extents per zeroer batch (one drain each) */
-	/* Per-uid limits (docs/SECURITY.md); 0 = not set = unlimited. */
-	uint64_t uid_quota;	  /* leased + committed bytes per uid */
-	uint64_t uid_max_tags;	  /* committed tags per uid */
-	uint64_t uid_max_waiters; /* waiting allocations per uid */
+	/*
+	 * Per-tenant limits (docs/SECURITY.md): tenant_quota, tenant_max_tags,
+	 * tenant_max_waiters, or their old names uid_*; 0 = not set = unlimited.
+	 */
+	uint64_t uid_quota;	  /* leased + committed bytes per tenant */
+	uint64_t uid_max_tags;	  /* committed tags per tenant */
+	uint64_t uid_max_waiters; /* waiting allocations per tenant */
 	struct zero_policy_conf policy;
 	bool from_cmdline;
 	char *source;		/* "FILE:LINE", "--region 'SPEC'" or "built-in default" */
@@ -73,6 +85,8 @@ struct daemon_conf {
 	char *admin_group;	/* NULL: root only */
 	gid_t admin_gid;
 	bool has_admin_gid;
+	char **admin_cgroups;	/* with admin_group or root, admins only inside these; NULL: anywhere */
+	size_t n_admin_cgroups;
 	int log_level;		/* LOG_ERR..LOG_DEBUG */
 	bool foreground;
 	bool check_only;	/* -n */
@@ -121,11 +135,12 @@ enum {
 	CONF_CHANGE_SIZE = 1u << 1,
 	CONF_CHANGE_EXTENT_SIZE = 1u << 2,
 	CONF_CHANGE_METADATA = 1u << 3,
-	CONF_CHANGE_ALLOW = 1u << 4,	      /* allow_users, allow_groups */
+	CONF_CHANGE_ALLOW = 1u << 4,	      /* allow_users, allow_groups, allow_cgroups */
 	CONF_CHANGE_ZEROER_THREADS = 1u << 5,
 	CONF_CHANGE_ZERO_RATE = 1u << 6,
 	CONF_CHANGE_BATCH_EXTENTS = 1u << 7,
-	CONF_CHANGE_UID_LIMITS = 1u << 8,     /* uid_quota, uid_max_tags, uid_max_waiters */
+	CONF_CHANGE_UID_LIMITS = 1u << 8,     /* tenant_quota, tenant_max_tags, tenant_max_waiters */
+	CONF_CHANGE_TENANT = 1u << 9,	      /* tenant */
 };
 #define CONF_CHANGE_FIXED                                                                          \
 	(CONF_CHANGE_PATH | CONF_CHANGE_SIZE | CONF_CHANGE_EXTENT_SIZE | CONF_CHANGE_METADATA)
@@ -141,5 +156,22 @@ int conf_region_keep_fixed(struct region_conf *b, const struct region_conf *a);
 /* May this uid/gid set open the region?  root always may. */
 bool conf_region_allows(const struct region_conf *rc, uid_t uid, gid_t gid,
 			const gid_t *groups, size_t n_groups);
+/* The same without root's pass: allow_users and allow_groups only. */
+bool conf_region_lists_allow(const struct region_conf *rc, uid_t uid, gid_t gid,
+			     const gid_t *groups, size_t n_groups);
+/* Do two lists of strings hold different sets (order and repeats aside)? */
+bool conf_str_set_differs(char *const *a, size_t na, char *const *b, size_t nb);
+/* Is cgroup (NULL: unknown, never) under one of the region's allow_cgroups? */
+bool conf_region_allows_cgroup(const struct region_conf *rc, const char *cgroup);
+/* Is path prefix itself or below it ("/a" holds "/a/b", not "/ab")? */
+bool conf_cgroup_under(const char *path, const char *prefix);
+/* May a peer in cgroup be an admin: admin_cgroups unset, or cgroup under one of them. */
+bool conf_admin_cgroup(const struct daemon_conf *c, const char *cgroup);
+/*
+ * The tenant key of a cgroup under rc's tenant = cgroup[:N]: its first
+ * tenant_levels levels, into buf; NULL when the cgroup is unknown.
+ */
+const char *conf_tenant_cgroup(const struct region_conf *rc, const char *cgroup, char *buf,
+			       size_t len);
 
 #endif

@@ -576,38 +576,61 @@ static void connection_write_cb(evutil_socket_t fd, short what, void *arg)
 	connection_flush(arg);
 }
 
+bool connection_peer_admin(const struct daemon_conf *conf, const struct peer *p,
+			   const gid_t *groups, size_t n_groups)
+{
+	bool admin = p->uid == 0 || (conf->has_admin_gid && p->gid == conf->admin_gid);
+
+	for (size_t i = 0; !admin && conf->has_admin_gid && i < n_groups; i++)
+		admin = groups[i] == conf->admin_gid;
+	return admin && conf_admin_cgroup(conf, p->cgroup);
+}
+
 int connection_new(struct manager *m, int fd, struct connection **out)
 {
-	struct connection *c;
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
+	struct peer p;
+	int r = peer_identify(fd, 0, &p);
 
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
-		int r = -errno;
-
+	if (r < 0) {
 		(void)close(fd);
+		if (r == -ESRCH)
+			return log_debug_errno(r, "A new peer exited before it was identified");
 		return log_warning_errno(r, "Failed to get the credentials of a new peer: %m");
 	}
+	return connection_new_peer(m, fd, &p, out);
+}
+
+int connection_new_peer(struct manager *m, int fd, struct peer *p, struct connection **out)
+{
+	struct connection *c;
+
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		(void)close(fd);
+		peer_done(p);
 		return log_warning_errno(ENOMEM, "Out of memory accepting a connection");
 	}
 	c->m = m;
 	c->fd = fd;
 	c->serial = ++m->connection_serial;
 	c->accepted_ns = pmemz_now_ns();
-	c->uid = cred.uid;
-	c->gid = cred.gid;
-	c->pid = cred.pid;
+	c->uid = p->uid;
+	c->gid = p->gid;
+	c->pid = p->pid;
+	c->cgroup = TAKE_PTR(p->cgroup);
+	c->cgroup_id = p->cgroup_id;
+	c->how = p->how;
 	TAILQ_INIT(&c->out);
 	TAILQ_INIT(&c->held);
 	LIST_INIT(&c->leases);
 	LIST_INIT(&c->claims);
 	TAILQ_INIT(&c->waiters);
 	connection_get_groups(c);
-	c->admin =
-	    c->uid == 0 || (m->conf->has_admin_gid && connection_in_group(c, m->conf->admin_gid));
+	{
+		struct peer id = {.uid = c->uid, .gid = c->gid, .cgroup = c->cgroup};
+
+		c->admin = connection_peer_admin(m->conf, &id, c->groups, c->n_groups);
+	}
 
 	c->in = evbuffer_new();
 	c->read_ev = event_new(m->base, fd, EV_READ | EV_PERSIST, connection_read_cb, c);
@@ -628,8 +651,10 @@ int connection_new(struct manager *m, int fd, struct connection **out)
 	}
 	TAILQ_INSERT_TAIL(&m->connections, c, link);
 	m->n_connections++;
-	log_debug("connection %" PRIu64 ": pid %d uid %u gid %u%s", c->serial, (int)c->pid,
-		  (unsigned)c->uid, (unsigned)c->gid, c->admin ? " (admin)" : "");
+	log_debug("connection %" PRIu64 ": pid %d uid %u gid %u cgroup %s (%s)%s", c->serial,
+		  (int)c->pid, (unsigned)c->uid, (unsigned)c->gid,
+		  c->cgroup ? LOG_ESC(c->cgroup) : "unknown", peer_how_name(c->how),
+		  c->admin ? " (admin)" : "");
 	if (out)
 		*out = c;
 	return 0;
@@ -694,6 +719,7 @@ void connection_free(struct connection *c)
 	if (c->fd >= 0)
 		(void)close(c->fd);
 	free(c->groups);
+	free(c->cgroup);
 	free(c);
 }
 

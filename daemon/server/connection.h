@@ -19,6 +19,7 @@
 #include "claim.h"
 #include "lease.h"
 #include "manager.h"
+#include "peer.h"
 
 struct event;
 struct evbuffer;
@@ -76,6 +77,10 @@ struct connection {
 	gid_t *groups;
 	size_t n_groups;
 	bool admin;
+	/* Taken at accept (peer.h) and kept for the connection's life, across reloads. */
+	char *cgroup; /* NULL: unknown */
+	uint64_t cgroup_id;
+	enum peer_how how;
 
 	struct lease_list leases;
 	struct claim_list claims; /* rpc-claim.c's */
@@ -96,6 +101,15 @@ struct connection {
 
 /* Takes ownership of fd (also on failure). */
 int connection_new(struct manager *m, int fd, struct connection **out);
+/* The same for a peer already identified: takes p->cgroup too (also on failure). */
+int connection_new_peer(struct manager *m, int fd, struct peer *p, struct connection **out);
+/*
+ * Is the peer an admin under conf: root or a member of admin_group (groups:
+ * its supplementary groups, may be NULL) and, with admin_cgroups, in one
+ * of them.
+ */
+bool connection_peer_admin(const struct daemon_conf *conf, const struct peer *p,
+			   const gid_t *groups, size_t n_groups);
 /*
  * Refuse a peer: one error frame (id 0, status) with msg, then close fd.
  * For the listener, which accepts a connection over a limit only to say why.

@@ -12,13 +12,18 @@
  *    allocation, no live connection that opened them.  Otherwise they stay
  *    as "removing" (OPEN_REGION and ALLOCATE refused) and go down at the
  *    status tick after their last user is done;
- *  - kept regions take the new allow lists, per-uid limits, zero_rate
+ *  - kept regions take the new allow lists (allow_cgroups too), per-tenant
+ *    limits, zero_rate
  *    (when the file's value changed: a `pmemzctl set-rate` survives
  *    reloads that leave zero_rate alone), zeroer_threads and batch_extents;
  *    path, size, extent_size and metadata cannot change while a region is
  *    open: the running values stay, with a warning;
- *  - [daemon]: log_level and admin_group apply (admin_group to connected
- *    peers too); socket and state_directory stay, with a warning.
+ *  - [daemon]: log_level, admin_group and admin_cgroups apply (to connected
+ *    peers too, judged on the uid, groups and cgroup they had at connect);
+ *    socket and state_directory stay, with a warning;
+ *  - tenant changes only for a region without leases and waiting
+ *    allocations (the usage table is rebuilt under the new key); otherwise
+ *    the running key stays, with a warning, until a later reload.
  *
  * Every region points into the configuration it was last given (mr->rc,
  * and the storage's region_get_conf); a configuration is freed once no
@@ -37,6 +42,7 @@
 #include "manager.h"
 #include "notify.h"
 #include "rpc.h"
+#include "usage.h"
 
 /* ---- who uses a region ---- */
 
@@ -189,6 +195,37 @@ static void refuse(struct manager *m, const char *why)
 	notify_ready(m->status);
 }
 
+/*
+ * tenant = ...: rows, waiters' turns and leases are keyed by it, so it
+ * changes only while the region has no lease and no waiter: the usage
+ * table goes and is rebuilt under the new key on its next use (committed
+ * usage from the tag table; re-zeroed counters start again).  false: the
+ * running key stays in rc.
+ */
+static bool region_tenant_change(struct manager_region *mr, struct region_conf *rc)
+{
+	const struct connection *c;
+	uint64_t leases = 0;
+
+	for (c = TAILQ_FIRST(&mr->m->connections); c; c = TAILQ_NEXT(c, link)) {
+		const struct lease *l;
+
+		for (l = LIST_FIRST(&c->leases); l; l = LIST_NEXT(l, owner_link))
+			leases += l->region == mr->index;
+	}
+	if (leases || mr->n_waiters) {
+		log_warning("region '%s': tenant cannot change while it has leases or waiting "
+			    "allocations (%" PRIu64 " lease(s), %" PRIu64 " waiting); keeping "
+			    "the running key (reload again once they are done)",
+			    rc->name, leases, mr->n_waiters);
+		rc->tenant_cgroup = mr->rc->tenant_cgroup;
+		rc->tenant_levels = mr->rc->tenant_levels;
+		return false;
+	}
+	usage_free(mr);
+	return true;
+}
+
 /* The new values of a kept region; the running ones of what cannot change. */
 static void region_apply(struct manager_region *mr, struct region_conf *rc,
 			 const struct daemon_conf *nc, struct reload_summary *sum)
@@ -214,6 +251,10 @@ static void region_apply(struct manager_region *mr, struct region_conf *rc,
 			  mr->rc->zeroer_threads);
 		rc->zeroer_threads = mr->rc->zeroer_threads;
 		ch &= ~(unsigned)CONF_CHANGE_ZEROER_THREADS;
+		sum->refused++;
+	}
+	if ((ch & CONF_CHANGE_TENANT) && !region_tenant_change(mr, rc)) {
+		ch &= ~(unsigned)CONF_CHANGE_TENANT;
 		sum->refused++;
 	}
 	/* Only a changed file value overrides a rate set at runtime (pmemzctl set-rate). */
@@ -361,10 +402,15 @@ static void apply(struct manager *m, struct daemon_conf *nc, struct reload_summa
 		log_set_max_level(nc->log_level);
 		log_notice("log_level changed to %d (syslog priority)", nc->log_level);
 	}
-	/* Admin rights follow admin_group for the peers already connected too. */
-	for (c = TAILQ_FIRST(&m->connections); c; c = TAILQ_NEXT(c, link))
-		c->admin = c->uid == 0 ||
-			   (nc->has_admin_gid && connection_in_group(c, nc->admin_gid));
+	/*
+	 * Admin rights follow admin_group and admin_cgroups for the peers
+	 * already connected too, judged on the identity they had at connect.
+	 */
+	for (c = TAILQ_FIRST(&m->connections); c; c = TAILQ_NEXT(c, link)) {
+		struct peer id = {.uid = c->uid, .gid = c->gid, .cgroup = c->cgroup};
+
+		c->admin = connection_peer_admin(nc, &id, c->groups, c->n_groups);
+	}
 	m->conf = nc;
 }
 

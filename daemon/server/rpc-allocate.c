@@ -43,7 +43,7 @@ static int allocate_now(struct manager *m, struct connection *c, struct manager_
 	size_t n_runs = 0;
 	int r;
 
-	r = usage_row(mr, c->uid, &u);
+	r = usage_tenant(mr, c, &u);
 	if (r < 0) {
 		(void)snprintf(msg, msg_len, "usage accounting: %s", strerror(-r));
 		return r;
@@ -74,6 +74,7 @@ static int allocate_now(struct manager *m, struct connection *c, struct manager_
 	}
 	runs = NULL; /* the lease has them */
 	l->uid = c->uid;
+	l->row = u;
 	u->leased += l->n_extents;
 
 	r = rpc_runs_to_pb(l->runs, l->n_runs, &pb_runs, &pb_ptrs);
@@ -141,10 +142,15 @@ static int rpc_allocate_handler(struct rpc_call *call)
 		return rpc_fail(call, -ENOSPC, "%" PRIu64 " bytes exceed region '%s'", req->bytes,
 				req->region);
 
-	r = usage_row(mr, c->uid, &u);
+	r = usage_tenant(mr, c, &u);
+	if (r == -EACCES)
+		return rpc_fail(call, r,
+				"region '%s' counts tenants by cgroup, and this peer's cgroup is "
+				"unknown",
+				mr->info.name);
 	if (r < 0)
 		return rpc_fail(call, r, "usage accounting: %s", strerror(-r));
-	/* What this uid waits for counts too: a waiter's grant must fit the quota. */
+	/* What this tenant waits for counts too: a waiter's grant must fit the quota. */
 	r = usage_check_bytes(mr, u, n, call->msg, sizeof(call->msg));
 	if (r < 0)
 		return r;

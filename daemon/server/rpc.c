@@ -15,6 +15,7 @@
 #include "rpc.h"
 
 static const struct rpc_descriptor *const rpc_table[] = {
+    &rpc_clients,
     &rpc_hello, &rpc_open_region, &rpc_allocate, &rpc_commit, &rpc_free,  &rpc_flush,
     &rpc_list,  &rpc_stat,        &rpc_noop,     &rpc_map,    &rpc_zeroer, &rpc_usage,
     &rpc_runs,  &rpc_claim,
@@ -98,7 +99,8 @@ void rpc_dispatch(struct manager *m, struct connection *c, const Pmemz__Request 
 	if (!d)
 		r = rpc_fail(&call, -EOPNOTSUPP, "unknown operation");
 	else if (d->admin_only && !c->admin)
-		r = rpc_fail(&call, -EPERM, "%s needs root or the admin group", d->name);
+		r = rpc_fail(&call, -EPERM, "%s needs root or the admin group%s", d->name,
+			     m->conf->n_admin_cgroups ? " in an admin cgroup" : "");
 	else
 		r = d->handler(&call);
 	if (r >= 0)
@@ -112,7 +114,11 @@ void rpc_dispatch(struct manager *m, struct connection *c, const Pmemz__Request 
 
 bool rpc_region_allowed(const struct connection *c, const struct manager_region *mr)
 {
-	return conf_region_allows(mr->rc, c->uid, c->gid, c->groups, c->n_groups);
+	/* root's pass is an admin's: with admin_cgroups, root elsewhere is a tenant. */
+	if (c->uid == 0 && c->admin)
+		return true;
+	return conf_region_lists_allow(mr->rc, c->uid, c->gid, c->groups, c->n_groups) ||
+	       conf_region_allows_cgroup(mr->rc, c->cgroup);
 }
 
 bool rpc_region_visible(const struct connection *c, const struct manager_region *mr)

@@ -54,6 +54,7 @@ struct rpc_descriptor {
 	int (*handler)(struct rpc_call *call);
 };
 
+extern const struct rpc_descriptor rpc_clients;
 extern const struct rpc_descriptor rpc_hello;
 extern const struct rpc_descriptor rpc_open_region;
 extern const struct rpc_descriptor rpc_allocate;

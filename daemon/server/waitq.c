@@ -99,7 +99,7 @@ int waitq_add(struct manager_region *mr, struct connection *c, uint64_t req_id, 
 
 	if (c->n_waiters >= CONNECTION_WAITERS_MAX)
 		return -EBUSY;
-	r = usage_row(mr, c->uid, &u);
+	r = usage_tenant(mr, c, &u);
 	if (r < 0)
 		return r;
 	w = calloc(1, sizeof(*w));

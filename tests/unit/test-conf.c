@@ -386,6 +386,54 @@ static void test_region_allows(void **state)
 	assert_false(conf_region_allows(&rc, 1002, 1000, NULL, 0)); /* gid 1000 != uid 1000 */
 }
 
+/* ---- cgroups: allow_cgroups, admin_cgroups, tenant = cgroup:N ---- */
+
+static void test_cgroup_rules(void **state)
+{
+	char *allowed[] = {(char *)"/kubepods.slice/pod1", (char *)"/system.slice/x.service"};
+	char *adm[] = {(char *)"/system.slice/ops.service"};
+	const struct region_conf rc = {
+	    .name = (char *)"r",
+	    .allow_cgroups = allowed,
+	    .n_allow_cgroups = 2,
+	    .tenant_cgroup = true,
+	    .tenant_levels = 2,
+	};
+	const struct region_conf whole = {.name = (char *)"w", .tenant_cgroup = true};
+	struct daemon_conf dc = {.admin_cgroups = adm, .n_admin_cgroups = 1};
+	const struct daemon_conf any = {0};
+	char buf[64];
+
+	/* Whole path components only: /a holds /a/b, not /ab. */
+	assert_true(conf_cgroup_under("/kubepods.slice/pod1", "/kubepods.slice/pod1"));
+	assert_true(conf_cgroup_under("/kubepods.slice/pod1/c1", "/kubepods.slice/pod1"));
+	assert_false(conf_cgroup_under("/kubepods.slice/pod10", "/kubepods.slice/pod1"));
+	assert_false(conf_cgroup_under("/kubepods.slice", "/kubepods.slice/pod1"));
+	assert_true(conf_cgroup_under("/anything", "/"));
+	assert_false(conf_cgroup_under(NULL, "/"));
+	assert_true(conf_region_allows_cgroup(&rc, "/system.slice/x.service"));
+	assert_false(conf_region_allows_cgroup(&rc, "/system.slice/y.service"));
+	assert_false(conf_region_allows_cgroup(&rc, NULL));
+	/* root is allowed; the lists alone do not name root. */
+	assert_true(conf_region_allows(&rc, 0, 0, NULL, 0));
+	assert_false(conf_region_lists_allow(&rc, 0, 0, NULL, 0));
+
+	assert_true(conf_admin_cgroup(&any, NULL));
+	assert_true(conf_admin_cgroup(&dc, "/system.slice/ops.service"));
+	assert_false(conf_admin_cgroup(&dc, "/kubepods.slice/pod1"));
+	assert_false(conf_admin_cgroup(&dc, NULL)); /* an unknown cgroup is outside */
+
+	assert_string_equal(conf_tenant_cgroup(&rc, "/kubepods.slice/pod1/c1", buf, sizeof(buf)),
+			    "/kubepods.slice/pod1");
+	assert_string_equal(conf_tenant_cgroup(&rc, "/kubepods.slice", buf, sizeof(buf)),
+			    "/kubepods.slice");
+	assert_string_equal(conf_tenant_cgroup(&rc, "/", buf, sizeof(buf)), "/");
+	assert_string_equal(conf_tenant_cgroup(&whole, "/a/b/c", buf, sizeof(buf)), "/a/b/c");
+	assert_null(conf_tenant_cgroup(&rc, NULL, buf, sizeof(buf)));
+	assert_null(conf_tenant_cgroup(&whole, "/a/b/c", buf, 4)); /* does not fit */
+	(void)dc;
+}
+
 /* ---- conf_load ---- */
 
 static void test_load_defaults(void **state)
@@ -656,6 +704,24 @@ static void test_region_diff(void **state)
 	assert_true(rb->extent_size_default);
 	assert_int_equal(rb->zeroer_threads, 3);
 	assert_true(rb->uid_quota == 8ull << 20);
+	conf_free(&b);
+
+	/* tenant, allow_cgroups (a set: order and repeats aside), the new limit names. */
+	load_text(&b, "[region r]\npath = /r\nsize = 64M\nallow_users = 1, 2\n"
+		      "zeroer_threads = 2\ntenant = cgroup:2\nallow_cgroups = /b /a\n"
+		      "tenant_max_tags = 3\n");
+	rb = conf_find_region(&b, "r");
+	assert_int_equal(conf_region_diff(ra, rb),
+			 CONF_CHANGE_TENANT | CONF_CHANGE_ALLOW | CONF_CHANGE_UID_LIMITS);
+	assert_string_equal(conf_change_names(CONF_CHANGE_TENANT, names, sizeof(names)), "tenant");
+	assert_true(rb->tenant_cgroup);
+	assert_int_equal(rb->tenant_levels, 2);
+	assert_int_equal(rb->uid_max_tags, 3);
+	conf_free(&a);
+	load_text(&a, "[region r]\npath = /r\nsize = 64M\nallow_users = 1, 2\n"
+		      "zeroer_threads = 2\ntenant = cgroup:2\nallow_cgroups = /a /b /a\n"
+		      "uid_max_tags = 3\n");
+	assert_int_equal(conf_region_diff(conf_find_region(&a, "r"), rb), 0);
 	conf_free(&a);
 	conf_free(&b);
 }
@@ -902,6 +968,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_load_file_errors_all_reported),
 	    cmocka_unit_test(test_load_twice),
 	    cmocka_unit_test(test_region_diff),
+	    cmocka_unit_test(test_cgroup_rules),
 	};
 
 	setenv("RUNTIME_DIRECTORY", TEST_RUNTIME_DIR, 1);

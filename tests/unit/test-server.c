@@ -37,6 +37,7 @@
 #include "listener.h"
 #include "log.h"
 #include "manager.h"
+#include "peer.h"
 
 #define MiB (1ull << 20)
 #define OTHER_UID 65534
@@ -518,6 +519,153 @@ static void test_hello(void **state)
 	assert_int_equal(resp->hello->admin, getuid() == 0);
 	resp_free(resp);
 	close(fd);
+}
+
+/* Our own cgroup v2 path, as the daemon reads it; NULL when there is none. */
+static char *self_cgroup(void)
+{
+	char buf[8192];
+	int fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	return n > 0 ? peer_parse_cgroup(buf, (size_t)n) : NULL;
+}
+
+static Pmemz__Response *do_clients(int fd, uint64_t after)
+{
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__ClientsReq cr = PMEMZ__CLIENTS_REQ__INIT;
+
+	cr.has_after = after != 0;
+	cr.after = after;
+	req.op_case = PMEMZ__REQUEST__OP_CLIENTS;
+	req.clients = &cr;
+	return cli_call(fd, &req);
+}
+
+/* HELLO and CLIENTS show the identity taken at accept; CLIENTS is an admin's. */
+static void test_identity_and_clients(void **state)
+{
+	_cleanup_free_ char *cg = self_cgroup();
+	int fd = cli_connect(), fd2 = cli_connect();
+	Pmemz__Response *resp;
+	uint64_t lease = 0;
+	bool found = false;
+
+	assert_true(fd >= 0 && fd2 >= 0);
+	resp = do_hello(fd);
+	assert_int_equal(resp->status, 0);
+	assert_true(resp->hello->has_pid);
+	assert_int_equal(resp->hello->pid, getpid());
+	assert_non_null(resp->hello->identity);
+	if (cg) {
+		assert_non_null(resp->hello->cgroup);
+		assert_string_equal(resp->hello->cgroup, cg);
+		/* This kernel (6.5+) has SO_PEERPIDFD: never the racy path. */
+		assert_true(strncmp(resp->hello->identity, "pidfd", 5) == 0);
+	}
+	resp_free(resp);
+	resp = do_alloc(fd2, "test", MiB, true);
+	if (resp->status == 0)
+		lease = resp->allocate->lease;
+	resp_free(resp);
+
+	resp = do_clients(fd, 0);
+	if (getuid() != 0) {
+		assert_int_equal(resp->status, -EPERM);
+		resp_free(resp);
+		close(fd);
+		close(fd2);
+		return;
+	}
+	assert_int_equal(resp->status, 0);
+	assert_true(resp->clients->n_clients >= 2);
+	for (size_t i = 0; i < resp->clients->n_clients; i++) {
+		const Pmemz__ClientInfo *ci = resp->clients->clients[i];
+
+		assert_int_equal(ci->pid, getpid());
+		assert_true(ci->admin);
+		if (cg)
+			assert_string_equal(ci->cgroup, cg);
+		if (i)
+			assert_true(ci->serial > resp->clients->clients[i - 1]->serial);
+		if (ci->leases == 1 && ci->leased_bytes == MiB)
+			found = true;
+	}
+	assert_true(found == (lease != 0));
+	assert_false(resp->clients->has_next);
+	/* Paging: after the last serial, nothing. */
+	{
+		uint64_t last = resp->clients->clients[resp->clients->n_clients - 1]->serial;
+		Pmemz__Response *r2 = do_clients(fd, last);
+
+		assert_int_equal(r2->status, 0);
+		assert_int_equal(r2->clients->n_clients, 0);
+		resp_free(r2);
+	}
+	resp_free(resp);
+	close(fd2);
+	wait_no_leases(fd, "test");
+	close(fd);
+}
+
+/*
+ * admin_cgroups: root outside them is no admin (HELLO, ZEROER, CLIENTS),
+ * judged at connect: a connection made before keeps its rights.
+ */
+static void test_admin_cgroups(void **state)
+{
+	char *adm[] = {mut("/pmemz-no-such-cgroup")};
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__ZeroerReq z = PMEMZ__ZEROER_REQ__INIT;
+	Pmemz__Response *resp;
+	int before, fd;
+
+	if (getuid() != 0)
+		skip();
+	/* A reply means the loop accepted the connection: under which conf is then sure. */
+	before = cli_connect();
+	assert_true(before >= 0);
+	resp = do_hello(before);
+	assert_true(resp->hello->admin);
+	resp_free(resp);
+	conf.admin_cgroups = adm;
+	conf.n_admin_cgroups = 1;
+	fd = cli_connect();
+	assert_true(fd >= 0);
+	resp = do_hello(fd);
+	conf.admin_cgroups = NULL;
+	conf.n_admin_cgroups = 0;
+	assert_false(resp->hello->admin);
+	resp_free(resp);
+	z.region = mut("test");
+	z.has_pause = true;
+	z.pause = false;
+	req.op_case = PMEMZ__REQUEST__OP_ZEROER;
+	req.zeroer = &z;
+	resp = cli_call(fd, &req);
+	assert_int_equal(resp->status, -EPERM);
+	resp_free(resp);
+	resp = do_clients(fd, 0);
+	assert_int_equal(resp->status, -EPERM);
+	resp_free(resp);
+	/* The test regions name nobody when we are root: root's pass was an admin's. */
+	resp = do_open(fd, "secret", NULL);
+	assert_int_equal(resp->status, -EACCES);
+	resp_free(resp);
+	{
+		int passed = -1;
+
+		resp = do_open(before, "secret", &passed);
+		assert_int_equal(resp->status, 0);
+		resp_free(resp);
+		if (passed >= 0)
+			close(passed);
+	}
+	close(fd);
+	close(before);
 }
 
 static void test_socket_mode(void **state)
@@ -1620,6 +1768,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_hello),
+	    cmocka_unit_test(test_identity_and_clients),
+	    cmocka_unit_test(test_admin_cgroups),
 	    cmocka_unit_test(test_socket_mode),
 	    cmocka_unit_test(test_second_daemon_refused),
 	    cmocka_unit_test(test_open_region),
