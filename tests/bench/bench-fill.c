@@ -52,6 +52,10 @@ struct fill {
 	/* Summed over repetitions per variant: wall time, and the run / run-queue
 	 * wait times of the writer (this thread) and of the daemon's main loop. */
 	uint64_t wall_ns[NV], w_run[NV], w_wait[NV], d_run[NV], d_wait[NV];
+	/* The reserve's depth over (d) and (e), summed over repetitions. */
+	struct pmemz_reserve_stats rs_last;
+	size_t max_depth;
+	uint64_t stalls, cuts;
 };
 
 static void schedstat(pid_t pid, pid_t tid, uint64_t *run, uint64_t *wait)
@@ -220,6 +224,7 @@ static void units_from_held(struct fill *f)
  */
 static int one_rep(struct fill *f, double v[NV], double pair[NV], double au[NV])
 {
+	struct pmemz_reserve_stats rs;
 	struct bench_stat st;
 	uint64_t blocker = 0;
 	bool has_blocker = false;
@@ -292,6 +297,12 @@ static int one_rep(struct fill *f, double v[NV], double pair[NV], double au[NV])
 	}
 	if (has_blocker)
 		(void)bench_raw_free(f->c, f->r->name, blocker);
+	/* set_reserve(0) starts the depth over: keep what it learnt first. */
+	pmemz_reserve_get_stats(f->r, &rs);
+	f->rs_last = rs;
+	f->max_depth = MAX(f->max_depth, rs.max_target);
+	f->stalls += rs.stalls;
+	f->cuts += rs.cuts;
 	(void)pmemz_region_set_reserve(f->r, 0);
 	pair[V_A] = v[V_A] = pair[V_B];
 	return ret;
@@ -386,6 +397,12 @@ int scenario_fill(struct bench_env *e)
 		    pmemz_format_size(opt.reserve, buf, sizeof(buf)),
 		    (size_t)DIV_ROUND_UP(opt.reserve, UNIT), rs1.hits - rs0.hits,
 		    rs1.misses - rs0.misses, rs1.refills - rs0.refills);
+	report_note("reserve depth over (d) and (e): %zu leases asked for, up to %zu (cap %zu); "
+		    "%" PRIu64 " allocations waited for a refill's answer, %" PRIu64
+		    " refusals cut the depth; last rep: refill latency %.0f us, caller's gap "
+		    "per allocation %.0f us",
+		    f.rs_last.floor, f.max_depth, f.rs_last.cap, f.stalls, f.cuts,
+		    (double)f.rs_last.latency_ns / 1e3, (double)f.rs_last.gap_ns / 1e3);
 	report_note("(e) started with %" PRIu64 " zeroed extents in the pool (last repetition); "
 		    "the rest was DIRTY",
 		    f.e_start_zeroed);
