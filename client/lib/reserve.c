@@ -98,8 +98,8 @@ void pmemz_depth_begin(struct pmemz_depth *d, uint64_t now_ns)
 	 * anyway): clamped, an idle second does not hide the next burst.
 	 */
 	gap = now_ns - d->last_ns;
-	if (d->lat_ns)
-		gap = MIN(gap, d->lat_ns);
+	if (d->gap_ns)
+		gap = MIN(gap, MAX(d->lat_ns, 2 * d->gap_ns));
 	if (!d->gap_ns)
 		d->gap_ns = gap;
 	else
