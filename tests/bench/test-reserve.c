@@ -378,6 +378,73 @@ static void test_grows_when_dry(void **state)
 	pmemz_client_free(c);
 }
 
+static int setup_quota(void **state)
+{
+	struct itest_env *e;
+	int r = itest_setup(state);
+
+	if (r)
+		return r;
+	e = *state;
+	itest_write_conf(e,
+			 "[region " REGION "]\n"
+			 "path = %s/r1.img\n"
+			 "size = 64M\n"
+			 "extent_size = 1M\n"
+			 "uid_quota = 10M\n",
+			 e->dir);
+	itest_daemon_start(e);
+	return 0;
+}
+
+/*
+ * A grown reserve meets the uid's quota: the refused refills cut it, the
+ * caller gets every lease the quota allows and then -EDQUOT (no hang, no
+ * refill loop), never more than the quota is leased, and after frees the
+ * reserve serves again.
+ */
+static void test_quota_cuts(void **state)
+{
+	struct itest_env *e = *state;
+	struct pmemz_alloc *a[16] = {0};
+	struct taker t = {0};
+	struct pmemz_client *c;
+	struct pmemz_region *r;
+	int n = 0, rc;
+
+	open_client(e, &c, &r);
+	assert_int_equal(pmemz_region_set_reserve(r, 4 * MIB), 0);
+	wait_leased(e, 4, 4);
+	/* Grows to 7 deep while the caller holds 5: 12 would exceed 10. */
+	t.r = r;
+	take_with_daemon_stopped(e, &t, 5);
+	wait_leased(e, 10, 10);
+	while (n < 16) {
+		rc = pmemz_alloc_new(r, MIB, 0, &a[n]);
+		if (rc == -EDQUOT)
+			break;
+		if (rc)
+			fail_msg("pmemz_alloc_new: %s (%s)", strerror(-rc), pmemz_errormsg());
+		n++;
+		wait_leased(e, 5 + (uint64_t)n, 10);
+	}
+	/* Everything the quota allows went to the caller. */
+	assert_int_equal(5 + n, 10);
+	wait_leased(e, 10, 10);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(pmemz_alloc_release(a[i]), 0);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(pmemz_alloc_release(t.a[i]), 0);
+	a[0] = alloc_ok(r, MIB, 0);
+	/* Refilled after the caller's own ALLOCATE, within the floor's 4. */
+	wait_leased(e, 1 + 1, 1 + 4);
+	pmemz_alloc_close(a[0]);
+	assert_int_equal(pmemz_region_set_reserve(r, 0), 0);
+	wait_leased(e, 0, 0);
+	pmemz_region_close(r);
+	pmemz_client_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -387,6 +454,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_follows_size, setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_threads, setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_grows_when_dry, setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_quota_cuts, setup_quota, itest_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
