@@ -54,6 +54,7 @@ struct fill {
 	uint64_t wall_ns[NV], w_run[NV], w_wait[NV], d_run[NV], d_wait[NV];
 	/* The reserve's depth over (d) and (e), summed over repetitions. */
 	struct pmemz_reserve_stats rs_last;
+	uint64_t a_wall, a_run, a_wait; /* the (a) runs paired with (d), as wall_ns etc. */
 	size_t max_depth;
 	uint64_t stalls, cuts;
 };
@@ -224,7 +225,7 @@ static void units_from_held(struct fill *f)
  */
 static int one_rep(struct fill *f, double v[NV], double pair[NV], double au[NV])
 {
-	struct pmemz_reserve_stats rs;
+	struct pmemz_reserve_stats rs = {0};
 	struct bench_stat st;
 	uint64_t blocker = 0;
 	bool has_blocker = false;
@@ -262,7 +263,15 @@ static int one_rep(struct fill *f, double v[NV], double pair[NV], double au[NV])
 		ret = run_pool(f, V_D, &v[V_D], &au[V_D], &f->lat[V_D]);
 	if (ret >= 0) {
 		units_from_held(f);
+		pid_t self = (pid_t)syscall(SYS_gettid);
+		uint64_t r0, w0, r1, w1, t0 = bench_now_ns();
+
+		schedstat(getpid(), self, &r0, &w0);
 		pair[V_D] = run_inline(f, V_A);
+		schedstat(getpid(), self, &r1, &w1);
+		f->a_wall += bench_now_ns() - t0;
+		f->a_run += r1 - r0;
+		f->a_wait += w1 - w0;
 	}
 
 	/* (e): everything (d) wrote is freed at once, DIRTY, and written again
@@ -426,7 +435,23 @@ int scenario_fill(struct bench_env *e)
 			    (double)f.wall_ns[k] / 1e6, (double)f.w_run[k] / 1e6,
 			    (double)f.w_wait[k] / 1e6, (double)f.d_run[k] / 1e6,
 			    (double)f.d_wait[k] / 1e6);
-	report_target("fill (d) >= 0.90 x (a)", samples_median(&ratio[V_D]), 0.90, true);
+	if (f.daemon) {
+		/* Where (d)'s time went next to its (a): a writer asleep was
+		 * waiting for the daemon (the reserve ran dry), a writer waiting for
+		 * a CPU was the machine's. */
+		uint64_t d_sleep = f.wall_ns[V_D] - MIN(f.wall_ns[V_D], f.w_run[V_D] + f.w_wait[V_D]);
+		uint64_t a_sleep = f.a_wall - MIN(f.a_wall, f.a_run + f.a_wait);
+
+		report_note("(d) vs its paired (a), all repetitions: wall %.0f / %.0f ms, writer on "
+			    "CPU %.0f / %.0f ms, waiting for a CPU %.0f / %.0f ms, asleep %.0f / %.0f "
+			    "ms; on-CPU ratio (a)/(d) %.3f",
+			    (double)f.wall_ns[V_D] / 1e6, (double)f.a_wall / 1e6,
+			    (double)f.w_run[V_D] / 1e6, (double)f.a_run / 1e6,
+			    (double)f.w_wait[V_D] / 1e6, (double)f.a_wait / 1e6,
+			    (double)d_sleep / 1e6, (double)a_sleep / 1e6,
+			    f.w_run[V_D] ? (double)f.a_run / (double)f.w_run[V_D] : 0.0);
+	}
+	report_target("fill (d) >= 0.95 x (a)", samples_median(&ratio[V_D]), 0.95, true);
 	report_target("fill (d) >= 2 x (b)", samples_median(&db), 2.0, true);
 
 out:
