@@ -58,12 +58,13 @@ struct rsv_ticket {
 
 struct pmemz_reserve {
 	pthread_mutex_t lock;
-	size_t bytes;		/* asked for; 0 = off */
-	uint64_t unit;		/* extents per reserved lease */
-	struct pmemz_depth d;	/* d.target: the leases kept now */
-	struct rsv_ticket *q;	/* ring of outstanding ALLOCATE tickets, oldest first */
+	size_t bytes;	      /* asked for; 0 = off */
+	uint64_t unit;	      /* extents per reserved lease */
+	struct pmemz_depth d; /* d.target: the leases kept now */
+	struct rsv_ticket *q; /* ring of outstanding ALLOCATE tickets, oldest first */
 	size_t head, n, cap;
-	size_t seen; /* the first `seen` tickets of q are known answered */
+	size_t seen;	       /* the first `seen` tickets of q are known answered */
+	uint64_t last_look_ns; /* when reserve_observe last read the answers */
 	bool backoff;
 	uint64_t next_unit; /* size of the last allocation the reserve could not serve */
 	uint64_t hits, misses, refills, refill_failures; /* for tests and benchmarks */
@@ -194,8 +195,8 @@ void pmemz_reserve_free(struct pmemz_reserve *v)
 static void reserve_size(struct pmemz_region *r, struct pmemz_reserve *v)
 {
 	uint64_t unit_bytes = v->unit * r->extent_size;
-	uint64_t floor = MIN(DIV_ROUND_UP((uint64_t)v->bytes, unit_bytes),
-			     (uint64_t)RESERVE_MAX_LEASES);
+	uint64_t floor =
+	    MIN(DIV_ROUND_UP((uint64_t)v->bytes, unit_bytes), (uint64_t)RESERVE_MAX_LEASES);
 	uint64_t grown = MIN(floor * RESERVE_GROW_FACTOR, RESERVE_GROW_MAX_BYTES / unit_bytes);
 
 	grown = MIN(grown, (r->extent_count >> RESERVE_GROW_REGION_SHIFT) / v->unit);
@@ -238,8 +239,10 @@ static int reserve_push(struct pmemz_reserve *v, struct pmemz_pending *t, uint64
 
 /*
  * Lock held: read the answers that came (no waiting) and give the policy
- * the latency of each newly answered ticket.  Seen at the caller's next
- * allocation, so a latency is over by at most one of the caller's gaps.
+ * the latency of each newly answered ticket.  An answer seen now was not
+ * there at the last look (answers come in order), so its latency is at
+ * least the time from its request to that look: that lower bound, not
+ * now - sent, which would count the caller's pauses as the daemon's.
  */
 static void reserve_observe(struct pmemz_region *r, uint64_t now)
 {
@@ -250,9 +253,11 @@ static void reserve_observe(struct pmemz_region *r, uint64_t now)
 
 		if (!pmemz_client_poll(r->c, e->t))
 			break;
-		pmemz_depth_answered(&v->d, now > e->sent_ns ? now - e->sent_ns : 0, false);
+		pmemz_depth_answered(
+		    &v->d, v->last_look_ns > e->sent_ns ? v->last_look_ns - e->sent_ns : 0, false);
 		v->seen++;
 	}
+	v->last_look_ns = now;
 }
 
 /*

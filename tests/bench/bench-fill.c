@@ -439,17 +439,18 @@ int scenario_fill(struct bench_env *e)
 		/* Where (d)'s time went next to its (a): a writer asleep was
 		 * waiting for the daemon (the reserve ran dry), a writer waiting for
 		 * a CPU was the machine's. */
-		uint64_t d_sleep = f.wall_ns[V_D] - MIN(f.wall_ns[V_D], f.w_run[V_D] + f.w_wait[V_D]);
+		uint64_t d_sleep =
+		    f.wall_ns[V_D] - MIN(f.wall_ns[V_D], f.w_run[V_D] + f.w_wait[V_D]);
 		uint64_t a_sleep = f.a_wall - MIN(f.a_wall, f.a_run + f.a_wait);
 
-		report_note("(d) vs its paired (a), all repetitions: wall %.0f / %.0f ms, writer on "
-			    "CPU %.0f / %.0f ms, waiting for a CPU %.0f / %.0f ms, asleep %.0f / %.0f "
-			    "ms; on-CPU ratio (a)/(d) %.3f",
-			    (double)f.wall_ns[V_D] / 1e6, (double)f.a_wall / 1e6,
-			    (double)f.w_run[V_D] / 1e6, (double)f.a_run / 1e6,
-			    (double)f.w_wait[V_D] / 1e6, (double)f.a_wait / 1e6,
-			    (double)d_sleep / 1e6, (double)a_sleep / 1e6,
-			    f.w_run[V_D] ? (double)f.a_run / (double)f.w_run[V_D] : 0.0);
+		report_note(
+		    "(d) vs its paired (a), all repetitions: wall %.0f / %.0f ms, writer on "
+		    "CPU %.0f / %.0f ms, waiting for a CPU %.0f / %.0f ms, asleep %.0f / %.0f "
+		    "ms; on-CPU ratio (a)/(d) %.3f",
+		    (double)f.wall_ns[V_D] / 1e6, (double)f.a_wall / 1e6,
+		    (double)f.w_run[V_D] / 1e6, (double)f.a_run / 1e6, (double)f.w_wait[V_D] / 1e6,
+		    (double)f.a_wait / 1e6, (double)d_sleep / 1e6, (double)a_sleep / 1e6,
+		    f.w_run[V_D] ? (double)f.a_run / (double)f.w_run[V_D] : 0.0);
 	}
 	report_target("fill (d) >= 0.95 x (a)", samples_median(&ratio[V_D]), 0.95, true);
 	report_target("fill (d) >= 2 x (b)", samples_median(&db), 2.0, true);
