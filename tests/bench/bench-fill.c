@@ -55,8 +55,8 @@ struct fill {
 	/* The reserve's depth over (d) and (e), summed over repetitions. */
 	struct pmemz_reserve_stats rs_last;
 	uint64_t a_wall, a_run, a_wait; /* the (a) runs paired with (d), as wall_ns etc. */
-	size_t max_depth;
-	uint64_t stalls, cuts;
+	size_t max_depth, d_depth;
+	uint64_t stalls, cuts, d_stalls;
 };
 
 static void schedstat(pid_t pid, pid_t tid, uint64_t *run, uint64_t *wait)
@@ -262,10 +262,14 @@ static int one_rep(struct fill *f, double v[NV], double pair[NV], double au[NV])
 	if (ret >= 0)
 		ret = run_pool(f, V_D, &v[V_D], &au[V_D], &f->lat[V_D]);
 	if (ret >= 0) {
-		units_from_held(f);
 		pid_t self = (pid_t)syscall(SYS_gettid);
-		uint64_t r0, w0, r1, w1, t0 = bench_now_ns();
+		uint64_t r0, w0, r1, w1, t0;
 
+		pmemz_reserve_get_stats(f->r, &rs);
+		f->d_stalls += rs.stalls;
+		f->d_depth = MAX(f->d_depth, rs.max_target);
+		units_from_held(f);
+		t0 = bench_now_ns();
 		schedstat(getpid(), self, &r0, &w0);
 		pair[V_D] = run_inline(f, V_A);
 		schedstat(getpid(), self, &r1, &w1);
@@ -406,12 +410,13 @@ int scenario_fill(struct bench_env *e)
 		    pmemz_format_size(opt.reserve, buf, sizeof(buf)),
 		    (size_t)DIV_ROUND_UP(opt.reserve, UNIT), rs1.hits - rs0.hits,
 		    rs1.misses - rs0.misses, rs1.refills - rs0.refills);
-	report_note("reserve depth over (d) and (e): %zu leases asked for, up to %zu (cap %zu); "
-		    "%" PRIu64 " allocations waited for a refill's answer, %" PRIu64
-		    " refusals cut the depth; last rep: refill latency %.0f us, caller's gap "
-		    "per allocation %.0f us",
-		    f.rs_last.floor, f.max_depth, f.rs_last.cap, f.stalls, f.cuts,
-		    (double)f.rs_last.latency_ns / 1e3, (double)f.rs_last.gap_ns / 1e3);
+	report_note("reserve depth: %zu leases asked for, up to %zu in (d), %zu in (d)+(e) (cap "
+		    "%zu); allocations that waited for a refill's answer: %" PRIu64
+		    " in (d), %" PRIu64 " in (d)+(e); %" PRIu64
+		    " refusals cut the depth; last rep: refill latency %.0f "
+		    "us, caller's gap per allocation %.0f us",
+		    f.rs_last.floor, f.d_depth, f.max_depth, f.rs_last.cap, f.d_stalls, f.stalls,
+		    f.cuts, (double)f.rs_last.latency_ns / 1e3, (double)f.rs_last.gap_ns / 1e3);
 	report_note("(e) started with %" PRIu64 " zeroed extents in the pool (last repetition); "
 		    "the rest was DIRTY",
 		    f.e_start_zeroed);
