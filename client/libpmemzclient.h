@@ -117,8 +117,9 @@ void *pmemz_region_address(const struct pmemz_region *r);
  * stop until an allocation the caller makes itself succeeds, and that
  * allocation reports the error.  Cost: up to the cap (plus one allocation)
  * held by this client, out of others' reach, counted as leased and against
- * the uid's quota.  Setting it again starts the depth over from the new
- * floor.  0 turns it off and gives every lease back (grown ones too), as
+ * the uid's quota.  Setting it again (also after 0) starts the depth over
+ * at the new floor, or deeper if the latency seen so far asks for it.
+ * 0 turns it off and gives every lease back (grown ones too), as
  * pmemz_region_close() does; after pmemz_client_free() the daemon releases
  * them with the connection.  Threads allocating on one handle share it.
  * -EINVAL when bytes exceed the region.

@@ -266,6 +266,9 @@ struct pmemz_depth {
 	uint64_t stalls, cuts;
 };
 void pmemz_depth_reset(struct pmemz_depth *d, size_t floor, size_t cap);
+/* The reserve is set anew: new floor and cap, counters and ceiling cleared,
+ * the latency and gap kept (they are the daemon's and the caller's). */
+void pmemz_depth_resize(struct pmemz_depth *d, size_t floor, size_t cap);
 /* An allocation starts (now_ns) / returns to the caller. */
 void pmemz_depth_begin(struct pmemz_depth *d, uint64_t now_ns);
 void pmemz_depth_end(struct pmemz_depth *d, uint64_t now_ns);

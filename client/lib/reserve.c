@@ -72,6 +72,8 @@ struct pmemz_reserve {
 
 /* ---- the depth policy (no I/O) ----------------------------------------- */
 
+static size_t depth_need(const struct pmemz_depth *d);
+
 static void depth_clamp(struct pmemz_depth *d)
 {
 	size_t top = MIN(d->cap, d->ceiling);
@@ -85,6 +87,19 @@ void pmemz_depth_reset(struct pmemz_depth *d, size_t floor, size_t cap)
 	*d = (struct pmemz_depth){.floor = floor, .cap = MAX(cap, floor), .ceiling = SIZE_MAX};
 	d->target = floor;
 	depth_clamp(d);
+}
+
+void pmemz_depth_resize(struct pmemz_depth *d, size_t floor, size_t cap)
+{
+	struct pmemz_depth old = *d;
+
+	pmemz_depth_reset(d, floor, cap);
+	d->lat_ns = old.lat_ns;
+	d->gap_ns = old.gap_ns;
+	d->last_ns = old.last_ns;
+	d->target = MAX(floor, depth_need(d));
+	depth_clamp(d);
+	d->max_target = d->target;
 }
 
 void pmemz_depth_begin(struct pmemz_depth *d, uint64_t now_ns)
@@ -200,8 +215,8 @@ static void reserve_size(struct pmemz_region *r, struct pmemz_reserve *v)
 	uint64_t grown = MIN(floor * RESERVE_GROW_FACTOR, RESERVE_GROW_MAX_BYTES / unit_bytes);
 
 	grown = MIN(grown, (r->extent_count >> RESERVE_GROW_REGION_SHIFT) / v->unit);
-	pmemz_depth_reset(&v->d, (size_t)floor,
-			  (size_t)MIN(MAX(floor, grown), (uint64_t)RESERVE_MAX_LEASES));
+	pmemz_depth_resize(&v->d, (size_t)floor,
+			   (size_t)MIN(MAX(floor, grown), (uint64_t)RESERVE_MAX_LEASES));
 }
 
 static struct pmemz_pending *reserve_pop(struct pmemz_reserve *v, uint64_t *sent_ns)
@@ -457,7 +472,7 @@ void pmemz_reserve_drop(struct pmemz_region *r)
 	pthread_mutex_lock(&v->lock);
 	reserve_drain(r);
 	__atomic_store_n(&v->bytes, 0, __ATOMIC_RELAXED);
-	pmemz_depth_reset(&v->d, 0, 0);
+	pmemz_depth_resize(&v->d, 0, 0);
 	v->next_unit = 0;
 	pthread_mutex_unlock(&v->lock);
 }
@@ -530,7 +545,8 @@ PMEMZ_EXPORT int pmemz_region_set_reserve(struct pmemz_region *r, size_t bytes)
 	if (!v->unit)
 		v->unit = 1;
 	__atomic_store_n(&v->bytes, bytes, __ATOMIC_RELAXED);
-	/* Set anew: the depth starts over from the caller's bytes. */
+	/* Set anew: the depth starts over from the caller's bytes and what
+	 * the reserve has seen of the daemon's latency and the caller's rate. */
 	reserve_size(r, v);
 	if (v->n > v->d.target)
 		reserve_drain(r); /* shrunk: start over at the new size */

@@ -180,6 +180,31 @@ static void test_idle_pause(void **state)
 	assert_true(s.d.target >= 20);
 }
 
+static void test_resize_keeps_latency(void **state)
+{
+	struct sim s;
+
+	(void)state;
+	sim_start(&s, 16, 128);
+	for (int i = 0; i < 20; i++)
+		step(&s, 200 * US, 5 * MS, false);
+	step(&s, 200 * US, 20 * MS, true);
+	assert_int_equal(s.d.target, 128);
+	pmemz_depth_refused(&s.d, 100);
+	/* Off, then set again: the slow daemon is remembered, the rest is not. */
+	pmemz_depth_resize(&s.d, 0, 0);
+	assert_int_equal(s.d.target, 0);
+	pmemz_depth_resize(&s.d, 16, 96);
+	assert_int_equal(s.d.target, 96);
+	assert_int_equal(s.d.max_target, 96);
+	assert_int_equal(s.d.stalls, 0);
+	assert_int_equal(s.d.cuts, 0);
+	assert_int_equal(s.d.ceiling, SIZE_MAX);
+	/* A fresh reserve knows nothing: the floor. */
+	pmemz_depth_reset(&s.d, 16, 96);
+	assert_int_equal(s.d.target, 16);
+}
+
 static void test_batch_and_off(void **state)
 {
 	struct pmemz_depth d;
@@ -207,6 +232,7 @@ int main(void)
 	    cmocka_unit_test(test_shrinks_slowly),
 	    cmocka_unit_test(test_refusal_cuts),
 	    cmocka_unit_test(test_idle_pause),
+	    cmocka_unit_test(test_resize_keeps_latency),
 	    cmocka_unit_test(test_batch_and_off),
 	};
 
