@@ -274,6 +274,8 @@ void pmemz_depth_begin(struct pmemz_depth *d, uint64_t now_ns);
 void pmemz_depth_end(struct pmemz_depth *d, uint64_t now_ns);
 /* A reserved ALLOCATE was answered lat_ns after it went out; stalled: a caller waited for it. */
 void pmemz_depth_answered(struct pmemz_depth *d, uint64_t lat_ns, bool stalled);
+/* The oldest unanswered reserved ALLOCATE went out age_ns ago. */
+void pmemz_depth_pending(struct pmemz_depth *d, uint64_t age_ns);
 /* The daemon refused a reserved ALLOCATE (-EDQUOT, -ENOSPC) while `held` others were out. */
 void pmemz_depth_refused(struct pmemz_depth *d, size_t held);
 /* Leases per refill request batch: refill when this many are missing. */

@@ -165,6 +165,22 @@ void pmemz_depth_answered(struct pmemz_depth *d, uint64_t lat_ns, bool stalled)
 	depth_clamp(d);
 }
 
+void pmemz_depth_pending(struct pmemz_depth *d, uint64_t age_ns)
+{
+	size_t need;
+
+	/* Its latency is at least its age: deepen before running dry. */
+	if (age_ns <= d->lat_ns)
+		return;
+	d->lat_ns = age_ns;
+	need = depth_need(d);
+	if (need > d->target) {
+		d->target = need;
+		d->calm = 0;
+		depth_clamp(d);
+	}
+}
+
 void pmemz_depth_refused(struct pmemz_depth *d, size_t held)
 {
 	/*
@@ -271,6 +287,11 @@ static void reserve_observe(struct pmemz_region *r, uint64_t now)
 		pmemz_depth_answered(
 		    &v->d, v->last_look_ns > e->sent_ns ? v->last_look_ns - e->sent_ns : 0, false);
 		v->seen++;
+	}
+	if (v->seen < v->n) {
+		const struct rsv_ticket *e = &v->q[(v->head + v->seen) % v->cap];
+
+		pmemz_depth_pending(&v->d, now > e->sent_ns ? now - e->sent_ns : 0);
 	}
 	v->last_look_ns = now;
 }

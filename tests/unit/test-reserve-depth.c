@@ -78,6 +78,25 @@ static void test_follows_latency(void **state)
 	assert_true(s.d.target <= 10);
 }
 
+static void test_late_answer_deepens_before_dry(void **state)
+{
+	struct sim s;
+
+	(void)state;
+	sim_start(&s, 16, 128);
+	for (int i = 0; i < 20; i++)
+		step(&s, 200 * US, 60 * US, false);
+	/* The oldest request has been out 4 ms: deepen now, not when dry. */
+	pmemz_depth_pending(&s.d, 4 * MS);
+	assert_true(s.d.target >= 40);
+	assert_int_equal(s.d.stalls, 0);
+	/* A young one changes nothing, nor can an old one pass the cap. */
+	pmemz_depth_pending(&s.d, 10 * US);
+	assert_true(s.d.target >= 40);
+	pmemz_depth_pending(&s.d, 10000 * MS);
+	assert_int_equal(s.d.target, 128);
+}
+
 static void test_dry_doubles_up_to_cap(void **state)
 {
 	struct sim s;
@@ -228,6 +247,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_prompt_daemon_keeps_floor),
 	    cmocka_unit_test(test_follows_latency),
+	    cmocka_unit_test(test_late_answer_deepens_before_dry),
 	    cmocka_unit_test(test_dry_doubles_up_to_cap),
 	    cmocka_unit_test(test_shrinks_slowly),
 	    cmocka_unit_test(test_refusal_cuts),
