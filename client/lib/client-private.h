@@ -247,6 +247,9 @@ struct pmemz_reserve_stats {
 	 * the latency and caller's gap it is working from. */
 	size_t floor, cap, max_target;
 	uint64_t stalls, cuts, latency_ns, gap_ns;
+	/* Time in pmemz_reserve_take (wall clock, since the handle opened):
+	 * reading answers, taking answered / unanswered leases, sending refills. */
+	uint64_t observe_ns, collect_ns, stall_ns, refill_ns;
 };
 void pmemz_reserve_get_stats(struct pmemz_region *r, struct pmemz_reserve_stats *st);
 

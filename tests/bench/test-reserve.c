@@ -306,9 +306,9 @@ static char thread_state(pid_t tid)
 }
 
 /*
- * With the daemon stopped, take `n` allocations, one more than the reserve
- * holds: the reserved ones were answered before, the last must wait for a
- * refill's answer.  The daemon goes on once the taker sleeps for it.
+ * With the daemon stopped, take `n` allocations, more than the reserve
+ * holds: the reserved ones were answered before, then the taker must wait
+ * for a refill's answer.  The daemon goes on once the taker sleeps for it.
  */
 static void take_with_daemon_stopped(struct itest_env *e, struct taker *t, int n)
 {
@@ -323,7 +323,8 @@ static void take_with_daemon_stopped(struct itest_env *e, struct taker *t, int n
 	assert_int_equal(kill(e->pid, SIGSTOP), 0);
 	assert_int_equal(pthread_create(&th, NULL, take_thread, t), 0);
 	t0 = itest_now_ms();
-	while (__atomic_load_n(&t->n_done, __ATOMIC_ACQUIRE) < n - 1 ||
+	/* It cannot finish: at most n - 1 answers are there. */
+	while (!__atomic_load_n(&t->tid, __ATOMIC_ACQUIRE) ||
 	       thread_state(__atomic_load_n(&t->tid, __ATOMIC_ACQUIRE)) != 'S') {
 		if (itest_now_ms() - t0 > 10000) {
 			(void)kill(e->pid, SIGCONT);
@@ -353,17 +354,17 @@ static void test_grows_when_dry(void **state)
 	wait_leased(e, 4, 4);
 
 	/* Four answered, the fifth waits for the stopped daemon: the depth
-	 * doubles (to 8, capped to 7), and the daemon holds more than the 4
-	 * asked for. */
+	 * doubles (to 8, capped to 7).  Refilled when half is used, a depth of
+	 * 7 keeps 4-7 out, so more than 4 out means it grew. */
 	t[0].r = r;
 	take_with_daemon_stopped(e, &t[0], 5);
-	wait_leased(e, 5 + DEPTH_CAP, 5 + DEPTH_CAP);
+	wait_leased(e, 5 + 5, 5 + DEPTH_CAP);
 
-	/* Running dry again (the reserve is 7 deep: the eighth waits)
-	 * keeps it deep, and does not take it past the cap. */
+	/* Running dry again (at most 7 are out: the eighth waits) keeps it
+	 * deep, and does not take it past the cap. */
 	t[1].r = r;
 	take_with_daemon_stopped(e, &t[1], DEPTH_CAP + 1);
-	wait_leased(e, 5 + DEPTH_CAP + 1 + DEPTH_CAP, 5 + DEPTH_CAP + 1 + DEPTH_CAP);
+	wait_leased(e, 5 + DEPTH_CAP + 1 + 5, 5 + DEPTH_CAP + 1 + DEPTH_CAP);
 
 	/* 0 gives every reserved lease back, grown ones included. */
 	assert_int_equal(pmemz_region_set_reserve(r, 0), 0);
