@@ -411,7 +411,8 @@ int scenario_fill(struct bench_env *e)
 		report_row(S4, names[k], "GB/s", samples_median(&val[k]), samples_min(&val[k]),
 			   samples_max(&val[k]), k == V_A ? 0 : samples_median(&ratio[k]),
 			   "x paired (a)");
-	report_note("reserve %s (a floor of %zu leases of 2 MiB): %" PRIu64 " allocations served from it, "
+	report_note("reserve %s (a floor of %zu leases of 2 MiB): %" PRIu64
+		    " allocations served from it, "
 		    "%" PRIu64 " not, %" PRIu64 " refill requests",
 		    pmemz_format_size(opt.reserve, buf, sizeof(buf)),
 		    (size_t)DIV_ROUND_UP(opt.reserve, UNIT), rs1.hits - rs0.hits,
