@@ -270,7 +270,46 @@ void pmemz_reserve_after_direct(struct pmemz_region *r, uint64_t n);
 struct pmemz_reserve_stats {
 	size_t bytes, target, outstanding;
 	uint64_t unit_bytes, hits, misses, refills, refill_failures;
+	/* The adaptive depth (leases): its floor (bytes), cap, deepest so far;
+	 * allocations that waited for a refill's answer; refusals that cut it;
+	 * the latency and caller's gap it is working from. */
+	size_t floor, cap, max_target;
+	uint64_t stalls, cuts, latency_ns, gap_ns;
+	/* Time in pmemz_reserve_take (wall clock, since the handle opened):
+	 * reading answers, taking answered / unanswered leases, sending refills. */
+	uint64_t observe_ns, collect_ns, stall_ns, refill_ns;
 };
 void pmemz_reserve_get_stats(struct pmemz_region *r, struct pmemz_reserve_stats *st);
+
+/*
+ * The reserve's depth policy, apart from the I/O so that tests can drive
+ * it with simulated time: depth >= 2 x refill latency / caller's gap per
+ * allocation, doubled when an allocation had to wait, lowered by an eighth
+ * of its excess over that after each depth's worth of answers in time;
+ * never below floor nor above cap (nor the ceiling a quota refusal left).
+ */
+struct pmemz_depth {
+	size_t floor, cap, ceiling, target, max_target; /* leases */
+	uint64_t gap_ns;  /* smoothed caller time between allocations */
+	uint64_t lat_ns;  /* refill latency: a slowly decaying maximum */
+	uint64_t last_ns; /* when the last allocation returned; 0: none yet */
+	size_t calm;	  /* latency samples since the target last rose */
+	uint64_t stalls, cuts;
+};
+void pmemz_depth_reset(struct pmemz_depth *d, size_t floor, size_t cap);
+/* The reserve is set anew: new floor and cap, counters and ceiling cleared,
+ * the latency and gap kept (they are the daemon's and the caller's). */
+void pmemz_depth_resize(struct pmemz_depth *d, size_t floor, size_t cap);
+/* An allocation starts (now_ns) / returns to the caller. */
+void pmemz_depth_begin(struct pmemz_depth *d, uint64_t now_ns);
+void pmemz_depth_end(struct pmemz_depth *d, uint64_t now_ns);
+/* A reserved ALLOCATE was answered lat_ns after it went out; stalled: a caller waited for it. */
+void pmemz_depth_answered(struct pmemz_depth *d, uint64_t lat_ns, bool stalled);
+/* The oldest unanswered reserved ALLOCATE went out age_ns ago. */
+void pmemz_depth_pending(struct pmemz_depth *d, uint64_t age_ns);
+/* The daemon refused a reserved ALLOCATE (-EDQUOT, -ENOSPC) while `held` others were out. */
+void pmemz_depth_refused(struct pmemz_depth *d, size_t held);
+/* Leases per refill request batch: refill when this many are missing. */
+size_t pmemz_depth_batch(const struct pmemz_depth *d);
 
 #endif

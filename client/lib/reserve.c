@@ -3,11 +3,22 @@
  * The allocation reserve (pmemz_region_set_reserve): a FIFO of pipelined
  * ALLOCATE requests of `unit` extents each, sent ahead of need.
  * pmemz_alloc_new takes the oldest (whose answer has normally arrived
- * while the caller was writing); when half the reserve is used it sends the
+ * while the caller was writing); when a batch's worth is used it sends the
  * replacements back to back (one daemon wakeup and group commit for the
  * batch), so the caller waits for no round trip.  A failed refill sets
  * `backoff`: no more refills until an ALLOCATE made on the caller's behalf
  * succeeds.
+ *
+ * How deep it must be depends on the machine, not the caller: a daemon
+ * that answers in 30 us needs a few leases, one that waits milliseconds
+ * for a CPU needs as many as the caller writes meanwhile.  So the caller's
+ * `bytes` is a floor, and the depth policy (pmemz_depth_*) grows it from
+ * what the reserve sees -- each answer's latency since its request went
+ * out, the caller's time between allocations, the allocations that had to
+ * wait -- up to a cap, and lets it sink back slowly when the daemon is
+ * prompt again.  A lease is freed or committed whole, so the reserve
+ * cannot ask for k units in one lease and split it: it keeps one request
+ * per lease and sends them earlier and in bigger batches instead.
  *
  * The reserve deals in ALLOCATE tickets and leases only: it talks to the
  * daemon through the transport (client.c) and never makes an allocation
@@ -21,20 +32,184 @@
 
 #include "client-private.h"
 
-/* Below the daemon's limit of 256 waiting allocations per connection. */
-#define RESERVE_MAX_LEASES 64u
+/*
+ * Half the daemon's limit of 256 waiting allocations per connection
+ * (CONNECTION_WAITERS_MAX): the caller's own requests, and another
+ * region's reserve, keep room on the connection.
+ */
+#define RESERVE_MAX_LEASES 128u
+/* Growth beyond the caller's bytes: at most this many times them, ... */
+#define RESERVE_GROW_FACTOR 8u
+/* ... at most this much in all, ... */
+#define RESERVE_GROW_MAX_BYTES (256ull << 20)
+/* ... and at most this share of the region (1/8), so others keep space. */
+#define RESERVE_GROW_REGION_SHIFT 3
+
+/* Depth policy constants: see pmemz_depth_answered. */
+#define DEPTH_SAFETY 2u	     /* leases for twice the latency the reserve saw */
+#define DEPTH_LAT_DECAY 128u /* the latency maximum loses 1/128 per answer */
+#define DEPTH_GAP_WEIGHT 8u  /* the gap is an average over ~8 allocations */
+#define DEPTH_SHRINK_STEP 8u /* shrink by 1/8 of the excess per calm period */
+
+struct rsv_ticket {
+	struct pmemz_pending *t;
+	uint64_t sent_ns;
+};
 
 struct pmemz_reserve {
 	pthread_mutex_t lock;
-	size_t bytes;		  /* asked for; 0 = off */
-	uint64_t unit;		  /* extents per reserved lease */
-	size_t target;		  /* leases kept: DIV_ROUND_UP(bytes, unit bytes), capped */
-	struct pmemz_pending **q; /* ring of outstanding ALLOCATE tickets, oldest first */
+	size_t bytes;	      /* asked for; 0 = off */
+	uint64_t unit;	      /* extents per reserved lease */
+	struct pmemz_depth d; /* d.target: the leases kept now */
+	struct rsv_ticket *q; /* ring of outstanding ALLOCATE tickets, oldest first */
 	size_t head, n, cap;
+	size_t seen;	       /* the first `seen` tickets of q are known answered */
+	uint64_t last_look_ns; /* when reserve_observe last read the answers */
 	bool backoff;
 	uint64_t next_unit; /* size of the last allocation the reserve could not serve */
 	uint64_t hits, misses, refills, refill_failures; /* for tests and benchmarks */
+	/* Time takes spent reading answers, collecting answered and unanswered
+	 * tickets, and sending refills (pmemz-bench shows where the time goes). */
+	uint64_t observe_ns, collect_ns, stall_ns, refill_ns;
 };
+
+/* ---- the depth policy (no I/O) ----------------------------------------- */
+
+static size_t depth_need(const struct pmemz_depth *d);
+
+static void depth_clamp(struct pmemz_depth *d)
+{
+	size_t top = MIN(d->cap, d->ceiling);
+
+	d->target = MAX(d->floor, MIN(d->target, top));
+	d->max_target = MAX(d->max_target, d->target);
+}
+
+void pmemz_depth_reset(struct pmemz_depth *d, size_t floor, size_t cap)
+{
+	*d = (struct pmemz_depth){.floor = floor, .cap = MAX(cap, floor), .ceiling = SIZE_MAX};
+	d->target = floor;
+	depth_clamp(d);
+}
+
+void pmemz_depth_resize(struct pmemz_depth *d, size_t floor, size_t cap)
+{
+	struct pmemz_depth old = *d;
+
+	pmemz_depth_reset(d, floor, cap);
+	d->lat_ns = old.lat_ns;
+	d->gap_ns = old.gap_ns;
+	d->last_ns = old.last_ns;
+	d->target = MAX(floor, depth_need(d));
+	depth_clamp(d);
+	d->max_target = d->target;
+}
+
+void pmemz_depth_begin(struct pmemz_depth *d, uint64_t now_ns)
+{
+	uint64_t gap;
+
+	if (!d->last_ns || now_ns < d->last_ns)
+		return;
+	/*
+	 * A pause longer than the latency says nothing about how fast the
+	 * caller allocates when it does (the reserve refills meanwhile
+	 * anyway): clamped, an idle second does not hide the next burst.
+	 */
+	gap = now_ns - d->last_ns;
+	if (d->gap_ns)
+		gap = MIN(gap, MAX(d->lat_ns, 2 * d->gap_ns));
+	if (!d->gap_ns)
+		d->gap_ns = gap;
+	else
+		d->gap_ns = d->gap_ns - d->gap_ns / DEPTH_GAP_WEIGHT + gap / DEPTH_GAP_WEIGHT;
+}
+
+void pmemz_depth_end(struct pmemz_depth *d, uint64_t now_ns)
+{
+	d->last_ns = now_ns;
+}
+
+/* Leases the caller uses up while one refill is under way, with the safety factor. */
+static size_t depth_need(const struct pmemz_depth *d)
+{
+	uint64_t need;
+
+	if (!d->gap_ns)
+		return d->floor;
+	need = DIV_ROUND_UP(d->lat_ns * DEPTH_SAFETY, MAX(d->gap_ns, (uint64_t)1));
+	/* Refills go out a batch (half the target) short of it: cover that too. */
+	need *= 2;
+	return (size_t)MIN(need, (uint64_t)SIZE_MAX / 4);
+}
+
+void pmemz_depth_answered(struct pmemz_depth *d, uint64_t lat_ns, bool stalled)
+{
+	size_t need, low;
+
+	/* Up at once, down slowly: one prompt answer does not make the daemon prompt. */
+	d->lat_ns = MAX(lat_ns, d->lat_ns - d->lat_ns / DEPTH_LAT_DECAY);
+	need = depth_need(d);
+	if (stalled) {
+		/* Ran dry: the caller waited a round trip.  Grow fast. */
+		d->stalls++;
+		d->target = MAX(need, 2 * d->target);
+		d->calm = 0;
+	} else if (need > d->target) {
+		d->target = need;
+		d->calm = 0;
+	} else if (++d->calm >= d->target) {
+		/* A depth's worth of answers in time: give an eighth of the excess back. */
+		low = MAX(d->floor, need);
+		if (d->target > low)
+			d->target -= MAX((d->target - low) / DEPTH_SHRINK_STEP, (size_t)1);
+		d->calm = 0;
+	}
+	depth_clamp(d);
+}
+
+void pmemz_depth_pending(struct pmemz_depth *d, uint64_t age_ns)
+{
+	size_t need;
+
+	/* Its latency is at least its age: deepen before running dry. */
+	if (age_ns <= d->lat_ns)
+		return;
+	d->lat_ns = age_ns;
+	need = depth_need(d);
+	if (need > d->target) {
+		d->target = need;
+		d->calm = 0;
+		depth_clamp(d);
+	}
+}
+
+void pmemz_depth_refused(struct pmemz_depth *d, size_t held)
+{
+	/*
+	 * The uid's quota or the region is full: what is out is about what
+	 * fits.  Halve, and never grow past that again until the caller sets
+	 * the reserve anew; the floor stays (its refusals back off instead).
+	 */
+	d->target = MAX(d->floor, MIN(d->target / 2, held));
+	d->ceiling = d->target;
+	d->cuts++;
+	d->calm = 0;
+	depth_clamp(d);
+}
+
+size_t pmemz_depth_batch(const struct pmemz_depth *d)
+{
+	/*
+	 * Half the depth: each refill's send wakes the daemon, and on a busy
+	 * machine the woken daemon takes the caller's CPU, which it gets back
+	 * only after the other runnable tasks had theirs (milliseconds at a
+	 * load of 20): fewer, bigger batches cost fewer of those.
+	 */
+	return MAX(d->target / 2, (size_t)1);
+}
+
+/* ---- the reserve --------------------------------------------------------- */
 
 int pmemz_reserve_new(struct pmemz_reserve **out)
 {
@@ -56,27 +231,37 @@ void pmemz_reserve_free(struct pmemz_reserve *v)
 	free(v);
 }
 
-static size_t reserve_target(const struct pmemz_region *r, size_t bytes, uint64_t unit)
+/* Lock held: the floor (the caller's bytes) and cap of the depth, for lease size unit. */
+static void reserve_size(struct pmemz_region *r, struct pmemz_reserve *v)
 {
-	uint64_t unit_bytes = unit * r->extent_size;
+	uint64_t unit_bytes = v->unit * r->extent_size;
+	uint64_t floor =
+	    MIN(DIV_ROUND_UP((uint64_t)v->bytes, unit_bytes), (uint64_t)RESERVE_MAX_LEASES);
+	uint64_t grown = MIN(floor * RESERVE_GROW_FACTOR, RESERVE_GROW_MAX_BYTES / unit_bytes);
 
-	return (size_t)MIN(DIV_ROUND_UP((uint64_t)bytes, unit_bytes), (uint64_t)RESERVE_MAX_LEASES);
+	grown = MIN(grown, (r->extent_count >> RESERVE_GROW_REGION_SHIFT) / v->unit);
+	pmemz_depth_resize(&v->d, (size_t)floor,
+			   (size_t)MIN(MAX(floor, grown), (uint64_t)RESERVE_MAX_LEASES));
 }
 
-static struct pmemz_pending *reserve_pop(struct pmemz_reserve *v)
+static struct pmemz_pending *reserve_pop(struct pmemz_reserve *v, uint64_t *sent_ns)
 {
-	struct pmemz_pending *t = v->q[v->head];
+	struct rsv_ticket *e = &v->q[v->head];
 
 	v->head = (v->head + 1) % v->cap;
 	v->n--;
-	return t;
+	if (v->seen)
+		v->seen--;
+	if (sent_ns)
+		*sent_ns = e->sent_ns;
+	return e->t;
 }
 
-static int reserve_push(struct pmemz_reserve *v, struct pmemz_pending *t)
+static int reserve_push(struct pmemz_reserve *v, struct pmemz_pending *t, uint64_t sent_ns)
 {
 	if (v->n == v->cap) {
 		size_t cap = v->cap ? 2 * v->cap : 8;
-		struct pmemz_pending **q = calloc(cap, sizeof(*q));
+		struct rsv_ticket *q = calloc(cap, sizeof(*q));
 
 		if (!q)
 			return -ENOMEM;
@@ -87,9 +272,37 @@ static int reserve_push(struct pmemz_reserve *v, struct pmemz_pending *t)
 		v->cap = cap;
 		v->head = 0;
 	}
-	v->q[(v->head + v->n) % v->cap] = t;
+	v->q[(v->head + v->n) % v->cap] = (struct rsv_ticket){.t = t, .sent_ns = sent_ns};
 	v->n++;
 	return 0;
+}
+
+/*
+ * Lock held: read the answers that came (no waiting) and give the policy
+ * the latency of each newly answered ticket.  An answer seen now was not
+ * there at the last look (answers come in order), so its latency is at
+ * least the time from its request to that look: that lower bound, not
+ * now - sent, which would count the caller's pauses as the daemon's.
+ */
+static void reserve_observe(struct pmemz_region *r, uint64_t now)
+{
+	struct pmemz_reserve *v = r->rsv;
+
+	while (v->seen < v->n) {
+		struct rsv_ticket *e = &v->q[(v->head + v->seen) % v->cap];
+
+		if (!pmemz_client_poll(r->c, e->t))
+			break;
+		pmemz_depth_answered(
+		    &v->d, v->last_look_ns > e->sent_ns ? v->last_look_ns - e->sent_ns : 0, false);
+		v->seen++;
+	}
+	if (v->seen < v->n) {
+		const struct rsv_ticket *e = &v->q[(v->head + v->seen) % v->cap];
+
+		pmemz_depth_pending(&v->d, now > e->sent_ns ? now - e->sent_ns : 0);
+	}
+	v->last_look_ns = now;
 }
 
 /*
@@ -120,10 +333,12 @@ static void reserve_refill(struct pmemz_region *r)
 	Pmemz__AllocateReq al = PMEMZ__ALLOCATE_REQ__INIT;
 	Pmemz__Request reqs[RESERVE_MAX_LEASES], *rp[RESERVE_MAX_LEASES];
 	struct pmemz_pending *t[RESERVE_MAX_LEASES];
-	size_t k = v->backoff || v->n >= v->target ? 0 : v->target - v->n;
+	size_t k = v->backoff || v->n >= v->d.target ? 0 : v->d.target - v->n;
+	uint64_t now;
 
 	if (!k)
 		return;
+	k = MIN(k, (size_t)RESERVE_MAX_LEASES);
 	al.region = r->name;
 	al.bytes = v->unit * r->extent_size;
 	al.has_nowait = true;
@@ -136,13 +351,14 @@ static void reserve_refill(struct pmemz_region *r)
 		reqs[i].allocate = &al;
 		rp[i] = &reqs[i];
 	}
+	now = pmemz_now_ns();
 	if (pmemz_client_submit_many(r->c, rp, k, t) < 0) {
 		v->backoff = true;
 		v->refill_failures++;
 		return;
 	}
 	for (size_t i = 0; i < k; i++) {
-		if (reserve_push(v, t[i]) < 0) {
+		if (reserve_push(v, t[i], now) < 0) {
 			/* Cannot track it: take the answer now and give the lease back. */
 			Pmemz__Request req = PMEMZ__REQUEST__INIT;
 			Pmemz__FreeReq fr = PMEMZ__FREE_REQ__INIT;
@@ -175,7 +391,7 @@ static void reserve_drain(struct pmemz_region *r)
 		Pmemz__Request req = PMEMZ__REQUEST__INIT;
 		Pmemz__FreeReq fr = PMEMZ__FREE_REQ__INIT;
 
-		if (!reserve_free_req(r, reserve_pop(v), &req, &fr))
+		if (!reserve_free_req(r, reserve_pop(v, NULL), &req, &fr))
 			continue;
 		if (frees) {
 			if (pmemz_client_submit(r->c, &req, &frees[n_frees]) == 0)
@@ -209,22 +425,49 @@ int pmemz_reserve_take(struct pmemz_region *r, uint64_t n, unsigned flags,
 		pthread_mutex_lock(&v->lock);
 	}
 	if (v->bytes && n == v->unit) {
+		pmemz_depth_begin(&v->d, pmemz_now_ns());
 		while (v->n && !served) {
-			if ((flags & PMEMZ_ALLOC_NOWAIT) && !pmemz_client_poll(r->c, v->q[v->head]))
+			bool answered;
+			uint64_t sent;
+			int ret;
+
+			uint64_t t0 = pmemz_now_ns(), t1, t2;
+
+			reserve_observe(r, t0);
+			answered = v->seen > 0;
+			t1 = pmemz_now_ns();
+			v->observe_ns += t1 - t0;
+			if ((flags & PMEMZ_ALLOC_NOWAIT) && !answered)
 				break;
-			if (collect(r, reserve_pop(v), out) == 0) {
+			ret = collect(r, reserve_pop(v, &sent), out);
+			t2 = pmemz_now_ns();
+			if (!answered) {
+				/* Ran dry: this caller waited for the daemon. */
+				pmemz_depth_answered(&v->d, t2 > sent ? t2 - sent : 0, true);
+				v->stall_ns += t2 - t1;
+			} else {
+				v->collect_ns += t2 - t1;
+			}
+			if (ret == 0) {
 				served = 1;
 			} else {
-				/* ENOSPC, or the connection broke: the caller's own ALLOCATE says
-				 * why. */
+				/* ENOSPC, EDQUOT, or the connection broke: the caller's own
+				 * ALLOCATE says why. */
+				if (ret == -EDQUOT || ret == -ENOSPC)
+					pmemz_depth_refused(&v->d, v->n);
 				v->backoff = true;
 				v->refill_failures++;
 			}
 		}
 		/* Top up in batches: back-to-back requests cost the daemon one wakeup
 		 * and one group commit, where one request per allocation costs each. */
-		if (served && v->n <= v->target / 2)
+		if (served && v->n + pmemz_depth_batch(&v->d) <= v->d.target) {
+			uint64_t t0 = pmemz_now_ns();
+
 			reserve_refill(r);
+			v->refill_ns += pmemz_now_ns() - t0;
+		}
+		pmemz_depth_end(&v->d, pmemz_now_ns());
 	}
 	if (v->bytes) {
 		if (served)
@@ -248,7 +491,7 @@ void pmemz_reserve_after_direct(struct pmemz_region *r, uint64_t n)
 			if (v->next_unit == n) {
 				reserve_drain(r);
 				v->unit = n;
-				v->target = reserve_target(r, v->bytes, n);
+				reserve_size(r, v);
 				v->next_unit = 0;
 			} else {
 				v->next_unit = n;
@@ -269,7 +512,7 @@ void pmemz_reserve_drop(struct pmemz_region *r)
 	pthread_mutex_lock(&v->lock);
 	reserve_drain(r);
 	__atomic_store_n(&v->bytes, 0, __ATOMIC_RELAXED);
-	v->target = 0;
+	pmemz_depth_resize(&v->d, 0, 0);
 	v->next_unit = 0;
 	pthread_mutex_unlock(&v->lock);
 }
@@ -287,7 +530,7 @@ void pmemz_reserve_forget(struct pmemz_region *r)
 	while (v->n) {
 		_cleanup_response_ Pmemz__Response *resp = NULL;
 
-		(void)pmemz_client_wait(r->c, reserve_pop(v), &resp, NULL);
+		(void)pmemz_client_wait(r->c, reserve_pop(v, NULL), &resp, NULL);
 	}
 	v->next_unit = 0;
 	v->backoff = false;
@@ -302,7 +545,18 @@ void pmemz_reserve_get_stats(struct pmemz_region *r, struct pmemz_reserve_stats 
 
 	pthread_mutex_lock(&v->lock);
 	st->bytes = v->bytes;
-	st->target = v->target;
+	st->target = v->d.target;
+	st->floor = v->d.floor;
+	st->cap = v->d.cap;
+	st->max_target = v->d.max_target;
+	st->stalls = v->d.stalls;
+	st->cuts = v->d.cuts;
+	st->latency_ns = v->d.lat_ns;
+	st->gap_ns = v->d.gap_ns;
+	st->observe_ns = v->observe_ns;
+	st->collect_ns = v->collect_ns;
+	st->stall_ns = v->stall_ns;
+	st->refill_ns = v->refill_ns;
 	st->outstanding = v->n;
 	st->unit_bytes = v->unit * r->extent_size;
 	st->hits = v->hits;
@@ -335,8 +589,10 @@ PMEMZ_EXPORT int pmemz_region_set_reserve(struct pmemz_region *r, size_t bytes)
 	if (!v->unit)
 		v->unit = 1;
 	__atomic_store_n(&v->bytes, bytes, __ATOMIC_RELAXED);
-	v->target = reserve_target(r, bytes, v->unit);
-	if (v->n > v->target)
+	/* Set anew: the depth starts over from the caller's bytes and what
+	 * the reserve has seen of the daemon's latency and the caller's rate. */
+	reserve_size(r, v);
+	if (v->n > v->d.target)
 		reserve_drain(r); /* shrunk: start over at the new size */
 	v->backoff = false;
 	reserve_refill(r);
