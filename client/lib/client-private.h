@@ -32,9 +32,13 @@ void pmemz_debug(const char *fmt, ...) _printf_(1, 2);
 /* "Connection refused" for -ECONNREFUSED (thread-safe). */
 const char *pmemz_strerror(int err);
 
-/* ---- client.c: the transport ------------------------------------------ */
+/*
+ * ---- the transport: client.c (connect, HELLO, lifetime), submit.c,
+ * receive.c (the reader role), pending.c (requests in flight), call.c;
+ * their own shared pieces are in transport.h.
+ */
 
-struct pmemz_pending; /* one request waiting for its response */
+struct pmemz_pending; /* one request waiting for its response (a ticket) */
 
 struct pmemz_hello {
 	uint32_t version;
