@@ -21,10 +21,11 @@
  * per lease and sends them earlier and in bigger batches instead.
  *
  * The reserve deals in ALLOCATE tickets and leases only: it talks to the
- * daemon through the transport (client.c) and never makes an allocation
- * handle itself; pmemz_reserve_take hands its ticket to the caller's
- * collect function.  So region.c and alloc.c both use it, and it uses
- * neither.
+ * daemon through the transport and never makes an allocation handle
+ * itself; pmemz_reserve_take hands its ticket to the caller's collect
+ * function.  It sits on region.c, which reaches it only through the hooks
+ * the first pmemz_region_set_reserve registers (reserve_hooks: close,
+ * reconnected, release); alloc.c is above it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -211,24 +212,41 @@ size_t pmemz_depth_batch(const struct pmemz_depth *d)
 
 /* ---- the reserve --------------------------------------------------------- */
 
-int pmemz_reserve_new(struct pmemz_reserve **out)
-{
-	struct pmemz_reserve *v = calloc(1, sizeof(*v));
+static const struct pmemz_region_hooks reserve_hooks;
 
+/* r's reserve, NULL until the first pmemz_region_set_reserve. */
+static struct pmemz_reserve *reserve_of(struct pmemz_region *r)
+{
+	return __atomic_load_n(&r->rsv, __ATOMIC_ACQUIRE);
+}
+
+/* r's reserve, made (and reserve_hooks registered on r) the first time. */
+static int reserve_attach(struct pmemz_region *r, struct pmemz_reserve **out)
+{
+	struct pmemz_reserve *v = reserve_of(r), *none = NULL;
+	int ret;
+
+	if (v) {
+		*out = v;
+		return 0;
+	}
+	ret = pmemz_region_add_hooks(r, &reserve_hooks);
+	if (ret < 0)
+		return pmemz_err(ret, "cannot keep a reserve on region '%s': %s", r->name,
+				 pmemz_strerror(ret));
+	v = calloc(1, sizeof(*v));
 	if (!v)
 		return pmemz_err(-ENOMEM, "out of memory");
 	pthread_mutex_init(&v->lock, NULL);
+	if (!__atomic_compare_exchange_n(&r->rsv, &none, v, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		/* Another thread's set_reserve made it first. */
+		pthread_mutex_destroy(&v->lock);
+		free(v);
+		v = none;
+	}
 	*out = v;
 	return 0;
-}
-
-void pmemz_reserve_free(struct pmemz_reserve *v)
-{
-	if (!v)
-		return;
-	pthread_mutex_destroy(&v->lock);
-	free(v->q);
-	free(v);
 }
 
 /* Lock held: the floor (the caller's bytes) and cap of the depth, for lease size unit. */
@@ -410,13 +428,50 @@ static void reserve_drain(struct pmemz_region *r)
 	(void)pmemz_err(0, "%s", msg);
 }
 
+/*
+ * Lock held, v->n > 0: hand the oldest reserved ticket to collect.  1 when
+ * *out is set; 0 when its ALLOCATE failed (the next one may serve);
+ * -EAGAIN when NOWAIT and its answer has not come yet.
+ */
+static int reserve_take_one(struct pmemz_region *r, struct pmemz_reserve *v, unsigned flags,
+			    pmemz_reserve_collect_fn collect, struct pmemz_alloc **out)
+{
+	uint64_t t0 = pmemz_now_ns(), t1, t2, sent;
+	bool answered;
+	int ret;
+
+	reserve_observe(r, t0);
+	answered = v->seen > 0;
+	t1 = pmemz_now_ns();
+	v->observe_ns += t1 - t0;
+	if ((flags & PMEMZ_ALLOC_NOWAIT) && !answered)
+		return -EAGAIN;
+	ret = collect(r, reserve_pop(v, &sent), out);
+	t2 = pmemz_now_ns();
+	if (!answered) {
+		/* Ran dry: this caller waited for the daemon. */
+		pmemz_depth_answered(&v->d, t2 > sent ? t2 - sent : 0, true);
+		v->stall_ns += t2 - t1;
+	} else {
+		v->collect_ns += t2 - t1;
+	}
+	if (ret == 0)
+		return 1;
+	/* ENOSPC, EDQUOT, or the connection broke: the caller's own ALLOCATE says why. */
+	if (ret == -EDQUOT || ret == -ENOSPC)
+		pmemz_depth_refused(&v->d, v->n);
+	v->backoff = true;
+	v->refill_failures++;
+	return 0;
+}
+
 int pmemz_reserve_take(struct pmemz_region *r, uint64_t n, unsigned flags,
 		       pmemz_reserve_collect_fn collect, struct pmemz_alloc **out)
 {
-	struct pmemz_reserve *v = r->rsv;
+	struct pmemz_reserve *v = reserve_of(r);
 	int served = 0;
 
-	if (!__atomic_load_n(&v->bytes, __ATOMIC_RELAXED))
+	if (!v || !__atomic_load_n(&v->bytes, __ATOMIC_RELAXED))
 		return 0;
 	if (flags & PMEMZ_ALLOC_NOWAIT) {
 		if (pthread_mutex_trylock(&v->lock) != 0)
@@ -427,37 +482,11 @@ int pmemz_reserve_take(struct pmemz_region *r, uint64_t n, unsigned flags,
 	if (v->bytes && n == v->unit) {
 		pmemz_depth_begin(&v->d, pmemz_now_ns());
 		while (v->n && !served) {
-			bool answered;
-			uint64_t sent;
-			int ret;
+			int got = reserve_take_one(r, v, flags, collect, out);
 
-			uint64_t t0 = pmemz_now_ns(), t1, t2;
-
-			reserve_observe(r, t0);
-			answered = v->seen > 0;
-			t1 = pmemz_now_ns();
-			v->observe_ns += t1 - t0;
-			if ((flags & PMEMZ_ALLOC_NOWAIT) && !answered)
+			if (got < 0)
 				break;
-			ret = collect(r, reserve_pop(v, &sent), out);
-			t2 = pmemz_now_ns();
-			if (!answered) {
-				/* Ran dry: this caller waited for the daemon. */
-				pmemz_depth_answered(&v->d, t2 > sent ? t2 - sent : 0, true);
-				v->stall_ns += t2 - t1;
-			} else {
-				v->collect_ns += t2 - t1;
-			}
-			if (ret == 0) {
-				served = 1;
-			} else {
-				/* ENOSPC, EDQUOT, or the connection broke: the caller's own
-				 * ALLOCATE says why. */
-				if (ret == -EDQUOT || ret == -ENOSPC)
-					pmemz_depth_refused(&v->d, v->n);
-				v->backoff = true;
-				v->refill_failures++;
-			}
+			served = got;
 		}
 		/* Top up in batches: back-to-back requests cost the daemon one wakeup
 		 * and one group commit, where one request per allocation costs each. */
@@ -481,9 +510,9 @@ int pmemz_reserve_take(struct pmemz_region *r, uint64_t n, unsigned flags,
 
 void pmemz_reserve_after_direct(struct pmemz_region *r, uint64_t n)
 {
-	struct pmemz_reserve *v = r->rsv;
+	struct pmemz_reserve *v = reserve_of(r);
 
-	if (!__atomic_load_n(&v->bytes, __ATOMIC_RELAXED))
+	if (!v || !__atomic_load_n(&v->bytes, __ATOMIC_RELAXED))
 		return;
 	pthread_mutex_lock(&v->lock);
 	if (v->bytes) {
@@ -505,10 +534,13 @@ void pmemz_reserve_after_direct(struct pmemz_region *r, uint64_t n)
 	pthread_mutex_unlock(&v->lock);
 }
 
-void pmemz_reserve_drop(struct pmemz_region *r)
+/* Release every reserved lease and switch the reserve off (pmemz_region_close, set_reserve 0). */
+static void reserve_drop(struct pmemz_region *r)
 {
-	struct pmemz_reserve *v = r->rsv;
+	struct pmemz_reserve *v = reserve_of(r);
 
+	if (!v)
+		return;
 	pthread_mutex_lock(&v->lock);
 	reserve_drain(r);
 	__atomic_store_n(&v->bytes, 0, __ATOMIC_RELAXED);
@@ -517,10 +549,18 @@ void pmemz_reserve_drop(struct pmemz_region *r)
 	pthread_mutex_unlock(&v->lock);
 }
 
-void pmemz_reserve_forget(struct pmemz_region *r)
+/*
+ * The connection was replaced (pmemz_client_reconnect): the reserved
+ * leases died with the old one; forget them (nothing is sent) and refill
+ * on the new one, unless r turned stale.
+ */
+static int reserve_reconnected(struct pmemz_region *r, int state)
 {
-	struct pmemz_reserve *v = r->rsv;
+	struct pmemz_reserve *v = reserve_of(r);
 
+	(void)state; /* a failed connection fails the refill, which backs off */
+	if (!v)
+		return 0;
 	pthread_mutex_lock(&v->lock);
 	/*
 	 * The tickets are of the old epoch: waiting fails at once, whether or
@@ -537,12 +577,35 @@ void pmemz_reserve_forget(struct pmemz_region *r)
 	if (v->bytes && pmemz_region_check(r) == 0)
 		reserve_refill(r);
 	pthread_mutex_unlock(&v->lock);
+	return 0;
 }
+
+/* The region's last reference is gone: nothing is outstanding (reserve_drop at close). */
+static void reserve_release(struct pmemz_region *r)
+{
+	struct pmemz_reserve *v = reserve_of(r);
+
+	if (!v)
+		return;
+	pthread_mutex_destroy(&v->lock);
+	free(v->q);
+	free(v);
+	r->rsv = NULL;
+}
+
+static const struct pmemz_region_hooks reserve_hooks = {
+    .reconnected = reserve_reconnected,
+    .close = reserve_drop,
+    .release = reserve_release,
+};
 
 void pmemz_reserve_get_stats(struct pmemz_region *r, struct pmemz_reserve_stats *st)
 {
-	struct pmemz_reserve *v = r->rsv;
+	struct pmemz_reserve *v = reserve_of(r);
 
+	*st = (struct pmemz_reserve_stats){0};
+	if (!v)
+		return;
 	pthread_mutex_lock(&v->lock);
 	st->bytes = v->bytes;
 	st->target = v->d.target;
@@ -568,13 +631,13 @@ void pmemz_reserve_get_stats(struct pmemz_region *r, struct pmemz_reserve_stats 
 
 PMEMZ_EXPORT int pmemz_region_set_reserve(struct pmemz_region *r, size_t bytes)
 {
-	struct pmemz_reserve *v;
+	struct pmemz_reserve *v = NULL;
 	int ret;
 
 	if (!r)
 		return pmemz_err(-EINVAL, "pmemz_region_set_reserve: region is NULL");
 	if (bytes == 0) {
-		pmemz_reserve_drop(r);
+		reserve_drop(r);
 		return 0;
 	}
 	ret = pmemz_region_check(r);
@@ -584,7 +647,9 @@ PMEMZ_EXPORT int pmemz_region_set_reserve(struct pmemz_region *r, size_t bytes)
 		return pmemz_err(
 		    -EINVAL, "pmemz_region_set_reserve: %zu bytes exceed region '%s' (%llu bytes)",
 		    bytes, r->name, (unsigned long long)(r->extent_count * r->extent_size));
-	v = r->rsv;
+	ret = reserve_attach(r, &v);
+	if (ret < 0)
+		return ret;
 	pthread_mutex_lock(&v->lock);
 	if (!v->unit)
 		v->unit = 1;
