@@ -220,33 +220,31 @@ static struct pmemz_reserve *reserve_of(struct pmemz_region *r)
 	return __atomic_load_n(&r->rsv, __ATOMIC_ACQUIRE);
 }
 
-/* r's reserve, made (and reserve_hooks registered on r) the first time. */
-static int reserve_attach(struct pmemz_region *r, struct pmemz_reserve **out)
+/* r's reserve, made (and reserve_hooks registered on r) the first time; NULL with *err. */
+static struct pmemz_reserve *reserve_attach(struct pmemz_region *r, int *err)
 {
-	struct pmemz_reserve *v = reserve_of(r), *none = NULL;
-	int ret;
+	struct pmemz_reserve *v;
+	int ret = pmemz_region_add_hooks(r, &reserve_hooks);
 
-	if (v) {
-		*out = v;
-		return 0;
-	}
-	ret = pmemz_region_add_hooks(r, &reserve_hooks);
-	if (ret < 0)
-		return pmemz_err(ret, "cannot keep a reserve on region '%s': %s", r->name,
+	if (ret < 0) {
+		*err = pmemz_err(ret, "cannot keep a reserve on region '%s': %s", r->name,
 				 pmemz_strerror(ret));
-	v = calloc(1, sizeof(*v));
-	if (!v)
-		return pmemz_err(-ENOMEM, "out of memory");
-	pthread_mutex_init(&v->lock, NULL);
-	if (!__atomic_compare_exchange_n(&r->rsv, &none, v, false, __ATOMIC_ACQ_REL,
-					 __ATOMIC_ACQUIRE)) {
-		/* Another thread's set_reserve made it first. */
-		pthread_mutex_destroy(&v->lock);
-		free(v);
-		v = none;
+		return NULL;
 	}
-	*out = v;
-	return 0;
+	/* Under the client's lock: two threads setting the first reserve make one. */
+	pthread_mutex_lock(&r->c->lock);
+	v = r->rsv;
+	if (!v) {
+		v = calloc(1, sizeof(*v));
+		if (v) {
+			pthread_mutex_init(&v->lock, NULL);
+			__atomic_store_n(&r->rsv, v, __ATOMIC_RELEASE);
+		}
+	}
+	pthread_mutex_unlock(&r->c->lock);
+	if (!v)
+		*err = pmemz_err(-ENOMEM, "out of memory");
+	return v;
 }
 
 /* Lock held: the floor (the caller's bytes) and cap of the depth, for lease size unit. */
@@ -631,7 +629,7 @@ void pmemz_reserve_get_stats(struct pmemz_region *r, struct pmemz_reserve_stats 
 
 PMEMZ_EXPORT int pmemz_region_set_reserve(struct pmemz_region *r, size_t bytes)
 {
-	struct pmemz_reserve *v = NULL;
+	struct pmemz_reserve *v;
 	int ret;
 
 	if (!r)
@@ -647,8 +645,8 @@ PMEMZ_EXPORT int pmemz_region_set_reserve(struct pmemz_region *r, size_t bytes)
 		return pmemz_err(
 		    -EINVAL, "pmemz_region_set_reserve: %zu bytes exceed region '%s' (%llu bytes)",
 		    bytes, r->name, (unsigned long long)(r->extent_count * r->extent_size));
-	ret = reserve_attach(r, &v);
-	if (ret < 0)
+	v = reserve_attach(r, &ret);
+	if (!v)
 		return ret;
 	pthread_mutex_lock(&v->lock);
 	if (!v->unit)
