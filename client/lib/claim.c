@@ -88,7 +88,7 @@ static void claim_forget(struct pmemz_region *r, const char *name)
 	pthread_mutex_unlock(&c->lock);
 }
 
-/* r turned stale: its claims died with the old connection, forget them (nothing is sent). */
+/* Forget r's names, nothing sent: r turned stale (they died with the old connection) or closed. */
 static void claims_forget(struct pmemz_region *r)
 {
 	pthread_mutex_lock(&r->c->lock);

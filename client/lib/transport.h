@@ -3,18 +3,15 @@
  * The transport's files among themselves.  Above them (region.c and up)
  * only client-private.h is seen, and a ticket is opaque.
  *
- * Inside the transport the calls run one way too:
+ * Inside the transport the calls run one way too (-> is "calls"):
  *
- *   client.c   connect, HELLO, the handle's lifetime, adopt (reconnect)
- *     |   \
- *     v    v
- *   call.c   submit + wait + check: one request, one answer
- *     |   \
- *     v    v
- *   submit.c   receive.c   frames out (send_lock) / the reader role
- *       \       /
- *        v     v
- *       pending.c   the requests in flight, the epoch, the broken state
+ *   client.c    connect, HELLO, the handle's lifetime, adopt
+ *               -> call.c, receive.c, pending.c
+ *   call.c      submit + wait + check: one request, one answer
+ *               -> submit.c, receive.c, pending.c
+ *   submit.c    frames out, under send_lock       -> pending.c
+ *   receive.c   the reader role, frames and fds   -> pending.c
+ *   pending.c   the requests in flight, the epoch, the broken state
  */
 #ifndef PMEMZ_CLIENT_TRANSPORT_H
 #define PMEMZ_CLIENT_TRANSPORT_H
