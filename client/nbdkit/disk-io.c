@@ -6,11 +6,12 @@
  * chunk's stripe read lock and one drain at the end: no daemon, no global
  * lock.  The first write into a chunk takes a zeroed extent (from the
  * client reserve, so usually without a round trip) before any lock, then,
- * under the stripe write lock, commits it under the chunk's tag -- the
- * durable chunk-map update --, writes the data, drains and publishes it.
- * A request that lost the race for the same chunk finds it published
- * under the write lock, writes there instead and gives its spare extent
- * back.
+ * under the stripe write lock, either queues it for write-back with the
+ * data in a buffer (disk-wb.c), or commits it under the chunk's tag -- the
+ * durable chunk-map update --, writes the data and publishes it.  A
+ * request that lost the race for the same chunk finds it published (or
+ * queued) under the write lock, writes there instead and gives its spare
+ * extent back.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -55,7 +56,7 @@ static int failed(struct disk *d)
 	return __atomic_load_n(&d->failed, __ATOMIC_ACQUIRE);
 }
 
-/* Split [offset, offset + count) at chunk boundaries: fn(chunk, offset in it, length). */
+/* Split [offset, offset + count) at chunk boundaries: chunk idx, offset in it, length. */
 #define FOR_EACH_CHUNK_PIECE(d, offset, count, idx, off, len)                                      \
 	for (uint64_t _pos = (offset), _end = (offset) + (count), idx, off, len;                    \
 	     _pos < _end && (idx = _pos / (d)->chunk_size, off = _pos % (d)->chunk_size,            \
@@ -71,9 +72,8 @@ int disk_read(struct disk *d, void *buf, uint32_t count, uint64_t offset)
 	FOR_EACH_CHUNK_PIECE(d, offset, count, idx, off, len)
 	{
 		pthread_rwlock_t *l = stripe(d, idx);
-		char *p;
-
 		struct wb_pending *pd;
+		char *p;
 
 		pthread_rwlock_rdlock(l);
 		p = chunk_addr(d, idx);
@@ -143,8 +143,10 @@ static int fresh_extent(struct disk *d, struct pmemz_alloc **out)
 }
 
 /*
- * Commit lease a under chunk idx's tag; the caller holds the stripe write
- * lock.  0 with *out, *addr: the committed extent.
+ * Commit lease a under chunk idx's tag.  The caller owns the chunk's tag:
+ * it holds the stripe write lock with the chunk absent, or it is the
+ * chunk's write-back (nobody else commits or frees a chunk being written
+ * back).  0 with *out, *addr: the committed extent.
  *
  * Committed before a byte is written into it: a lease can die under us
  * (the daemon restarts, and the reserve may even hand out a lease of the
@@ -153,7 +155,7 @@ static int fresh_extent(struct disk *d, struct pmemz_alloc **out)
  * would be stale data in another tenant's fresh extent.  A committed tag
  * survives restarts, so stores into it are always safe.  A crash between
  * the commit and the copy leaves the chunk present and zero, or partly
- * written by a write that was never acknowledged: never stale.
+ * written by a write that was never reported durable: never stale.
  *
  * A connection lost on the way leaves the commit done or not: the tag
  * tells.  Not done, the lease died with the connection: take another.

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """nbdkit-pmemz-plugin against the real pmemzerod, through libnbd.
 
-  test-nbd.py ops|restart|kill9|claim|quota|qemu|sparse|size|multiconn
+  test-nbd.py ops|restart|kill9|claim|quota|tags|qemu|sparse|size|multiconn
 
 Each test is one ctest (tests/nbd/nbd.cmake, label nbd); nbdtest.py is
 the harness.  PMEMZ_NBD_SEED fixes the random operations of 'ops'.
@@ -346,6 +346,40 @@ def test_quota(env):
     env.check_region()
 
 
+def test_tags(env):
+    """uid_max_tags reached at the commit: the write (synchronous) or the next
+    FLUSH of every connection (write-back) fails with ENOSPC, once."""
+    sync = "writeback=0" in os.environ.get("PMEMZ_NBD_ARGS", "")
+    env.start_daemon()
+    k = env.nbdkit(size="16M", extra=["reserve=0"])
+    h, other = k.connect(), k.connect()
+    for c in range(3):  # the superblock and three chunks: four tags
+        h.pwrite(bytes([c + 1]) * 4096, c * env.extent)
+    h.flush()
+    try:
+        h.pwrite(b"x" * 4096, 3 * env.extent)
+        assert not sync, "a write over the tag limit succeeded"
+        for conn in (h, other):
+            try:
+                conn.flush()
+                raise AssertionError("FLUSH after a failed write-back succeeded")
+            except nbd.Error as e:
+                assert nbd_errno(e) == errno.ENOSPC, e
+            conn.flush()  # reported once per connection
+    except nbd.Error as e:
+        assert sync, f"the write failed: {e}"
+        assert nbd_errno(e) == errno.ENOSPC, e
+    # lost, reads as never written; the others are intact
+    assert not any(h.pread(4096, 3 * env.extent))
+    for c in range(3):
+        assert h.pread(4096, c * env.extent) == bytes([c + 1]) * 4096
+    h.shutdown()
+    other.shutdown()
+    k.stop()
+    env.stop_daemon()
+    env.check_region()
+
+
 def test_qemu(env):
     """qemu-img compare against a raw reference image."""
     rng = seeded()
@@ -513,6 +547,7 @@ TESTS = {
     "kill9": (test_kill9, {}),
     "claim": (test_claim, {}),
     "quota": (test_quota, {"extra_region": "uid_quota = 8M\n"}),
+    "tags": (test_tags, {"extra_region": "uid_max_tags = 4\n"}),
     "qemu": (test_qemu, {}),
     "sparse": (test_sparse, {}),
     "size": (test_size, {}),
