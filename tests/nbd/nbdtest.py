@@ -8,6 +8,7 @@ Environment (set by tests/nbd/nbd.cmake):
   PMEMZ_DAEMON   pmemzerod          PMEMZ_CTL   pmemzctl
   PMEMZ_PLUGIN   nbdkit-pmemz-plugin.so
   PMEMZ_NBD_ARGS      more plugin parameters (the -sync variants: writeback=0)
+  PMEMZ_NBDKIT        the nbdkit to run (e.g. a wrapper preloading the sanitizers)
   PMEMZ_ITEST_KEEP=1  keep the directory (logs, region)
 """
 import ctypes
@@ -190,7 +191,8 @@ class Nbdkit:
         self.proc = None
 
     def args(self):
-        a = ["nbdkit", "-f", "-v", "-U", self.sock, self.env.plugin,
+        a = [os.environ.get("PMEMZ_NBDKIT", "nbdkit"), "-f", "-v", "-U", self.sock,
+             self.env.plugin,
              f"region={self.env.region}", f"disk={self.disk}", f"socket={self.env.sock}"]
         if self.size is not None:
             a.append(f"size={self.size}")
