@@ -251,10 +251,12 @@ static int write_slow(struct disk *d, uint64_t idx, const void *buf, uint64_t of
 		if (!spare) {
 			/*
 			 * Absent: lease an extent (usually from the reserve) and a
-			 * buffer without the lock, then look again.  A whole chunk
-			 * gains nothing from a buffer: commit, then write into it.
+			 * buffer without the lock, then look again.  Half a chunk
+			 * or more gains little from a buffer (the round trip is
+			 * short next to the copy, and the buffer adds a copy):
+			 * commit, then write into it.
 			 */
-			bool stage = wb_on(d) && len < d->chunk_size;
+			bool stage = wb_on(d) && len < d->chunk_size / 2;
 
 			pthread_rwlock_unlock(l);
 			r = fresh_extent(d, &spare);

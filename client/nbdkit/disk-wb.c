@@ -4,7 +4,7 @@
  *
  * A fresh chunk's extent must be committed before a byte is written into
  * it (disk-io.c, commit_chunk, says why), and a commit is a round trip to
- * pmemzerod.  A write smaller than a chunk does not wait for it: the lease
+ * pmemzerod.  A write smaller than half a chunk does not wait for it: the lease
  * is taken at once (so ENOSPC still fails the write), the data goes to a
  * chunk-sized buffer in DRAM, and the write is acknowledged.  Workers
  * commit the extent, copy the written pages into it under the stripe
