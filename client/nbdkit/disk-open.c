@@ -119,9 +119,20 @@ static int disk_connect(struct disk *d)
 	return 0;
 }
 
-/* A new disk: its superblock written and durable, then committed. */
+static int found_one(struct pmemz_alloc *a, const char *tag, void *arg)
+{
+	pmemz_alloc_close(a);
+	return 1;
+}
+
+/*
+ * A new disk: its superblock written and durable, then committed.  Chunk
+ * tags without a superblock are no disk of ours (we commit the superblock
+ * first): an earlier disk's data, never to be shown as this one's.
+ */
 static int super_create(struct disk *d, const char *tag)
 {
+	char prefix[PMEMZ_DISK_TAG_MAX];
 	struct pmemz_disk_super sb;
 	struct pmemz_alloc *a = NULL;
 	uint8_t uuid[16];
@@ -137,6 +148,18 @@ static int super_create(struct disk *d, const char *tag)
 	if (pmemz_disk_size_valid(d->cfg.size, d->chunk_size, &why) < 0) {
 		nbdkit_error("pmemz: size=%" PRIu64 " refused: %s", d->cfg.size, why);
 		return -EFBIG;
+	}
+	(void)pmemz_disk_chunk_prefix(prefix, sizeof(prefix), d->cfg.name);
+	r = pmemz_tag_foreach(d->r, prefix, found_one, NULL);
+	if (r != 0) {
+		if (r > 0)
+			nbdkit_error("pmemz: disk '%s' has no superblock but chunk tags (%s*): "
+				     "refusing to make a new disk over an earlier one's data",
+				     d->cfg.name, prefix);
+		else
+			nbdkit_error("pmemz: cannot list the tags of disk '%s': %s", d->cfg.name,
+				     pmemz_errormsg());
+		return r > 0 ? -EEXIST : r;
 	}
 	if (getrandom(uuid, sizeof(uuid), 0) != (ssize_t)sizeof(uuid)) {
 		nbdkit_error("pmemz: getrandom: %m");
