@@ -193,22 +193,113 @@ static void disks_emit_one(const void *node, VISIT which, void *arg)
 	o->ops->item_end(o);
 }
 
+struct disk_delete {
+	const char *disk;
+	uint64_t chunks, bytes;
+};
+
+/* One tag under nbd/DISK/: freed when it is one of DISK's chunks, else left alone. */
+static int disk_delete_one(struct pmemz_alloc *a, const char *tag, void *arg)
+{
+	char name[PMEMZ_DISK_NAME_MAX + 1];
+	struct disk_delete *del = arg;
+	size_t bytes = pmemz_alloc_size(a);
+	uint64_t index;
+
+	if (pmemz_disk_tag_parse(tag, name, &index) != PMEMZ_DISK_TAG_CHUNK ||
+	    strcmp(name, del->disk) != 0) {
+		pmemz_alloc_close(a);
+		return 0;
+	}
+	if (pmemz_alloc_release(a) < 0)
+		return -1; /* the message is set */
+	del->chunks++;
+	del->bytes += bytes;
+	return 0;
+}
+
+/*
+ * Free the caller's disk: its chunks, then its superblock, all under the
+ * disk's claim, so no nbdkit serves it meanwhile.  Chunks first: an
+ * interrupted delete leaves a disk that opens, with chunks that read as
+ * zeros, and is deleted again; the superblock first would leave chunks that
+ * no disk owns.
+ */
+static int disks_delete(struct ctl *ctl, struct pmemz_region *reg, const char *region,
+			const char *disk)
+{
+	char sb_tag[PMEMZ_DISK_TAG_MAX], prefix[PMEMZ_DISK_TAG_MAX];
+	struct disk_delete del = {.disk = disk};
+	struct pmemz_alloc *sb = NULL;
+	uint64_t sb_bytes = 0;
+	int r;
+
+	if (pmemz_disk_super_tag(sb_tag, sizeof(sb_tag), disk) < 0 ||
+	    pmemz_disk_chunk_prefix(prefix, sizeof(prefix), disk) < 0)
+		return ctl_usage_error(&cmd_disks, "'%s' is not a disk name ([A-Za-z0-9._-]{1,%u})",
+				       disk, PMEMZ_DISK_NAME_MAX);
+	if (pmemz_region_claim(reg, sb_tag) < 0) {
+		(void)fprintf(stderr, "pmemzctl: disk '%s' is in use, not deleted: %s\n", disk,
+			      pmemz_errormsg());
+		return CTL_EXIT_FAIL;
+	}
+	r = pmemz_tag_foreach(reg, prefix, disk_delete_one, &del);
+	if (r == 0) {
+		r = pmemz_alloc_open(reg, sb_tag, &sb);
+		if (r == 0) {
+			sb_bytes = pmemz_alloc_size(sb);
+			r = pmemz_alloc_release(sb);
+		} else if (r == -ENOENT && del.chunks) {
+			r = 0; /* chunks without a superblock: gone now too */
+		} else if (r == -ENOENT) {
+			(void)pmemz_region_unclaim(reg, sb_tag);
+			(void)fprintf(stderr, "pmemzctl: no disk '%s' of uid %u in region '%s'\n",
+				      disk, (unsigned)pmemz_client_hello(ctl->client)->uid, region);
+			return CTL_EXIT_FAIL;
+		}
+	}
+	if (r != 0) {
+		/* the message is the library's; the claim goes with the connection */
+		(void)fprintf(stderr,
+			      "pmemzctl: deleting disk '%s' stopped after %llu chunks: %s\n", disk,
+			      (unsigned long long)del.chunks, pmemz_errormsg());
+		return CTL_EXIT_FAIL;
+	}
+	(void)pmemz_region_unclaim(reg, sb_tag);
+
+	r = ctl_output(ctl);
+	if (r)
+		return r;
+	out_str(ctl->out, "region", "region", region);
+	out_str(ctl->out, "deleted", "deleted", disk);
+	out_u64(ctl->out, "chunks", "chunks", del.chunks);
+	out_size(ctl->out, "freed", "freed", del.bytes + sb_bytes);
+	return ctl_finish(ctl);
+}
+
 static int disks_exec(struct ctl *ctl, int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    CTL_COMMON_OPTS,
+	    {"delete", required_argument, NULL, 'D'},
 	    {},
 	};
 	_cleanup_(disk_set_done) struct disk_set set = {};
+	const char *delete = NULL;
 	struct pmemz_region *reg = NULL;
 	struct disks_emit emit;
 	const char *region;
 	bool all;
 	int c, r;
 
-	while ((c = getopt_long(argc, argv, CTL_COMMON_SHORT, opts, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, CTL_COMMON_SHORT, opts, NULL)) != -1) {
+		if (c == 'D') {
+			delete = optarg;
+			continue;
+		}
 		if ((r = ctl_common_opt(ctl, &cmd_disks, c)) >= 0)
 			return r;
+	}
 	if (optind >= argc)
 		return ctl_usage_error(&cmd_disks, "which region?");
 	region = argv[optind++];
@@ -223,6 +314,11 @@ static int disks_exec(struct ctl *ctl, int argc, char **argv)
 	/* The mapping first: it also says whether the caller may use the region. */
 	if (pmemz_region_open(ctl->client, region, &reg) < 0)
 		return ctl_fail();
+	if (delete) {
+		r = disks_delete(ctl, reg, region, delete);
+		pmemz_region_close(reg);
+		return r;
+	}
 	r = disks_list(ctl, region, all, &set);
 	if (r < 0) {
 		pmemz_region_close(reg);
@@ -246,8 +342,9 @@ static int disks_exec(struct ctl *ctl, int argc, char **argv)
 
 const struct ctl_cmd cmd_disks = {
     .name = "disks",
-    .args = "REGION",
+    .args = "REGION [--delete DISK]",
     .summary = "nbd disks of a region (nbdkit-pmemz-plugin): size, allocated bytes, chunks",
-    .options = NULL,
+    .options = "      --delete DISK  free the caller's disk DISK (refused while an nbdkit\n"
+	       "                     serves it)\n",
     .exec = disks_exec,
 };

@@ -47,6 +47,11 @@ foreach(t ${_itests})
     # the disk format of nbdkit-pmemz-plugin, to make disks' tags by hand
     target_link_libraries(itest-${t} PRIVATE PkgConfig::JSONC pmemzdisk)
     add_dependencies(itest-${t} pmemzctl)
+    if(TARGET nbdkit-pmemz-plugin)
+      target_compile_definitions(itest-${t} PRIVATE
+        PMEMZ_NBDKIT_PLUGIN="$<TARGET_FILE:nbdkit-pmemz-plugin>")
+      add_dependencies(itest-${t} nbdkit-pmemz-plugin)
+    endif()
   endif()
   if(t STREQUAL "metrics")
     # check-metrics.py is run from the source tree.

@@ -10,9 +10,18 @@
  *    text and JSON; a region without disks; an unknown region fails.
  *  - uids (root only): an admin sees every uid's disks, a disk being
  *    (uid, name); uid 65534 sees only its own.
+ *  - --delete: refused while the disk's claim is held (the holder's pid in
+ *    the message), then frees the disk's chunks and superblock and nothing
+ *    else (look-alike tags, other disks); unknown disks and bad names fail.
+ *  - with the real plugin (when built and nbdkit is installed): a disk
+ *    nbdkit made and wrote through NBD is listed with its chunks; --delete
+ *    is refused while nbdkit serves it and works once it stopped; the disk
+ *    nbdkit makes again under that name reads zeros.
  */
 #include <errno.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -196,7 +205,7 @@ static void test_own_disks(void **state)
 
 	write_conf(e);
 	itest_daemon_start(e);
-	itest_wait_zeroed(e->sock, REGION, 10000, &st);
+	itest_wait_zeroed(e->sock, REGION, 60000, &st);
 	assert_int_equal(pmemz_client_new(e->sock, &c), 0);
 	assert_int_equal(pmemz_region_open(c, REGION, &r), 0);
 
@@ -313,7 +322,7 @@ static void test_uids(void **state)
 	/* uid 65534 reaches the socket in the test's directory */
 	assert_int_equal(chmod(e->dir, 0711), 0);
 	itest_daemon_start(e);
-	itest_wait_zeroed(e->sock, REGION, 10000, &st);
+	itest_wait_zeroed(e->sock, REGION, 60000, &st);
 	assert_int_equal(pmemz_client_new(e->sock, &c), 0);
 	assert_int_equal(pmemz_region_open(c, REGION, &r), 0);
 	assert_int_equal(make_disk(r, "d1", 10 * MIB, true, chunks, 2), 0);
@@ -338,11 +347,312 @@ static void test_uids(void **state)
 	itest_daemon_stop(e);
 }
 
+static uint64_t committed_extents(const char *sock)
+{
+	struct itest_stat st;
+
+	itest_stat(sock, REGION, &st);
+	return st.committed;
+}
+
+static bool tag_exists(struct pmemz_region *r, const char *tag)
+{
+	struct pmemz_alloc *a = NULL;
+
+	if (pmemz_alloc_open(r, tag, &a) < 0)
+		return false;
+	pmemz_alloc_close(a);
+	return true;
+}
+
+static void test_delete(void **state)
+{
+	static const uint64_t d1_chunks[] = {0, 7};
+	static const uint64_t d2_chunks[] = {0};
+	static const uint64_t nosb_chunks[] = {2, 4};
+	struct itest_env *e = *state;
+	struct pmemz_client *c = NULL, *holder = NULL;
+	struct pmemz_region *r = NULL, *hr = NULL;
+	struct json_object *j, *arr;
+	char *out = NULL, *err = NULL, pid[32];
+	struct itest_stat st;
+	uint64_t before;
+	int status;
+
+	write_conf(e);
+	itest_daemon_start(e);
+	itest_wait_zeroed(e->sock, REGION, 60000, &st);
+	assert_int_equal(pmemz_client_new(e->sock, &c), 0);
+	assert_int_equal(pmemz_region_open(c, REGION, &r), 0);
+	assert_int_equal(make_disk(r, "d1", 20 * MIB, true, d1_chunks, 2), 0);
+	assert_int_equal(commit_extent(r, "nbd/d1/007", NULL, 0, false), 0); /* not a chunk */
+	assert_int_equal(make_disk(r, "d2", 20 * MIB, true, d2_chunks, 1), 0);
+	assert_int_equal(make_disk(r, "nosb", 0, false, nosb_chunks, 2), 0);
+
+	/* d1 served (its claim held by another connection, as nbdkit holds it): refused */
+	assert_int_equal(pmemz_client_new(e->sock, &holder), 0);
+	assert_int_equal(pmemz_region_open(holder, REGION, &hr), 0);
+	assert_int_equal(pmemz_region_claim(hr, "nbd/d1"), 0);
+	before = committed_extents(e->sock);
+	status = ctl(e->sock, &out, &err, "disks", REGION, "--delete=d1");
+	(void)snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 1 || !strstr(err, "in use") ||
+	    !strstr(err, pid))
+		fail_msg("delete of a claimed disk: status 0x%x, want exit 1 naming pid %s:\n%s%s",
+			 status, pid, out, err);
+	print_message("refused: %s", err);
+	free(out);
+	free(err);
+	assert_int_equal(committed_extents(e->sock), before);
+	assert_true(tag_exists(r, "nbd/d1"));
+	assert_true(tag_exists(r, "nbd/d1/7"));
+
+	/* released: deleted, its chunks then its superblock, nothing else */
+	assert_int_equal(pmemz_region_unclaim(hr, "nbd/d1"), 0);
+	status = ctl(e->sock, &out, &err, "--json", "disks", "--delete=d1");
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 2); /* no region: usage */
+	free(out);
+	free(err);
+	{
+		char *argv[] = {UNCONST(itest_ctl_path()), UNCONST("--socket"), UNCONST(e->sock),
+				UNCONST("--json"),	   UNCONST("disks"),	UNCONST(REGION),
+				UNCONST("--delete"),	   UNCONST("d1"),	NULL};
+
+		status = itest_run(argv, 10000, &out, &err);
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("delete d1: status 0x%x\n%s%s", status, out, err);
+	j = json_tokener_parse(out);
+	assert_non_null(j);
+	assert_string_equal(jstr(j, "deleted"), "d1");
+	assert_int_equal(jnum(j, "chunks"), 2);
+	assert_int_equal(jnum(j, "freed"), 3 * MIB);
+	json_object_put(j);
+	free(out);
+	free(err);
+	assert_int_equal(committed_extents(e->sock), before - 3);
+	assert_false(tag_exists(r, "nbd/d1"));
+	assert_false(tag_exists(r, "nbd/d1/0"));
+	assert_false(tag_exists(r, "nbd/d1/7"));
+	assert_true(tag_exists(r, "nbd/d1/007"));
+	assert_true(tag_exists(r, "nbd/d2"));
+	assert_true(tag_exists(r, "nbd/d2/0"));
+	/* the claim was given back: a plugin may make the disk again */
+	assert_int_equal(pmemz_region_claim(hr, "nbd/d1"), 0);
+	assert_int_equal(pmemz_region_unclaim(hr, "nbd/d1"), 0);
+
+	/* chunks without a superblock go too */
+	status = ctl(e->sock, &out, &err, "disks", REGION, "--delete=nosb");
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("delete nosb: status 0x%x\n%s%s", status, out, err);
+	free(out);
+	free(err);
+	j = ctl_json(e->sock, REGION);
+	arr = disks_array(j);
+	assert_int_equal(json_object_array_length(arr), 1);
+	expect_disk(arr, getuid(), "d2", 20 * MIB, 1, "ok");
+	json_object_put(j);
+
+	/* no such disk; not a disk name */
+	status = ctl(e->sock, &out, &err, "disks", REGION, "--delete=nosuch");
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 1 || !strstr(err, "no disk 'nosuch'"))
+		fail_msg("delete of no disk: status 0x%x\n%s%s", status, out, err);
+	free(out);
+	free(err);
+	status = ctl(e->sock, &out, &err, "disks", REGION, "--delete=a/b");
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 2)
+		fail_msg("delete of a bad name: status 0x%x\n%s%s", status, out, err);
+	free(out);
+	free(err);
+	assert_true(tag_exists(r, "nbd/d1/007"));
+
+	itest_stat(e->sock, REGION, &st);
+	itest_assert_accounting(&st, "after deleting disks");
+	pmemz_region_close(hr);
+	pmemz_client_free(holder);
+	pmemz_region_close(r);
+	pmemz_client_free(c);
+	itest_daemon_stop(e);
+}
+
+#ifdef PMEMZ_NBDKIT_PLUGIN
+/* A program of Debian's in the usual directories (itest_run does not search PATH). */
+static const char *find_program(const char *name, char *buf, size_t len)
+{
+	static const char *const dirs[] = {"/usr/bin", "/usr/sbin", "/usr/local/bin", "/bin"};
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		(void)snprintf(buf, len, "%s/%s", dirs[i], name);
+		if (access(buf, X_OK) == 0)
+			return buf;
+	}
+	return NULL;
+}
+
+/* nbdkit -f serving disk `name` of REGION on nbd_sock; returns once it accepts connections. */
+static pid_t nbdkit_start(struct itest_env *e, const char *nbdkit, const char *nbd_sock,
+			  const char *name)
+{
+	char region[64], disk[64], socket[PATH_MAX + 8];
+	pid_t pid;
+	int fd = -1;
+
+	(void)snprintf(region, sizeof(region), "region=%s", REGION);
+	(void)snprintf(disk, sizeof(disk), "disk=%s", name);
+	(void)snprintf(socket, sizeof(socket), "socket=%s", e->sock);
+	(void)unlink(nbd_sock);
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char *argv[] = {UNCONST(nbdkit),
+				UNCONST("-f"),
+				UNCONST("-U"),
+				UNCONST(nbd_sock),
+				UNCONST(PMEMZ_NBDKIT_PLUGIN),
+				region,
+				disk,
+				UNCONST("size=64M"),
+				socket,
+				NULL};
+
+		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	/* (the probe's connection makes nbdkit log a broken handshake: harmless) */
+	for (uint64_t t0 = itest_now_ms(); itest_now_ms() - t0 < 20000; itest_msleep(20)) {
+		int st;
+
+		fd = itest_raw_connect(nbd_sock);
+		if (fd >= 0)
+			break;
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			fail_msg("nbdkit exited (status 0x%x) before serving", st);
+	}
+	if (fd < 0)
+		fail_msg("nbdkit does not serve %s after 20 s", nbd_sock);
+	close(fd);
+	return pid;
+}
+
+static void nbdkit_stop(pid_t pid)
+{
+	int st;
+
+	assert_int_equal(kill(pid, SIGTERM), 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+}
+
+/* nbdsh's Python code against nbd_sock; python is Debian's, where python3-libnbd installs. */
+static void nbdsh(const char *python, const char *nbd_sock, const char *code)
+{
+	char uri[PATH_MAX + 32], *out = NULL, *err = NULL;
+	char *argv[] = {UNCONST(python), UNCONST("-m"), UNCONST("nbd"),
+			UNCONST("-u"),	 uri,		UNCONST("-c"),
+			UNCONST(code),	 NULL};
+	int status;
+
+	(void)snprintf(uri, sizeof(uri), "nbd+unix:///?socket=%s", nbd_sock);
+	status = itest_run(argv, 30000, &out, &err);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("nbdsh -c '%s': status 0x%x\n%s%s", code, status, out, err);
+	free(out);
+	free(err);
+}
+
+static bool has_python_nbd(const char *python)
+{
+	char *argv[] = {UNCONST(python), UNCONST("-c"), UNCONST("import nbd"), NULL};
+	char *out = NULL, *err = NULL;
+	int status = itest_run(argv, 30000, &out, &err);
+
+	free(out);
+	free(err);
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+static void test_real_plugin(void **state)
+{
+	struct itest_env *e = *state;
+	char nbdkit_buf[64], python_buf[64], nbd_sock[PATH_MAX], pid[32];
+	const char *nbdkit = find_program("nbdkit", nbdkit_buf, sizeof(nbdkit_buf));
+	const char *python = find_program("python3", python_buf, sizeof(python_buf));
+	char *out = NULL, *err = NULL;
+	struct json_object *j;
+	struct itest_stat st;
+	int status;
+	pid_t k;
+
+	if (!nbdkit || !python || !has_python_nbd(python)) {
+		print_message("SKIP: nbdkit or python3-libnbd is not installed (apt-get install "
+			      "nbdkit python3-libnbd): disks of the real plugin are NOT tested\n");
+		skip();
+	}
+	write_conf(e);
+	itest_daemon_start(e);
+	itest_wait_zeroed(e->sock, REGION, 60000, &st);
+	itest_path(e, nbd_sock, sizeof(nbd_sock), "nbd.sock");
+
+	/* two chunks written (0 and 5), flushed */
+	k = nbdkit_start(e, nbdkit, nbd_sock, "real");
+	nbdsh(python, nbd_sock,
+	      "h.pwrite(b'\\x5a' * 4096, 0); h.pwrite(b'\\x5a' * 8192, 5 * 1048576 + 4096); "
+	      "h.flush()");
+	j = ctl_json(e->sock, REGION);
+	expect_disk(disks_array(j), getuid(), "real", 64 * MIB, 2, "ok");
+	json_object_put(j);
+
+	/* nbdkit holds the disk's claim */
+	status = ctl(e->sock, &out, &err, "disks", REGION, "--delete=real");
+	(void)snprintf(pid, sizeof(pid), "%d", (int)k);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 1 || !strstr(err, pid))
+		fail_msg("delete of a served disk: status 0x%x, want exit 1 naming nbdkit's pid "
+			 "%s:\n%s%s",
+			 status, pid, out, err);
+	free(out);
+	free(err);
+
+	nbdkit_stop(k);
+	status = ctl(e->sock, &out, &err, "disks", REGION, "--delete=real");
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("delete after nbdkit stopped: status 0x%x\n%s%s", status, out, err);
+	free(out);
+	free(err);
+	j = ctl_json(e->sock, REGION);
+	assert_int_equal(json_object_array_length(disks_array(j)), 0);
+	json_object_put(j);
+
+	/* made again under that name: zeros, no chunk */
+	k = nbdkit_start(e, nbdkit, nbd_sock, "real");
+	nbdsh(python, nbd_sock,
+	      "assert h.pread(8192, 5 * 1048576) == bytes(8192); "
+	      "assert h.pread(4096, 0) == bytes(4096)");
+	nbdkit_stop(k);
+	j = ctl_json(e->sock, REGION);
+	expect_disk(disks_array(j), getuid(), "real", 64 * MIB, 0, "ok");
+	json_object_put(j);
+	itest_stat(e->sock, REGION, &st);
+	itest_assert_accounting(&st, "after the plugin's disk was deleted");
+	itest_daemon_stop(e);
+}
+#else
+static void test_real_plugin(void **state)
+{
+	(void)state;
+	print_message("SKIP: nbdkit-pmemz-plugin is not built (nbdkit-plugin-dev): disks of "
+		      "the real plugin are NOT tested\n");
+	skip();
+}
+#endif
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_own_disks, itest_setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_uids, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_delete, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_real_plugin, itest_setup, itest_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
