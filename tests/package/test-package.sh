@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: MIT
 # test-package.sh SRC_DIR BUILD_DIR WORK_DIR: the .deb that scripts/package
 # makes installs what Debian expects, and cpack refuses BUILD_DIR when its
-# prefix is not /usr.  Exits 77 without dpkg-deb, dpkg-shlibdeps or lintian.
+# prefix is not /usr.  With nbdkit-pmemz-plugin, package-disk.sh also runs
+# the packaged daemon, plugin and pmemzctl as `apt install` then `nbdkit
+# pmemz` would, in a mount namespace.  Exits 77 without dpkg-deb,
+# dpkg-shlibdeps or lintian.
 set -euo pipefail
 src=$1
 build=$2
@@ -187,6 +190,10 @@ if [[ -n $nbd_plugindir ]]; then
 	else
 		echo "note: nbdkit is not installed: the packaged plugin is not loaded"
 	fi
+	st=0
+	"$src/tests/package/package-disk.sh" "$work/root" "$multiarch" "$nbd_plugindir" \
+		"$work/disk" || st=$?
+	((st == 0 || st == 77)) || fail "the packaged disk (above)"
 	ok "disk unit: ExecStart=$nbd_exec"
 fi
 
