@@ -70,3 +70,15 @@ foreach(t ${_itests})
     ENVIRONMENT_MODIFICATION "PMEM2_FORCE_GRANULARITY=unset:"
     SKIP_RETURN_CODE 77 TIMEOUT 180 LABELS "integration")
 endforeach()
+
+# pmemzerod-nbd@.service: systemd-analyze verify, and its ExecStart expanded
+# with the example configuration serves a disk (nbd-unit.sh).
+if(TARGET nbdkit-pmemz-plugin AND TARGET pmemzctl)
+  add_test(NAME integ-nbd-unit COMMAND bash ${_itest_dir}/nbd-unit.sh
+    ${PROJECT_BINARY_DIR}/systemd/pmemzerod-nbd@.service
+    ${PROJECT_SOURCE_DIR}/systemd/pmemzerod.socket ${PROJECT_SOURCE_DIR}/etc/nbd-disk.conf
+    $<TARGET_FILE:pmemzerod> $<TARGET_FILE:pmemzctl> $<TARGET_FILE:nbdkit-pmemz-plugin>)
+  set_tests_properties(integ-nbd-unit PROPERTIES
+    ENVIRONMENT "PMEM2_FORCE_GRANULARITY=CACHE_LINE"
+    SKIP_RETURN_CODE 77 TIMEOUT 180 LABELS "integration")
+endif()
