@@ -10,6 +10,9 @@
  *    text and JSON; a region without disks; an unknown region fails.
  *  - uids (root only): an admin sees every uid's disks, a disk being
  *    (uid, name); uid 65534 sees only its own.
+ *  - more tags than one LIST reply holds (3000 chunks of 4 KiB): every one
+ *    is counted, for the caller and for an admin's every-uid listing, and
+ *    --delete frees them all.
  *  - --delete: refused while the disk's claim is held (the holder's pid in
  *    the message), then frees the disk's chunks and superblock and nothing
  *    else (look-alike tags, other disks); unknown disks and bad names fail.
@@ -475,6 +478,63 @@ static void test_delete(void **state)
 	itest_daemon_stop(e);
 }
 
+/* LIST pages: a disk of more chunk tags than one reply frame (64 KiB) holds. */
+static void test_many(void **state)
+{
+	struct itest_env *e = *state;
+	struct pmemz_client *c = NULL;
+	struct pmemz_region *r = NULL;
+	struct json_object *j, *arr;
+	char tag[PMEMZ_DISK_TAG_MAX], *out = NULL, *err = NULL;
+	struct itest_stat st;
+	int status;
+
+	itest_write_conf(e,
+			 "[region many]\n"
+			 "path = %s/many.img\n"
+			 "size = 32M\n"
+			 "extent_size = 4K\n",
+			 e->dir);
+	itest_daemon_start(e);
+	assert_int_equal(pmemz_client_new(e->sock, &c), 0);
+	assert_int_equal(pmemz_region_open(c, "many", &r), 0);
+	assert_int_equal(make_disk(r, "big", 1ull << 30, true, NULL, 0), 0);
+	assert_int_equal(make_disk(r, "small", 1ull << 20, true, NULL, 0), 0);
+	/* interleaved with another disk's chunks and another application's tags */
+	for (uint64_t i = 0; i < 3000; i++) {
+		(void)pmemz_disk_chunk_tag(tag, sizeof(tag), "big", i * 3);
+		assert_int_equal(commit_extent(r, tag, NULL, 0, false), 0);
+		if (i % 10 == 0) {
+			(void)pmemz_disk_chunk_tag(tag, sizeof(tag), "small", i / 10);
+			assert_int_equal(commit_extent(r, tag, NULL, 0, false), 0);
+			(void)snprintf(tag, sizeof(tag), "other/%llu", (unsigned long long)i);
+			assert_int_equal(commit_extent(r, tag, NULL, 0, false), 0);
+		}
+	}
+
+	j = ctl_json(e->sock, "many");
+	arr = disks_array(j);
+	assert_int_equal(json_object_array_length(arr), 2);
+	assert_int_equal(jnum(find_disk(arr, getuid(), "big"), "chunks"), 3000);
+	assert_int_equal(jnum(find_disk(arr, getuid(), "big"), "allocated"), 3000 * 4096);
+	assert_int_equal(jnum(find_disk(arr, getuid(), "small"), "chunks"), 300);
+	assert_int_equal(jnum(find_disk(arr, getuid(), "big"), "size"), 1ull << 30);
+	json_object_put(j);
+
+	status = ctl(e->sock, &out, &err, "disks", "many", "--delete=big");
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("delete big: status 0x%x\n%s%s", status, out, err);
+	free(out);
+	free(err);
+	itest_stat(e->sock, "many", &st);
+	assert_int_equal(st.committed, 1 + 300 + 300); /* small's superblock and chunks, other/ */
+	itest_assert_accounting(&st, "after deleting 3000 chunks");
+
+	pmemz_region_close(r);
+	pmemz_client_free(c);
+	itest_daemon_stop(e);
+}
+
 #ifdef PMEMZ_NBDKIT_PLUGIN
 /* A program of Debian's in the usual directories (itest_run does not search PATH). */
 static const char *find_program(const char *name, char *buf, size_t len)
@@ -652,6 +712,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_own_disks, itest_setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_uids, itest_setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_delete, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_many, itest_setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_real_plugin, itest_setup, itest_teardown),
 	};
 
