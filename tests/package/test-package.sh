@@ -169,8 +169,11 @@ ok "unit: ExecStart=$exec_start; ListenStream=$listen"
 if [[ -n $nbd_plugindir ]]; then
 	nbd_exec=$(sed -n 's/^ExecStart=//p' "$work/root$nbd_unit")
 	read -r -a cmd <<<"$nbd_exec"
-	[[ ${cmd[0]} == "$(dpkg -L nbdkit 2>/dev/null | grep -m1 -E '^/usr/s?bin/nbdkit$' || echo /usr/bin/nbdkit)" ]] ||
-		fail "pmemzerod-nbd@.service runs ${cmd[0]}, not nbdkit's path"
+	# Debian's nbdkit is /usr/bin/nbdkit (the package's own list says so when installed)
+	nbdkit_path=$(dpkg -L nbdkit 2>/dev/null | grep -E '^/usr/s?bin/nbdkit$' || true)
+	nbdkit_path=${nbdkit_path%%$'\n'*}
+	[[ ${cmd[0]} == "${nbdkit_path:-/usr/bin/nbdkit}" ]] ||
+		fail "pmemzerod-nbd@.service runs ${cmd[0]}, not ${nbdkit_path:-/usr/bin/nbdkit}"
 	[[ " $nbd_exec " == *" -U /run/pmemzerod/nbd/%i.sock "* && " $nbd_exec " == *" pmemz region=\${REGION} "* ]] ||
 		fail "pmemzerod-nbd@.service: ExecStart=$nbd_exec"
 	grep -qx 'EnvironmentFile=/etc/pmemzerod/nbd/%i.conf' "$work/root$nbd_unit" ||
