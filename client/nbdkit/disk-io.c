@@ -5,12 +5,12 @@
  * A write into a present chunk is NT stores into the mapping under the
  * chunk's stripe read lock and one drain at the end: no daemon, no global
  * lock.  The first write into a chunk takes a zeroed extent (from the
- * client reserve, so usually without a round trip), writes the data and
- * drains before any lock is taken, then, under the stripe write lock,
- * commits the extent under the chunk's tag -- the durable chunk-map
- * update -- and publishes it.  A request that lost the race for the same
- * chunk finds it published under the write lock, writes there instead and
- * gives its spare extent back.
+ * client reserve, so usually without a round trip) before any lock, then,
+ * under the stripe write lock, commits it under the chunk's tag -- the
+ * durable chunk-map update --, writes the data, drains and publishes it.
+ * A request that lost the race for the same chunk finds it published
+ * under the write lock, writes there instead and gives its spare extent
+ * back.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -26,6 +26,13 @@
 #define CACHE_LINE 64u
 
 static const char zeroes[64 * 1024];
+
+#define TAKE_LEASE(a)                                                                              \
+	({                                                                                         \
+		struct pmemz_alloc *_a = (a);                                                      \
+		(a) = NULL;                                                                        \
+		_a;                                                                                \
+	})
 
 static pthread_rwlock_t *stripe(struct disk *d, uint64_t idx)
 {
@@ -92,8 +99,8 @@ static int copy_in(struct disk *d, char *dst, const void *src, size_t len)
 	return r;
 }
 
-/* A zeroed extent of one chunk, for chunk idx. */
-static int fresh_extent(struct disk *d, struct pmemz_alloc **out, char **addr)
+/* A zeroed extent of one chunk, leased: not written before it is committed. */
+static int fresh_extent(struct disk *d, struct pmemz_alloc **out)
 {
 	struct pmemz_alloc *a = NULL;
 	size_t len = 0;
@@ -116,28 +123,36 @@ static int fresh_extent(struct disk *d, struct pmemz_alloc **out, char **addr)
 			nbdkit_error("pmemz: cannot allocate a chunk: %s", pmemz_errormsg());
 		return r;
 	}
-	*addr = pmemz_alloc_range(a, 0, &len);
-	if (pmemz_alloc_count(a) != 1 || len != d->chunk_size) {
+	if (pmemz_alloc_count(a) != 1 || !pmemz_alloc_range(a, 0, &len) || len != d->chunk_size) {
 		pmemz_alloc_close(a);
 		nbdkit_error("pmemz: the daemon returned an allocation that is not one extent");
 		return -EPROTO;
 	}
-	if (d->cfg.zeroing == DISK_ZEROING_INLINE)
-		zero_inline(*addr, len);
 	*out = a;
 	return 0;
 }
 
 /*
- * Commit the extent under the chunk's tag and publish it; the caller holds
- * the stripe write lock and the data is durable in a.  A connection lost
- * on the way leaves the commit done or not: the tag tells.  Not done, the
- * lease died with the connection: take a new extent and write again.
+ * Commit lease a under chunk idx's tag; the caller holds the stripe write
+ * lock.  0 with *out, *addr: the committed extent.
+ *
+ * Committed before a byte is written into it: a lease can die under us
+ * (the daemon restarts, and the reserve may even hand out a lease of the
+ * connection that just broke), and the restarted daemon zeroes it and
+ * hands it to someone else -- a store that lands there after the zeroing
+ * would be stale data in another tenant's fresh extent.  A committed tag
+ * survives restarts, so stores into it are always safe.  A crash between
+ * the commit and the copy leaves the chunk present and zero, or partly
+ * written by a write that was never acknowledged: never stale.
+ *
+ * A connection lost on the way leaves the commit done or not: the tag
+ * tells.  Not done, the lease died with the connection: take another.
  */
-static int commit_chunk(struct disk *d, uint64_t idx, struct pmemz_alloc *a, char *p,
-			const void *buf, uint64_t off, uint64_t len)
+static int commit_chunk(struct disk *d, uint64_t idx, struct pmemz_alloc *a,
+			struct pmemz_alloc **out, char **addr)
 {
 	char tag[PMEMZ_DISK_TAG_MAX];
+	size_t len = 0;
 	uint64_t gen;
 	int r;
 
@@ -156,22 +171,18 @@ static int commit_chunk(struct disk *d, uint64_t idx, struct pmemz_alloc *a, cha
 					     pmemz_errormsg());
 			return r;
 		}
-		if (r != -ESTALE) {
-			r = disk_reconnect(d, gen);
-			if (r < 0) {
-				pmemz_alloc_close(a);
-				return r;
-			}
-		}
 		pmemz_alloc_close(a);
 		a = NULL;
+		if (r != -ESTALE) {
+			r = disk_reconnect(d, gen);
+			if (r < 0)
+				return r;
+		}
 		r = pmemz_alloc_open(d->r, tag, &a);
 		if (r == 0) {
 			/* the commit happened; its answer was lost */
-			size_t l = 0;
-
-			p = pmemz_alloc_range(a, 0, &l);
-			if (pmemz_alloc_count(a) != 1 || l != d->chunk_size) {
+			if (pmemz_alloc_count(a) != 1 || !pmemz_alloc_range(a, 0, &len) ||
+			    len != d->chunk_size) {
 				pmemz_alloc_close(a);
 				nbdkit_error("pmemz: tag '%s' is not one extent", tag);
 				return -EUCLEAN;
@@ -182,50 +193,50 @@ static int commit_chunk(struct disk *d, uint64_t idx, struct pmemz_alloc *a, cha
 			nbdkit_error("pmemz: chunk %" PRIu64 ": %s", idx, pmemz_errormsg());
 			return disk_conn_lost(r) ? -EIO : r;
 		}
-		r = fresh_extent(d, &a, &p);
+		r = fresh_extent(d, &a);
 		if (r < 0)
 			return r;
-		r = copy_in(d, p + off, buf, len);
-		pmemz_drain(d->r);
-		if (r < 0) {
-			pmemz_alloc_close(a);
-			return r;
-		}
 	}
-	d->map[idx].a = a;
-	__atomic_store_n(&d->map[idx].addr, p, __ATOMIC_RELEASE);
-	__atomic_add_fetch(&d->allocated, 1, __ATOMIC_RELAXED);
+	*out = a;
+	*addr = pmemz_alloc_range(a, 0, &len);
 	return 0;
 }
 
+/* The first write into chunk idx (absent when the caller looked). */
 static int write_fresh(struct disk *d, uint64_t idx, const void *buf, uint64_t off, uint64_t len)
 {
 	pthread_rwlock_t *l = stripe(d, idx);
-	struct pmemz_alloc *a = NULL;
-	char *p = NULL, *q;
+	struct pmemz_alloc *a = NULL, *spare = NULL;
+	char *p;
 	int r;
 
-	r = fresh_extent(d, &a, &p);
+	/* leased before the lock: usually from the reserve, else a round trip */
+	r = fresh_extent(d, &spare);
 	if (r < 0)
 		return r;
-	/* the extent is ours alone until published: copy without a lock */
-	r = copy_in(d, p + off, buf, len);
-	pmemz_drain(d->r);
-	if (r < 0) {
-		pmemz_alloc_close(a);
-		return r;
-	}
 	pthread_rwlock_wrlock(l);
-	q = chunk_addr(d, idx);
-	if (q) {
+	p = chunk_addr(d, idx);
+	if (p) {
 		/* another request published the chunk meanwhile */
-		r = copy_in(d, q + off, buf, len);
-		pthread_rwlock_unlock(l);
-		pmemz_alloc_close(a);
-		return r;
+		nbdkit_debug("pmemz: chunk %" PRIu64 ": lost the race for it, spare extent "
+			     "given back",
+			     idx);
+		r = copy_in(d, p + off, buf, len);
+	} else {
+		r = commit_chunk(d, idx, TAKE_LEASE(spare), &a, &p);
+		if (r == 0) {
+			if (d->cfg.zeroing == DISK_ZEROING_INLINE)
+				zero_inline(p, d->chunk_size);
+			r = copy_in(d, p + off, buf, len);
+			/* published even if the copy failed: the tag is committed */
+			d->map[idx].a = a;
+			__atomic_store_n(&d->map[idx].addr, p, __ATOMIC_RELEASE);
+			__atomic_add_fetch(&d->allocated, 1, __ATOMIC_RELAXED);
+		}
 	}
-	r = commit_chunk(d, idx, a, p, buf, off, len);
 	pthread_rwlock_unlock(l);
+	if (spare)
+		pmemz_alloc_close(spare);
 	return r;
 }
 

@@ -146,6 +146,15 @@ class Env:
             raise AssertionError(f"pmemzctl check: {p.returncode}\n{p.stdout}{p.stderr}")
         return p.stdout
 
+    def region_stat(self):
+        out = json.loads(self.ctl("--json", "regions").stdout)
+        return next(r for r in out["regions"] if r["name"] == self.region)
+
+    def wait_zeroed(self):
+        """Until the zeroer has zeroed every free extent (recovered leases too)."""
+        wait_for(lambda: self.region_stat()["dirty"] == 0, "background zeroing",
+                 proc=self.daemon, log=self.log)
+
     def tags(self, prefix=""):
         out = json.loads(self.ctl("--json", "tags", self.region).stdout)
         items = out if isinstance(out, list) else out.get("tags", [])
@@ -261,7 +270,7 @@ def allocation(h, size):
 
 
 def nbd_errno(e):
-    return getattr(e, "errno", None)
+    return getattr(e, "errnum", None)  # .errno is its name ("ENOSPC")
 
 
 def run(tests, argv):
