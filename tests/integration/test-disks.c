@@ -18,7 +18,7 @@
  *    else (look-alike tags, other disks); unknown disks and bad names fail.
  *  - with the real plugin (when built and nbdkit is installed): a disk
  *    nbdkit made and wrote through NBD is listed with its chunks; --delete
- *    is refused while nbdkit serves it and works once it stopped; the disk
+ *    is refused while nbdkit serves it and works once it was killed; the disk
  *    nbdkit makes again under that name reads zeros.
  */
 #include <errno.h>
@@ -577,6 +577,9 @@ static pid_t nbdkit_start(struct itest_env *e, const char *nbdkit, const char *n
 				NULL};
 
 		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+		/* a sanitizer build's plugin needs ASan's runtime in the uninstrumented nbdkit */
+		if (*PMEMZ_NBDKIT_PRELOAD)
+			(void)setenv("LD_PRELOAD", PMEMZ_NBDKIT_PRELOAD, 1);
 		execv(argv[0], argv);
 		_exit(127);
 	}
@@ -596,11 +599,16 @@ static pid_t nbdkit_start(struct itest_env *e, const char *nbdkit, const char *n
 	return pid;
 }
 
+/*
+ * kill -9: the disk's claim goes with nbdkit's connection however nbdkit
+ * ends (and an uninstrumented nbdkit with ASan's runtime preloaded can
+ * deadlock in its exit handlers, in glibc's freelocale under p11-kit).
+ */
 static void nbdkit_stop(pid_t pid)
 {
 	int st;
 
-	assert_int_equal(kill(pid, SIGTERM), 0);
+	assert_int_equal(kill(pid, SIGKILL), 0);
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 }
 
@@ -700,8 +708,9 @@ static void test_real_plugin(void **state)
 static void test_real_plugin(void **state)
 {
 	(void)state;
-	print_message("SKIP: nbdkit-pmemz-plugin is not built (nbdkit-plugin-dev): disks of "
-		      "the real plugin are NOT tested\n");
+	print_message("SKIP: nbdkit-pmemz-plugin is not built (nbdkit-plugin-dev), or nbdkit "
+		      "cannot load this sanitizer build's: disks of the real plugin are NOT "
+		      "tested\n");
 	skip();
 }
 #endif
