@@ -8,14 +8,18 @@
 # Boot 1: pmemzerod (fresh device); per file system: nbdkit pmemz,
 #   nbd-client, mkfs, mount, copy a host directory tree (/vmtest/tree),
 #   sync, check every file against the host's sha256 list, save the guest's
-#   own list on the disk.  Then a writer per file system copies the tree
-#   again with a sync in between, and while they run the power is cut
-#   (guest-init: reboot(2) without sync): nbdkit, the daemon and the mounts
-#   die with requests in flight.
+#   own list on the disk.  Then a writer per file system loops: copy a
+#   directory to inflight/N, sync, create the marker inflight/synced.N.  Once
+#   every writer has created synced.2 (so sync 2 has returned, which made
+#   synced.1 durable) the power is cut while they run (guest-init:
+#   reboot(2) without sync): nbdkit, the daemon and the mounts die with
+#   requests in flight.
 # Boot 2: pmemzerod, nbdkit, nbd-client again; mount (the journal or log is
 #   replayed), unmount, `fsck.ext4 -fn` / `xfs_repair -n` must be clean;
 #   every file of the host's list must match (read through nbd: nothing is
-#   cached after the reboot); nbd-client -d, nbdkit and the daemon stopped;
+#   cached after the reboot); synced.1 must exist and, for every marker
+#   synced.N that survived, inflight/N must match too (it was synced before
+#   the marker was made); nbd-client -d, nbdkit and the daemon stopped;
 #   `pmemzctl check` (offline) must be clean.
 #
 # /vmtest/nbd.conf (written by run-nbd-test) sets NBD_BACKEND: "pmemz" (the
@@ -29,6 +33,10 @@ DAEMON_LOG=/tmp/pmemzerod.log
 DISK_SIZE=512M
 TREE=/vmtest/tree
 SUMS=/vmtest/tree.sha256
+# What the writers copy in a loop at the power cut, and its sha256 list.
+INFLIGHT_SRC=usr/include/asm-generic
+INFLIGHT_SUMS=/tmp/inflight.sha256
+INFLIGHT_MAX=40
 NBD_BACKEND=pmemz
 NBD_FS=ext4
 # shellcheck source=/dev/null
@@ -41,6 +49,8 @@ up() { cut -d' ' -f1 /proc/uptime; }
 step() { say "[$(up)s] $*"; }
 
 [ -r "$SUMS" ] && [ -d "$TREE" ] || fail "no tree to copy ($TREE, $SUMS)"
+[ -d "$TREE/$INFLIGHT_SRC" ] || fail "no $INFLIGHT_SRC in the tree"
+grep " \./$INFLIGHT_SRC/" "$SUMS" | sed "s| \./$INFLIGHT_SRC/| ./|" >"$INFLIGHT_SUMS"
 need="nbdkit nbd-client"
 [ "$NBD_BACKEND" = pmemz ] && need="$need pmemzerod pmemzctl"
 for fs in $NBD_FS; do
@@ -131,13 +141,39 @@ connect_nbd() {
 	[ "$size" -gt 0 ] || fail "$NBD_DEV has size 0 after nbd-client"
 }
 
-# verify_tree DIR: every file of the host's list under DIR.
+# verify_tree DIR [LIST]: every file of the host's list (default: the
+# whole tree's) under DIR.
 verify_tree() {
-	(cd "$1" && sha256sum -c -s "$SUMS") || {
-		(cd "$1" && sha256sum -c "$SUMS" 2>&1 | grep -v ': OK$' | head -n 20)
+	list=${2:-$SUMS}
+	(cd "$1" && sha256sum -c -s "$list") || {
+		(cd "$1" && sha256sum -c "$list" 2>&1 | grep -v ': OK$' | head -n 20)
 		fail "checksums differ under $1"
 	}
-	step "all $(wc -l <"$SUMS") files under $1 match the host's sha256 list"
+	step "all $(wc -l <"$list") files under $1 match the host's sha256 list"
+}
+
+# writer DIR: copy, sync, mark; INFLIGHT_MAX times (each copy stays small:
+# the disks are thin, the region holds 250 chunks).
+writer() {
+	mkdir -p "$1"
+	i=1
+	while [ $i -le $INFLIGHT_MAX ]; do
+		cp -a "$TREE/$INFLIGHT_SRC" "$1/$i"
+		sync
+		: >"$1/synced.$i"
+		i=$((i + 1))
+	done
+}
+
+# check_inflight DIR: what the writer synced before the power cut is there.
+check_inflight() {
+	[ -e "$1/synced.1" ] || fail "$1/synced.1 is missing: sync 2 returned before the power cut, so it was durable"
+	i=1
+	while [ -e "$1/synced.$i" ]; do
+		verify_tree "$1/$i" "$INFLIGHT_SUMS"
+		i=$((i + 1))
+	done
+	step "$((i - 1)) synced writer copies under $1 survived the power cut, each complete"
 }
 
 # check_fs: the file system on $NBD_DEV (unmounted) is consistent.
@@ -213,23 +249,21 @@ if [ "$VMTEST_BOOT" -eq 1 ]; then
 		step "memory backend: one boot, no power cut"
 		exit 0
 	fi
-	# Writes in flight at the power cut: per file system two more copies,
-	# synced in between (journal or log commits, FLUSH and FUA, fresh
-	# chunks taken), still running when the power goes.
+	# Writes in flight at the power cut: per file system a writer (copies,
+	# syncs: journal or log commits, FLUSH and FUA, fresh chunks taken),
+	# still running when the power goes.
 	for fs in $NBD_FS; do
-		(
-			cp -a "$TREE" "/mnt/$fs/inflight.1" && sync && cp -a "$TREE" "/mnt/$fs/inflight.2" && sync
-		) >"/tmp/writer-$fs.log" 2>&1 &
+		writer "/mnt/$fs/inflight" >"/tmp/writer-$fs.log" 2>&1 &
 	done
 	for fs in $NBD_FS; do
 		i=0
-		until [ -d "/mnt/$fs/inflight.1/usr" ]; do
+		until [ -e "/mnt/$fs/inflight/synced.2" ]; do
 			i=$((i + 1))
-			[ $i -le 600 ] || fail "the $fs writer did not start within 60 s"
+			[ $i -le 1200 ] || fail "the $fs writer did not sync twice within 120 s"
 			sleep 0.1
 		done
 	done
-	step "writers running: cutting the power with $NBD_FS mounted, nbdkit and pmemzerod up"
+	step "writers past their second sync: cutting the power with $NBD_FS mounted, nbdkit and pmemzerod up"
 	echo "$NBD_FS mounted on nbd, writers copying" >"$VMTEST_POWER_CUT"
 	exit 0
 fi
@@ -246,6 +280,7 @@ for fs in $NBD_FS; do
 	run mount -t "$fs" -o ro "$NBD_DEV" "$MNT"
 	verify_tree "$MNT/tree"
 	cmp -s "$MNT/tree.sha256" "$SUMS" || fail "the list saved on $DISK differs from the host's"
+	check_inflight "$MNT/inflight"
 done
 show_disks "after the power cut"
 n=0
