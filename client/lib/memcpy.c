@@ -18,15 +18,17 @@ PMEMZ_EXPORT int pmemz_memcpy(struct pmemz_region *r, void *dst, const void *src
 	uintptr_t a = (uintptr_t)dst, b, end;
 	unsigned pflags = PMEM2_F_MEM_NONTEMPORAL;
 
-	if (!r || !dst || (!src && len))
-		return pmemz_err(-EINVAL, "pmemz_memcpy: NULL %s",
-				 !r ? "region" : !dst ? "destination" : "source");
+	if (!r)
+		return pmemz_err(-EINVAL, "pmemz_memcpy: region is NULL");
+	if (!dst || (!src && len))
+		return pmemz_err(-EINVAL, "pmemz_memcpy: NULL %s", dst ? "source" : "destination");
 	if (flags & ~PMEMZ_MEM_NODRAIN)
 		return pmemz_err(-EINVAL, "pmemz_memcpy: unknown flags 0x%x", flags);
 	b = (uintptr_t)r->base;
 	if (__builtin_add_overflow(a, len, &end) || a < b || end > b + r->map_size)
-		return pmemz_err(-EFAULT, "pmemz_memcpy: range %p+%zu is outside region '%s' (%p+%zu)",
-				 dst, len, r->name, (void *)r->base, r->map_size);
+		return pmemz_err(-EFAULT,
+				 "pmemz_memcpy: range %p+%zu is outside region '%s' (%p+%zu)", dst,
+				 len, r->name, (void *)r->base, r->map_size);
 	if (len == 0)
 		return 0;
 	if (flags & PMEMZ_MEM_NODRAIN)

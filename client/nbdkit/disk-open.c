@@ -125,19 +125,32 @@ static int found_one(struct pmemz_alloc *a, const char *tag, void *arg)
 	return 1;
 }
 
-/*
- * A new disk: its superblock written and durable, then committed.  Chunk
- * tags without a superblock are no disk of ours (we commit the superblock
- * first): an earlier disk's data, never to be shown as this one's.
- */
-static int super_create(struct disk *d, const char *tag)
+/* A disk may be made only where no chunk tag is: those of an earlier disk would show. */
+static int no_chunk_tags(struct disk *d)
 {
 	char prefix[PMEMZ_DISK_TAG_MAX];
+	int r;
+
+	(void)pmemz_disk_chunk_prefix(prefix, sizeof(prefix), d->cfg.name);
+	r = pmemz_tag_foreach(d->r, prefix, found_one, NULL);
+	if (r > 0) {
+		nbdkit_error("pmemz: disk '%s' has no superblock but chunk tags (%s*): refusing to "
+			     "make a new disk over an earlier one's data",
+			     d->cfg.name, prefix);
+		return -EEXIST;
+	}
+	if (r < 0)
+		nbdkit_error("pmemz: cannot list the tags of disk '%s': %s", d->cfg.name,
+			     pmemz_errormsg());
+	return r;
+}
+
+/* Write a new superblock of size= into the committed extent p, durably. */
+static int super_write(struct disk *d, char *p)
+{
 	struct pmemz_disk_super sb;
-	struct pmemz_alloc *a = NULL;
 	uint8_t uuid[16];
 	const char *why;
-	char *p;
 	int r;
 
 	if (d->cfg.size == 0) {
@@ -149,50 +162,71 @@ static int super_create(struct disk *d, const char *tag)
 		nbdkit_error("pmemz: size=%" PRIu64 " refused: %s", d->cfg.size, why);
 		return -EFBIG;
 	}
-	(void)pmemz_disk_chunk_prefix(prefix, sizeof(prefix), d->cfg.name);
-	r = pmemz_tag_foreach(d->r, prefix, found_one, NULL);
-	if (r != 0) {
-		if (r > 0)
-			nbdkit_error("pmemz: disk '%s' has no superblock but chunk tags (%s*): "
-				     "refusing to make a new disk over an earlier one's data",
-				     d->cfg.name, prefix);
-		else
-			nbdkit_error("pmemz: cannot list the tags of disk '%s': %s", d->cfg.name,
-				     pmemz_errormsg());
-		return r > 0 ? -EEXIST : r;
-	}
 	if (getrandom(uuid, sizeof(uuid), 0) != (ssize_t)sizeof(uuid)) {
 		nbdkit_error("pmemz: getrandom: %m");
 		return -EIO;
 	}
-	r = pmemz_alloc_new(d->r, d->chunk_size, 0, &a);
-	if (r < 0) {
-		nbdkit_error("pmemz: cannot allocate the superblock of disk '%s': %s", d->cfg.name,
-			     pmemz_errormsg());
-		return r;
-	}
-	p = one_extent(d, a);
-	if (!p) {
-		pmemz_alloc_close(a);
-		nbdkit_error("pmemz: the daemon returned an allocation that is not one extent");
-		return -EPROTO;
-	}
 	pmemz_disk_super_init(&sb, d->cfg.name, d->cfg.size, d->chunk_size,
 			      (uint64_t)time(NULL), uuid);
 	r = pmemz_memcpy(d->r, p, &sb, sizeof(sb), 0);
-	if (r == 0)
-		r = pmemz_alloc_commit(a, tag, 0);
 	if (r < 0) {
 		nbdkit_error("pmemz: cannot write the superblock of disk '%s': %s", d->cfg.name,
 			     pmemz_errormsg());
-		pmemz_alloc_close(a);
 		return r;
 	}
 	nbdkit_debug("pmemz: created disk '%s' of %" PRIu64 " bytes in region '%s'", d->cfg.name,
 		     d->cfg.size, d->cfg.region);
-	d->super_a = a;
 	d->size = d->cfg.size;
 	return 0;
+}
+
+/*
+ * A new disk.  Its superblock's extent is committed first and written
+ * after (as every chunk is, disk-io.c says why): a crash in between
+ * leaves a zero superblock, which the next open completes.
+ */
+static int super_create(struct disk *d, const char *tag)
+{
+	struct pmemz_alloc *a = NULL;
+	const char *why;
+	char *p;
+	int r;
+
+	if (d->cfg.size == 0)
+		return super_write(d, NULL); /* refuses, with the reason */
+	if (pmemz_disk_size_valid(d->cfg.size, d->chunk_size, &why) < 0)
+		return super_write(d, NULL);
+	r = no_chunk_tags(d);
+	if (r < 0)
+		return r;
+	r = pmemz_alloc_new(d->r, d->chunk_size, 0, &a);
+	if (r == 0 && !one_extent(d, a)) {
+		pmemz_alloc_close(a);
+		nbdkit_error("pmemz: the daemon returned an allocation that is not one extent");
+		return -EPROTO;
+	}
+	if (r == 0)
+		r = pmemz_alloc_commit(a, tag, 0);
+	if (r < 0) {
+		nbdkit_error("pmemz: cannot allocate the superblock of disk '%s': %s", d->cfg.name,
+			     pmemz_errormsg());
+		if (a)
+			pmemz_alloc_close(a);
+		return r;
+	}
+	d->super_a = a;
+	p = one_extent(d, a);
+	return super_write(d, p);
+}
+
+static bool all_zero(const void *p, size_t len)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < len; i++)
+		if (b[i])
+			return false;
+	return true;
 }
 
 static int super_load(struct disk *d)
@@ -220,6 +254,12 @@ static int super_load(struct disk *d)
 	}
 	/* a copy: the checks must see what the rest of the code uses */
 	memcpy(&sb, p, sizeof(sb));
+	if (all_zero(&sb, sizeof(sb))) {
+		/* the creation was cut short after the commit: complete it */
+		nbdkit_debug("pmemz: disk '%s': completing an interrupted creation", d->cfg.name);
+		r = no_chunk_tags(d);
+		return r < 0 ? r : super_write(d, p);
+	}
 	r = pmemz_disk_super_check(&sb, d->cfg.name, d->chunk_size, &why);
 	if (r < 0) {
 		nbdkit_error("pmemz: disk '%s' refused: %s", d->cfg.name, why);
@@ -367,6 +407,12 @@ int disk_open(struct disk *d, const struct disk_config *cfg)
 	r = map_load(d);
 	if (r < 0)
 		return r;
+	r = wb_init(d);
+	if (r < 0) {
+		nbdkit_error("pmemz: no memory for %" PRIu64 " bytes of write-back buffers",
+			     d->cfg.writeback);
+		return r;
+	}
 	if (d->cfg.reserve) {
 		uint64_t bytes = d->cfg.reserve;
 
@@ -382,6 +428,8 @@ int disk_open(struct disk *d, const struct disk_config *cfg)
 
 void disk_close(struct disk *d)
 {
+	/* first: the write-backs still queued commit and publish their chunks */
+	wb_stop(d);
 	if (d->map) {
 		for (uint64_t i = 0; i < d->nchunks; i++)
 			if (d->map[i].a)

@@ -117,8 +117,7 @@ struct claim *claim_table_find(const struct claim_table *t, const char *region, 
 }
 
 int claim_table_add(struct claim_table *t, struct claim_list *owner_list, const void *owner,
-		    pid_t pid, uid_t uid, const char *region, const char *name,
-		    struct claim **out)
+		    pid_t pid, uid_t uid, const char *region, const char *name, struct claim **out)
 {
 	struct claim *c;
 	size_t b;

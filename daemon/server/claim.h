@@ -54,8 +54,7 @@ struct claim *claim_table_find(const struct claim_table *t, const char *region, 
  * -ENOMEM.
  */
 int claim_table_add(struct claim_table *t, struct claim_list *owner_list, const void *owner,
-		    pid_t pid, uid_t uid, const char *region, const char *name,
-		    struct claim **out);
+		    pid_t pid, uid_t uid, const char *region, const char *name, struct claim **out);
 /* Unlink from the table and the owner's list, and free. */
 void claim_table_remove(struct claim_table *t, struct claim *c);
 /* Remove every claim of owner_list; returns how many. */

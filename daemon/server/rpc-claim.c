@@ -33,8 +33,9 @@ static int claim_release(struct rpc_call *call, const char *region, const char *
 	struct claim *cl = claim_table_find(call->m->claims, region, c->uid, name);
 
 	if (!cl || cl->owner != c)
-		return rpc_fail(call, -ENOENT, "this connection holds no claim '%s' in region '%.64s'",
-				name, region);
+		return rpc_fail(call, -ENOENT,
+				"this connection holds no claim '%s' in region '%.64s'", name,
+				region);
 	claim_table_remove(call->m->claims, cl);
 	c->n_claims--;
 	return claim_reply(call);

@@ -13,7 +13,7 @@ struct tag_list {
 	bool all;
 	uid_t uid;
 	char *tag;
-	char *prefix;	   /* only names starting with it; NULL: all */
+	char *prefix; /* only names starting with it; NULL: all */
 	size_t prefix_len;
 	bool more_runs_ok; /* the client reads a tag's further runs with RUNS */
 	uint32_t next;	   /* the last tag id looked at */
@@ -318,7 +318,8 @@ static int rpc_list_handler(struct rpc_call *call)
 		tags->paged = true;
 		/* Slot ids are 32-bit: a start past them is an empty last page. */
 		tags->done = req->start_slot > UINT32_MAX;
-		tags->next = tags->done || req->start_slot == 0 ? 0 : (uint32_t)(req->start_slot - 1);
+		tags->next =
+		    tags->done || req->start_slot == 0 ? 0 : (uint32_t)(req->start_slot - 1);
 	}
 
 	if (req->tag && !all) {

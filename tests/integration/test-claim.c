@@ -261,8 +261,7 @@ static void test_other_uid(void **state)
 		rc = pmemz_region_open(c2, "rc", &r2);
 		CHILD_CHECK(rc == 0, "open: %s", pmemz_errormsg());
 		rc = pmemz_region_claim(r2, "shared-name");
-		CHILD_CHECK(rc == -EBUSY, "second claim as uid %d: %d, want -EBUSY", OTHER_UID,
-			    rc);
+		CHILD_CHECK(rc == -EBUSY, "second claim as uid %d: %d, want -EBUSY", OTHER_UID, rc);
 		/* "other" does not allow the uid: no claim there */
 		pmemz_region_close(r2);
 		rc = pmemz_region_open(c2, "other", &r2);

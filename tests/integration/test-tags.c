@@ -24,7 +24,7 @@
 
 #define REGION "tags"
 #define EXTENT 4096u
-#define N_DISK 2000 /* "nbd/disk/<i>" */
+#define N_DISK 2000  /* "nbd/disk/<i>" */
 #define N_OTHER 1000 /* "other/<i>" */
 #define OTHER_UID 65534
 #define OTHER_GID 65534
@@ -74,7 +74,7 @@ static void commit_tag(struct pmemz_region *r, const char *name)
 
 struct walk {
 	struct pmemz_region *r;
-	uint8_t *seen_disk;  /* per index */
+	uint8_t *seen_disk; /* per index */
 	uint8_t *seen_other;
 	size_t calls;
 	size_t stop_after; /* 0: never */
@@ -180,8 +180,13 @@ static size_t count_lines(const char *text, const char *needle)
 /* pmemzctl tags: every tag, over as many LIST pages as it takes. */
 static void check_ctl_tags(const struct itest_env *e, bool all, size_t disk, size_t other)
 {
-	char *argv[] = {UNCONST(itest_ctl_path()), UNCONST("--socket"), UNCONST(e->sock),
-			UNCONST("tags"), UNCONST(REGION), all ? UNCONST("--all") : NULL, NULL};
+	char *argv[] = {UNCONST(itest_ctl_path()),
+			UNCONST("--socket"),
+			UNCONST(e->sock),
+			UNCONST("tags"),
+			UNCONST(REGION),
+			all ? UNCONST("--all") : NULL,
+			NULL};
 	char *out = NULL, *err = NULL;
 	int status = itest_run(argv, 30000, &out, &err);
 

@@ -7,6 +7,7 @@ bindings.  Both processes die with the test (PR_SET_PDEATHSIG).
 Environment (set by tests/nbd/nbd.cmake):
   PMEMZ_DAEMON   pmemzerod          PMEMZ_CTL   pmemzctl
   PMEMZ_PLUGIN   nbdkit-pmemz-plugin.so
+  PMEMZ_NBD_ARGS      more plugin parameters (the -sync variants: writeback=0)
   PMEMZ_ITEST_KEEP=1  keep the directory (logs, region)
 """
 import ctypes
@@ -146,6 +147,15 @@ class Env:
             raise AssertionError(f"pmemzctl check: {p.returncode}\n{p.stdout}{p.stderr}")
         return p.stdout
 
+    def region_stat(self):
+        out = json.loads(self.ctl("--json", "regions").stdout)
+        return next(r for r in out["regions"] if r["name"] == self.region)
+
+    def wait_zeroed(self):
+        """Until the zeroer has zeroed every free extent (recovered leases too)."""
+        wait_for(lambda: self.region_stat()["dirty"] == 0, "background zeroing",
+                 proc=self.daemon, log=self.log)
+
     def tags(self, prefix=""):
         out = json.loads(self.ctl("--json", "tags", self.region).stdout)
         items = out if isinstance(out, list) else out.get("tags", [])
@@ -184,7 +194,8 @@ class Nbdkit:
              f"region={self.env.region}", f"disk={self.disk}", f"socket={self.env.sock}"]
         if self.size is not None:
             a.append(f"size={self.size}")
-        return a + self.extra
+        # PMEMZ_NBD_ARGS: plugin parameters of a variant (e.g. writeback=0)
+        return a + os.environ.get("PMEMZ_NBD_ARGS", "").split() + self.extra
 
     def start(self, wait=True):
         if os.path.exists(self.sock):
@@ -261,7 +272,7 @@ def allocation(h, size):
 
 
 def nbd_errno(e):
-    return getattr(e, "errno", None)
+    return getattr(e, "errnum", None)  # .errno is its name ("ENOSPC")
 
 
 def run(tests, argv):
