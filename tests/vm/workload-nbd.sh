@@ -28,7 +28,6 @@
 
 SOCK=/run/pmemzerod.sock
 REGION=dax
-DAEMON_LOG=/tmp/pmemzerod.log
 # Thin: each disk alone is larger than the 502 MiB device.
 DISK_SIZE=512M
 TREE=/vmtest/tree
@@ -48,7 +47,9 @@ NBD_FS=ext4
 up() { cut -d' ' -f1 /proc/uptime; }
 step() { say "[$(up)s] $*"; }
 
-[ -r "$SUMS" ] && [ -d "$TREE" ] || fail "no tree to copy ($TREE, $SUMS)"
+if [ ! -r "$SUMS" ] || [ ! -d "$TREE" ]; then
+	fail "no tree to copy ($TREE, $SUMS)"
+fi
 [ -d "$TREE/$INFLIGHT_SRC" ] || fail "no $INFLIGHT_SRC in the tree"
 grep " \./$INFLIGHT_SRC/" "$SUMS" | sed "s| \./$INFLIGHT_SRC/| ./|" >"$INFLIGHT_SUMS"
 need="nbdkit nbd-client"
@@ -184,8 +185,8 @@ check_fs() {
 	esac
 	say "\$ $*"
 	st=0
-	"$@" >/tmp/check-$FS.log 2>&1 || st=$?
-	sed "s/^/  $1| /" /tmp/check-$FS.log
+	"$@" >"/tmp/check-$FS.log" 2>&1 || st=$?
+	sed "s/^/  $1| /" "/tmp/check-$FS.log"
 	[ "$st" -eq 0 ] || fail "$* exited with status $st"
 	step "$1 clean"
 }
@@ -274,7 +275,7 @@ for fs in $NBD_FS; do
 	set_fs "$fs" $n
 	n=$((n + 1))
 	run mount -t "$fs" "$NBD_DEV" "$MNT"
-	step "$fs mounted (journal/log replayed): $(ls "$MNT" | tr '\n' ' ')"
+	step "$fs mounted (journal/log replayed): $(cd "$MNT" && echo *)"
 	run umount "$MNT"
 	check_fs
 	run mount -t "$fs" -o ro "$NBD_DEV" "$MNT"
