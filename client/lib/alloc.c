@@ -394,6 +394,17 @@ PMEMZ_EXPORT int pmemz_alloc_open(struct pmemz_region *r, const char *tag, struc
 	if (!t)
 		return pmemz_err(-ENOENT, "no tag '%s' in region '%s'", tag, r->name);
 
+	return pmemz_alloc_from_taginfo(r, t, out);
+}
+
+int pmemz_alloc_from_taginfo(struct pmemz_region *r, const Pmemz__TagInfo *t,
+			     struct pmemz_alloc **out)
+{
+	_cleanup_free_ char *name = strdup(t->name);
+	int ret;
+
+	if (!name)
+		return pmemz_err(-ENOMEM, "out of memory");
 	ret =
 	    alloc_make(r, t->runs, t->n_runs, t->has_total_runs ? t->total_runs : 0, 0, name, out);
 	if (ret < 0)
@@ -401,6 +412,11 @@ PMEMZ_EXPORT int pmemz_alloc_open(struct pmemz_region *r, const char *tag, struc
 	(*out)->tag = TAKE_PTR(name);
 	(*out)->committed = true;
 	return 0;
+}
+
+PMEMZ_EXPORT const char *pmemz_alloc_tag(const struct pmemz_alloc *a)
+{
+	return a && a->committed ? a->tag : NULL;
 }
 
 PMEMZ_EXPORT int pmemz_alloc_release(struct pmemz_alloc *a)

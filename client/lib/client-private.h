@@ -162,6 +162,9 @@ struct pmemz_region {
 	uint8_t *base;
 	size_t map_size;
 	void (*persist)(const void *ptr, size_t size);
+	/* libpmem2's for the mapping (pmemz_memcpy, pmemz_drain) */
+	void *(*memcpy_fn)(void *dst, const void *src, size_t len, unsigned flags);
+	void (*drain_fn)(void);
 
 	struct pmemz_reserve *rsv; /* pmemz_region_set_reserve */
 
@@ -170,12 +173,29 @@ struct pmemz_region {
 	bool tracked;		       /* on c->regions */
 	int stale;		       /* 0, or -ESTALE: re-open found another region */
 	char stale_msg[192];
+
+	/* claim.c, under c->lock: the names this handle claimed (malloc'ed) */
+	char **claims;
+	size_t n_claims, cap_claims;
 };
 
 void pmemz_region_ref(struct pmemz_region *r);
 void pmemz_region_unref(struct pmemz_region *r);
 /* 0, or -ESTALE with the message when reconnecting found another region under r's name. */
 int pmemz_region_check(struct pmemz_region *r);
+
+/* ---- claim.c ---------------------------------------------------------- */
+
+/*
+ * Claim r's names again on a new connection (pmemz_client_reconnect): 0,
+ * or the first failure (-EBUSY: another connection took one meanwhile;
+ * that name is no longer r's).  The others are claimed all the same.
+ */
+int pmemz_region_reclaim(struct pmemz_region *r);
+/* Give back every claim of r (pmemz_region_close), best effort. */
+void pmemz_region_unclaim_all(struct pmemz_region *r);
+/* Forget r's claim names (its last reference is gone). */
+void pmemz_region_claims_free(struct pmemz_region *r);
 
 /* ---- reconnect.c ------------------------------------------------------ */
 
@@ -201,6 +221,12 @@ struct pmemz_alloc {
 	size_t bytes;
 };
 
+/*
+ * The handle of a committed tag from a LIST reply's TagInfo: its runs
+ * (the rest read with RUNS when the reply held only the first), checked.
+ */
+int pmemz_alloc_from_taginfo(struct pmemz_region *r, const Pmemz__TagInfo *t,
+			     struct pmemz_alloc **out);
 /* Runs from the wire, checked against the region's extent count (-EPROTO). */
 int pmemz_runs_from_wire(const struct pmemz_region *r, Pmemz__Run *const *wr, size_t n,
 			 struct pmemz_run **out, size_t *total_extents);

@@ -14,6 +14,8 @@
  * stale: its calls fail with -ESTALE, its old mapping stays until it is
  * closed.  Leases die with their connection: the reserve forgets its own,
  * an allocation handle's lease can no longer be committed (-ESTALE).
+ * Claims die with it too, and are taken again on the new connection; one
+ * that another connection took meanwhile is lost (-EBUSY).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -146,10 +148,14 @@ PMEMZ_EXPORT int pmemz_client_reconnect(struct pmemz_client *c)
 		/* After a connection failure the rest wait for the next try. */
 		int rr = ret < 0 ? 0 : region_reopen(regions[i]);
 
-		if (rr == -ESTALE) {
+		if (rr == 0 && ret == 0)
+			rr = pmemz_region_reclaim(regions[i]);
+		if (rr < 0 && !pmemz_client_broken(c)) {
+			/* -ESTALE, or a claim someone else took meanwhile (-EBUSY) */
 			if (!stale)
 				(void)snprintf(msg, sizeof(msg), "%s", pmemz_errormsg());
-			stale = rr;
+			if (!stale)
+				stale = rr;
 		} else if (rr < 0) {
 			ret = rr;
 			(void)snprintf(msg, sizeof(msg), "%s", pmemz_errormsg());
@@ -159,7 +165,7 @@ PMEMZ_EXPORT int pmemz_client_reconnect(struct pmemz_client *c)
 	}
 	if (ret < 0)
 		return pmemz_err(ret, "%s", msg);
-	if (stale) /* the connection is back; the other regions serve */
+	if (stale) /* the connection is back; the other regions (and claims) serve */
 		return pmemz_err(stale, "%s", msg);
 	pmemz_err_clear();
 	return 0;

@@ -40,6 +40,8 @@ static int region_map(struct pmemz_region *r, int fd)
 	r->base = pmem2_map_get_address(r->map);
 	r->map_size = pmem2_map_get_size(r->map);
 	r->persist = pmem2_get_persist_fn(r->map);
+	r->memcpy_fn = pmem2_get_memcpy_fn(r->map);
+	r->drain_fn = pmem2_get_drain_fn(r->map);
 	pmemz_debug("mapped region '%s' at %p, %zu bytes, store granularity %d", r->name,
 		    (void *)r->base, r->map_size, (int)pmem2_map_get_store_granularity(r->map));
 	return 0;
@@ -142,6 +144,7 @@ void pmemz_region_unref(struct pmemz_region *r)
 		(void)pmem2_map_delete(&r->map);
 	pmemz_client_unref(r->c);
 	pmemz_reserve_free(r->rsv);
+	pmemz_region_claims_free(r);
 	free(r->name);
 	free(r->path);
 	free(r->granularity);
@@ -168,6 +171,7 @@ PMEMZ_EXPORT void pmemz_region_close(struct pmemz_region *r)
 	if (!r)
 		return;
 	pmemz_reserve_drop(r); /* reserved leases go back to the daemon now */
+	pmemz_region_unclaim_all(r);
 	pmemz_region_unref(r);
 }
 

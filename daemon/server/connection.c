@@ -603,6 +603,7 @@ int connection_new(struct manager *m, int fd, struct connection **out)
 	TAILQ_INIT(&c->out);
 	TAILQ_INIT(&c->held);
 	LIST_INIT(&c->leases);
+	LIST_INIT(&c->claims);
 	TAILQ_INIT(&c->waiters);
 	connection_get_groups(c);
 	c->admin =
@@ -653,6 +654,12 @@ void connection_close(struct connection *c)
 	}
 	waitq_cancel(c);
 	rpc_job_cancel(c);
+	/* Claims are names only: gone with the connection, nothing to sync. */
+	if (c->n_claims) {
+		log_debug("connection %" PRIu64 ": released %zu claims", c->serial,
+			  claim_table_release_all(m->claims, &c->claims));
+		c->n_claims = 0;
+	}
 	if (released) {
 		log_debug("connection %" PRIu64 ": released %" PRIu64 " leased extents", c->serial,
 			  released);

@@ -16,6 +16,7 @@
 #include <sys/queue.h>
 #include <sys/types.h>
 
+#include "claim.h"
 #include "lease.h"
 #include "manager.h"
 
@@ -77,6 +78,8 @@ struct connection {
 	bool admin;
 
 	struct lease_list leases;
+	struct claim_list claims; /* rpc-claim.c's */
+	unsigned n_claims;
 	struct waiter_list waiters; /* waitq.c's */
 	unsigned n_waiters;	    /* waitq.c's */
 

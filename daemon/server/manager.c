@@ -531,7 +531,7 @@ int manager_new(const struct daemon_conf *conf, struct manager **out)
 	m->base = event_base_new();
 	if (!m->base || event_base_priority_init(m->base, MANAGER_NPRIO) < 0)
 		return log_error_errno(ENOMEM, "Failed to create the event loop");
-	if (lease_table_new(&m->leases) < 0 ||
+	if (lease_table_new(&m->leases) < 0 || claim_table_new(&m->claims) < 0 ||
 	    manager_add_event(m, &m->commit_ev, -1, 0, manager_commit_cb, m, MANAGER_PRIO_COMMIT,
 			      false) < 0 ||
 	    manager_add_event(m, &m->reaper_ev, -1, 0, manager_reaper_cb, m, MANAGER_PRIO_IO,
@@ -642,6 +642,7 @@ void manager_free(struct manager *m)
 	if (m->reaper_ev)
 		event_free(m->reaper_ev);
 	lease_table_free(m->leases);
+	claim_table_free(m->claims);
 	free(m->uid_conns);
 	if (m->jobs_ev)
 		event_free(m->jobs_ev);

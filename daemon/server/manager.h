@@ -26,6 +26,7 @@ struct event_base;
 struct connection;
 struct listener;
 struct lease_table;
+struct claim_table;
 struct usage;
 struct uid_conns;
 struct rpc_job;
@@ -123,6 +124,7 @@ struct manager {
 	struct event *reaper_ev;
 
 	struct lease_table *leases;
+	struct claim_table *claims; /* rpc-claim.c's */
 
 	/* connection.c's: memory budgets (see connection.h) */
 	size_t conn_mem_total;	   /* sum of the connections' mem */

@@ -17,7 +17,7 @@
 static const struct rpc_descriptor *const rpc_table[] = {
     &rpc_hello, &rpc_open_region, &rpc_allocate, &rpc_commit, &rpc_free,  &rpc_flush,
     &rpc_list,  &rpc_stat,        &rpc_noop,     &rpc_map,    &rpc_zeroer, &rpc_usage,
-    &rpc_runs,
+    &rpc_runs,  &rpc_claim,
 };
 
 const struct rpc_descriptor *rpc_lookup(Pmemz__Request__OpCase op)
@@ -255,6 +255,15 @@ size_t rpc_runs_fitting(const struct run *runs, size_t n_runs, size_t budget)
 		used += one;
 	}
 	return k;
+}
+
+size_t rpc_runs_packed(const struct run *runs, size_t n_runs)
+{
+	size_t used = 0;
+
+	for (size_t k = 0; k < n_runs; k++)
+		used += 4 + varint_size(runs[k].first) + varint_size(runs[k].count);
+	return used;
 }
 
 void rpc_region_info_to_pb(const struct region_info *info, Pmemz__RegionInfo *pb)

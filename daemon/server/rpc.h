@@ -67,6 +67,7 @@ extern const struct rpc_descriptor rpc_map;
 extern const struct rpc_descriptor rpc_zeroer;
 extern const struct rpc_descriptor rpc_usage;
 extern const struct rpc_descriptor rpc_runs;
+extern const struct rpc_descriptor rpc_claim;
 
 const struct rpc_descriptor *rpc_lookup(Pmemz__Request__OpCase op);
 /* Run one decoded request (version already checked). */
@@ -118,6 +119,8 @@ int rpc_runs_to_pb(const struct run *runs, size_t n_runs, Pmemz__Run **storage, 
  */
 #define RPC_RUNS_BUDGET (PMEMZ_FRAME_MAX - 1024u)
 size_t rpc_runs_fitting(const struct run *runs, size_t n_runs, size_t budget);
+/* The bytes rpc_runs_fitting counts for n_runs runs. */
+size_t rpc_runs_packed(const struct run *runs, size_t n_runs);
 
 void rpc_region_info_to_pb(const struct region_info *info, Pmemz__RegionInfo *pb);
 

@@ -26,7 +26,8 @@ if(TARGET pmemzctl)
 endif()
 
 # name -> source; ctl (json-c), quota (json-c), metrics and bare need pmemzctl
-set(_itests alloc zero kill isolation nospace robust startup concurrent systemd reconnect attack fragment)
+set(_itests alloc zero kill isolation nospace robust startup concurrent systemd reconnect attack fragment
+  claim tags)
 if(TARGET pmemzctl)
   list(APPEND _itests ctl quota metrics bare policy)
 else()
@@ -39,7 +40,7 @@ foreach(t ${_itests})
   if(t STREQUAL "ctl" OR t STREQUAL "quota" OR t STREQUAL "policy")
     target_link_libraries(itest-${t} PRIVATE PkgConfig::JSONC)
   endif()
-  if(t STREQUAL "ctl" OR t STREQUAL "bare")
+  if(t STREQUAL "ctl" OR t STREQUAL "bare" OR (t STREQUAL "tags" AND TARGET pmemzctl))
     add_dependencies(itest-${t} pmemzctl)
   endif()
   if(t STREQUAL "metrics")
