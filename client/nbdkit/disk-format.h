@@ -25,9 +25,9 @@
 /* "nbd/" NAME "/" index: fits the daemon's 63-byte tag names */
 #define PMEMZ_DISK_TAG_MAX (sizeof(PMEMZ_DISK_TAG_PREFIX) + PMEMZ_DISK_NAME_MAX + 1 + 20)
 /*
- * Chunks of one disk at most: the plugin's chunk map holds 16 bytes per
+ * Chunks of one disk at most: the plugin's chunk map holds 24 bytes per
  * chunk of the virtual size (reserved address space, touched only where
- * chunks are written), 256 MiB at this limit: 32 TiB with 2 MiB extents.
+ * chunks are written), 384 MiB at this limit: 32 TiB with 2 MiB extents.
  */
 #define PMEMZ_DISK_MAX_CHUNKS (1ull << 24)
 

@@ -6,11 +6,12 @@
  * chunk's stripe read lock and one drain at the end: no daemon, no global
  * lock.  The first write into a chunk takes a zeroed extent (from the
  * client reserve, so usually without a round trip) before any lock, then,
- * under the stripe write lock, commits it under the chunk's tag -- the
- * durable chunk-map update --, writes the data, drains and publishes it.
- * A request that lost the race for the same chunk finds it published
- * under the write lock, writes there instead and gives its spare extent
- * back.
+ * under the stripe write lock, either queues it for write-back with the
+ * data in a buffer (disk-wb.c), or commits it under the chunk's tag -- the
+ * durable chunk-map update --, writes the data and publishes it.  A
+ * request that lost the race for the same chunk finds it published (or
+ * queued) under the write lock, writes there instead and gives its spare
+ * extent back.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -24,6 +25,7 @@
 #include "libpmemzclient.h"
 
 #define CACHE_LINE 64u
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
 
 static const char zeroes[64 * 1024];
 
@@ -44,12 +46,17 @@ static char *chunk_addr(struct disk *d, uint64_t idx)
 	return __atomic_load_n(&d->map[idx].addr, __ATOMIC_ACQUIRE);
 }
 
+static struct wb_pending *chunk_pend(struct disk *d, uint64_t idx)
+{
+	return __atomic_load_n(&d->map[idx].pend, __ATOMIC_ACQUIRE);
+}
+
 static int failed(struct disk *d)
 {
 	return __atomic_load_n(&d->failed, __ATOMIC_ACQUIRE);
 }
 
-/* Split [offset, offset + count) at chunk boundaries: fn(chunk, offset in it, length). */
+/* Split [offset, offset + count) at chunk boundaries: chunk idx, offset in it, length. */
 #define FOR_EACH_CHUNK_PIECE(d, offset, count, idx, off, len)                                      \
 	for (uint64_t _pos = (offset), _end = (offset) + (count), idx, off, len;                    \
 	     _pos < _end && (idx = _pos / (d)->chunk_size, off = _pos % (d)->chunk_size,            \
@@ -65,12 +72,15 @@ int disk_read(struct disk *d, void *buf, uint32_t count, uint64_t offset)
 	FOR_EACH_CHUNK_PIECE(d, offset, count, idx, off, len)
 	{
 		pthread_rwlock_t *l = stripe(d, idx);
+		struct wb_pending *pd;
 		char *p;
 
 		pthread_rwlock_rdlock(l);
 		p = chunk_addr(d, idx);
 		if (p)
 			memcpy(out, p + off, len);
+		else if ((pd = chunk_pend(d, idx)))
+			wb_read(d, pd, off, out, len);
 		else
 			memset(out, 0, len); /* never written: no pmem touched */
 		pthread_rwlock_unlock(l);
@@ -80,7 +90,7 @@ int disk_read(struct disk *d, void *buf, uint32_t count, uint64_t offset)
 }
 
 /* The 2015 write path, for the benchmark: zero with cached stores, flush every line. */
-static void zero_inline(char *p, size_t len)
+void disk_zero_inline(char *p, size_t len)
 {
 	memset(p, 0, len);
 #if defined(__x86_64__) || defined(__i386__)
@@ -133,8 +143,10 @@ static int fresh_extent(struct disk *d, struct pmemz_alloc **out)
 }
 
 /*
- * Commit lease a under chunk idx's tag; the caller holds the stripe write
- * lock.  0 with *out, *addr: the committed extent.
+ * Commit lease a under chunk idx's tag.  The caller owns the chunk's tag:
+ * it holds the stripe write lock with the chunk absent, or it is the
+ * chunk's write-back (nobody else commits or frees a chunk being written
+ * back).  0 with *out, *addr: the committed extent.
  *
  * Committed before a byte is written into it: a lease can die under us
  * (the daemon restarts, and the reserve may even hand out a lease of the
@@ -143,13 +155,13 @@ static int fresh_extent(struct disk *d, struct pmemz_alloc **out)
  * would be stale data in another tenant's fresh extent.  A committed tag
  * survives restarts, so stores into it are always safe.  A crash between
  * the commit and the copy leaves the chunk present and zero, or partly
- * written by a write that was never acknowledged: never stale.
+ * written by a write that was never reported durable: never stale.
  *
  * A connection lost on the way leaves the commit done or not: the tag
  * tells.  Not done, the lease died with the connection: take another.
  */
-static int commit_chunk(struct disk *d, uint64_t idx, struct pmemz_alloc *a,
-			struct pmemz_alloc **out, char **addr)
+int disk_commit_chunk(struct disk *d, uint64_t idx, struct pmemz_alloc *a,
+		      struct pmemz_alloc **out, char **addr)
 {
 	char tag[PMEMZ_DISK_TAG_MAX];
 	size_t len = 0;
@@ -202,49 +214,96 @@ static int commit_chunk(struct disk *d, uint64_t idx, struct pmemz_alloc *a,
 	return 0;
 }
 
-/* The first write into chunk idx (absent when the caller looked). */
-static int write_fresh(struct disk *d, uint64_t idx, const void *buf, uint64_t off, uint64_t len)
+void disk_publish(struct disk *d, uint64_t idx, struct pmemz_alloc *a, char *p)
+{
+	d->map[idx].a = a;
+	__atomic_store_n(&d->map[idx].addr, p, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&d->allocated, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * The write into chunk idx when the caller found it absent (taking the
+ * stripe write lock).  *staged: the write-back sequence the data went
+ * behind, when it went into a buffer.
+ */
+static int write_slow(struct disk *d, uint64_t idx, const void *buf, uint64_t off, uint64_t len,
+		      uint64_t *staged)
 {
 	pthread_rwlock_t *l = stripe(d, idx);
 	struct pmemz_alloc *a = NULL, *spare = NULL;
+	struct wb_pending *pd, *mine = NULL;
 	char *p;
-	int r;
+	int r = 0;
 
-	/* leased before the lock: usually from the reserve, else a round trip */
-	r = fresh_extent(d, &spare);
-	if (r < 0)
-		return r;
 	pthread_rwlock_wrlock(l);
-	p = chunk_addr(d, idx);
-	if (p) {
-		/* another request published the chunk meanwhile */
+	for (;;) {
+		p = chunk_addr(d, idx);
+		pd = chunk_pend(d, idx);
+		if (p) {
+			r = copy_in(d, p + off, buf, len);
+			break;
+		}
+		if (pd) {
+			wb_stage(d, pd, off, buf, len);
+			*staged = MAX(*staged, wb_seq(pd));
+			break;
+		}
+		if (!spare) {
+			/*
+			 * Absent: lease an extent (usually from the reserve) and a
+			 * buffer without the lock, then look again.  A whole chunk
+			 * gains nothing from a buffer: commit, then write into it.
+			 */
+			bool stage = wb_on(d) && len < d->chunk_size;
+
+			pthread_rwlock_unlock(l);
+			r = fresh_extent(d, &spare);
+			if (r < 0)
+				return r;
+			if (stage)
+				mine = wb_get(d);
+			pthread_rwlock_wrlock(l);
+			continue;
+		}
+		if (mine) {
+			wb_stage(d, mine, off, buf, len);
+			__atomic_store_n(&d->map[idx].pend, mine, __ATOMIC_RELEASE);
+			uint64_t seq = wb_submit(d, mine, idx, TAKE_LEASE(spare));
+
+			*staged = MAX(*staged, seq);
+			mine = NULL;
+			break;
+		}
+		r = disk_commit_chunk(d, idx, TAKE_LEASE(spare), &a, &p);
+		if (r == 0) {
+			if (d->cfg.zeroing == DISK_ZEROING_INLINE)
+				disk_zero_inline(p, d->chunk_size);
+			r = copy_in(d, p + off, buf, len);
+			/* published even if the copy failed: the tag is committed */
+			disk_publish(d, idx, a, p);
+		}
+		break;
+	}
+	pthread_rwlock_unlock(l);
+	if (spare) {
+		/* another request made the chunk meanwhile */
 		nbdkit_debug("pmemz: chunk %" PRIu64 ": lost the race for it, spare extent "
 			     "given back",
 			     idx);
-		r = copy_in(d, p + off, buf, len);
-	} else {
-		r = commit_chunk(d, idx, TAKE_LEASE(spare), &a, &p);
-		if (r == 0) {
-			if (d->cfg.zeroing == DISK_ZEROING_INLINE)
-				zero_inline(p, d->chunk_size);
-			r = copy_in(d, p + off, buf, len);
-			/* published even if the copy failed: the tag is committed */
-			d->map[idx].a = a;
-			__atomic_store_n(&d->map[idx].addr, p, __ATOMIC_RELEASE);
-			__atomic_add_fetch(&d->allocated, 1, __ATOMIC_RELAXED);
-		}
-	}
-	pthread_rwlock_unlock(l);
-	if (spare)
 		pmemz_alloc_close(spare);
+	}
+	if (mine)
+		wb_put(d, mine);
 	return r;
 }
 
-int disk_write(struct disk *d, const void *buf, uint32_t count, uint64_t offset)
+int disk_write(struct disk *d, const void *buf, uint32_t count, uint64_t offset,
+	       uint64_t *staged)
 {
 	const char *in = buf;
 	int r = failed(d);
 
+	*staged = 0;
 	if (r < 0)
 		return r;
 	FOR_EACH_CHUNK_PIECE(d, offset, count, idx, off, len)
@@ -258,12 +317,12 @@ int disk_write(struct disk *d, const void *buf, uint32_t count, uint64_t offset)
 			r = copy_in(d, p + off, in, len);
 		pthread_rwlock_unlock(l);
 		if (!p)
-			r = write_fresh(d, idx, in, off, len);
+			r = write_slow(d, idx, in, off, len, staged);
 		if (r < 0)
 			break;
 		in += len;
 	}
-	/* durable on return: FUA is free, FLUSH finds nothing of this thread's left */
+	/* what went to pmem is durable on return: FLUSH finds nothing of this thread's left */
 	pmemz_drain(d->r);
 	return r;
 }
@@ -332,6 +391,51 @@ static int chunk_free(struct disk *d, uint64_t idx)
 	return 0;
 }
 
+/* Zero [off, off + len) of chunk idx, present or being written back (stripe write lock held). */
+static int zero_part(struct disk *d, uint64_t idx, uint64_t off, uint64_t len)
+{
+	struct wb_pending *pd = chunk_pend(d, idx);
+	char *p = chunk_addr(d, idx);
+	int r = 0;
+
+	if (pd) {
+		wb_stage(d, pd, off, NULL, len);
+		return 0;
+	}
+	for (uint64_t done = 0; p && r == 0 && done < len; done += sizeof(zeroes)) {
+		uint64_t n = len - done < sizeof(zeroes) ? len - done : sizeof(zeroes);
+
+		r = copy_in(d, p + off + done, zeroes, n);
+	}
+	return r;
+}
+
+/* Give whole chunk idx back; one being written back is waited for first. */
+static int zero_whole(struct disk *d, uint64_t idx)
+{
+	pthread_rwlock_t *l = stripe(d, idx);
+	struct wb_pending *pd;
+	int r = 0;
+
+	pthread_rwlock_wrlock(l);
+	for (int tries = 0; (pd = chunk_pend(d, idx)); tries++) {
+		uint64_t seq = wb_seq(pd);
+
+		if (tries == 2) {
+			/* written again and again meanwhile: let it read zero, allocated */
+			wb_discard(d, pd);
+			break;
+		}
+		pthread_rwlock_unlock(l);
+		wb_wait(d, seq);
+		pthread_rwlock_wrlock(l);
+	}
+	if (!pd && chunk_addr(d, idx))
+		r = chunk_free(d, idx);
+	pthread_rwlock_unlock(l);
+	return r;
+}
+
 int disk_zero(struct disk *d, uint32_t count, uint64_t offset, bool write_zeroes)
 {
 	int r = failed(d);
@@ -343,20 +447,13 @@ int disk_zero(struct disk *d, uint32_t count, uint64_t offset, bool write_zeroes
 		pthread_rwlock_t *l = stripe(d, idx);
 		bool whole = off == 0 && (len == d->chunk_size || offset + count == d->size);
 
-		if (!chunk_addr(d, idx))
+		if (!chunk_addr(d, idx) && !chunk_pend(d, idx))
 			continue; /* reads zero already */
 		if (whole) {
-			pthread_rwlock_wrlock(l);
-			r = chunk_addr(d, idx) ? chunk_free(d, idx) : 0;
-			pthread_rwlock_unlock(l);
+			r = zero_whole(d, idx);
 		} else if (write_zeroes) {
-			pthread_rwlock_rdlock(l);
-			char *p = chunk_addr(d, idx);
-			for (uint64_t done = 0; p && r == 0 && done < len; done += sizeof(zeroes)) {
-				uint64_t n = len - done < sizeof(zeroes) ? len - done : sizeof(zeroes);
-
-				r = copy_in(d, p + off + done, zeroes, n);
-			}
+			pthread_rwlock_wrlock(l);
+			r = zero_part(d, idx, off, len);
 			pthread_rwlock_unlock(l);
 		}
 		/* a partial TRIM is advisory: the data stays */
@@ -375,7 +472,8 @@ int disk_extents(struct disk *d, uint32_t count, uint64_t offset, bool req_one,
 
 	FOR_EACH_CHUNK_PIECE(d, offset, count, idx, off, len)
 	{
-		uint32_t type = chunk_addr(d, idx) ? 0 : NBDKIT_EXTENT_HOLE | NBDKIT_EXTENT_ZERO;
+		bool data = chunk_addr(d, idx) || chunk_pend(d, idx);
+		uint32_t type = data ? 0 : NBDKIT_EXTENT_HOLE | NBDKIT_EXTENT_ZERO;
 
 		if (run_len && type != run_type) {
 			if (nbdkit_add_extent(e, run_start, run_len, run_type) < 0)

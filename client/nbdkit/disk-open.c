@@ -407,6 +407,12 @@ int disk_open(struct disk *d, const struct disk_config *cfg)
 	r = map_load(d);
 	if (r < 0)
 		return r;
+	r = wb_init(d);
+	if (r < 0) {
+		nbdkit_error("pmemz: no memory for %" PRIu64 " bytes of write-back buffers",
+			     d->cfg.writeback);
+		return r;
+	}
 	if (d->cfg.reserve) {
 		uint64_t bytes = d->cfg.reserve;
 
@@ -422,6 +428,8 @@ int disk_open(struct disk *d, const struct disk_config *cfg)
 
 void disk_close(struct disk *d)
 {
+	/* first: the write-backs still queued commit and publish their chunks */
+	wb_stop(d);
 	if (d->map) {
 		for (uint64_t i = 0; i < d->nchunks; i++)
 			if (d->map[i].a)

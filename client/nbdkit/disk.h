@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/queue.h>
 
 #include "disk-format.h"
 
@@ -35,9 +36,16 @@ enum disk_zeroing {
 	DISK_ZEROING_INLINE,  /* and are zeroed again here (the benchmark's baseline) */
 };
 
+struct wb_pending;
+
+/*
+ * A chunk is absent (both NULL), being written back (pend: its data is in
+ * DRAM until its extent is committed, disk-wb.c), or present (addr).
+ */
 struct disk_chunk {
 	char *addr;		/* the extent in the mapping, NULL when absent (atomic) */
 	struct pmemz_alloc *a; /* its committed allocation (under the stripe write lock) */
+	struct wb_pending *pend; /* atomic; set and cleared under the stripe write lock */
 };
 
 struct disk_stripe {
@@ -50,6 +58,7 @@ struct disk_config {
 	const char *socket; /* NULL: the library's default */
 	uint64_t size;	    /* 0: the size recorded in the superblock */
 	uint64_t reserve;   /* client reserve in bytes; 0: none */
+	uint64_t writeback; /* write-back buffers in bytes; less than two chunks: none */
 	enum disk_zeroing zeroing;
 	unsigned reconnect_seconds;
 };
@@ -73,6 +82,22 @@ struct disk {
 	uint64_t gen;	  /* atomic */
 	int failed;	  /* atomic: 0, or why every request fails (-errno) */
 	uint64_t allocated; /* chunks present (atomic), for debug output */
+
+	struct {
+		bool initialised;
+		bool on; /* atomic: workers run, writes may stage */
+		bool stop;
+		pthread_mutex_t lock; /* all below */
+		pthread_cond_t work;  /* todo has entries, or stop */
+		pthread_cond_t done;  /* a write-back finished: a buffer is free */
+		TAILQ_HEAD(, wb_pending) all, todo;
+		struct wb_pending *free, *pool;
+		uint64_t n_pool, next_seq;
+		pthread_t workers[16];
+		unsigned n_workers;
+		uint64_t errors; /* atomic: failed write-backs so far */
+		int last_error;	 /* atomic */
+	} wb;
 };
 
 /* Connect, claim the disk, create or check its superblock, load the chunk map. */
@@ -82,17 +107,51 @@ void disk_close(struct disk *d);
 
 /*
  * The data path; each returns 0 or a negative errno, and calls
- * nbdkit_error() itself.  Every write is durable on return (NT stores and
- * a drain of the calling thread), so FUA is free and FLUSH has nothing
- * left to do.
+ * nbdkit_error() itself.  A write into a present chunk is durable on
+ * return (NT stores and a drain of the calling thread); a write into a
+ * fresh chunk may be staged for write-back (disk-wb.c), and FLUSH waits
+ * for those.
  */
 int disk_read(struct disk *d, void *buf, uint32_t count, uint64_t offset);
-int disk_write(struct disk *d, const void *buf, uint32_t count, uint64_t offset);
+/*
+ * *staged: the last write-back sequence this write queued data behind (0
+ * none); wb_wait() on it makes the write durable (FUA).
+ */
+int disk_write(struct disk *d, const void *buf, uint32_t count, uint64_t offset,
+	       uint64_t *staged);
 /* Whole chunks are given back; a partial chunk is zeroed (zero) or left (trim). */
 int disk_zero(struct disk *d, uint32_t count, uint64_t offset, bool write_zeroes);
 struct nbdkit_extents;
 int disk_extents(struct disk *d, uint32_t count, uint64_t offset, bool req_one,
 		 struct nbdkit_extents *e);
+
+/* ---- disk-io.c, for disk-wb.c ---- */
+int disk_commit_chunk(struct disk *d, uint64_t idx, struct pmemz_alloc *lease,
+		      struct pmemz_alloc **out, char **addr);
+void disk_publish(struct disk *d, uint64_t idx, struct pmemz_alloc *a, char *p);
+void disk_zero_inline(char *p, size_t len);
+
+/* ---- disk-wb.c: write-back of fresh chunks ---- */
+int wb_init(struct disk *d);  /* the buffers (disk_open) */
+int wb_start(struct disk *d); /* the workers (after nbdkit forked) */
+void wb_stop(struct disk *d); /* finish the queue, stop the workers, free */
+static inline bool wb_on(struct disk *d)
+{
+	return __atomic_load_n(&d->wb.on, __ATOMIC_ACQUIRE);
+}
+/* A free buffer; waits for one. */
+struct wb_pending *wb_get(struct disk *d);
+void wb_put(struct disk *d, struct wb_pending *pd);
+/* Queue pd as chunk idx's write-back of lease (stripe write lock held): its seq. */
+uint64_t wb_submit(struct disk *d, struct wb_pending *pd, uint64_t idx, struct pmemz_alloc *lease);
+uint64_t wb_seq(const struct wb_pending *pd);
+/* Wait for the write-backs queued up to seq (UINT64_MAX: all queued now). */
+void wb_wait(struct disk *d, uint64_t seq);
+/* Bytes of a chunk being written back (stage: stripe write lock; read: read lock). */
+void wb_stage(struct disk *d, struct wb_pending *pd, uint64_t off, const void *src, uint64_t len);
+void wb_read(struct disk *d, const struct wb_pending *pd, uint64_t off, void *dst, uint64_t len);
+/* Forget what was staged: the chunk reads zero (stripe write lock held). */
+void wb_discard(struct disk *d, struct wb_pending *pd);
 
 /* ---- disk-conn.c: the daemon, and coming back after it went away ---- */
 

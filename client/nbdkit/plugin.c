@@ -24,10 +24,12 @@
 
 #define DEFAULT_DISK "disk0"
 #define DEFAULT_RESERVE (64ull << 20)
+#define DEFAULT_WRITEBACK (64ull << 20)
 
 static struct disk_config cfg = {
     .name = DEFAULT_DISK,
     .reserve = DEFAULT_RESERVE,
+    .writeback = DEFAULT_WRITEBACK,
     .zeroing = DISK_ZEROING_SERVICE,
     .reconnect_seconds = DISK_RECONNECT_SECONDS,
 };
@@ -75,6 +77,12 @@ static int pz_config(const char *key, const char *value)
 		if (s < 0)
 			return -1;
 		cfg.reserve = (uint64_t)s;
+	} else if (strcmp(key, "writeback") == 0) {
+		int64_t s = nbdkit_parse_size(value);
+
+		if (s < 0)
+			return -1;
+		cfg.writeback = (uint64_t)s;
 	} else if (strcmp(key, "reconnect-timeout") == 0) {
 		unsigned v;
 
@@ -105,6 +113,7 @@ static int pz_config_complete(void)
 	"socket=<PATH>     pmemzerod's socket (default: libpmemzclient's).\n"                      \
 	"zeroing=service|inline  inline zeroes fresh chunks here (benchmark only).\n"              \
 	"reserve=<SIZE>    Zeroed extents kept leased ahead (default 64M).\n"                      \
+	"writeback=<SIZE>  Buffers for fresh chunks being committed (default 64M; 0: off).\n"   \
 	"reconnect-timeout=<SECONDS>  Wait for a restarting pmemzerod (default 60)."
 
 /*
@@ -123,7 +132,8 @@ static int pz_get_ready(void)
 static int pz_after_fork(void)
 {
 	server_pid = getpid();
-	return 0;
+	/* threads do not survive fork: the write-back workers start here */
+	return wb_start(&disk) < 0 ? -1 : 0;
 }
 
 static void pz_cleanup(void)
@@ -141,9 +151,42 @@ static void pz_dump_plugin(void)
 	printf("pmemz_max_chunks=%llu\n", (unsigned long long)PMEMZ_DISK_MAX_CHUNKS);
 }
 
+/* A connection: which failed write-backs it was told about (its FLUSH reports each once). */
+struct conn {
+	uint64_t errors_seen;
+};
+
 static void *pz_open(int readonly)
 {
-	return NBDKIT_HANDLE_NOT_NEEDED;
+	struct conn *c = malloc(sizeof(*c));
+
+	if (!c) {
+		nbdkit_error("pmemz: out of memory");
+		return NULL;
+	}
+	c->errors_seen = __atomic_load_n(&disk.wb.errors, __ATOMIC_ACQUIRE);
+	return c;
+}
+
+static void pz_close(void *handle)
+{
+	free(handle);
+}
+
+/* Wait for the write-backs up to seq; then a write-back that failed since the last time fails this. */
+static int durable(struct conn *c, uint64_t seq)
+{
+	uint64_t n;
+
+	if (seq)
+		wb_wait(&disk, seq);
+	n = __atomic_load_n(&disk.wb.errors, __ATOMIC_ACQUIRE);
+	if (n != c->errors_seen) {
+		c->errors_seen = n;
+		nbdkit_error("pmemz: data written earlier was lost (see the write-back error above)");
+		return __atomic_load_n(&disk.wb.last_error, __ATOMIC_ACQUIRE);
+	}
+	return 0;
 }
 
 static int64_t pz_get_size(void *handle)
@@ -197,16 +240,21 @@ static int pz_pread(void *handle, void *buf, uint32_t count, uint64_t offset, ui
 static int pz_pwrite(void *handle, const void *buf, uint32_t count, uint64_t offset,
 			uint32_t flags)
 {
-	int r = disk_write(&disk, buf, count, offset);
+	uint64_t staged = 0;
+	int r = disk_write(&disk, buf, count, offset, &staged);
 
+	if (r == 0 && (flags & NBDKIT_FLAG_FUA))
+		r = durable(handle, staged);
 	return r < 0 ? fail(r) : 0;
 }
 
 static int pz_flush(void *handle, uint32_t flags)
 {
-	/* every write drained its own stores before it was acknowledged */
+	/* writes into present chunks drained their stores before they were acknowledged */
 	int r = __atomic_load_n(&disk.failed, __ATOMIC_ACQUIRE);
 
+	if (r == 0)
+		r = durable(handle, UINT64_MAX);
 	return r < 0 ? fail(r) : 0;
 }
 
@@ -222,6 +270,9 @@ static int pz_zero(void *handle, uint32_t count, uint64_t offset, uint32_t flags
 	/* whole chunks are given back, partial ones written: never slower than writing zeroes */
 	int r = disk_zero(&disk, count, offset, true);
 
+	/* zeros into a chunk being written back are staged like writes */
+	if (r == 0 && (flags & NBDKIT_FLAG_FUA))
+		r = durable(handle, UINT64_MAX);
 	return r < 0 ? fail(r) : 0;
 }
 
@@ -252,6 +303,7 @@ static struct nbdkit_plugin plugin = {
     .cleanup = pz_cleanup,
     .dump_plugin = pz_dump_plugin,
     .open = pz_open,
+    .close = pz_close,
     .get_size = pz_get_size,
     .block_size = pz_block_size,
     .is_rotational = zero_ret,

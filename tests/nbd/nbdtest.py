@@ -7,6 +7,7 @@ bindings.  Both processes die with the test (PR_SET_PDEATHSIG).
 Environment (set by tests/nbd/nbd.cmake):
   PMEMZ_DAEMON   pmemzerod          PMEMZ_CTL   pmemzctl
   PMEMZ_PLUGIN   nbdkit-pmemz-plugin.so
+  PMEMZ_NBD_ARGS      more plugin parameters (the -sync variants: writeback=0)
   PMEMZ_ITEST_KEEP=1  keep the directory (logs, region)
 """
 import ctypes
@@ -193,7 +194,8 @@ class Nbdkit:
              f"region={self.env.region}", f"disk={self.disk}", f"socket={self.env.sock}"]
         if self.size is not None:
             a.append(f"size={self.size}")
-        return a + self.extra
+        # PMEMZ_NBD_ARGS: plugin parameters of a variant (e.g. writeback=0)
+        return a + os.environ.get("PMEMZ_NBD_ARGS", "").split() + self.extra
 
     def start(self, wait=True):
         if os.path.exists(self.sock):

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """nbdkit-pmemz-plugin against the real pmemzerod, through libnbd.
 
-  test-nbd.py ops|restart|kill9|claim|quota|qemu|sparse|size|multiconn
+  test-nbd.py ops|restart|kill9|claim|quota|tags|qemu|sparse|size|multiconn
 
 Each test is one ctest (tests/nbd/nbd.cmake, label nbd); nbdtest.py is
 the harness.  PMEMZ_NBD_SEED fixes the random operations of 'ops'.
@@ -226,7 +226,12 @@ def test_restart(env):
 
 
 def test_kill9(env):
-    """kill -9 of nbdkit in the middle of writes: every acknowledged write reads back."""
+    """kill -9 of nbdkit in the middle of writes: every flushed write reads back.
+
+    Writes into fresh chunks are acknowledged once staged for write-back;
+    only FLUSH makes them durable.  A write acknowledged but not flushed
+    reads back as it was written or as before (zero), never anything else.
+    """
     rng = seeded()
     size = 48 * MIB
     block = 64 * 1024
@@ -235,21 +240,27 @@ def test_kill9(env):
     blocks = list(range(size // block))
     rng.shuffle(blocks)
     payload = {b: rng.randbytes(block) for b in blocks}
-    acked, flushed = [], 0
+    acked, flushed = [], set()
+    lock = threading.Lock()
     stop = threading.Event()
 
     def writer(sub):
-        nonlocal flushed
         h = k.connect()
+        mine = []
         try:
             for i, b in enumerate(sub):
                 if stop.is_set():
                     return
-                h.pwrite(payload[b], b * block)
-                acked.append(b)
+                h.pwrite(payload[b], b * block, nbd.CMD_FLAG_FUA if i % 16 == 5 else 0)
+                mine.append(b)
+                with lock:
+                    acked.append(b)
+                    if i % 16 == 5:
+                        flushed.add(b)  # FUA: this one is durable
                 if i % 8 == 7:
                     h.flush()
-                    flushed = len(acked)
+                    with lock:
+                        flushed.update(mine)
         except nbd.Error:
             pass  # the server died
 
@@ -262,19 +273,20 @@ def test_kill9(env):
     stop.set()
     for t in threads:
         t.join()
-    assert flushed > 0
+    assert flushed
     k.start()
     h = k.connect()
-    n_ok = 0
+    n_new = 0
     for b in blocks:
         got = h.pread(block, b * block)
-        if b in acked:
-            assert got == payload[b], f"acknowledged write of block {b} lost"
-            n_ok += 1
+        if b in flushed:
+            assert got == payload[b], f"flushed write of block {b} lost"
         else:
-            # never acknowledged: old (zero) or new, nothing else
+            # not flushed: old (zero) or new, nothing else
             assert got == payload[b] or not any(got), f"block {b}: neither old nor new"
-    print(f"{n_ok} acknowledged writes verified, {flushed} flushed")
+        n_new += got == payload[b]
+    print(f"{len(flushed)} flushed writes verified; {len(acked)} acknowledged, "
+          f"{n_new} read back new")
     h.shutdown()
     k.stop()
     env.stop_daemon()
@@ -329,6 +341,40 @@ def test_quota(env):
     # writes into present chunks need no space
     h.pwrite(b"z" * 4096, written[-1] * env.extent + 8192)
     h.shutdown()
+    k.stop()
+    env.stop_daemon()
+    env.check_region()
+
+
+def test_tags(env):
+    """uid_max_tags reached at the commit: the write (synchronous) or the next
+    FLUSH of every connection (write-back) fails with ENOSPC, once."""
+    sync = "writeback=0" in os.environ.get("PMEMZ_NBD_ARGS", "")
+    env.start_daemon()
+    k = env.nbdkit(size="16M", extra=["reserve=0"])
+    h, other = k.connect(), k.connect()
+    for c in range(3):  # the superblock and three chunks: four tags
+        h.pwrite(bytes([c + 1]) * 4096, c * env.extent)
+    h.flush()
+    try:
+        h.pwrite(b"x" * 4096, 3 * env.extent)
+        assert not sync, "a write over the tag limit succeeded"
+        for conn in (h, other):
+            try:
+                conn.flush()
+                raise AssertionError("FLUSH after a failed write-back succeeded")
+            except nbd.Error as e:
+                assert nbd_errno(e) == errno.ENOSPC, e
+            conn.flush()  # reported once per connection
+    except nbd.Error as e:
+        assert sync, f"the write failed: {e}"
+        assert nbd_errno(e) == errno.ENOSPC, e
+    # lost, reads as never written; the others are intact
+    assert not any(h.pread(4096, 3 * env.extent))
+    for c in range(3):
+        assert h.pread(4096, c * env.extent) == bytes([c + 1]) * 4096
+    h.shutdown()
+    other.shutdown()
     k.stop()
     env.stop_daemon()
     env.check_region()
@@ -501,6 +547,7 @@ TESTS = {
     "kill9": (test_kill9, {}),
     "claim": (test_claim, {}),
     "quota": (test_quota, {"extra_region": "uid_quota = 8M\n"}),
+    "tags": (test_tags, {"extra_region": "uid_max_tags = 4\n"}),
     "qemu": (test_qemu, {}),
     "sparse": (test_sparse, {}),
     "size": (test_size, {}),
