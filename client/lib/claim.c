@@ -198,6 +198,15 @@ int pmemz_region_reclaim(struct pmemz_region *r)
 	return first ? pmemz_err(first, "%s", msg) : 0;
 }
 
+void pmemz_region_claims_forget(struct pmemz_region *r)
+{
+	pthread_mutex_lock(&r->c->lock);
+	for (size_t i = 0; i < r->n_claims; i++)
+		free(r->claims[i]);
+	r->n_claims = 0;
+	pthread_mutex_unlock(&r->c->lock);
+}
+
 void pmemz_region_unclaim_all(struct pmemz_region *r)
 {
 	char **names = NULL;
@@ -205,17 +214,17 @@ void pmemz_region_unclaim_all(struct pmemz_region *r)
 	size_t n = 0;
 
 	(void)snprintf(msg, sizeof(msg), "%s", pmemz_errormsg());
-	if (claims_snapshot(r, &names, &n) == 0) {
+	/*
+	 * A stale handle's claims died with the old connection: the names
+	 * may be another handle's now, on the region served under the name.
+	 */
+	if (pmemz_region_check(r) == 0 && claims_snapshot(r, &names, &n) == 0) {
 		/* Best effort: the daemon drops them with the connection anyway. */
 		for (size_t i = 0; i < n && !pmemz_client_broken(r->c); i++)
 			(void)claim_rpc(r, names[i], true);
 		names_free(names, n);
 	}
-	pthread_mutex_lock(&r->c->lock);
-	for (size_t i = 0; i < r->n_claims; i++)
-		free(r->claims[i]);
-	r->n_claims = 0;
-	pthread_mutex_unlock(&r->c->lock);
+	pmemz_region_claims_forget(r);
 	(void)pmemz_err(0, "%s", msg);
 }
 

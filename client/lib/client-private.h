@@ -194,6 +194,8 @@ int pmemz_region_check(struct pmemz_region *r);
 int pmemz_region_reclaim(struct pmemz_region *r);
 /* Give back every claim of r (pmemz_region_close), best effort. */
 void pmemz_region_unclaim_all(struct pmemz_region *r);
+/* r turned stale: its claims died with the old connection, forget them (nothing is sent). */
+void pmemz_region_claims_forget(struct pmemz_region *r);
 /* Forget r's claim names (its last reference is gone). */
 void pmemz_region_claims_free(struct pmemz_region *r);
 

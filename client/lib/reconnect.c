@@ -150,6 +150,8 @@ PMEMZ_EXPORT int pmemz_client_reconnect(struct pmemz_client *c)
 
 		if (rr == 0 && ret == 0)
 			rr = pmemz_region_reclaim(regions[i]);
+		else if (rr == -ESTALE)
+			pmemz_region_claims_forget(regions[i]);
 		if (rr < 0 && !pmemz_client_broken(c)) {
 			/* -ESTALE, or a claim someone else took meanwhile (-EBUSY) */
 			if (!stale)

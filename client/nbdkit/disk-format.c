@@ -21,8 +21,8 @@ int pmemz_disk_name_valid(const char *name)
 	for (size_t i = 0; i < n; i++) {
 		char c = name[i];
 
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-'))
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '.' || c == '_' || c == '-'))
 			return -EINVAL;
 	}
 	return 0;
@@ -153,8 +153,8 @@ void pmemz_disk_super_init(struct pmemz_disk_super *sb, const char *disk, uint64
 	sb->checksum = pmemz_disk_super_checksum(sb);
 }
 
-int pmemz_disk_super_check(const struct pmemz_disk_super *sb, const char *disk,
-			   uint64_t chunk_size, const char **why)
+int pmemz_disk_super_check(const struct pmemz_disk_super *sb, const char *disk, uint64_t chunk_size,
+			   const char **why)
 {
 	if (memcmp(sb->magic, PMEMZ_DISK_MAGIC, sizeof(sb->magic)) != 0) {
 		*why = "no disk superblock (bad magic)";

@@ -43,16 +43,16 @@
  * valid.  The rest of the extent is zero.
  */
 struct pmemz_disk_super {
-	char magic[8];		 /*   0 PMEMZ_DISK_MAGIC */
-	uint32_t version;	 /*   8 PMEMZ_DISK_VERSION */
-	uint32_t super_size;	 /*  12 sizeof(struct pmemz_disk_super) */
-	uint64_t chunk_size;	 /*  16 the region's extent size at creation */
-	uint64_t created;	 /*  24 seconds since the epoch */
-	uint8_t uuid[16];	 /*  32 random, told apart from a re-created disk */
-	char name[40];		 /*  48 the disk's name, NUL-padded */
-	uint64_t checksum;	 /*  88 pmemz_disk_super_checksum() */
-	uint64_t size;		 /*  96 virtual size in bytes */
-	uint8_t reserved[24];	 /* 104 zero */
+	char magic[8];	      /*   0 PMEMZ_DISK_MAGIC */
+	uint32_t version;     /*   8 PMEMZ_DISK_VERSION */
+	uint32_t super_size;  /*  12 sizeof(struct pmemz_disk_super) */
+	uint64_t chunk_size;  /*  16 the region's extent size at creation */
+	uint64_t created;     /*  24 seconds since the epoch */
+	uint8_t uuid[16];     /*  32 random, told apart from a re-created disk */
+	char name[40];	      /*  48 the disk's name, NUL-padded */
+	uint64_t checksum;    /*  88 pmemz_disk_super_checksum() */
+	uint64_t size;	      /*  96 virtual size in bytes */
+	uint8_t reserved[24]; /* 104 zero */
 };
 _Static_assert(sizeof(struct pmemz_disk_super) == 128, "superblock size");
 _Static_assert(__builtin_offsetof(struct pmemz_disk_super, size) % 8 == 0,
@@ -105,7 +105,7 @@ void pmemz_disk_super_init(struct pmemz_disk_super *sb, const char *disk, uint64
  * later version) or -EINVAL (another chunk size, or a size out of range)
  * with *why, a static string, saying which.
  */
-int pmemz_disk_super_check(const struct pmemz_disk_super *sb, const char *disk,
-			   uint64_t chunk_size, const char **why);
+int pmemz_disk_super_check(const struct pmemz_disk_super *sb, const char *disk, uint64_t chunk_size,
+			   const char **why);
 
 #endif

@@ -58,11 +58,10 @@ static int failed(struct disk *d)
 
 /* Split [offset, offset + count) at chunk boundaries: chunk idx, offset in it, length. */
 #define FOR_EACH_CHUNK_PIECE(d, offset, count, idx, off, len)                                      \
-	for (uint64_t _pos = (offset), _end = (offset) + (count), idx, off, len;                    \
-	     _pos < _end && (idx = _pos / (d)->chunk_size, off = _pos % (d)->chunk_size,            \
-			    len = (d)->chunk_size - off < _end - _pos ? (d)->chunk_size - off       \
-								       : _end - _pos,             \
-			    1);                                                                     \
+	for (uint64_t _pos = (offset), _end = (offset) + (count), idx, off, len;                   \
+	     _pos < _end &&                                                                        \
+	     (idx = _pos / (d)->chunk_size, off = _pos % (d)->chunk_size,                          \
+	     len = (d)->chunk_size - off < _end - _pos ? (d)->chunk_size - off : _end - _pos, 1);  \
 	     _pos += len)
 
 int disk_read(struct disk *d, void *buf, uint32_t count, uint64_t offset)
@@ -160,8 +159,8 @@ static int fresh_extent(struct disk *d, struct pmemz_alloc **out)
  * A connection lost on the way leaves the commit done or not: the tag
  * tells.  Not done, the lease died with the connection: take another.
  */
-int disk_commit_chunk(struct disk *d, uint64_t idx, struct pmemz_alloc *a,
-		      struct pmemz_alloc **out, char **addr)
+int disk_commit_chunk(struct disk *d, uint64_t idx, struct pmemz_alloc *a, struct pmemz_alloc **out,
+		      char **addr)
 {
 	char tag[PMEMZ_DISK_TAG_MAX];
 	size_t len = 0;
@@ -251,10 +250,12 @@ static int write_slow(struct disk *d, uint64_t idx, const void *buf, uint64_t of
 		if (!spare) {
 			/*
 			 * Absent: lease an extent (usually from the reserve) and a
-			 * buffer without the lock, then look again.  A whole chunk
-			 * gains nothing from a buffer: commit, then write into it.
+			 * buffer without the lock, then look again.  Half a chunk
+			 * or more gains little from a buffer (the round trip is
+			 * short next to the copy, and the buffer adds a copy):
+			 * commit, then write into it.
 			 */
-			bool stage = wb_on(d) && len < d->chunk_size;
+			bool stage = wb_on(d) && len < d->chunk_size / 2;
 
 			pthread_rwlock_unlock(l);
 			r = fresh_extent(d, &spare);
@@ -297,8 +298,7 @@ static int write_slow(struct disk *d, uint64_t idx, const void *buf, uint64_t of
 	return r;
 }
 
-int disk_write(struct disk *d, const void *buf, uint32_t count, uint64_t offset,
-	       uint64_t *staged)
+int disk_write(struct disk *d, const void *buf, uint32_t count, uint64_t offset, uint64_t *staged)
 {
 	const char *in = buf;
 	int r = failed(d);

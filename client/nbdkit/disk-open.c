@@ -107,8 +107,9 @@ static int disk_connect(struct disk *d)
 	(void)pmemz_disk_super_tag(claim, sizeof(claim), d->cfg.name);
 	r = pmemz_region_claim(d->r, claim);
 	if (r == -EBUSY) {
-		nbdkit_error("pmemz: disk '%s' of region '%s' is served by another process already: %s",
-			     d->cfg.name, d->cfg.region, pmemz_errormsg());
+		nbdkit_error(
+		    "pmemz: disk '%s' of region '%s' is served by another process already: %s",
+		    d->cfg.name, d->cfg.region, pmemz_errormsg());
 		return r;
 	}
 	if (r < 0) {
@@ -154,8 +155,9 @@ static int super_write(struct disk *d, char *p)
 	int r;
 
 	if (d->cfg.size == 0) {
-		nbdkit_error("pmemz: disk '%s' does not exist in region '%s': give size= to create it",
-			     d->cfg.name, d->cfg.region);
+		nbdkit_error(
+		    "pmemz: disk '%s' does not exist in region '%s': give size= to create it",
+		    d->cfg.name, d->cfg.region);
 		return -ENOENT;
 	}
 	if (pmemz_disk_size_valid(d->cfg.size, d->chunk_size, &why) < 0) {
@@ -166,8 +168,8 @@ static int super_write(struct disk *d, char *p)
 		nbdkit_error("pmemz: getrandom: %m");
 		return -EIO;
 	}
-	pmemz_disk_super_init(&sb, d->cfg.name, d->cfg.size, d->chunk_size,
-			      (uint64_t)time(NULL), uuid);
+	pmemz_disk_super_init(&sb, d->cfg.name, d->cfg.size, d->chunk_size, (uint64_t)time(NULL),
+			      uuid);
 	r = pmemz_memcpy(d->r, p, &sb, sizeof(sb), 0);
 	if (r < 0) {
 		nbdkit_error("pmemz: cannot write the superblock of disk '%s': %s", d->cfg.name,
@@ -302,9 +304,8 @@ static int settle_size(struct disk *d, const struct found_chunk *v, size_t n)
 		for (size_t i = 0; i < n; i++) {
 			uint64_t tail = want % d->chunk_size;
 
-			if (v[i].index >= keep ||
-			    (v[i].index == keep - 1 && tail != 0 &&
-			     !chunk_tail_zero(&v[i], tail, d->chunk_size))) {
+			if (v[i].index >= keep || (v[i].index == keep - 1 && tail != 0 &&
+						   !chunk_tail_zero(&v[i], tail, d->chunk_size))) {
 				nbdkit_error("pmemz: size=%" PRIu64 " refused: disk '%s' has data "
 					     "beyond it (chunk %" PRIu64 ", at byte %" PRIu64
 					     "; its size is %" PRIu64 ")",
@@ -320,8 +321,8 @@ static int settle_size(struct disk *d, const struct found_chunk *v, size_t n)
 			     d->cfg.name, pmemz_errormsg());
 		return -EIO;
 	}
-	nbdkit_debug("pmemz: disk '%s' resized from %" PRIu64 " to %" PRIu64 " bytes",
-		     d->cfg.name, d->size, want);
+	nbdkit_debug("pmemz: disk '%s' resized from %" PRIu64 " to %" PRIu64 " bytes", d->cfg.name,
+		     d->size, want);
 	d->size = want;
 	return 0;
 }
@@ -338,8 +339,8 @@ static int map_load(struct disk *d)
 		if (w.bad)
 			nbdkit_error("pmemz: disk '%s' refused: %s", d->cfg.name, w.why);
 		else
-			nbdkit_error("pmemz: cannot list the chunks of disk '%s': %s",
-				     d->cfg.name, r == -ENOMEM ? "out of memory" : pmemz_errormsg());
+			nbdkit_error("pmemz: cannot list the chunks of disk '%s': %s", d->cfg.name,
+				     r == -ENOMEM ? "out of memory" : pmemz_errormsg());
 		goto out;
 	}
 	r = settle_size(d, w.v, w.n);

@@ -3,8 +3,8 @@
  * nbdkit-pmemz-plugin: write-back of fresh chunks.
  *
  * A fresh chunk's extent must be committed before a byte is written into
- * it (disk-io.c, commit_chunk, says why), and a commit is a round trip to
- * pmemzerod.  A write smaller than a chunk does not wait for it: the lease
+ * it (disk-io.c, disk_commit_chunk, says why), and a commit is a round trip to
+ * pmemzerod.  A write smaller than half a chunk does not wait for it: the lease
  * is taken at once (so ENOSPC still fails the write), the data goes to a
  * chunk-sized buffer in DRAM, and the write is acknowledged.  Workers
  * commit the extent, copy the written pages into it under the stripe
@@ -37,8 +37,8 @@
 struct wb_pending {
 	uint64_t idx, seq;
 	struct pmemz_alloc *lease;
-	char *buf;	   /* chunk_size bytes */
-	uint64_t *dirty;   /* one bit per page of buf that was written */
+	char *buf;		      /* chunk_size bytes */
+	uint64_t *dirty;	      /* one bit per page of buf that was written */
 	TAILQ_ENTRY(wb_pending) all;  /* queued or being written back, by seq */
 	TAILQ_ENTRY(wb_pending) todo; /* waiting for a worker */
 	struct wb_pending *next_free;

@@ -28,7 +28,7 @@ struct pmemz_client;
 struct pmemz_region;
 struct pmemz_alloc;
 
-#define DISK_STRIPES 1024u /* stripe locks, chunk i uses i % DISK_STRIPES */
+#define DISK_STRIPES 1024u	  /* stripe locks, chunk i uses i % DISK_STRIPES */
 #define DISK_RECONNECT_SECONDS 60 /* how long a request waits for the daemon to come back */
 
 enum disk_zeroing {
@@ -43,8 +43,8 @@ struct wb_pending;
  * DRAM until its extent is committed, disk-wb.c), or present (addr).
  */
 struct disk_chunk {
-	char *addr;		/* the extent in the mapping, NULL when absent (atomic) */
-	struct pmemz_alloc *a; /* its committed allocation (under the stripe write lock) */
+	char *addr;		 /* the extent in the mapping, NULL when absent (atomic) */
+	struct pmemz_alloc *a;	 /* its committed allocation (under the stripe write lock) */
 	struct wb_pending *pend; /* atomic; set and cleared under the stripe write lock */
 };
 
@@ -67,10 +67,10 @@ struct disk {
 	struct disk_config cfg;
 	struct pmemz_client *c;
 	struct pmemz_region *r;
-	char *base;		/* the region's mapping */
+	char *base; /* the region's mapping */
 	size_t region_size;
 	uint64_t chunk_size;
-	uint64_t size;		/* virtual size (the superblock's) */
+	uint64_t size; /* virtual size (the superblock's) */
 	uint64_t nchunks;
 	struct disk_chunk *map; /* nchunks entries, anonymous memory: touched where written */
 	size_t map_bytes;
@@ -79,8 +79,8 @@ struct disk {
 
 	/* Reconnection: one thread at a time; gen counts connections. */
 	pthread_mutex_t reconnect_lock;
-	uint64_t gen;	  /* atomic */
-	int failed;	  /* atomic: 0, or why every request fails (-errno) */
+	uint64_t gen;	    /* atomic */
+	int failed;	    /* atomic: 0, or why every request fails (-errno) */
 	uint64_t allocated; /* chunks present (atomic), for debug output */
 
 	struct {
@@ -117,8 +117,7 @@ int disk_read(struct disk *d, void *buf, uint32_t count, uint64_t offset);
  * *staged: the last write-back sequence this write queued data behind (0
  * none); wb_wait() on it makes the write durable (FUA).
  */
-int disk_write(struct disk *d, const void *buf, uint32_t count, uint64_t offset,
-	       uint64_t *staged);
+int disk_write(struct disk *d, const void *buf, uint32_t count, uint64_t offset, uint64_t *staged);
 /* Whole chunks are given back; a partial chunk is zeroed (zero) or left (trim). */
 int disk_zero(struct disk *d, uint32_t count, uint64_t offset, bool write_zeroes);
 struct nbdkit_extents;

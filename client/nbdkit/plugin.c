@@ -106,14 +106,14 @@ static int pz_config_complete(void)
 	return 0;
 }
 
-#define pz_config_help                                                                          \
+#define pz_config_help                                                                             \
 	"region=<NAME>     (required) pmemzerod region holding the disk.\n"                        \
 	"disk=<NAME>       The disk's name in the region (default " DEFAULT_DISK ").\n"            \
 	"size=<SIZE>       Virtual size; creates the disk, or grows it.\n"                         \
 	"socket=<PATH>     pmemzerod's socket (default: libpmemzclient's).\n"                      \
 	"zeroing=service|inline  inline zeroes fresh chunks here (benchmark only).\n"              \
 	"reserve=<SIZE>    Zeroed extents kept leased ahead (default 64M).\n"                      \
-	"writeback=<SIZE>  Buffers for fresh chunks being committed (default 64M; 0: off).\n"   \
+	"writeback=<SIZE>  Buffers for fresh chunks being committed (default 64M; 0: off).\n"      \
 	"reconnect-timeout=<SECONDS>  Wait for a restarting pmemzerod (default 60)."
 
 /*
@@ -173,7 +173,8 @@ static void pz_close(void *handle)
 	free(handle);
 }
 
-/* Wait for the write-backs up to seq; then a write-back that failed since the last time fails this. */
+/* Wait for the write-backs up to seq; then a write-back that failed since the last time fails this.
+ */
 static int durable(struct conn *c, uint64_t seq)
 {
 	uint64_t n;
@@ -183,7 +184,8 @@ static int durable(struct conn *c, uint64_t seq)
 	n = __atomic_load_n(&disk.wb.errors, __ATOMIC_ACQUIRE);
 	if (n != c->errors_seen) {
 		c->errors_seen = n;
-		nbdkit_error("pmemz: data written earlier was lost (see the write-back error above)");
+		nbdkit_error(
+		    "pmemz: data written earlier was lost (see the write-back error above)");
 		return __atomic_load_n(&disk.wb.last_error, __ATOMIC_ACQUIRE);
 	}
 	return 0;
@@ -194,8 +196,7 @@ static int64_t pz_get_size(void *handle)
 	return (int64_t)disk.size;
 }
 
-static int pz_block_size(void *handle, uint32_t *minimum, uint32_t *preferred,
-			    uint32_t *maximum)
+static int pz_block_size(void *handle, uint32_t *minimum, uint32_t *preferred, uint32_t *maximum)
 {
 	*minimum = 1;
 	*preferred = 4096;
@@ -237,8 +238,7 @@ static int pz_pread(void *handle, void *buf, uint32_t count, uint64_t offset, ui
 	return r < 0 ? fail(r) : 0;
 }
 
-static int pz_pwrite(void *handle, const void *buf, uint32_t count, uint64_t offset,
-			uint32_t flags)
+static int pz_pwrite(void *handle, const void *buf, uint32_t count, uint64_t offset, uint32_t flags)
 {
 	uint64_t staged = 0;
 	int r = disk_write(&disk, buf, count, offset, &staged);
@@ -277,7 +277,7 @@ static int pz_zero(void *handle, uint32_t count, uint64_t offset, uint32_t flags
 }
 
 static int pz_extents(void *handle, uint32_t count, uint64_t offset, uint32_t flags,
-			 struct nbdkit_extents *extents)
+		      struct nbdkit_extents *extents)
 {
 	int r = disk_extents(&disk, count, offset, flags & NBDKIT_FLAG_REQ_ONE, extents);
 

@@ -230,7 +230,7 @@ static int list_step(struct rpc_call *call, void *state, uint64_t deadline_ns)
 {
 	struct tag_list *tags = state;
 	struct manager_region *mr = tags->mr;
-	unsigned looked = 0;
+	bool first = true;
 	int r = 0;
 
 	for (uint32_t id = tags->done ? 0 : region_tag_next(mr->r, tags->next); id;
@@ -238,10 +238,14 @@ static int list_step(struct rpc_call *call, void *state, uint64_t deadline_ns)
 		const char *name;
 		uid_t uid;
 
-		tags->next = id;
-		/* Tags not listed cost little: the clock every 64 of them. */
-		if (++looked % 64 == 0 && pmemz_now_ns() >= deadline_ns)
+		/*
+		 * Before the tag, after at least one: tags->next is the last tag
+		 * done, so the next step starts with this one.
+		 */
+		if (!first && pmemz_now_ns() >= deadline_ns)
 			return 1;
+		first = false;
+		tags->next = id;
 		if (region_tag_get(mr->r, id, &name, &uid) < 0)
 			continue;
 		if (!tags->all && uid != tags->uid)
@@ -275,8 +279,6 @@ static int list_step(struct rpc_call *call, void *state, uint64_t deadline_ns)
 				break;
 			}
 		}
-		if (pmemz_now_ns() >= deadline_ns)
-			return 1;
 	}
 	return list_reply(call, tags, mr->info.name, r);
 }

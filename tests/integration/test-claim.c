@@ -14,7 +14,8 @@
  *  - At most 64 claims per connection (-EMFILE), invalid names -EINVAL.
  *  - pmemz_client_reconnect: a live client reconnects and keeps its
  *    claims; after a daemon restart it takes them again; one that another
- *    client took meanwhile is -EBUSY, and lost.
+ *    client took meanwhile is -EBUSY, and lost; a handle found stale lost
+ *    its claims and gives back nothing when closed.
  */
 #include <errno.h>
 #include <grp.h>
@@ -353,6 +354,36 @@ static void test_reconnect(void **state)
 	close_client(c, r);
 }
 
+/*
+ * A handle that reconnect found stale (its region re-formatted) lost its
+ * claims: closing it must not give back the same name that a new handle
+ * of the region took on the new connection.
+ */
+static void test_stale_handle(void **state)
+{
+	struct itest_env *e = *state;
+	struct pmemz_client *c, *c2;
+	struct pmemz_region *r, *fresh, *r2;
+	char img[PATH_MAX];
+
+	open_client(e->sock, "rc", &c, &r);
+	CHECK_RC(pmemz_region_claim(r, "s"), 0);
+	itest_daemon_kill(e);
+	itest_path(e, img, sizeof(img), "rc.img");
+	assert_int_equal(unlink(img), 0); /* a new region, another uuid, under the name */
+	itest_daemon_start(e);
+	CHECK_RC(pmemz_client_reconnect(c), -ESTALE);
+	CHECK_RC(pmemz_region_open(c, "rc", &fresh), 0);
+	CHECK_RC(pmemz_region_claim(fresh, "s"), 0);
+	pmemz_region_close(r); /* stale: gives nothing back */
+	open_client(e->sock, "rc", &c2, &r2);
+	CHECK_RC(pmemz_region_claim(r2, "s"), -EBUSY);
+	pmemz_region_close(fresh);
+	CHECK_RC(pmemz_region_claim(r2, "s"), 0);
+	close_client(c2, r2);
+	pmemz_client_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -362,6 +393,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_other_uid, setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_cap, setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_reconnect, setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_stale_handle, setup, itest_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -56,9 +56,10 @@ static void test_tags(void **state)
 	assert_int_equal(pmemz_disk_tag_parse("nbd/x/16777215", disk, &idx), PMEMZ_DISK_TAG_CHUNK);
 	assert_int_equal(idx, PMEMZ_DISK_MAX_CHUNKS - 1);
 	assert_string_equal(disk, "x");
-	const char *bad[] = {"nbd/",	    "nbd//1",	   "nbd/x/",	"nbd/x/007", "nbd/x/1a",
-			     "nbd/x/-1",    "nbd/x/y/1",   "nbd/..",	"other/x",   "nbdx",
-			     "nbd/x/16777216", "nbd/x/99999999999999999999999"};
+	const char *bad[] = {"nbd/",	  "nbd//1",	    "nbd/x/",
+			     "nbd/x/007", "nbd/x/1a",	    "nbd/x/-1",
+			     "nbd/x/y/1", "nbd/..",	    "other/x",
+			     "nbdx",	  "nbd/x/16777216", "nbd/x/99999999999999999999999"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_int_equal(pmemz_disk_tag_parse(bad[i], disk, &idx), -EINVAL);
 }

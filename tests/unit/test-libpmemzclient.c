@@ -295,6 +295,13 @@ static void test_invalid_args(void **state)
 	assert_int_equal(pmemz_region_extent_size(NULL), 0);
 	assert_int_equal(pmemz_region_size(NULL), 0);
 	assert_null(pmemz_region_address(NULL));
+	/* 1.3 */
+	assert_int_equal(pmemz_region_claim(NULL, "n"), -EINVAL);
+	assert_int_equal(pmemz_region_unclaim(NULL, "n"), -EINVAL);
+	assert_int_equal(pmemz_tag_foreach(NULL, "", NULL, NULL), -EINVAL);
+	assert_null(pmemz_alloc_tag(NULL));
+	assert_int_equal(pmemz_memcpy(NULL, &x, &x, 1, 0), -EINVAL);
+	pmemz_drain(NULL);
 	pmemz_alloc_close(NULL);
 	pmemz_region_close(NULL);
 	pmemz_client_free(NULL);

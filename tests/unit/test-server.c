@@ -1274,6 +1274,57 @@ static void test_list_pages(void **state)
 	close(fd);
 }
 
+/*
+ * A LIST that takes several steps (slow tag reads: about 3 tags per 1 ms
+ * step) sees every tag once: a step that ends resumes with the next tag.
+ */
+static void test_list_sliced(void **state)
+{
+	enum { N = 10 };
+	struct region *r = fake_region_get(R_TEST);
+	int fd = cli_connect();
+	Pmemz__Response *resp;
+	char name[16];
+	bool seen[N] = {false};
+
+	fake_region_zero(r, N);
+	for (int i = 0; i < N; i++) {
+		uint64_t lease;
+
+		resp = do_alloc(fd, "test", MiB, false);
+		assert_int_equal(resp->status, 0);
+		lease = resp->allocate->lease;
+		resp_free(resp);
+		(void)snprintf(name, sizeof(name), "s%d", i);
+		resp = do_commit(fd, "test", lease, name);
+		assert_int_equal(resp->status, 0);
+		resp_free(resp);
+	}
+	fake_region_set_tag_delay(300 * 1000);
+	for (int paged = 0; paged < 2; paged++) {
+		resp = paged ? do_list_page(fd, "test", "s", 0) : do_list(fd, "test", NULL, false);
+		assert_int_equal(resp->status, 0);
+		assert_int_equal(resp->list->n_tags, N);
+		assert_false(resp->list->has_next_slot);
+		memset(seen, 0, sizeof(seen));
+		for (size_t i = 0; i < resp->list->n_tags; i++) {
+			int k = atoi(resp->list->tags[i]->name + 1);
+
+			assert_true(k >= 0 && k < N && !seen[k]);
+			seen[k] = true;
+		}
+		resp_free(resp);
+	}
+	fake_region_set_tag_delay(0);
+	for (int i = 0; i < N; i++) {
+		(void)snprintf(name, sizeof(name), "s%d", i);
+		resp = do_free(fd, "test", false, 0, name);
+		assert_int_equal(resp->status, 0);
+		resp_free(resp);
+	}
+	close(fd);
+}
+
 /* A failed region takes no claims; releasing needs no region. */
 static void test_claim_failed_region(void **state)
 {
@@ -1585,6 +1636,7 @@ int main(void)
 	    cmocka_unit_test(test_backpressure),
 	    cmocka_unit_test(test_claims),
 	    cmocka_unit_test(test_list_pages),
+	    cmocka_unit_test(test_list_sliced),
 	    cmocka_unit_test(test_region_failure),
 	    cmocka_unit_test(test_claim_failed_region),
 	    cmocka_unit_test(test_shutdown),
