@@ -69,7 +69,7 @@ static void window_add(struct region *r, struct flush_window *w, uint64_t i)
 		return;
 	}
 	if (w->open)
-		region_rec_flush(r, w->first, w->end - w->first);
+		region_index_rec_flush(r, w->first, w->end - w->first);
 	w->first = i;
 	w->end = i + 1;
 	w->open = true;
@@ -78,14 +78,14 @@ static void window_add(struct region *r, struct flush_window *w, uint64_t i)
 static void window_close(struct region *r, struct flush_window *w)
 {
 	if (w->open)
-		region_rec_flush(r, w->first, w->end - w->first);
+		region_index_rec_flush(r, w->first, w->end - w->first);
 	w->open = false;
 }
 
 static void quarantine(struct region *r, uint64_t i)
 {
 	r->vflags[i] |= VF_QUARANTINE;
-	region_vset(r, i, EXT_BAD);
+	region_index_set(r, i, EXT_BAD);
 	r->n_quarantined++;
 }
 
@@ -111,7 +111,7 @@ static void tag_extents_str(const struct region *r, uint32_t id, char *buf, size
 		bool named = false;
 
 		if (i < r->extent_count) {
-			uint64_t rec = region_rec_load(r, i);
+			uint64_t rec = region_index_rec_load(r, i);
 
 			named = !rec_damaged(r, rec) && layout_rec_state(rec) == EXT_COMMITTED &&
 				layout_rec_tag(rec) == id;
@@ -207,7 +207,7 @@ static int check_tag_counts(struct region *r, uint8_t *kind)
 	if (!cnt)
 		return -ENOMEM;
 	for (uint64_t i = 0; i < r->extent_count; i++) {
-		uint64_t rec = region_rec_load(r, i);
+		uint64_t rec = region_index_rec_load(r, i);
 
 		if (rec_damaged(r, rec))
 			damaged_recs++;
@@ -306,7 +306,7 @@ int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n
 
 	/* 2. Extents. */
 	for (uint64_t i = 0; i < r->extent_count; i++) {
-		uint64_t rec = region_rec_load(r, i);
+		uint64_t rec = region_index_rec_load(r, i);
 		unsigned s = layout_rec_state(rec);
 		uint32_t tag = layout_rec_tag(rec), gen = layout_rec_gen(rec);
 
@@ -322,10 +322,10 @@ int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n
 			break;
 		case EXT_ZEROED:
 		case EXT_BAD:
-			region_vset(r, i, s);
+			region_index_set(r, i, s);
 			break;
 		case EXT_LEASED:
-			region_rec_store(r, i, EXT_DIRTY, 0, gen);
+			region_index_rec_store(r, i, EXT_DIRTY, 0, gen);
 			window_add(r, &w, i);
 			leases++;
 			break;
@@ -335,11 +335,11 @@ int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n
 				ret = region_vtag_add_extent(&r->tags[tag], i);
 				if (ret < 0)
 					return ret;
-				region_vset(r, i, EXT_COMMITTED);
+				region_index_set(r, i, EXT_COMMITTED);
 				break;
 			case SLOT_WRITTEN:
 			case SLOT_FREEING:
-				region_rec_store(r, i, EXT_DIRTY, 0, gen);
+				region_index_rec_store(r, i, EXT_DIRTY, 0, gen);
 				window_add(r, &w, i);
 				if (kind[tag] == SLOT_WRITTEN)
 					rolled_ext++;
@@ -378,10 +378,10 @@ int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n
 		     i <= (e - 1 - r->data_off) / r->extent_size; i++) {
 			unsigned st = r->vstate[i];
 			if (st == EXT_DIRTY || st == EXT_ZEROED) {
-				uint64_t rec = region_rec_load(r, i);
-				region_rec_store(r, i, EXT_BAD, 0, layout_rec_gen(rec));
-				region_rec_flush(r, i, 1);
-				region_vset(r, i, EXT_BAD);
+				uint64_t rec = region_index_rec_load(r, i);
+				region_index_rec_store(r, i, EXT_BAD, 0, layout_rec_gen(rec));
+				region_index_rec_flush(r, i, 1);
+				region_index_set(r, i, EXT_BAD);
 				bad_marked++;
 				recs_stored = true;
 			} else if (st == EXT_COMMITTED) {
@@ -389,7 +389,7 @@ int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n
 				    "region '%s': committed extent %" PRIu64
 				    " (tag '%s') has media errors",
 				    r->name, i,
-				    r->slots[layout_rec_tag(region_rec_load(r, i)) - 1].name);
+				    r->slots[layout_rec_tag(region_index_rec_load(r, i)) - 1].name);
 			}
 		}
 	}
@@ -469,13 +469,13 @@ int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n
 	/* Every DIRTY record is durable now: work for the zeroer. */
 	for (uint64_t i = 0; i < r->extent_count; i++)
 		if (r->vstate[i] == EXT_DIRTY)
-			region_make_ready(r, i);
+			region_index_make_ready(r, i);
 
 	if (damaged_recs)
 		log_error("region '%s': %" PRIu64
 			  " extent records are damaged (first: extent %" PRIu64
 			  ", record 0x%016" PRIx64 "); quarantined in memory, left as they are",
-			  r->name, damaged_recs, first_damaged, region_rec_load(r, first_damaged));
+			  r->name, damaged_recs, first_damaged, region_index_rec_load(r, first_damaged));
 	if (held_ext)
 		log_error("region '%s': %" PRIu64 " COMMITTED extents of half-made commits or "
 			  "half-done frees quarantined in memory, left as they are",

@@ -235,7 +235,7 @@ int region_commit(struct region *r, const struct run *runs, size_t n_runs, const
 	if (!v)
 		return -ENOMEM;
 	memcpy(v, runs, n_runs * sizeof(*v));
-	ret = runs_normalize(r, v, &n_runs);
+	ret = region_index_normalize_runs(r, v, &n_runs);
 	if (ret < 0)
 		return ret;
 	for (size_t k = 0; k < n_runs; k++)
@@ -248,7 +248,7 @@ int region_commit(struct region *r, const struct run *runs, size_t n_runs, const
 		return -EEXIST;
 	if (r->n_free_ids == 0)
 		return -ENOSPC;
-	ret = idvec_push(&r->pend_commit, 0); /* reserve; nothing fails after the stores */
+	ret = region_index_idvec_push(&r->pend_commit, 0); /* reserve; nothing fails after the stores */
 	if (ret < 0)
 		return ret;
 	r->pend_commit.n--;
@@ -278,7 +278,7 @@ int region_commit(struct region *r, const struct run *runs, size_t n_runs, const
 	/* The records go COMMITTED in region_sync, once the body is durable. */
 	for (size_t k = 0; k < n_runs; k++)
 		for (uint64_t i = v[k].first; i < v[k].first + v[k].count; i++)
-			region_vset(r, i, EXT_COMMITTED);
+			region_index_set(r, i, EXT_COMMITTED);
 
 	t->state = VT_COMMITTING;
 	t->uid = uid;
@@ -312,7 +312,7 @@ int region_tag_free(struct region *r, uint32_t id, uint64_t *n_extents)
 		return -ENOENT;
 	t = &r->tags[id];
 	slot = &r->slots[id - 1];
-	ret = idvec_push(&r->pend_free, id);
+	ret = region_index_idvec_push(&r->pend_free, id);
 	if (ret < 0)
 		return ret;
 
@@ -325,8 +325,8 @@ int region_tag_free(struct region *r, uint32_t id, uint64_t *n_extents)
 	t->state = VT_FREEING;
 	for (size_t k = 0; k < t->n_runs; k++) {
 		for (uint64_t i = t->runs[k].first; i < t->runs[k].first + t->runs[k].count; i++)
-			region_vset(r, i, EXT_DIRTY);
-		region_defer_dirty(r, t->runs[k].first, t->runs[k].count);
+			region_index_set(r, i, EXT_DIRTY);
+		region_index_defer_dirty(r, t->runs[k].first, t->runs[k].count);
 	}
 	if (n_extents)
 		*n_extents = t->n_extents;
@@ -343,10 +343,10 @@ static void store_runs(struct region *r, const struct vtag *t, unsigned state, u
 		const struct run *ru = &t->runs[j];
 
 		for (uint64_t i = ru->first; i < ru->first + ru->count; i++) {
-			uint64_t rec = region_rec_load(r, i);
-			region_rec_store(r, i, state, id, layout_rec_gen(rec));
+			uint64_t rec = region_index_rec_load(r, i);
+			region_index_rec_store(r, i, state, id, layout_rec_gen(rec));
 		}
-		region_rec_flush(r, ru->first, ru->count);
+		region_index_rec_flush(r, ru->first, ru->count);
 	}
 }
 

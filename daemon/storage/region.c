@@ -598,13 +598,10 @@ int region_open_fd(const struct region *r)
 bool region_failed(const struct region *r, char *why, size_t len)
 {
 	uint64_t off;
-	bool meta = false;
+	bool meta;
 
-	if (!pstore_failed(r->ps, &off)) {
-		if (r->mps == r->ps || !pstore_failed(r->mps, &off))
-			return false;
-		meta = true;
-	}
+	if (!region_mapping_failed(r, &off, &meta))
+		return false;
 	if (why && len) {
 		if (off == UINT64_MAX)
 			(void)snprintf(why, len, "a store outside the mapping was refused");
@@ -656,7 +653,7 @@ int region_sync(struct region *r)
 	}
 	region_tags_synced(r);
 	/* Freed extents' DIRTY records are durable: the zeroer may have them. */
-	region_release_pending(r);
+	region_index_release_pending(r);
 	r->pending = false;
 	r->st.drains += (uint64_t)drains;
 	region_zeroer_kick(r);
