@@ -194,6 +194,121 @@ static int split_no_header(struct pstore *ps, uint64_t data_size, const char *na
 			       layout_hdr_status_str(m->backup), m->backup_why);
 }
 
+/* The media's refusal of a region whose header it read, as the error logged once. */
+static int refusal_error(const char *name, enum media_refusal why, const struct media_headers *m,
+			 const struct layout_header *h, bool split, uint64_t region_size,
+			 uint64_t meta_size)
+{
+	switch (why) {
+	case REFUSE_FOREIGN:
+		return log_error_errno(EMEDIUMTYPE,
+				       "region '%s': %s holds a foreign header (%s); refusing to "
+				       "touch it (format it explicitly to use it); refused: %s",
+				       name, "offset 0", m->primary_why, media_refusal_str(why));
+	case REFUSE_UNSUPPORTED:
+		return log_error_errno(ENOTSUP,
+				       "region '%s': primary header has %s; refusing to touch it; "
+				       "refused: %s",
+				       name, m->primary_why, media_refusal_str(why));
+	case REFUSE_LAYOUT_KIND:
+		return log_error_errno(
+		    EINVAL,
+		    split ? "region '%s': the metadata file holds the header of a region that "
+			    "keeps its metadata inline; refusing to touch it; refused: %s"
+			  : "region '%s': the header is that of a region whose metadata is in a "
+			    "file of its own; configure its metadata = PATH (refusing to touch it); "
+			    "refused: %s",
+		    name, media_refusal_str(why));
+	case REFUSE_SIZE:
+		return log_error_errno(
+		    EINVAL,
+		    "region '%s': header says the %s is %" PRIu64 " bytes but it is %" PRIu64
+		    " bytes (%s); refusing to touch it; refused: %s",
+		    name, split ? "data file" : "region", h->region_size, region_size,
+		    h->region_size > region_size ? "truncated?" : "grown?", media_refusal_str(why));
+	case REFUSE_META_SIZE:
+		return log_error_errno(
+		    EINVAL,
+		    "region '%s': the metadata is %" PRIu64
+		    " bytes, too small for its tables (%" PRIu64 " bytes); refusing to touch it; refused: %s",
+		    name, meta_size, layout_tables_end(h->tag_table_off, h->tag_count),
+		    media_refusal_str(why));
+	case REFUSE_TABLES_BAD:
+		return log_error_errno(EIO,
+				       "region '%s': media errors in the extent or tag table; "
+				       "refusing to use it (clear the errors or reformat); refused: %s",
+				       name, media_refusal_str(why));
+	case REFUSE_BLANK:     /* formatted by the caller */
+	case REFUSE_NO_HEADER: /* formatted by the caller */
+	case REFUSE_NONE:
+	case REFUSE_TOO_SMALL: /* the caller's */
+	case REFUSE_MISSING:   /* the tables' verdict: recovery's */
+		break;
+	}
+	return 0;
+}
+
+/* Which header is used, and which is rewritten: worth a warning each. */
+static void log_header_choice(const char *name, const struct media_headers *m)
+{
+	if (m->choice == HDRS_PRIMARY) {
+		if (m->backup == HDR_UNREADABLE)
+			log_warning("region '%s': backup header is unreadable (media error); "
+				    "continuing with the primary",
+				    name);
+		else if (m->repair_backup)
+			log_warning("region '%s': backup header %s (%s); rewriting it from "
+				    "the primary",
+				    name, m->differ ? "differs" : layout_hdr_status_str(m->backup),
+				    m->backup_why);
+	} else {
+		log_warning("region '%s': primary header %s (%s); using the backup header%s", name,
+			    layout_hdr_status_str(m->primary), m->primary_why,
+			    m->repair_primary ? " and repairing the primary" : "");
+	}
+}
+
+/* The configuration against the media: not the media's verdict, the checker cannot see it. */
+static int check_conf(const char *name, const struct layout_header *h, uint64_t extent_size,
+		      uint64_t align)
+{
+	char s1[32], s2[32];
+
+	if (extent_size && extent_size != h->extent_size)
+		return log_error_errno(EINVAL,
+				       "region '%s': configured extent size %s differs from the "
+				       "on-media extent size %s; refusing (reformat to change it)",
+				       name, pmemz_format_size(extent_size, s1, sizeof(s1)),
+				       pmemz_format_size(h->extent_size, s2, sizeof(s2)));
+	if (align && (h->extent_size % align || h->data_off % align))
+		return log_error_errno(EINVAL,
+				       "region '%s': the device alignment is now %s, which the "
+				       "on-media layout (extent size %s) does not satisfy",
+				       name, pmemz_format_size(align, s1, sizeof(s1)),
+				       pmemz_format_size(h->extent_size, s2, sizeof(s2)));
+	return 0;
+}
+
+static int repair_headers(struct pstore *ps, const char *name, const struct media_headers *m,
+			  const struct layout_header *h)
+{
+	int r;
+
+	if (m->repair_primary) {
+		r = write_header(ps, LAYOUT_PRIMARY_OFF, h);
+		if (r < 0)
+			return log_error_errno(r, "region '%s': repairing the primary header: %m",
+					       name);
+	}
+	if (m->repair_backup) {
+		r = write_header(ps, LAYOUT_BACKUP_OFF, h);
+		if (r < 0)
+			return log_error_errno(r, "region '%s': repairing the backup header: %m",
+					       name);
+	}
+	return 0;
+}
+
 /*
  * ps holds the headers and tables; region_size is the size the header must
  * record (the mapping's, or with split the data file's).
@@ -204,7 +319,6 @@ static int load_region(struct pstore *ps, uint64_t region_size, bool split, cons
 {
 	struct media_headers m;
 	struct layout_header h;
-	char s1[32], s2[32];
 	int r;
 	struct media_image img = {
 	    .base = pstore_base(ps),
@@ -232,8 +346,6 @@ static int load_region(struct pstore *ps, uint64_t region_size, bool split, cons
 		*formatted = true;
 		return 0;
 	}
-	/* The chosen header (filled when why says a header was usable). */
-	h = m.choice == HDRS_BACKUP ? m.hb : m.hp;
 	switch (why) {
 	case REFUSE_BLANK:
 	case REFUSE_NO_HEADER:
@@ -246,91 +358,21 @@ static int load_region(struct pstore *ps, uint64_t region_size, bool split, cons
 			return r;
 		*formatted = true;
 		return 0;
-	case REFUSE_FOREIGN:
-		return log_error_errno(EMEDIUMTYPE,
-				       "region '%s': %s holds a foreign header (%s); refusing to "
-				       "touch it (format it explicitly to use it); refused: %s",
-				       name, "offset 0", m.primary_why, media_refusal_str(why));
-	case REFUSE_UNSUPPORTED:
-		return log_error_errno(ENOTSUP,
-				       "region '%s': primary header has %s; refusing to touch it; "
-				       "refused: %s",
-				       name, m.primary_why, media_refusal_str(why));
-	case REFUSE_LAYOUT_KIND:
-		return log_error_errno(
-		    EINVAL,
-		    split ? "region '%s': the metadata file holds the header of a region that "
-			    "keeps its metadata inline; refusing to touch it; refused: %s"
-			  : "region '%s': the header is that of a region whose metadata is in a "
-			    "file of its own; configure its metadata = PATH (refusing to touch it); "
-			    "refused: %s",
-		    name, media_refusal_str(why));
-	case REFUSE_SIZE:
-		return log_error_errno(
-		    EINVAL,
-		    "region '%s': header says the %s is %" PRIu64 " bytes but it is %" PRIu64
-		    " bytes (%s); refusing to touch it; refused: %s",
-		    name, split ? "data file" : "region", h.region_size, region_size,
-		    h.region_size > region_size ? "truncated?" : "grown?", media_refusal_str(why));
-	case REFUSE_META_SIZE:
-		return log_error_errno(
-		    EINVAL,
-		    "region '%s': the metadata is %" PRIu64
-		    " bytes, too small for its tables (%" PRIu64 " bytes); refusing to touch it; refused: %s",
-		    name, pstore_size(ps), layout_tables_end(h.tag_table_off, h.tag_count),
-		    media_refusal_str(why));
-	case REFUSE_TABLES_BAD:
-		return log_error_errno(EIO,
-				       "region '%s': media errors in the extent or tag table; "
-				       "refusing to use it (clear the errors or reformat); refused: %s",
-				       name, media_refusal_str(why));
-	case REFUSE_NONE:
-	case REFUSE_TOO_SMALL: /* returned above */
-	case REFUSE_MISSING:   /* the tables' verdict: recovery's */
+	default:
 		break;
 	}
-	if (m.choice == HDRS_PRIMARY) {
-		if (m.backup == HDR_UNREADABLE)
-			log_warning("region '%s': backup header is unreadable (media error); "
-				    "continuing with the primary",
-				    name);
-		else if (m.repair_backup)
-			log_warning("region '%s': backup header %s (%s); rewriting it from "
-				    "the primary",
-				    name, m.differ ? "differs" : layout_hdr_status_str(m.backup),
-				    m.backup_why);
-	} else {
-		log_warning("region '%s': primary header %s (%s); using the backup header%s", name,
-			    layout_hdr_status_str(m.primary), m.primary_why,
-			    m.repair_primary ? " and repairing the primary" : "");
-	}
-
-	/* Configuration against the media: not the media's verdict, the checker cannot see it. */
-	if (extent_size && extent_size != h.extent_size)
-		return log_error_errno(EINVAL,
-				       "region '%s': configured extent size %s differs from the "
-				       "on-media extent size %s; refusing (reformat to change it)",
-				       name, pmemz_format_size(extent_size, s1, sizeof(s1)),
-				       pmemz_format_size(h.extent_size, s2, sizeof(s2)));
-	if (align && (h.extent_size % align || h.data_off % align))
-		return log_error_errno(EINVAL,
-				       "region '%s': the device alignment is now %s, which the "
-				       "on-media layout (extent size %s) does not satisfy",
-				       name, pmemz_format_size(align, s1, sizeof(s1)),
-				       pmemz_format_size(h.extent_size, s2, sizeof(s2)));
-
-	if (m.repair_primary) {
-		r = write_header(ps, LAYOUT_PRIMARY_OFF, &h);
-		if (r < 0)
-			return log_error_errno(r, "region '%s': repairing the primary header: %m",
-					       name);
-	}
-	if (m.repair_backup) {
-		r = write_header(ps, LAYOUT_BACKUP_OFF, &h);
-		if (r < 0)
-			return log_error_errno(r, "region '%s': repairing the backup header: %m",
-					       name);
-	}
+	/* The chosen header (filled when why says a header was usable). */
+	h = m.choice == HDRS_BACKUP ? m.hb : m.hp;
+	r = refusal_error(name, why, &m, &h, split, region_size, pstore_size(ps));
+	if (r < 0)
+		return r;
+	log_header_choice(name, &m);
+	r = check_conf(name, &h, extent_size, align);
+	if (r < 0)
+		return r;
+	r = repair_headers(ps, name, &m, &h);
+	if (r < 0)
+		return r;
 	*out = h;
 	return 0;
 }
