@@ -403,22 +403,12 @@ static void region_free(struct region *r)
 }
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct region *, region_free)
 
-int region_open(const struct region_conf *rc, struct region **out)
+static struct region *region_new(const struct region_conf *rc)
 {
-	_cleanup_(region_freep) struct region *r = NULL;
-	_cleanup_free_ struct pstore_badblock *bbs = NULL;
-	size_t n_bbs = 0;
-	bool formatted;
-	uint64_t align, extent_size;
-	char s1[32], s2[32];
-	int ret;
+	struct region *r = calloc(1, sizeof(*r));
 
-	*out = NULL;
-	if (!rc || !rc->name || !rc->path)
-		return -EINVAL;
-	r = calloc(1, sizeof(*r));
 	if (!r)
-		return log_error_errno(ENOMEM, "region '%s': out of memory", rc->name);
+		return NULL;
 	r->fd = -1;
 	r->lock_fd = -1;
 	r->mfd = -1;
@@ -428,6 +418,16 @@ int region_open(const struct region_conf *rc, struct region **out)
 	r->zeroer_threads =
 	    rc->zeroer_threads ? MIN(rc->zeroer_threads, CONF_MAX_ZEROER_THREADS) : 1;
 	r->batch_extents = rc->batch_extents ? rc->batch_extents : CONF_DEFAULT_BATCH_EXTENTS;
+	return r;
+}
+
+/* The backing file or device, mapped; *extent_size: the configured one, 0 to follow the media. */
+static int map_backing(struct region *r, uint64_t *extent_size)
+{
+	const struct region_conf *rc = r->rc;
+	char s1[32], s2[32];
+	uint64_t align;
+	int ret;
 
 	ret = open_backing(r);
 	if (ret < 0)
@@ -441,22 +441,24 @@ int region_open(const struct region_conf *rc, struct region **out)
 	r->alignment = MAX(MAX(r->alignment, align), (uint64_t)LAYOUT_BLOCK);
 
 	/* An extent size nobody configured follows the media, or the device. */
-	extent_size = rc->extent_size_default ? 0 : rc->extent_size;
-	if (extent_size && layout_check_extent_size(extent_size, r->alignment) < 0)
+	*extent_size = rc->extent_size_default ? 0 : rc->extent_size;
+	if (*extent_size && layout_check_extent_size(*extent_size, r->alignment) < 0)
 		return log_error_errno(EINVAL,
 				       "region '%s': extent size %s must be at least 4 KiB and a "
 				       "multiple of 4 KiB and of the device alignment %s",
 				       r->name, pmemz_format_size(rc->extent_size, s1, sizeof(s1)),
 				       pmemz_format_size(r->alignment, s2, sizeof(s2)));
+	return 0;
+}
 
-	ret = pstore_badblocks(r->ps, &bbs, &n_bbs);
-	if (ret < 0 && ret != -ENOTSUP)
-		log_warning("region '%s': cannot read the bad block list: %s", r->name,
-			    strerror(-ret));
-	if (n_bbs)
-		log_warning("region '%s': libpmem2 reports %zu bad blocks", r->name, n_bbs);
+/* Headers loaded (formatted or repaired if need be) and the geometry taken from them. */
+static int load_layout(struct region *r, uint64_t extent_size, const struct pstore_badblock *bbs,
+		       size_t n_bbs)
+{
+	bool formatted;
+	int ret;
 
-	if (rc->metadata) {
+	if (r->rc->metadata) {
 		ret = load_split(r, extent_size, &formatted);
 	} else {
 		r->mps = r->ps;
@@ -473,8 +475,14 @@ int region_open(const struct region_conf *rc, struct region **out)
 	/* Inside the mapping: layout_load checked the geometry against its size. */
 	r->recs = (uint64_t *)(r->mbase + r->hdr.extent_table_off);
 	r->slots = (struct layout_tag *)(r->mbase + r->hdr.tag_table_off);
+	return 0;
+}
 
-	ret = region_index_init(r);
+/* The index and the tags, built by recovery from the media. */
+static int build_index(struct region *r, const struct pstore_badblock *bbs, size_t n_bbs)
+{
+	int ret = region_index_init(r);
+
 	if (ret >= 0)
 		ret = region_tags_init(r);
 	if (ret >= 0)
@@ -488,8 +496,38 @@ int region_open(const struct region_conf *rc, struct region **out)
 		(void)region_failed(r, why, sizeof(why));
 		return log_error_errno(EIO, "region '%s': %s", r->name, why);
 	}
+	return 0;
+}
 
-	ret = region_zeroer_start(r);
+int region_open(const struct region_conf *rc, struct region **out)
+{
+	_cleanup_(region_freep) struct region *r = NULL;
+	_cleanup_free_ struct pstore_badblock *bbs = NULL;
+	size_t n_bbs = 0;
+	uint64_t extent_size;
+	char s1[32];
+	int ret;
+
+	*out = NULL;
+	if (!rc || !rc->name || !rc->path)
+		return -EINVAL;
+	r = region_new(rc);
+	if (!r)
+		return log_error_errno(ENOMEM, "region '%s': out of memory", rc->name);
+	ret = map_backing(r, &extent_size);
+	if (ret < 0)
+		return ret;
+	ret = pstore_badblocks(r->ps, &bbs, &n_bbs);
+	if (ret < 0 && ret != -ENOTSUP)
+		log_warning("region '%s': cannot read the bad block list: %s", r->name,
+			    strerror(-ret));
+	if (n_bbs)
+		log_warning("region '%s': libpmem2 reports %zu bad blocks", r->name, n_bbs);
+	ret = load_layout(r, extent_size, bbs, n_bbs);
+	if (ret >= 0)
+		ret = build_index(r, bbs, n_bbs);
+	if (ret >= 0)
+		ret = region_zeroer_start(r);
 	if (ret < 0)
 		return ret;
 	region_zeroer_kick(r);
