@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Internals shared by the region*.c files (and the unit tests).  The files
- * are in layers, each calling only those below it (tests/lint/call-cycles.py):
+ * are in layers: each calls only the ones after its arrow, never one that
+ * calls it (tests/lint/call-cycles.py):
  *
- *   region.c                 open, close, group commit (region_sync)
- *     region-recovery.c      start-up: the media's verdicts applied
- *     region-tag.c           tags: commit, free, lookup
- *     region-alloc.c         lease, unlease, flush
- *       region-zeroer.c      batches to the pool and back, the policy's zone
- *         region-index.c     the extent index: states, bitmaps, counts, records
- *   leaves: zeroer.c (the worker pool), zeroer-policy.c, format.c, pstore.c
+ *   region.c           -> region-recovery.c, region-tag.c, region-zeroer.c,
+ *                         region-index.c, format.c
+ *   region-recovery.c  -> region-tag.c, region-index.c
+ *   region-alloc.c     -> region-zeroer.c, region-index.c
+ *   region-tag.c       -> region-index.c
+ *   region-zeroer.c    -> zeroer.c (the worker pool), zeroer-policy.c, region-index.c
+ *   region-index.c     -> pstore.c
  *
  * Volatile index: per extent a state (the logical one: what region_get_stats
  * counts) and flags, a bitmap of ZEROED extents (what region_lease picks

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fail when the files of one source folder call each other in a circle.
 
-Usage: call-cycles.py BUILD_DIR FOLDER... [--not-yet FOLDER...]
+Usage: call-cycles.py [--src SOURCE_DIR] BUILD_DIR FOLDER... [--not-yet FOLDER...]
 
 For every FOLDER (relative to the source tree, e.g. daemon/storage) this
 reads, with nm, the symbol tables of the object files CMake compiled from
@@ -11,7 +11,9 @@ defines as code (T, W).  A cycle in that graph means the files are not in
 layers: a reader cannot understand the lower one without the upper one.
 
 Folders given after --not-yet are reported the same way but do not fail
-the test (their layering is being reworked elsewhere).
+the test (their layering is being reworked elsewhere).  With --src, an
+object whose source file is gone (left in the build tree by a rename) is
+not read (a generated source, in BUILD_DIR, is).  $NM names nm (CMake's CMAKE_NM).
 
 Exit 0: no cycle in the checked folders; 1: a cycle; 77: nm is missing or
 nothing was built.
@@ -49,8 +51,11 @@ def object_files(build):
             yield src, os.path.join(root, f)
 
 
+NM = os.environ.get("NM") or "nm"
+
+
 def symbols(obj):
-    out = subprocess.run(["nm", "--format=posix", obj], check=True, capture_output=True,
+    out = subprocess.run([NM, "--format=posix", obj], check=True, capture_output=True,
                          text=True).stdout
     defined, undefined = set(), set()
     for line in out.splitlines():
@@ -178,14 +183,18 @@ def check(folder, by_folder):
 
 
 def main(argv):
+    src = None
+    if len(argv) > 2 and argv[1] == "--src":
+        src = argv[2]
+        argv = argv[:1] + argv[3:]
     if len(argv) < 3:
         print(__doc__, file=sys.stderr)
         return 2
-    if shutil.which("nm") is None:
-        print("SKIP: nm not found (binutils)")
+    if shutil.which(NM) is None:
+        print(f"SKIP: {NM} not found (binutils)")
         return 77
     build = argv[1]
-    checked, not_yet, target = [], [], None
+    checked, not_yet = [], []
     target = checked
     for a in argv[2:]:
         if a == "--not-yet":
@@ -195,11 +204,14 @@ def main(argv):
 
     by_folder = defaultdict(dict)
     wanted = set(checked) | set(not_yet)
-    for src, obj in object_files(build):
-        folder = os.path.dirname(src)
+    for rel, obj in object_files(build):
+        folder = os.path.dirname(rel)
         if folder not in wanted:
             continue
-        name = os.path.basename(src)
+        if src is not None and not (os.path.exists(os.path.join(src, rel))
+                                    or os.path.exists(os.path.join(build, rel))):
+            continue  # gone from the tree (a stale object); generated sources are in build
+        name = os.path.basename(rel)
         if name in by_folder[folder]:
             continue  # one source packaged in two targets (shared and static)
         by_folder[folder][name] = symbols(obj)
