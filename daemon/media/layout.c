@@ -257,7 +257,7 @@ void layout_header_seal(struct layout_header *h)
 	h->checksum = layout_crc32c(0, h, offsetof(struct layout_header, checksum));
 }
 
-bool media_all_zero(const void *p, size_t len)
+bool layout_all_zero(const void *p, size_t len)
 {
 	const uint8_t *b = p;
 	uint64_t w;
@@ -286,7 +286,7 @@ enum layout_hdr_status layout_header_check(const void *block, struct layout_head
 	struct layout_header h;
 	uint32_t c;
 
-	if (media_all_zero(block, LAYOUT_BLOCK)) {
+	if (layout_all_zero(block, LAYOUT_BLOCK)) {
 		WHY("all zero");
 		return HDR_BLANK;
 	}
@@ -309,7 +309,7 @@ enum layout_hdr_status layout_header_check(const void *block, struct layout_head
 	}
 	if (h.header_size != sizeof(h) || h.tag_slot_size != LAYOUT_TAG_SLOT_SIZE ||
 	    h.backup_off != LAYOUT_BACKUP_OFF || (h.flags & ~LAYOUT_FLAG_SPLIT) ||
-	    !media_all_zero(h.reserved, sizeof(h.reserved))) {
+	    !layout_all_zero(h.reserved, sizeof(h.reserved))) {
 		WHY("unexpected field values");
 		return HDR_CORRUPT;
 	}

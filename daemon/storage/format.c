@@ -109,7 +109,7 @@ static int format_region(struct pstore *ps, uint64_t region_size, bool split, co
 	return 0;
 }
 
-int layout_format(struct pstore *ps, const char *name, uint64_t extent_size, uint64_t align,
+int format_layout(struct pstore *ps, const char *name, uint64_t extent_size, uint64_t align,
 		  struct layout_header *out)
 {
 	return format_region(ps, pstore_size(ps), false, name, extent_size, align, out);
@@ -138,7 +138,7 @@ static int format_blank(struct pstore *ps, const char *name, uint64_t extent_siz
 		    "over it (to reuse it as a new region, zero it first); refused: %s",
 		    name, used, first, (uint64_t)LAYOUT_EXTENT_TABLE_OFF + first * 8,
 		    media_refusal_str(REFUSE_BLANK));
-	return layout_format(ps, name, extent_size, align, out);
+	return format_layout(ps, name, extent_size, align, out);
 }
 
 /* No usable header, not both blank: an interrupted format is formatted again. */
@@ -153,7 +153,7 @@ static int no_header(struct pstore *ps, const char *name, uint64_t extent_size, 
 			    "header, incomplete backup, empty tables); formatting "
 			    "again",
 			    name);
-		return layout_format(ps, name, extent_size, align, out);
+		return format_layout(ps, name, extent_size, align, out);
 	}
 	if (m->primary == HDR_BLANK)
 		return log_error_errno(EUCLEAN,
@@ -377,7 +377,7 @@ static int load_region(struct pstore *ps, uint64_t region_size, bool split, cons
 	return 0;
 }
 
-int layout_load(struct pstore *ps, const char *name, uint64_t extent_size, uint64_t align,
+int format_load(struct pstore *ps, const char *name, uint64_t extent_size, uint64_t align,
 		const struct pstore_badblock *bbs, size_t n_bbs, struct layout_header *out,
 		bool *formatted)
 {
@@ -385,7 +385,7 @@ int layout_load(struct pstore *ps, const char *name, uint64_t extent_size, uint6
 			   formatted);
 }
 
-int layout_load_split(struct pstore *meta, uint64_t data_size, const char *name,
+int format_load_split(struct pstore *meta, uint64_t data_size, const char *name,
 		      uint64_t extent_size, uint64_t align, const struct pstore_badblock *bbs,
 		      size_t n_bbs, struct layout_header *out, bool *formatted)
 {
@@ -393,7 +393,7 @@ int layout_load_split(struct pstore *meta, uint64_t data_size, const char *name,
 			   formatted);
 }
 
-int layout_meta_size_for(uint64_t data_size, uint64_t extent_size, uint64_t align,
+int format_meta_size_for(uint64_t data_size, uint64_t extent_size, uint64_t align,
 			 uint64_t *meta_size)
 {
 	struct layout_geometry g;

@@ -200,7 +200,7 @@ int region_tags_init(struct region *r);
 void region_tags_free(struct region *r);
 /* Recovery: register slot id as a visible tag. */
 int region_tag_install(struct region *r, uint32_t id, uid_t uid, const char *name);
-int region_vtag_add_extent(struct vtag *t, uint64_t i);
+int region_tag_add_extent(struct vtag *t, uint64_t i);
 /*
  * Sync, after the first drain: phase-1 stores (COMMITTED records of new
  * tags, DIRTY records of freed ones); true when it stored anything.

@@ -308,7 +308,7 @@ static int recover_committed(struct region *r, struct tally *t, uint64_t i, uint
 
 	switch (t->kind[tag]) {
 	case SLOT_VALID:
-		ret = region_vtag_add_extent(&r->tags[tag], i);
+		ret = region_tag_add_extent(&r->tags[tag], i);
 		if (ret < 0)
 			return ret;
 		region_index_set(r, i, EXT_COMMITTED);

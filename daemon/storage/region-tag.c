@@ -125,7 +125,7 @@ void region_tags_free(struct region *r)
 	r->pend_free = (struct idvec){0};
 }
 
-int region_vtag_add_extent(struct vtag *t, uint64_t i)
+int region_tag_add_extent(struct vtag *t, uint64_t i)
 {
 	if (t->n_runs && t->runs[t->n_runs - 1].first + t->runs[t->n_runs - 1].count == i) {
 		t->runs[t->n_runs - 1].count++;

@@ -29,7 +29,7 @@ int region_zeroer_start(struct region *r)
 	    .numa_node = r->devdax ? pstore_numa_node(r->ps) : -1,
 	};
 
-	zpolicy_init(&r->pol, &r->rc->policy, r->extent_size, r->extent_count, pmemz_now_ns());
+	zeroer_policy_init(&r->pol, &r->rc->policy, r->extent_size, r->extent_count, pmemz_now_ns());
 	return zeroer_new(&p, &r->z);
 }
 
@@ -40,12 +40,12 @@ static void region_zeroer_policy(struct region *r)
 
 	if (!r->z || !r->pol.adaptive)
 		return;
-	z = zpolicy_decide(&r->pol, r->count[EXT_ZEROED], zeroer_urgent(r->z), pmemz_now_ns());
+	z = zeroer_policy_decide(&r->pol, r->count[EXT_ZEROED], zeroer_urgent(r->z), pmemz_now_ns());
 	if (z == old)
 		return;
 	log_debug("region '%s': zeroing %s (%" PRIu64 " zeroed, watermarks %" PRIu64 "/%" PRIu64
 		  ", %.0f extents/s)",
-		  r->name, zpolicy_zone_name(z), r->count[EXT_ZEROED], r->pol.low, r->pol.high,
+		  r->name, zeroer_policy_zone_name(z), r->count[EXT_ZEROED], r->pol.low, r->pol.high,
 		  r->pol.rate);
 	zeroer_set_policy(r->z, z == ZP_PACED ? r->pol.pace_rate : 0, z == ZP_IDLE);
 	if (old == ZP_IDLE)
@@ -56,7 +56,7 @@ void region_zeroer_note_lease(struct region *r, uint64_t n)
 {
 	if (!r->pol.adaptive)
 		return;
-	zpolicy_note_alloc(&r->pol, n, pmemz_now_ns());
+	zeroer_policy_note_alloc(&r->pol, n, pmemz_now_ns());
 	region_zeroer_policy(r);
 }
 
@@ -65,10 +65,10 @@ void region_zeroer_policy_state(const struct region *r, struct region_policy_sta
 	struct zpolicy now = r->pol;
 
 	/* The rate as of now, though no allocation or batch came to update it. */
-	zpolicy_note_alloc(&now, 0, pmemz_now_ns());
+	zeroer_policy_note_alloc(&now, 0, pmemz_now_ns());
 	*out = (struct region_policy_state){
 	    .policy = r->pol.adaptive ? "adaptive" : "full",
-	    .zone = zpolicy_zone_name(r->pol.zone),
+	    .zone = zeroer_policy_zone_name(r->pol.zone),
 	    .low = r->pol.low,
 	    .high = r->pol.high,
 	    .alloc_rate = now.rate,

@@ -303,7 +303,7 @@ static int open_meta(struct region *r, uint64_t extent_size)
 				       "device-DAX",
 				       rc->name, path);
 	} else if (st.st_size == 0) {
-		q = layout_meta_size_for(r->size, extent_size, r->alignment, &need);
+		q = format_meta_size_for(r->size, extent_size, r->alignment, &need);
 		if (q < 0)
 			return log_error_errno(q,
 					       "region '%s': no layout for a data area of %s with "
@@ -352,7 +352,7 @@ static int load_split(struct region *r, uint64_t extent_size, bool *formatted)
 	if (ret < 0 && ret != -ENOTSUP)
 		log_warning("region '%s': cannot read the bad block list of metadata %s: %s",
 			    r->name, rc->metadata, strerror(-ret));
-	ret = layout_load_split(r->mps, r->size, r->name, extent_size, r->alignment, bbs, n_bbs,
+	ret = format_load_split(r->mps, r->size, r->name, extent_size, r->alignment, bbs, n_bbs,
 				&r->hdr, formatted);
 	if (ret < 0)
 		return ret;
@@ -463,7 +463,7 @@ static int load_layout(struct region *r, uint64_t extent_size, const struct psto
 	} else {
 		r->mps = r->ps;
 		r->mbase = r->base;
-		ret = layout_load(r->ps, r->name, extent_size, r->alignment, bbs, n_bbs, &r->hdr,
+		ret = format_load(r->ps, r->name, extent_size, r->alignment, bbs, n_bbs, &r->hdr,
 				  &formatted);
 	}
 	if (ret < 0)
@@ -472,7 +472,7 @@ static int load_layout(struct region *r, uint64_t extent_size, const struct psto
 	r->extent_size = r->hdr.extent_size;
 	r->data_off = r->hdr.data_off;
 	r->tag_count = (uint32_t)r->hdr.tag_count;
-	/* Inside the mapping: layout_load checked the geometry against its size. */
+	/* Inside the mapping: format_load checked the geometry against its size. */
 	r->recs = (uint64_t *)(r->mbase + r->hdr.extent_table_off);
 	r->slots = (struct layout_tag *)(r->mbase + r->hdr.tag_table_off);
 	return 0;
