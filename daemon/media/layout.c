@@ -53,8 +53,8 @@ static uint64_t meta_end(uint64_t count)
 {
 	uint64_t tags = MIN(count, (uint64_t)LAYOUT_MAX_TAGS);
 
-	return layout_tables_end(LAYOUT_EXTENT_TABLE_OFF + ALIGN_UP(count * 8, (uint64_t)LAYOUT_BLOCK),
-				 tags);
+	return layout_tables_end(
+	    LAYOUT_EXTENT_TABLE_OFF + ALIGN_UP(count * 8, (uint64_t)LAYOUT_BLOCK), tags);
 }
 
 static uint64_t data_off_for(uint64_t count, uint64_t extent_size, uint64_t align)
@@ -332,4 +332,3 @@ bool layout_range_bad(const struct media_badblock *bbs, size_t n, uint64_t off, 
 			return true;
 	return false;
 }
-

@@ -111,7 +111,7 @@ bool media_meta_tables_blank(const void *meta, uint64_t meta_size)
 {
 	return meta_size >= 2 * LAYOUT_BLOCK &&
 	       layout_all_zero((const uint8_t *)meta + 2 * LAYOUT_BLOCK,
-			      meta_size - 2 * LAYOUT_BLOCK);
+			       meta_size - 2 * LAYOUT_BLOCK);
 }
 
 bool media_interrupted_format(const void *base, uint64_t size, uint64_t extent_size, uint64_t align,
@@ -169,7 +169,8 @@ bool media_interrupted_format(const void *base, uint64_t size, uint64_t extent_s
 	}
 	/* What the format zeroed first (the padding up to data_off is never written). */
 	return layout_all_zero((const uint8_t *)base + g.extent_table_off,
-			      layout_tables_end(g.tag_table_off, g.tag_count) - g.extent_table_off);
+			       layout_tables_end(g.tag_table_off, g.tag_count) -
+				   g.extent_table_off);
 }
 
 /* ---- records ---- */

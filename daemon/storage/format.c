@@ -121,14 +121,13 @@ static uint64_t format_extent_size(uint64_t extent_size, uint64_t align)
 	return extent_size ? extent_size : MAX(CONF_DEFAULT_EXTENT_SIZE, align);
 }
 
-static int format_blank(struct pstore *ps, const char *name, uint64_t extent_size,
-			uint64_t align, const struct pstore_badblock *bbs, size_t n_bbs,
-			struct layout_header *out)
+static int format_blank(struct pstore *ps, const char *name, uint64_t extent_size, uint64_t align,
+			const struct pstore_badblock *bbs, size_t n_bbs, struct layout_header *out)
 {
 	uint64_t used, first = 0;
 
-	used = media_wiped_records(pstore_base(ps), pstore_size(ps), extent_size, align, bbs,
-				   n_bbs, &first);
+	used = media_wiped_records(pstore_base(ps), pstore_size(ps), extent_size, align, bbs, n_bbs,
+				   &first);
 	if (used)
 		return log_error_errno(
 		    EUCLEAN,
@@ -143,12 +142,11 @@ static int format_blank(struct pstore *ps, const char *name, uint64_t extent_siz
 
 /* No usable header, not both blank: an interrupted format is formatted again. */
 static int no_header(struct pstore *ps, const char *name, uint64_t extent_size, uint64_t align,
-		     const struct pstore_badblock *bbs, size_t n_bbs,
-		     const struct media_headers *m, struct layout_header *out)
+		     const struct pstore_badblock *bbs, size_t n_bbs, const struct media_headers *m,
+		     struct layout_header *out)
 {
-	if (m->primary == HDR_BLANK &&
-	    media_interrupted_format(pstore_base(ps), pstore_size(ps), extent_size, align, bbs,
-				     n_bbs)) {
+	if (m->primary == HDR_BLANK && media_interrupted_format(pstore_base(ps), pstore_size(ps),
+								extent_size, align, bbs, n_bbs)) {
 		log_warning("region '%s': a format was interrupted (blank primary "
 			    "header, incomplete backup, empty tables); formatting "
 			    "again",
@@ -213,11 +211,12 @@ static int refusal_error(const char *name, enum media_refusal why, const struct 
 	case REFUSE_LAYOUT_KIND:
 		return log_error_errno(
 		    EINVAL,
-		    split ? "region '%s': the metadata file holds the header of a region that "
-			    "keeps its metadata inline; refusing to touch it; refused: %s"
-			  : "region '%s': the header is that of a region whose metadata is in a "
-			    "file of its own; configure its metadata = PATH (refusing to touch it); "
-			    "refused: %s",
+		    split
+			? "region '%s': the metadata file holds the header of a region that "
+			  "keeps its metadata inline; refusing to touch it; refused: %s"
+			: "region '%s': the header is that of a region whose metadata is in a "
+			  "file of its own; configure its metadata = PATH (refusing to touch it); "
+			  "refused: %s",
 		    name, media_refusal_str(why));
 	case REFUSE_SIZE:
 		return log_error_errno(
@@ -227,17 +226,19 @@ static int refusal_error(const char *name, enum media_refusal why, const struct 
 		    name, split ? "data file" : "region", h->region_size, region_size,
 		    h->region_size > region_size ? "truncated?" : "grown?", media_refusal_str(why));
 	case REFUSE_META_SIZE:
-		return log_error_errno(
-		    EINVAL,
-		    "region '%s': the metadata is %" PRIu64
-		    " bytes, too small for its tables (%" PRIu64 " bytes); refusing to touch it; refused: %s",
-		    name, meta_size, layout_tables_end(h->tag_table_off, h->tag_count),
-		    media_refusal_str(why));
+		return log_error_errno(EINVAL,
+				       "region '%s': the metadata is %" PRIu64
+				       " bytes, too small for its tables (%" PRIu64
+				       " bytes); refusing to touch it; refused: %s",
+				       name, meta_size,
+				       layout_tables_end(h->tag_table_off, h->tag_count),
+				       media_refusal_str(why));
 	case REFUSE_TABLES_BAD:
-		return log_error_errno(EIO,
-				       "region '%s': media errors in the extent or tag table; "
-				       "refusing to use it (clear the errors or reformat); refused: %s",
-				       name, media_refusal_str(why));
+		return log_error_errno(
+		    EIO,
+		    "region '%s': media errors in the extent or tag table; "
+		    "refusing to use it (clear the errors or reformat); refused: %s",
+		    name, media_refusal_str(why));
 	case REFUSE_BLANK:     /* formatted by the caller */
 	case REFUSE_NO_HEADER: /* formatted by the caller */
 	case REFUSE_NONE:
@@ -350,8 +351,8 @@ static int load_region(struct pstore *ps, uint64_t region_size, bool split, cons
 	case REFUSE_BLANK:
 	case REFUSE_NO_HEADER:
 		r = m.choice == HDRS_BLANK
-			? format_blank(ps, name, format_extent_size(extent_size, align), align,
-				       bbs, n_bbs, out)
+			? format_blank(ps, name, format_extent_size(extent_size, align), align, bbs,
+				       n_bbs, out)
 			: no_header(ps, name, format_extent_size(extent_size, align), align, bbs,
 				    n_bbs, &m, out);
 		if (r < 0)

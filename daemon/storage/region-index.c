@@ -181,7 +181,8 @@ uint64_t region_index_rec_load(const struct region *r, uint64_t i)
 	return __atomic_load_n(&r->recs[i], __ATOMIC_RELAXED);
 }
 
-void region_index_rec_store(struct region *r, uint64_t i, unsigned state, uint32_t tag, uint32_t gen)
+void region_index_rec_store(struct region *r, uint64_t i, unsigned state, uint32_t tag,
+			    uint32_t gen)
 {
 	pstore_store64(r->mps, &r->recs[i], layout_rec(state, tag, gen));
 }
@@ -448,9 +449,8 @@ int region_get_states(const struct region *r, uint8_t *out, uint64_t first, uint
 	for (uint64_t k = 0; k < count; k++) {
 		uint64_t i = first + k;
 
-		out[k] = r->vstate[i] == EXT_DIRTY && (r->vflags[i] & VF_IN_BATCH)
-			     ? EXT_MAP_ZEROING
-			     : r->vstate[i];
+		out[k] = r->vstate[i] == EXT_DIRTY && (r->vflags[i] & VF_IN_BATCH) ? EXT_MAP_ZEROING
+										   : r->vstate[i];
 	}
 	return 0;
 }

@@ -130,7 +130,7 @@ struct region {
 	unsigned zeroer_outstanding; /* batches submitted, not yet collected */
 	region_zeroed_fn zeroed_fn;  /* region_zeroer_set_hook */
 	void *zeroed_ctx;
-	struct zpolicy pol;	     /* zero_policy = adaptive: the reserve's watermarks */
+	struct zpolicy pol; /* zero_policy = adaptive: the reserve's watermarks */
 };
 
 static inline uint8_t *region_extent_addr(const struct region *r, uint64_t i)
@@ -165,7 +165,8 @@ void region_index_free(struct region *r);
 void region_index_set(struct region *r, uint64_t i, unsigned state);
 uint64_t region_index_rec_load(const struct region *r, uint64_t i);
 /* One 8-byte store of the record; not flushed. */
-void region_index_rec_store(struct region *r, uint64_t i, unsigned state, uint32_t tag, uint32_t gen);
+void region_index_rec_store(struct region *r, uint64_t i, unsigned state, uint32_t tag,
+			    uint32_t gen);
 void region_index_rec_flush(struct region *r, uint64_t first, uint64_t count);
 /* DIRTY extent, record durable: hand to the zeroer. */
 void region_index_make_ready(struct region *r, uint64_t i);

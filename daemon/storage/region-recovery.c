@@ -172,15 +172,16 @@ static void check_named_slots(struct region *r, uint8_t *kind, const uint64_t *c
 			/* No crash leaves this: a wiped slot (a zeroed block of the table?). */
 			if (orphans++ < 8) {
 				tag_extents_str(r, id, ext, sizeof(ext));
-				log_error(
-				    "region '%s': tag id %u (slot at offset %" PRIu64 ") is %s, "
-				    "but %" PRIu64 " COMMITTED records name it (extents %s): "
-				    "media damage; quarantining those extents (not zeroed, "
-				    "never handed out) and leaving them as they are",
-				    r->name, id, slot_off(r, id),
-				    media_slot_blank(slot) ? "blank (a zeroed block of the tag table?)"
-							   : "FREE",
-				    cnt[id], ext);
+				log_error("region '%s': tag id %u (slot at offset %" PRIu64
+					  ") is %s, "
+					  "but %" PRIu64 " COMMITTED records name it (extents %s): "
+					  "media damage; quarantining those extents (not zeroed, "
+					  "never handed out) and leaving them as they are",
+					  r->name, id, slot_off(r, id),
+					  media_slot_blank(slot)
+					      ? "blank (a zeroed block of the tag table?)"
+					      : "FREE",
+					  cnt[id], ext);
 			}
 			orphan_recs += cnt[id];
 		}
@@ -291,12 +292,12 @@ static void classify_slots(struct region *r, struct tally *t)
 
 		t->kind[id] = (uint8_t)media_slot_classify(slot, &why);
 		if (t->kind[id] == SLOT_DAMAGED && logged++ < 8)
-			log_error(
-			    "region '%s': tag slot %u (offset %" PRIu64 ", uid %u) is damaged: %s",
-			    r->name, id, slot_off(r, id), slot->uid,
-			    why == SLOT_BAD_STATE ? "unknown state word"
-			    : why == SLOT_BAD_SUM ? "checksum mismatch"
-						  : "invalid name");
+			log_error("region '%s': tag slot %u (offset %" PRIu64
+				  ", uid %u) is damaged: %s",
+				  r->name, id, slot_off(r, id), slot->uid,
+				  why == SLOT_BAD_STATE ? "unknown state word"
+				  : why == SLOT_BAD_SUM ? "checksum mismatch"
+							: "invalid name");
 	}
 }
 
@@ -460,7 +461,8 @@ static void recover_slot(struct region *r, struct tally *t, uint32_t id)
 			break;
 		}
 		if (!hide_duplicate(r, t, id))
-			(void)region_tag_install(r, id, r->slots[id - 1].uid, r->slots[id - 1].name);
+			(void)region_tag_install(r, id, r->slots[id - 1].uid,
+						 r->slots[id - 1].name);
 		break;
 	default: /* FREE, DAMAGED, HELD, ORPHANED */
 		break;

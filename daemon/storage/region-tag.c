@@ -248,7 +248,8 @@ int region_commit(struct region *r, const struct run *runs, size_t n_runs, const
 		return -EEXIST;
 	if (r->n_free_ids == 0)
 		return -ENOSPC;
-	ret = region_index_idvec_push(&r->pend_commit, 0); /* reserve; nothing fails after the stores */
+	ret = region_index_idvec_push(&r->pend_commit,
+				      0); /* reserve; nothing fails after the stores */
 	if (ret < 0)
 		return ret;
 	r->pend_commit.n--;

@@ -29,7 +29,8 @@ int region_zeroer_start(struct region *r)
 	    .numa_node = r->devdax ? pstore_numa_node(r->ps) : -1,
 	};
 
-	zeroer_policy_init(&r->pol, &r->rc->policy, r->extent_size, r->extent_count, pmemz_now_ns());
+	zeroer_policy_init(&r->pol, &r->rc->policy, r->extent_size, r->extent_count,
+			   pmemz_now_ns());
 	return zeroer_new(&p, &r->z);
 }
 
@@ -40,13 +41,14 @@ static void region_zeroer_policy(struct region *r)
 
 	if (!r->z || !r->pol.adaptive)
 		return;
-	z = zeroer_policy_decide(&r->pol, r->count[EXT_ZEROED], zeroer_urgent(r->z), pmemz_now_ns());
+	z = zeroer_policy_decide(&r->pol, r->count[EXT_ZEROED], zeroer_urgent(r->z),
+				 pmemz_now_ns());
 	if (z == old)
 		return;
 	log_debug("region '%s': zeroing %s (%" PRIu64 " zeroed, watermarks %" PRIu64 "/%" PRIu64
 		  ", %.0f extents/s)",
-		  r->name, zeroer_policy_zone_name(z), r->count[EXT_ZEROED], r->pol.low, r->pol.high,
-		  r->pol.rate);
+		  r->name, zeroer_policy_zone_name(z), r->count[EXT_ZEROED], r->pol.low,
+		  r->pol.high, r->pol.rate);
 	zeroer_set_policy(r->z, z == ZP_PACED ? r->pol.pace_rate : 0, z == ZP_IDLE);
 	if (old == ZP_IDLE)
 		region_zeroer_kick(r);
@@ -89,7 +91,8 @@ void region_zeroer_kick(struct region *r)
 	    MAX((uint64_t)1, MIN((uint64_t)r->batch_extents, BATCH_MAX_BYTES / r->extent_size));
 	uint64_t ready;
 
-	if (!r->z || zeroer_paused(r->z) || region_mapping_failed(r, NULL, NULL) || r->pol.zone == ZP_IDLE)
+	if (!r->z || zeroer_paused(r->z) || region_mapping_failed(r, NULL, NULL) ||
+	    r->pol.zone == ZP_IDLE)
 		return;
 	/*
 	 * The policy decides at each collected batch: batches of at most a
@@ -164,7 +167,7 @@ uint64_t region_zeroer_collect(struct region *r)
 
 			/* The worker drained the zeroes: ZEROED may be stored now (I5). */
 			region_index_rec_store(r, i, EXT_ZEROED, 0,
-					 layout_rec_gen(region_index_rec_load(r, i)));
+					       layout_rec_gen(region_index_rec_load(r, i)));
 			region_index_set(r, i, EXT_ZEROED);
 			if (seg_n && i == seg + seg_n) {
 				seg_n++;
@@ -229,8 +232,7 @@ int region_zeroer_set_threads(struct region *r, unsigned n)
 			return ret;
 	}
 	if (n != r->zeroer_threads)
-		log_info("region '%s': %u zeroer thread(s), was %u", r->name, n,
-			 r->zeroer_threads);
+		log_info("region '%s': %u zeroer thread(s), was %u", r->name, n, r->zeroer_threads);
 	r->zeroer_threads = n;
 	region_zeroer_kick(r); /* more threads take more batches */
 	return 0;

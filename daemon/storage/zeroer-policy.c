@@ -13,7 +13,7 @@
 #define TAU_NS 5e9
 
 void zeroer_policy_init(struct zpolicy *p, const struct zero_policy_conf *c, uint64_t extent_size,
-		  uint64_t extent_count, uint64_t now_ns)
+			uint64_t extent_count, uint64_t now_ns)
 {
 	*p = (struct zpolicy){
 	    .adaptive = c->adaptive,
@@ -50,7 +50,8 @@ void zeroer_policy_note_alloc(struct zpolicy *p, uint64_t n, uint64_t now_ns)
 	p->win_count += n;
 }
 
-enum zpolicy_zone zeroer_policy_decide(struct zpolicy *p, uint64_t zeroed, bool waiting, uint64_t now_ns)
+enum zpolicy_zone zeroer_policy_decide(struct zpolicy *p, uint64_t zeroed, bool waiting,
+				       uint64_t now_ns)
 {
 	enum zpolicy_zone z = p->zone;
 

@@ -44,11 +44,12 @@ struct zpolicy {
 };
 
 void zeroer_policy_init(struct zpolicy *p, const struct zero_policy_conf *c, uint64_t extent_size,
-		  uint64_t extent_count, uint64_t now_ns);
+			uint64_t extent_count, uint64_t now_ns);
 /* n extents were leased at now_ns. */
 void zeroer_policy_note_alloc(struct zpolicy *p, uint64_t n, uint64_t now_ns);
 /* The zone for this many ZEROED extents; waiting: an allocation waits for zeroing. */
-enum zpolicy_zone zeroer_policy_decide(struct zpolicy *p, uint64_t zeroed, bool waiting, uint64_t now_ns);
+enum zpolicy_zone zeroer_policy_decide(struct zpolicy *p, uint64_t zeroed, bool waiting,
+				       uint64_t now_ns);
 const char *zeroer_policy_zone_name(enum zpolicy_zone z);
 
 #endif

@@ -36,7 +36,8 @@ static int extent_zero(const uint8_t *p, uint64_t len, uint64_t *nz)
 
 	if (sigsetjmp(jb, 1)) {
 		check_bus_jmp = outer;
-		*nz = check_bus_addr >= (uintptr_t)p ? (uint64_t)(check_bus_addr - (uintptr_t)p) : 0;
+		*nz =
+		    check_bus_addr >= (uintptr_t)p ? (uint64_t)(check_bus_addr - (uintptr_t)p) : 0;
 		return -EIO;
 	}
 	check_bus_jmp = &jb;
@@ -66,15 +67,17 @@ void check_data_zeroed(struct checker *c)
 		if (layout_range_bad(c->data_bbs, c->n_data_bbs, off, h->extent_size)) {
 			rep->zeroed_bad++;
 			if (c->flags & CHECK_RECOVERED)
-				check_report_problem(c,
-					"extent %" PRIu64 " (data at offset %" PRIu64
-					") is ZEROED but has a bad block; recovery marks it BAD",
-					i, off);
+				check_report_problem(
+				    c,
+				    "extent %" PRIu64 " (data at offset %" PRIu64
+				    ") is ZEROED but has a bad block; recovery marks it BAD",
+				    i, off);
 			else
-				check_report_note(c,
-				     "extent %" PRIu64 " (data at offset %" PRIu64
-				     ") is ZEROED and has a bad block; recovery marks it BAD",
-				     i, off);
+				check_report_note(
+				    c,
+				    "extent %" PRIu64 " (data at offset %" PRIu64
+				    ") is ZEROED and has a bad block; recovery marks it BAD",
+				    i, off);
 			continue;
 		}
 		rep->zeroed_checked++;
@@ -83,19 +86,20 @@ void check_data_zeroed(struct checker *c)
 			continue;
 		rep->zeroed_not_zero++;
 		if (r < 0)
-			check_report_problem(c,
-				"extent %" PRIu64 " (data at offset %" PRIu64
-				") is ZEROED but unreadable: media error at offset %" PRIu64,
-				i, off, off + nz);
+			check_report_problem(
+			    c,
+			    "extent %" PRIu64 " (data at offset %" PRIu64
+			    ") is ZEROED but unreadable: media error at offset %" PRIu64,
+			    i, off, off + nz);
 		else
 			check_report_problem(c,
-				"extent %" PRIu64 " (data at offset %" PRIu64
-				") is ZEROED but byte %" PRIu64 " (offset %" PRIu64
-				") is 0x%02x: stale data would be handed out (I1)",
-				i, off, nz, off + nz, c->data[off + nz]);
+					     "extent %" PRIu64 " (data at offset %" PRIu64
+					     ") is ZEROED but byte %" PRIu64 " (offset %" PRIu64
+					     ") is 0x%02x: stale data would be handed out (I1)",
+					     i, off, nz, off + nz, c->data[off + nz]);
 	}
 	if (skipped)
-		check_report_problem(c, "%" PRIu64 " ZEROED extents lie beyond the end of the data: not checked",
-			skipped);
+		check_report_problem(
+		    c, "%" PRIu64 " ZEROED extents lie beyond the end of the data: not checked",
+		    skipped);
 }
-

@@ -36,8 +36,9 @@ bool check_header_choice(struct checker *c)
 	c->verdict = media_region_refusal(&img, &m);
 	if (c->verdict == REFUSE_TOO_SMALL) {
 		check_report_refuse(c, c->verdict,
-		       "image is %" PRIu64 " bytes: too small for the two header blocks (%u)",
-		       c->size, 2 * LAYOUT_BLOCK);
+				    "image is %" PRIu64
+				    " bytes: too small for the two header blocks (%u)",
+				    c->size, 2 * LAYOUT_BLOCK);
 		return false;
 	}
 	sp = m.primary;
@@ -53,50 +54,56 @@ bool check_header_choice(struct checker *c)
 		rep->hdr = m.hp;
 		if (m.differ) {
 			rep->headers_differ = true;
-			check_report_problem(c,
-				"backup header (offset %u) is valid but differs from the primary; "
-				"the daemon rewrites it from the primary",
-				LAYOUT_BACKUP_OFF);
+			check_report_problem(
+			    c,
+			    "backup header (offset %u) is valid but differs from the primary; "
+			    "the daemon rewrites it from the primary",
+			    LAYOUT_BACKUP_OFF);
 		} else if (sb == HDR_UNREADABLE) {
 			check_report_problem(c, "backup header (offset %u) is unreadable (%s)",
-				LAYOUT_BACKUP_OFF, rep->backup_why);
+					     LAYOUT_BACKUP_OFF, rep->backup_why);
 		} else if (m.repair_backup) {
-			check_report_problem(c,
-				"backup header (offset %u) is %s (%s); the daemon rewrites it from "
-				"the primary",
-				LAYOUT_BACKUP_OFF, hdr_verdict(sb), rep->backup_why);
+			check_report_problem(
+			    c,
+			    "backup header (offset %u) is %s (%s); the daemon rewrites it from "
+			    "the primary",
+			    LAYOUT_BACKUP_OFF, hdr_verdict(sb), rep->backup_why);
 		}
 	} else if (sb == HDR_OK) {
 		/* The daemon uses the backup (or refuses): check the region it describes. */
 		rep->hdr = m.hb;
 		if (m.choice != HDRS_BACKUP)
-			check_report_refuse(c, c->verdict,
-			       "primary header (offset 0) is %s (%s) but the backup is valid",
-			       hdr_verdict(sp), rep->primary_why);
+			check_report_refuse(
+			    c, c->verdict,
+			    "primary header (offset 0) is %s (%s) but the backup is valid",
+			    hdr_verdict(sp), rep->primary_why);
 		else if (!m.repair_primary)
-			check_report_problem(c,
-				"primary header (offset 0) is unreadable (%s); the daemon uses the "
-				"backup header",
-				rep->primary_why);
+			check_report_problem(
+			    c,
+			    "primary header (offset 0) is unreadable (%s); the daemon uses the "
+			    "backup header",
+			    rep->primary_why);
 		else
-			check_report_problem(c,
-				"primary header (offset 0) is %s (%s); the daemon uses the backup "
-				"header and repairs the primary",
-				hdr_verdict(sp), rep->primary_why);
+			check_report_problem(
+			    c,
+			    "primary header (offset 0) is %s (%s); the daemon uses the backup "
+			    "header and repairs the primary",
+			    hdr_verdict(sp), rep->primary_why);
 	} else {
 		if ((sp == HDR_BLANK || sp == HDR_FOREIGN) &&
 		    (sb == HDR_BLANK || sb == HDR_FOREIGN))
-			check_report_refuse(c, c->verdict,
-			       "not a pmemzerod region: primary header %s (%s), backup header "
-			       "%s (%s)",
-			       hdr_verdict(sp), rep->primary_why, hdr_verdict(sb),
-			       rep->backup_why);
+			check_report_refuse(
+			    c, c->verdict,
+			    "not a pmemzerod region: primary header %s (%s), backup header "
+			    "%s (%s)",
+			    hdr_verdict(sp), rep->primary_why, hdr_verdict(sb), rep->backup_why);
 		else
-			check_report_refuse(c, c->verdict,
-			       "both headers are unusable: primary (offset 0) %s (%s), backup "
-			       "(offset %u) %s (%s)",
-			       hdr_verdict(sp), rep->primary_why, LAYOUT_BACKUP_OFF,
-			       hdr_verdict(sb), rep->backup_why);
+			check_report_refuse(
+			    c, c->verdict,
+			    "both headers are unusable: primary (offset 0) %s (%s), backup "
+			    "(offset %u) %s (%s)",
+			    hdr_verdict(sp), rep->primary_why, LAYOUT_BACKUP_OFF, hdr_verdict(sb),
+			    rep->backup_why);
 		return false;
 	}
 	rep->have_hdr = true;
@@ -115,34 +122,39 @@ bool check_header_geometry(struct checker *c)
 
 	switch (c->verdict) {
 	case REFUSE_LAYOUT_KIND:
-		check_report_refuse(c, c->verdict,
-		       split ? "the header is that of a region whose metadata is in a file of its "
-			       "own: check it with --metadata THIS_FILE DATA_FILE"
-			     : "the metadata file holds the header of a region that keeps its "
-			       "metadata inline, not a split region's");
+		check_report_refuse(
+		    c, c->verdict,
+		    split ? "the header is that of a region whose metadata is in a file of its "
+			    "own: check it with --metadata THIS_FILE DATA_FILE"
+			  : "the metadata file holds the header of a region that keeps its "
+			    "metadata inline, not a split region's");
 		return false;
 	case REFUSE_SIZE:
 		if (c->data_size < h->region_size)
-			check_report_refuse(c, c->verdict,
-			       "%s is truncated: %" PRIu64 " bytes, but the header says the region "
-			       "is %" PRIu64 " bytes",
-			       split ? "data file" : "image", c->data_size, h->region_size);
+			check_report_refuse(
+			    c, c->verdict,
+			    "%s is truncated: %" PRIu64 " bytes, but the header says the region "
+			    "is %" PRIu64 " bytes",
+			    split ? "data file" : "image", c->data_size, h->region_size);
 		else
-			check_report_refuse(c, c->verdict,
-			       "%s is %" PRIu64 " bytes but the header says the region is %" PRIu64
-			       " bytes: grown, and a region is never resized",
-			       split ? "data file" : "image", c->data_size, h->region_size);
+			check_report_refuse(
+			    c, c->verdict,
+			    "%s is %" PRIu64 " bytes but the header says the region is %" PRIu64
+			    " bytes: grown, and a region is never resized",
+			    split ? "data file" : "image", c->data_size, h->region_size);
 		break;
 	case REFUSE_META_SIZE:
 		check_report_refuse(c, c->verdict,
-		       "metadata file is %" PRIu64 " bytes but its tables end at %" PRIu64
-		       " (a metadata file is never resized)",
-		       c->size, meta_end);
+				    "metadata file is %" PRIu64
+				    " bytes but its tables end at %" PRIu64
+				    " (a metadata file is never resized)",
+				    c->size, meta_end);
 		break;
 	case REFUSE_TABLES_BAD:
 		check_report_refuse(c, c->verdict,
-		       "bad blocks in the extent or tag table (offsets %" PRIu64 "..%" PRIu64 ")",
-		       h->extent_table_off, meta_end);
+				    "bad blocks in the extent or tag table (offsets %" PRIu64
+				    "..%" PRIu64 ")",
+				    h->extent_table_off, meta_end);
 		return false;
 	default:
 		break;
@@ -151,26 +163,27 @@ bool check_header_geometry(struct checker *c)
 	if (!layout_geometry_matches(h) || h->tag_count > LAYOUT_MAX_TAGS ||
 	    h->data_off + h->extent_count * h->extent_size > h->region_size) {
 		check_report_unusable(c,
-			 "header geometry is inconsistent: size %" PRIu64 ", extent size %" PRIu64
-			 ", count %" PRIu64 ", data at %" PRIu64,
-			 h->region_size, h->extent_size, h->extent_count, h->data_off);
+				      "header geometry is inconsistent: size %" PRIu64
+				      ", extent size %" PRIu64 ", count %" PRIu64
+				      ", data at %" PRIu64,
+				      h->region_size, h->extent_size, h->extent_count, h->data_off);
 		return false;
 	}
 	if (meta_end > c->size) {
 		check_report_unusable(c,
-			 "image ends at %" PRIu64
-			 ", inside the extent or tag table (ends at %" PRIu64 "): not read",
-			 c->size, meta_end);
+				      "image ends at %" PRIu64
+				      ", inside the extent or tag table (ends at %" PRIu64
+				      "): not read",
+				      c->size, meta_end);
 		return false;
 	}
 	if (layout_range_bad(c->bbs, c->n_bbs, h->extent_table_off,
 			     meta_end - h->extent_table_off)) {
 		check_report_unusable(c,
-			 "bad blocks in the extent or tag table (offsets %" PRIu64 "..%" PRIu64
-			 "): not read",
-			 h->extent_table_off, meta_end);
+				      "bad blocks in the extent or tag table (offsets %" PRIu64
+				      "..%" PRIu64 "): not read",
+				      h->extent_table_off, meta_end);
 		return false;
 	}
 	return true;
 }
-

@@ -39,13 +39,12 @@ struct checker {
 	const struct media_badblock *bbs; /* never read */
 	size_t n_bbs;
 	/* Per tag id, [0] unused: */
-	uint8_t *kind;	 /* enum media_slot_kind */
-	uint64_t *cnt;	 /* COMMITTED records naming the slot */
-	uint64_t *first; /* the first of them */
+	uint8_t *kind;		  /* enum media_slot_kind */
+	uint64_t *cnt;		  /* COMMITTED records naming the slot */
+	uint64_t *first;	  /* the first of them */
 	struct layout_tag *slots; /* the tag table, copied: slots[id - 1] */
-	bool hold; /* recovery holds back records under WRITTEN / FREEING slots */
+	bool hold;		  /* recovery holds back records under WRITTEN / FREEING slots */
 };
-
 
 /* ---- check-report.c ---- */
 /* Append line (NULL: out of memory, noted in c->err) to the vector *v. */

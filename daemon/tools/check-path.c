@@ -149,4 +149,3 @@ int check_path_split(const char *meta_path, const char *data_path, unsigned flag
 	}
 	return r;
 }
-

@@ -27,23 +27,24 @@ void check_records_walk(struct checker *c)
 			break;
 		case REC_UNKNOWN_STATE:
 			check_report_problem(c,
-				"extent %" PRIu64 " (record at offset %" PRIu64 " = 0x%016" PRIx64
-				"): unknown state code 0x%02x",
-				i, off, rec, layout_rec_code(rec));
+					     "extent %" PRIu64 " (record at offset %" PRIu64
+					     " = 0x%016" PRIx64 "): unknown state code 0x%02x",
+					     i, off, rec, layout_rec_code(rec));
 			rep->invalid_records++;
 			continue;
 		case REC_TAG_RANGE:
 			check_report_problem(c,
-				"extent %" PRIu64 " (record at offset %" PRIu64 " = 0x%016" PRIx64
-				"): COMMITTED with tag id %u, not in 1..%" PRIu64,
-				i, off, rec, tag, h->tag_count);
+					     "extent %" PRIu64 " (record at offset %" PRIu64
+					     " = 0x%016" PRIx64
+					     "): COMMITTED with tag id %u, not in 1..%" PRIu64,
+					     i, off, rec, tag, h->tag_count);
 			rep->invalid_records++;
 			continue;
 		case REC_STRAY_TAG:
 			check_report_problem(c,
-				"extent %" PRIu64 " (record at offset %" PRIu64 " = 0x%016" PRIx64
-				"): %s but it carries tag id %u",
-				i, off, rec, check_report_state_name(s), tag);
+					     "extent %" PRIu64 " (record at offset %" PRIu64
+					     " = 0x%016" PRIx64 "): %s but it carries tag id %u",
+					     i, off, rec, check_report_state_name(s), tag);
 			rep->invalid_records++;
 			continue;
 		}
@@ -55,12 +56,12 @@ void check_records_walk(struct checker *c)
 	}
 	if (leased && (c->flags & CHECK_RECOVERED))
 		check_report_problem(c,
-			"%" PRIu64 " extents are LEASED (first: extent %" PRIu64
-			") in a recovered image; recovery releases every lease",
-			leased, first_leased);
+				     "%" PRIu64 " extents are LEASED (first: extent %" PRIu64
+				     ") in a recovered image; recovery releases every lease",
+				     leased, first_leased);
 	else if (leased)
 		check_report_note(c,
-		     "%" PRIu64 " extents are LEASED (first: extent %" PRIu64
-		     "); recovery makes them DIRTY",
-		     leased, first_leased);
+				  "%" PRIu64 " extents are LEASED (first: extent %" PRIu64
+				  "); recovery makes them DIRTY",
+				  leased, first_leased);
 }

@@ -51,7 +51,8 @@ void check_report_problem(struct checker *c, const char *fmt, ...)
 	if (c->rep->n_problems >= CHECK_MAX_LINES)
 		return;
 	va_start(ap, fmt);
-	check_report_push(c, &c->rep->problems, &c->rep->n_problems, &c->cap_problems, vformat(fmt, ap));
+	check_report_push(c, &c->rep->problems, &c->rep->n_problems, &c->cap_problems,
+			  vformat(fmt, ap));
 	va_end(ap);
 }
 
@@ -65,7 +66,6 @@ void check_report_note(struct checker *c, const char *fmt, ...)
 	check_report_push(c, &c->rep->notes, &c->rep->n_notes, &c->cap_notes, vformat(fmt, ap));
 	va_end(ap);
 }
-
 
 /*
  * The media module's verdict that the daemon refuses the region
@@ -87,7 +87,8 @@ void check_report_refuse(struct checker *c, enum media_refusal why, const char *
 		c->err = -ENOMEM;
 		return;
 	}
-	check_report_problem(c, "%s; the daemon refuses the region (%s)", detail, media_refusal_str(why));
+	check_report_problem(c, "%s; the daemon refuses the region (%s)", detail,
+			     media_refusal_str(why));
 }
 
 /* A name from the media, printable: at most 63 bytes, anything odd as '?'. */
@@ -111,8 +112,6 @@ const char *check_report_state_name(unsigned s)
 
 	return s < EXT_NSTATES ? names[s] : "?";
 }
-
-
 
 void check_report_add_tag(struct checker *c, uint32_t id, const struct layout_tag *t)
 {

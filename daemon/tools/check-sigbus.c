@@ -23,7 +23,6 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 	(void)raise(sig);
 }
 
-
 void check_sigbus_catch(struct sigaction *old)
 {
 	struct sigaction sa = {0};

@@ -29,24 +29,26 @@ void check_slots_classify(struct checker *c)
 		case SLOT_UNDAMAGED:
 			break;
 		case SLOT_BAD_SUM:
-			check_report_problem(c,
-				"tag slot %u (offset %" PRIu64 ", '%s', uid %u): VALID but "
-				"its checksum is wrong (stored 0x%08x, computed 0x%08x)",
-				id, off, check_report_safe_name(t->name, nm), t->uid, t->checksum,
-				layout_tag_checksum(t));
+			check_report_problem(
+			    c,
+			    "tag slot %u (offset %" PRIu64 ", '%s', uid %u): VALID but "
+			    "its checksum is wrong (stored 0x%08x, computed 0x%08x)",
+			    id, off, check_report_safe_name(t->name, nm), t->uid, t->checksum,
+			    layout_tag_checksum(t));
 			break;
 		case SLOT_NAME_NO_NUL:
 			check_report_problem(c,
-				"tag slot %u (offset %" PRIu64
-				"): VALID but its name is not "
-				"NUL-terminated",
-				id, off);
+					     "tag slot %u (offset %" PRIu64
+					     "): VALID but its name is not "
+					     "NUL-terminated",
+					     id, off);
 			break;
 		case SLOT_NAME_INVALID:
 			check_report_problem(c,
-				"tag slot %u (offset %" PRIu64 ", '%s', uid %u): VALID but "
-				"its name is invalid",
-				id, off, check_report_safe_name(t->name, nm), t->uid);
+					     "tag slot %u (offset %" PRIu64
+					     ", '%s', uid %u): VALID but "
+					     "its name is invalid",
+					     id, off, check_report_safe_name(t->name, nm), t->uid);
 			break;
 		case SLOT_BAD_STATE:
 			check_report_problem(
@@ -97,10 +99,10 @@ void check_slots_duplicates(struct checker *c)
 			    c,
 			    "tag '%s' of uid %u is in slots %u and %u; the daemon hides slot %u "
 			    "and quarantines its extents",
-			    check_report_safe_name(b->name, nm), b->uid, ids[k - 1], ids[k], ids[k]);
+			    check_report_safe_name(b->name, nm), b->uid, ids[k - 1], ids[k],
+			    ids[k]);
 	}
 }
-
 
 /*
  * The named-slot rule (media_named_slot): a WRITTEN or FREEING slot named
@@ -120,17 +122,18 @@ void check_slots_named(struct checker *c)
 		c->kind[id] = (uint8_t)now;
 		if (now != SLOT_DAMAGED || was == SLOT_DAMAGED)
 			continue;
-		check_report_problem(c,
-			"tag slot %u (offset %" PRIu64 ", '%s', uid %u): %s with %" PRIu64
-			" COMMITTED extents (first: extent %" PRIu64 "), but %s; the daemon "
-			"quarantines them",
-			id, h->tag_table_off + (uint64_t)(id - 1) * LAYOUT_TAG_SLOT_SIZE,
-			check_report_safe_name(t->name, nm), t->uid,
-			was == SLOT_WRITTEN ? "WRITTEN (a half-made commit)"
-					    : "FREEING (a half-done free)",
-			c->cnt[id], c->first[id],
-			media_slot_sum_ok(t) ? "it was committed with fewer extents"
-					     : "its checksum is wrong");
+		check_report_problem(
+		    c,
+		    "tag slot %u (offset %" PRIu64 ", '%s', uid %u): %s with %" PRIu64
+		    " COMMITTED extents (first: extent %" PRIu64 "), but %s; the daemon "
+		    "quarantines them",
+		    id, h->tag_table_off + (uint64_t)(id - 1) * LAYOUT_TAG_SLOT_SIZE,
+		    check_report_safe_name(t->name, nm), t->uid,
+		    was == SLOT_WRITTEN ? "WRITTEN (a half-made commit)"
+					: "FREEING (a half-done free)",
+		    c->cnt[id], c->first[id],
+		    media_slot_sum_ok(t) ? "it was committed with fewer extents"
+					 : "its checksum is wrong");
 	}
 }
 
@@ -146,17 +149,19 @@ void check_slots_missing(struct checker *c)
 		return;
 	c->hold = true;
 	if (m.verdict == MISSING_HOLD)
-		check_report_problem(c,
-			"%" PRIu64 " committed extents are missing and only the %" PRIu64
-			" COMMITTED records under WRITTEN or FREEING slots can account for them: "
-			"the daemon quarantines those instead of releasing them",
-			m.deficit, m.held);
+		check_report_problem(
+		    c,
+		    "%" PRIu64 " committed extents are missing and only the %" PRIu64
+		    " COMMITTED records under WRITTEN or FREEING slots can account for them: "
+		    "the daemon quarantines those instead of releasing them",
+		    m.deficit, m.held);
 	else
-		check_report_refuse(c, REFUSE_MISSING,
-		       "%" PRIu64 " committed extents are missing from the extent table and no "
-		       "damaged record accounts for them (a zeroed block of the table?): they "
-		       "would look free and be zeroed",
-		       m.deficit);
+		check_report_refuse(
+		    c, REFUSE_MISSING,
+		    "%" PRIu64 " committed extents are missing from the extent table and no "
+		    "damaged record accounts for them (a zeroed block of the table?): they "
+		    "would look free and be zeroed",
+		    m.deficit);
 }
 
 static void use_valid(struct checker *c, uint32_t id, uint64_t cnt, uint64_t first)
@@ -171,12 +176,11 @@ static void use_valid(struct checker *c, uint32_t id, uint64_t cnt, uint64_t fir
 				     "names it (committed with %" PRIu64 " extents)",
 				     check_report_safe_name(t->name, nm), t->uid, id, t->n_extents);
 	else if (cnt != t->n_extents)
-		check_report_problem(c,
-				     "tag '%s' (uid %u, slot %u) was committed with %" PRIu64
-				     " extents but %" PRIu64 " records name it (first: extent %" PRIu64
-				     ")",
-				     check_report_safe_name(t->name, nm), t->uid, id, t->n_extents,
-				     cnt, first);
+		check_report_problem(
+		    c,
+		    "tag '%s' (uid %u, slot %u) was committed with %" PRIu64 " extents but %" PRIu64
+		    " records name it (first: extent %" PRIu64 ")",
+		    check_report_safe_name(t->name, nm), t->uid, id, t->n_extents, cnt, first);
 }
 
 static void use_written(struct checker *c, uint32_t id, uint64_t cnt, uint64_t first)
@@ -260,20 +264,21 @@ void check_slots_use(struct checker *c)
 			break;
 		case SLOT_ORPHANED:
 			/* No crash leaves this: the daemon quarantines them (never zeroed). */
-			check_report_problem(c,
-					     "%" PRIu64 " COMMITTED extents (first: extent %" PRIu64
-					     ") name tag slot %u, which is %s: media damage (no crash "
-					     "leaves that); the daemon quarantines them",
-					     cnt, first, id,
-					     media_slot_blank(t)
-						 ? "blank (a zeroed block of the tag table?)"
-						 : "FREE");
+			check_report_problem(
+			    c,
+			    "%" PRIu64 " COMMITTED extents (first: extent %" PRIu64
+			    ") name tag slot %u, which is %s: media damage (no crash "
+			    "leaves that); the daemon quarantines them",
+			    cnt, first, id,
+			    media_slot_blank(t) ? "blank (a zeroed block of the tag table?)"
+						: "FREE");
 			break;
 		case SLOT_HELD: /* not set here: c->hold marks WRITTEN / FREEING records held */
 		case SLOT_DAMAGED:
 			if (cnt)
 				check_report_problem(c,
-						     "%" PRIu64 " COMMITTED extents (first: extent %" PRIu64
+						     "%" PRIu64
+						     " COMMITTED extents (first: extent %" PRIu64
 						     ") belong to damaged tag slot %u; the daemon "
 						     "quarantines them",
 						     cnt, first, id);

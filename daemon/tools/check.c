@@ -71,9 +71,9 @@ int check_image(const void *base, uint64_t size, unsigned flags, struct check_re
 }
 
 int check_run(const void *meta, uint64_t meta_size, const void *data, uint64_t data_size,
-		     bool split, bool meta_device, unsigned flags, const struct media_badblock *bbs,
-		     size_t n_bbs, const struct media_badblock *data_bbs, size_t n_data_bbs,
-		     struct check_report *rep)
+	      bool split, bool meta_device, unsigned flags, const struct media_badblock *bbs,
+	      size_t n_bbs, const struct media_badblock *data_bbs, size_t n_data_bbs,
+	      struct check_report *rep)
 {
 	struct sigaction old;
 	sigjmp_buf jb;
@@ -103,12 +103,15 @@ int check_run(const void *meta, uint64_t meta_size, const void *data, uint64_t d
 	check_sigbus_catch(&old);
 	if (sigsetjmp(jb, 1)) {
 		check_bus_jmp = outer;
-		if (split && check_bus_addr >= (uintptr_t)data && check_bus_addr - (uintptr_t)data < data_size)
-			check_report_unusable(c, "media error (SIGBUS) reading the data file at offset %" PRIu64,
-				 (uint64_t)(check_bus_addr - (uintptr_t)data));
+		if (split && check_bus_addr >= (uintptr_t)data &&
+		    check_bus_addr - (uintptr_t)data < data_size)
+			check_report_unusable(
+			    c, "media error (SIGBUS) reading the data file at offset %" PRIu64,
+			    (uint64_t)(check_bus_addr - (uintptr_t)data));
 		else
-			check_report_unusable(c, "media error (SIGBUS) reading the metadata at offset %" PRIu64,
-				 (uint64_t)(check_bus_addr - (uintptr_t)meta));
+			check_report_unusable(
+			    c, "media error (SIGBUS) reading the metadata at offset %" PRIu64,
+			    (uint64_t)(check_bus_addr - (uintptr_t)meta));
 	} else {
 		check_bus_jmp = &jb;
 		run_checks(c);
@@ -150,4 +153,3 @@ int check_image_split(const void *meta, uint64_t meta_size, const void *data, ui
 	return check_run(meta, meta_size, data, data_size, true, false, flags, NULL, 0, NULL, 0,
 			 rep);
 }
-
