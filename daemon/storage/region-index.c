@@ -353,42 +353,47 @@ int region_index_find_zeroed(const struct region *r, uint64_t n, struct runvec *
 		return -EUCLEAN;                                                                   \
 	} while (0)
 
-int region_index_verify(const struct region *r)
+/* One extent: its bitmaps and flags against its state, and its record (when not pending). */
+static int verify_extent(const struct region *r, uint64_t i)
 {
-	uint64_t cnt[EXT_NSTATES] = {0}, ready = 0, in_batch = 0, committed_in_tags = 0, sum = 0;
+	unsigned s = r->vstate[i];
+	uint8_t f = r->vflags[i];
+
+	if (s >= EXT_NSTATES)
+		BAD_INDEX("verify: extent %" PRIu64 " volatile state %u", i, s);
+	if (bm_test(r->zeroed_bm, i) != (s == EXT_ZEROED))
+		BAD_INDEX("verify: extent %" PRIu64 " zeroed bit vs state %u", i, s);
+	if (bm_test(r->ready_bm, i) && (s != EXT_DIRTY || (f & (VF_IN_BATCH | VF_PENDING))))
+		BAD_INDEX("verify: extent %" PRIu64 " ready but state %u flags %#x", i, s, f);
+	if ((f & VF_IN_BATCH) && s != EXT_DIRTY)
+		BAD_INDEX("verify: extent %" PRIu64 " in a batch but state %u", i, s);
+	if ((f & VF_QUARANTINE) && s != EXT_BAD)
+		BAD_INDEX("verify: extent %" PRIu64 " quarantined but state %u", i, s);
+	if (!r->pending && !(f & VF_QUARANTINE)) {
+		uint64_t rec = region_index_rec_load(r, i);
+		if (layout_rec_state(rec) != s)
+			BAD_INDEX("verify: extent %" PRIu64 " media state %u, volatile %u", i,
+				  layout_rec_state(rec), s);
+		if (s != EXT_COMMITTED && layout_rec_tag(rec) != 0)
+			BAD_INDEX("verify: extent %" PRIu64 " state %u with tag %u", i, s,
+				  layout_rec_tag(rec));
+	}
+	return 0;
+}
+
+/* Every extent, then the counts (I3) against a recount. */
+static int verify_extents(const struct region *r)
+{
+	uint64_t cnt[EXT_NSTATES] = {0}, ready = 0, in_batch = 0, sum = 0;
 
 	for (uint64_t i = 0; i < r->extent_count; i++) {
-		unsigned s = r->vstate[i];
-		uint8_t f = r->vflags[i];
+		int ret = verify_extent(r, i);
 
-		if (s >= EXT_NSTATES)
-			BAD_INDEX("verify: extent %" PRIu64 " volatile state %u", i, s);
-		cnt[s]++;
-		if (bm_test(r->zeroed_bm, i) != (s == EXT_ZEROED))
-			BAD_INDEX("verify: extent %" PRIu64 " zeroed bit vs state %u", i, s);
-		if (bm_test(r->ready_bm, i)) {
-			ready++;
-			if (s != EXT_DIRTY || (f & (VF_IN_BATCH | VF_PENDING)))
-				BAD_INDEX("verify: extent %" PRIu64 " ready but state %u flags %#x",
-					  i, s, f);
-		}
-		if (f & VF_IN_BATCH) {
-			in_batch++;
-			if (s != EXT_DIRTY)
-				BAD_INDEX("verify: extent %" PRIu64 " in a batch but state %u", i,
-					  s);
-		}
-		if ((f & VF_QUARANTINE) && s != EXT_BAD)
-			BAD_INDEX("verify: extent %" PRIu64 " quarantined but state %u", i, s);
-		if (!r->pending && !(f & VF_QUARANTINE)) {
-			uint64_t rec = region_index_rec_load(r, i);
-			if (layout_rec_state(rec) != s)
-				BAD_INDEX("verify: extent %" PRIu64 " media state %u, volatile %u",
-					  i, layout_rec_state(rec), s);
-			if (s != EXT_COMMITTED && layout_rec_tag(rec) != 0)
-				BAD_INDEX("verify: extent %" PRIu64 " state %u with tag %u", i, s,
-					  layout_rec_tag(rec));
-		}
+		if (ret < 0)
+			return ret;
+		cnt[r->vstate[i]]++;
+		ready += bm_test(r->ready_bm, i);
+		in_batch += !!(r->vflags[i] & VF_IN_BATCH);
 	}
 	for (unsigned s = 0; s < EXT_NSTATES; s++) {
 		if (cnt[s] != r->count[s])
@@ -401,32 +406,51 @@ int region_index_verify(const struct region *r)
 	if (ready != r->n_ready || in_batch != r->n_in_batch)
 		BAD_INDEX("verify: ready %" PRIu64 "/%" PRIu64 ", in batch %" PRIu64 "/%" PRIu64,
 			  ready, r->n_ready, in_batch, r->n_in_batch);
+	return 0;
+}
+
+/* A live tag's extents: COMMITTED, their records naming it; *n: how many. */
+static int verify_tag_extents(const struct region *r, uint32_t id, uint64_t *n)
+{
+	const struct vtag *t = &r->tags[id];
+
+	*n = 0;
+	for (size_t k = 0; k < t->n_runs; k++)
+		for (uint64_t i = t->runs[k].first; i < t->runs[k].first + t->runs[k].count; i++) {
+			if (r->vstate[i] != EXT_COMMITTED)
+				BAD_INDEX("verify: tag %u extent %" PRIu64 " state %u", id, i,
+					  r->vstate[i]);
+			uint64_t rec = region_index_rec_load(r, i);
+			/* A new tag's records are stored COMMITTED by region_sync. */
+			bool lags = t->state == VT_COMMITTING &&
+				    rec == layout_rec(EXT_LEASED, 0, layout_rec_gen(rec));
+
+			if (layout_rec_tag(rec) != id && !lags)
+				BAD_INDEX("verify: tag %u extent %" PRIu64 " has tag %u", id, i,
+					  layout_rec_tag(rec));
+			(*n)++;
+		}
+	return 0;
+}
+
+/* The tags against their slots and extents, and the COMMITTED count against the tags. */
+static int verify_tags(const struct region *r)
+{
+	uint64_t committed_in_tags = 0;
 
 	for (uint32_t id = 1; id <= r->tag_count; id++) {
 		const struct vtag *t = &r->tags[id];
-		uint64_t n = 0;
+		uint64_t n;
+		int ret;
 
 		if (t->state == VT_FREE && !r->pending && r->slots[id - 1].state != TAG_FREE)
 			BAD_INDEX("verify: free tag id %u slot state 0x%016" PRIx64, id,
 				  r->slots[id - 1].state);
 		if (t->state != VT_VALID && t->state != VT_COMMITTING)
 			continue;
-		for (size_t k = 0; k < t->n_runs; k++)
-			for (uint64_t i = t->runs[k].first; i < t->runs[k].first + t->runs[k].count;
-			     i++) {
-				if (r->vstate[i] != EXT_COMMITTED)
-					BAD_INDEX("verify: tag %u extent %" PRIu64 " state %u", id,
-						  i, r->vstate[i]);
-				uint64_t rec = region_index_rec_load(r, i);
-				/* A new tag's records are stored COMMITTED by region_sync. */
-				bool lags = t->state == VT_COMMITTING &&
-					    rec == layout_rec(EXT_LEASED, 0, layout_rec_gen(rec));
-
-				if (layout_rec_tag(rec) != id && !lags)
-					BAD_INDEX("verify: tag %u extent %" PRIu64 " has tag %u",
-						  id, i, layout_rec_tag(rec));
-				n++;
-			}
+		ret = verify_tag_extents(r, id, &n);
+		if (ret < 0)
+			return ret;
 		if (n != t->n_extents)
 			BAD_INDEX("verify: tag %u has %" PRIu64 " extents, counted %" PRIu64, id,
 				  t->n_extents, n);
@@ -438,6 +462,13 @@ int region_index_verify(const struct region *r)
 		BAD_INDEX("verify: %" PRIu64 " committed extents, %" PRIu64 " in tags",
 			  r->count[EXT_COMMITTED], committed_in_tags);
 	return 0;
+}
+
+int region_index_verify(const struct region *r)
+{
+	int ret = verify_extents(r);
+
+	return ret < 0 ? ret : verify_tags(r);
 }
 
 /* ---- map (MAP) ---- */

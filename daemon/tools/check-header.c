@@ -14,6 +14,81 @@ static const char *hdr_verdict(enum layout_hdr_status s)
 	return s == HDR_BLANK ? "blank (all zero)" : layout_hdr_status_str(s);
 }
 
+/* The daemon uses the primary: what it does about the backup. */
+static void primary_chosen(struct checker *c, const struct media_headers *m)
+{
+	struct check_report *rep = c->rep;
+	enum layout_hdr_status sb = m->backup;
+
+	rep->hdr = m->hp;
+	if (m->differ) {
+		rep->headers_differ = true;
+		check_report_problem(
+		    c,
+		    "backup header (offset %u) is valid but differs from the primary; "
+		    "the daemon rewrites it from the primary",
+		    LAYOUT_BACKUP_OFF);
+	} else if (sb == HDR_UNREADABLE) {
+		check_report_problem(c, "backup header (offset %u) is unreadable (%s)",
+				     LAYOUT_BACKUP_OFF, rep->backup_why);
+	} else if (m->repair_backup) {
+		check_report_problem(
+		    c,
+		    "backup header (offset %u) is %s (%s); the daemon rewrites it from "
+		    "the primary",
+		    LAYOUT_BACKUP_OFF, hdr_verdict(sb), rep->backup_why);
+	}
+}
+
+/* The backup is valid: the daemon uses it, or refuses the region. */
+static void backup_valid(struct checker *c, const struct media_headers *m)
+{
+	struct check_report *rep = c->rep;
+	enum layout_hdr_status sp = m->primary;
+
+	/* The daemon uses the backup (or refuses): check the region it describes. */
+	rep->hdr = m->hb;
+	if (m->choice != HDRS_BACKUP)
+		check_report_refuse(
+		    c, c->verdict,
+		    "primary header (offset 0) is %s (%s) but the backup is valid",
+		    hdr_verdict(sp), rep->primary_why);
+	else if (!m->repair_primary)
+		check_report_problem(
+		    c,
+		    "primary header (offset 0) is unreadable (%s); the daemon uses the "
+		    "backup header",
+		    rep->primary_why);
+	else
+		check_report_problem(
+		    c,
+		    "primary header (offset 0) is %s (%s); the daemon uses the backup "
+		    "header and repairs the primary",
+		    hdr_verdict(sp), rep->primary_why);
+}
+
+/* Neither header is usable: why the daemon refuses the region. */
+static void no_header(struct checker *c, const struct media_headers *m)
+{
+	struct check_report *rep = c->rep;
+	enum layout_hdr_status sp = m->primary, sb = m->backup;
+
+	if ((sp == HDR_BLANK || sp == HDR_FOREIGN) &&
+	    (sb == HDR_BLANK || sb == HDR_FOREIGN))
+		check_report_refuse(
+		    c, c->verdict,
+		    "not a pmemzerod region: primary header %s (%s), backup header "
+		    "%s (%s)",
+		    hdr_verdict(sp), rep->primary_why, hdr_verdict(sb), rep->backup_why);
+	else
+		check_report_refuse(
+		    c, c->verdict,
+		    "both headers are unusable: primary (offset 0) %s (%s), backup "
+		    "(offset %u) %s (%s)",
+		    hdr_verdict(sp), rep->primary_why, LAYOUT_BACKUP_OFF, hdr_verdict(sb),
+		    rep->backup_why);
+}
+
 /*
  * The daemon's verdict on the headers and sizes (media_region_refusal), and
  * the header it uses.  false: no header to check the tables with.
@@ -51,59 +126,11 @@ bool check_header_choice(struct checker *c)
 	rep->backup_ok = sb == HDR_OK;
 
 	if (m.choice == HDRS_PRIMARY) {
-		rep->hdr = m.hp;
-		if (m.differ) {
-			rep->headers_differ = true;
-			check_report_problem(
-			    c,
-			    "backup header (offset %u) is valid but differs from the primary; "
-			    "the daemon rewrites it from the primary",
-			    LAYOUT_BACKUP_OFF);
-		} else if (sb == HDR_UNREADABLE) {
-			check_report_problem(c, "backup header (offset %u) is unreadable (%s)",
-					     LAYOUT_BACKUP_OFF, rep->backup_why);
-		} else if (m.repair_backup) {
-			check_report_problem(
-			    c,
-			    "backup header (offset %u) is %s (%s); the daemon rewrites it from "
-			    "the primary",
-			    LAYOUT_BACKUP_OFF, hdr_verdict(sb), rep->backup_why);
-		}
+		primary_chosen(c, &m);
 	} else if (sb == HDR_OK) {
-		/* The daemon uses the backup (or refuses): check the region it describes. */
-		rep->hdr = m.hb;
-		if (m.choice != HDRS_BACKUP)
-			check_report_refuse(
-			    c, c->verdict,
-			    "primary header (offset 0) is %s (%s) but the backup is valid",
-			    hdr_verdict(sp), rep->primary_why);
-		else if (!m.repair_primary)
-			check_report_problem(
-			    c,
-			    "primary header (offset 0) is unreadable (%s); the daemon uses the "
-			    "backup header",
-			    rep->primary_why);
-		else
-			check_report_problem(
-			    c,
-			    "primary header (offset 0) is %s (%s); the daemon uses the backup "
-			    "header and repairs the primary",
-			    hdr_verdict(sp), rep->primary_why);
+		backup_valid(c, &m);
 	} else {
-		if ((sp == HDR_BLANK || sp == HDR_FOREIGN) &&
-		    (sb == HDR_BLANK || sb == HDR_FOREIGN))
-			check_report_refuse(
-			    c, c->verdict,
-			    "not a pmemzerod region: primary header %s (%s), backup header "
-			    "%s (%s)",
-			    hdr_verdict(sp), rep->primary_why, hdr_verdict(sb), rep->backup_why);
-		else
-			check_report_refuse(
-			    c, c->verdict,
-			    "both headers are unusable: primary (offset 0) %s (%s), backup "
-			    "(offset %u) %s (%s)",
-			    hdr_verdict(sp), rep->primary_why, LAYOUT_BACKUP_OFF, hdr_verdict(sb),
-			    rep->backup_why);
+		no_header(c, &m);
 		return false;
 	}
 	rep->have_hdr = true;
