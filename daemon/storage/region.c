@@ -131,6 +131,44 @@ static int lock_backing(const struct region_conf *rc, const char *path_of, const
 	return 0;
 }
 
+/* Give a new (or empty) file its size: 0 or a positive errno. */
+static int allocate_file(int fd, uint64_t size)
+{
+	int r = posix_fallocate(fd, 0, (off_t)size);
+
+	if (r == EOPNOTSUPP || r == EINVAL)
+		r = ftruncate(fd, (off_t)size) < 0 ? errno : 0;
+	return r;
+}
+
+/* An existing data file: its size, if the configuration and the 4 KiB rule accept it. */
+static int existing_size(const struct region_conf *rc, const struct stat *st, uint64_t *size)
+{
+	char s1[32], s2[32];
+
+	if (st->st_size == 0)
+		return log_error_errno(
+		    EINVAL,
+		    "region '%s': %s is empty; refusing to size and format an existing file "
+		    "(was it truncated?  Remove it to have it created%s)",
+		    rc->name, rc->path, rc->size ? " at the configured size" : " (set a size)");
+	if (rc->size && (uint64_t)st->st_size != rc->size)
+		return log_error_errno(EINVAL,
+				       "region '%s': %s is %s but the configured size is %s; "
+				       "refusing to resize it (set no size to use it as it is)",
+				       rc->name, rc->path,
+				       pmemz_format_size((uint64_t)st->st_size, s1, sizeof(s1)),
+				       pmemz_format_size(rc->size, s2, sizeof(s2)));
+	if ((uint64_t)st->st_size % LAYOUT_BLOCK)
+		return log_error_errno(EINVAL,
+				       "region '%s': %s is %" PRIu64
+				       " bytes, not a multiple of 4 KiB; refusing to use it "
+				       "(was it truncated or grown?)",
+				       rc->name, rc->path, (uint64_t)st->st_size);
+	*size = (uint64_t)st->st_size;
+	return 0;
+}
+
 /*
  * A file region.  A missing file is created at the configured size; an
  * existing one is used at the size it has: never resized, never formatted
@@ -143,7 +181,7 @@ static int open_file(struct region *reg)
 	_cleanup_close_ int fd = -1;
 	struct stat st;
 	bool created = false;
-	char s1[32], s2[32];
+	char s1[32];
 	int r;
 
 	fd = open(rc->path, O_RDWR | O_CLOEXEC | O_NOCTTY);
@@ -175,10 +213,12 @@ static int open_file(struct region *reg)
 	if (r < 0)
 		return r;
 
-	if (created) {
-		r = posix_fallocate(fd, 0, (off_t)rc->size);
-		if (r == EOPNOTSUPP || r == EINVAL)
-			r = ftruncate(fd, (off_t)rc->size) < 0 ? errno : 0;
+	if (!created) {
+		r = existing_size(rc, &st, &reg->size);
+		if (r < 0)
+			return r;
+	} else {
+		r = allocate_file(fd, rc->size);
 		if (r)
 			return log_error_errno(r, "region '%s': cannot size %s to %s: %m", rc->name,
 					       rc->path,
@@ -186,27 +226,6 @@ static int open_file(struct region *reg)
 		log_info("region '%s': created %s (%s)", rc->name, rc->path,
 			 pmemz_format_size(rc->size, s1, sizeof(s1)));
 		reg->size = rc->size;
-	} else if (st.st_size == 0) {
-		return log_error_errno(
-		    EINVAL,
-		    "region '%s': %s is empty; refusing to size and format an existing file "
-		    "(was it truncated?  Remove it to have it created%s)",
-		    rc->name, rc->path, rc->size ? " at the configured size" : " (set a size)");
-	} else if (rc->size && (uint64_t)st.st_size != rc->size) {
-		return log_error_errno(EINVAL,
-				       "region '%s': %s is %s but the configured size is %s; "
-				       "refusing to resize it (set no size to use it as it is)",
-				       rc->name, rc->path,
-				       pmemz_format_size((uint64_t)st.st_size, s1, sizeof(s1)),
-				       pmemz_format_size(rc->size, s2, sizeof(s2)));
-	} else if ((uint64_t)st.st_size % LAYOUT_BLOCK) {
-		return log_error_errno(EINVAL,
-				       "region '%s': %s is %" PRIu64
-				       " bytes, not a multiple of 4 KiB; refusing to use it "
-				       "(was it truncated or grown?)",
-				       rc->name, rc->path, (uint64_t)st.st_size);
-	} else {
-		reg->size = (uint64_t)st.st_size;
 	}
 	reg->fd = TAKE_FD(fd);
 	reg->devdax = false;
@@ -252,6 +271,32 @@ static int open_backing(struct region *r)
 
 /* ---- metadata = PATH ---- */
 
+/* An empty metadata file: sized for the data area's tables (formatted later). */
+static int size_empty_meta(struct region *r, int fd, uint64_t extent_size)
+{
+	const struct region_conf *rc = r->rc;
+	char s1[32], s2[32];
+	uint64_t need;
+	int q;
+
+	q = format_meta_size_for(r->size, extent_size, r->alignment, &need);
+	if (q < 0)
+		return log_error_errno(q,
+				       "region '%s': no layout for a data area of %s with "
+				       "extents of %s: %m",
+				       rc->name, pmemz_format_size(r->size, s1, sizeof(s1)),
+				       pmemz_format_size(extent_size, s2, sizeof(s2)));
+	q = allocate_file(fd, need);
+	if (q)
+		return log_error_errno(q, "region '%s': cannot size metadata %s: %m", rc->name,
+				       rc->metadata);
+	log_info("region '%s': %s metadata %s (%s)", rc->name,
+		 r->meta_created ? "created" : "sized the empty", rc->metadata,
+		 pmemz_format_size(need, s1, sizeof(s1)));
+	r->msize = need;
+	return 0;
+}
+
 /*
  * The metadata file (or device-DAX) of a split region.  Created, or an
  * empty one sized, for the data file: but a missing one is created only
@@ -265,8 +310,6 @@ static int open_meta(struct region *r, uint64_t extent_size)
 	const char *path = rc->metadata;
 	_cleanup_close_ int fd = -1;
 	struct stat st;
-	char s1[32], s2[32];
-	uint64_t need;
 	int q;
 
 	fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
@@ -303,23 +346,9 @@ static int open_meta(struct region *r, uint64_t extent_size)
 				       "device-DAX",
 				       rc->name, path);
 	} else if (st.st_size == 0) {
-		q = format_meta_size_for(r->size, extent_size, r->alignment, &need);
+		q = size_empty_meta(r, fd, extent_size);
 		if (q < 0)
-			return log_error_errno(q,
-					       "region '%s': no layout for a data area of %s with "
-					       "extents of %s: %m",
-					       rc->name, pmemz_format_size(r->size, s1, sizeof(s1)),
-					       pmemz_format_size(extent_size, s2, sizeof(s2)));
-		q = posix_fallocate(fd, 0, (off_t)need);
-		if (q == EOPNOTSUPP || q == EINVAL)
-			q = ftruncate(fd, (off_t)need) < 0 ? errno : 0;
-		if (q)
-			return log_error_errno(q, "region '%s': cannot size metadata %s: %m",
-					       rc->name, path);
-		log_info("region '%s': %s metadata %s (%s)", rc->name,
-			 r->meta_created ? "created" : "sized the empty", path,
-			 pmemz_format_size(need, s1, sizeof(s1)));
-		r->msize = need;
+			return q;
 	} else if ((uint64_t)st.st_size % LAYOUT_BLOCK) {
 		return log_error_errno(EINVAL,
 				       "region '%s': metadata %s is %" PRIu64
