@@ -30,6 +30,33 @@ static int write_header(struct pstore *ps, uint64_t off, const struct layout_hea
 	return 0;
 }
 
+/* A sealed header for geometry g, with a fresh random (version 4) uuid. */
+static int new_header(const struct layout_geometry *g, bool split, struct layout_header *h)
+{
+	memset(h, 0, sizeof(*h));
+	memcpy(h->magic, LAYOUT_MAGIC, sizeof(h->magic));
+	h->version = LAYOUT_VERSION;
+	h->header_size = sizeof(*h);
+	if (getrandom(h->uuid, sizeof(h->uuid), 0) != (ssize_t)sizeof(h->uuid))
+		return -(errno ? errno : EIO);
+	h->uuid[6] = (uint8_t)((h->uuid[6] & 0x0f) | 0x40); /* version 4 */
+	h->uuid[8] = (uint8_t)((h->uuid[8] & 0x3f) | 0x80); /* variant 1 */
+	h->region_size = g->region_size;
+	h->extent_size = g->extent_size;
+	h->extent_count = g->extent_count;
+	h->extent_table_off = g->extent_table_off;
+	h->tag_table_off = g->tag_table_off;
+	h->tag_count = g->tag_count;
+	h->data_off = g->data_off;
+	h->backup_off = LAYOUT_BACKUP_OFF;
+	h->format_time = (uint64_t)time(NULL);
+	h->data_align = g->data_align;
+	h->tag_slot_size = LAYOUT_TAG_SLOT_SIZE;
+	h->flags = split ? LAYOUT_FLAG_SPLIT : 0;
+	layout_header_seal(h);
+	return 0;
+}
+
 /*
  * Format: ps holds the headers and tables (the whole region, or a split
  * region's metadata file); region_size is what the header records (the
@@ -66,27 +93,9 @@ static int format_region(struct pstore *ps, uint64_t region_size, bool split, co
 				       pmemz_format_size(layout_meta_size(&g), s1, sizeof(s1)),
 				       pmemz_format_size(pstore_size(ps), s2, sizeof(s2)));
 
-	memset(&h, 0, sizeof(h));
-	memcpy(h.magic, LAYOUT_MAGIC, sizeof(h.magic));
-	h.version = LAYOUT_VERSION;
-	h.header_size = sizeof(h);
-	if (getrandom(h.uuid, sizeof(h.uuid), 0) != (ssize_t)sizeof(h.uuid))
-		return log_error_errno(errno ? errno : EIO, "region '%s': getrandom: %m", name);
-	h.uuid[6] = (uint8_t)((h.uuid[6] & 0x0f) | 0x40); /* version 4 */
-	h.uuid[8] = (uint8_t)((h.uuid[8] & 0x3f) | 0x80); /* variant 1 */
-	h.region_size = g.region_size;
-	h.extent_size = g.extent_size;
-	h.extent_count = g.extent_count;
-	h.extent_table_off = g.extent_table_off;
-	h.tag_table_off = g.tag_table_off;
-	h.tag_count = g.tag_count;
-	h.data_off = g.data_off;
-	h.backup_off = LAYOUT_BACKUP_OFF;
-	h.format_time = (uint64_t)time(NULL);
-	h.data_align = g.data_align;
-	h.tag_slot_size = LAYOUT_TAG_SLOT_SIZE;
-	h.flags = split ? LAYOUT_FLAG_SPLIT : 0;
-	layout_header_seal(&h);
+	r = new_header(&g, split, &h);
+	if (r < 0)
+		return log_error_errno(r, "region '%s': getrandom: %m", name);
 
 	/* A crash at any point leaves either a blank region or a complete one. */
 	pstore_zero_nt(ps, base, 2 * LAYOUT_BLOCK);
