@@ -70,6 +70,32 @@ int check_image(const void *base, uint64_t size, unsigned flags, struct check_re
 	return check_image_badblocks(base, size, flags, NULL, 0, rep);
 }
 
+/* The report's last line and status; frees c.  c->err (first allocation failure) or 0. */
+static int finish(struct checker *c)
+{
+	struct check_report *rep = c->rep;
+	int r;
+
+	if (rep->problems_total > rep->n_problems) {
+		char *s = NULL;
+
+		if (asprintf(&s, "... and %" PRIu64 " more problems not listed",
+			     rep->problems_total - rep->n_problems) < 0)
+			s = NULL;
+		check_report_push(c, &rep->problems, &rep->n_problems, &c->cap_problems, s);
+	}
+	rep->status = c->unusable		? CHECK_UNUSABLE
+		      : rep->problems_total > 0 ? CHECK_INCONSISTENT
+						: CHECK_CLEAN;
+	r = c->err;
+	free(c->kind);
+	free(c->cnt);
+	free(c->first);
+	free(c->slots);
+	free(c);
+	return r;
+}
+
 int check_run(const void *meta, uint64_t meta_size, const void *data, uint64_t data_size,
 	      bool split, bool meta_device, unsigned flags, const struct media_badblock *bbs,
 	      size_t n_bbs, const struct media_badblock *data_bbs, size_t n_data_bbs,
@@ -119,23 +145,7 @@ int check_run(const void *meta, uint64_t meta_size, const void *data, uint64_t d
 	}
 	check_sigbus_restore(&old);
 
-	if (rep->problems_total > rep->n_problems) {
-		char *s = NULL;
-
-		if (asprintf(&s, "... and %" PRIu64 " more problems not listed",
-			     rep->problems_total - rep->n_problems) < 0)
-			s = NULL;
-		check_report_push(c, &rep->problems, &rep->n_problems, &c->cap_problems, s);
-	}
-	rep->status = c->unusable		? CHECK_UNUSABLE
-		      : rep->problems_total > 0 ? CHECK_INCONSISTENT
-						: CHECK_CLEAN;
-	r = c->err;
-	free(c->kind);
-	free(c->cnt);
-	free(c->first);
-	free(c->slots);
-	free(c);
+	r = finish(c);
 	if (r < 0)
 		check_report_free(rep);
 	return r;
