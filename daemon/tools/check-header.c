@@ -49,10 +49,9 @@ static void backup_valid(struct checker *c, const struct media_headers *m)
 	/* The daemon uses the backup (or refuses): check the region it describes. */
 	rep->hdr = m->hb;
 	if (m->choice != HDRS_BACKUP)
-		check_report_refuse(
-		    c, c->verdict,
-		    "primary header (offset 0) is %s (%s) but the backup is valid",
-		    hdr_verdict(sp), rep->primary_why);
+		check_report_refuse(c, c->verdict,
+				    "primary header (offset 0) is %s (%s) but the backup is valid",
+				    hdr_verdict(sp), rep->primary_why);
 	else if (!m->repair_primary)
 		check_report_problem(
 		    c,
@@ -73,20 +72,18 @@ static void no_header(struct checker *c, const struct media_headers *m)
 	struct check_report *rep = c->rep;
 	enum layout_hdr_status sp = m->primary, sb = m->backup;
 
-	if ((sp == HDR_BLANK || sp == HDR_FOREIGN) &&
-	    (sb == HDR_BLANK || sb == HDR_FOREIGN))
-		check_report_refuse(
-		    c, c->verdict,
-		    "not a pmemzerod region: primary header %s (%s), backup header "
-		    "%s (%s)",
-		    hdr_verdict(sp), rep->primary_why, hdr_verdict(sb), rep->backup_why);
+	if ((sp == HDR_BLANK || sp == HDR_FOREIGN) && (sb == HDR_BLANK || sb == HDR_FOREIGN))
+		check_report_refuse(c, c->verdict,
+				    "not a pmemzerod region: primary header %s (%s), backup header "
+				    "%s (%s)",
+				    hdr_verdict(sp), rep->primary_why, hdr_verdict(sb),
+				    rep->backup_why);
 	else
-		check_report_refuse(
-		    c, c->verdict,
-		    "both headers are unusable: primary (offset 0) %s (%s), backup "
-		    "(offset %u) %s (%s)",
-		    hdr_verdict(sp), rep->primary_why, LAYOUT_BACKUP_OFF, hdr_verdict(sb),
-		    rep->backup_why);
+		check_report_refuse(c, c->verdict,
+				    "both headers are unusable: primary (offset 0) %s (%s), backup "
+				    "(offset %u) %s (%s)",
+				    hdr_verdict(sp), rep->primary_why, LAYOUT_BACKUP_OFF,
+				    hdr_verdict(sb), rep->backup_why);
 }
 
 /*
@@ -137,15 +134,10 @@ bool check_header_choice(struct checker *c)
 	return true;
 }
 
-/*
- * Report the size verdicts (check_headers decided them) and whether the
- * tables can be read: false when they cannot (the reason recorded).
- */
-bool check_header_geometry(struct checker *c)
+/* The daemon's refusal on the sizes or the layout kind; false: the tables cannot be read. */
+static bool report_size_refusal(struct checker *c, uint64_t meta_end, bool split)
 {
 	const struct layout_header *h = &c->rep->hdr;
-	uint64_t meta_end = layout_tables_end(h->tag_table_off, h->tag_count);
-	bool split = (h->flags & LAYOUT_FLAG_SPLIT) != 0;
 
 	switch (c->verdict) {
 	case REFUSE_LAYOUT_KIND:
@@ -186,6 +178,21 @@ bool check_header_geometry(struct checker *c)
 	default:
 		break;
 	}
+	return true;
+}
+
+/*
+ * Report the size verdicts (check_headers decided them) and whether the
+ * tables can be read: false when they cannot (the reason recorded).
+ */
+bool check_header_geometry(struct checker *c)
+{
+	const struct layout_header *h = &c->rep->hdr;
+	uint64_t meta_end = layout_tables_end(h->tag_table_off, h->tag_count);
+	bool split = (h->flags & LAYOUT_FLAG_SPLIT) != 0;
+
+	if (!report_size_refusal(c, meta_end, split))
+		return false;
 	/* Whatever the verdict, the tables are listed when they can be read. */
 	if (!layout_geometry_matches(h) || h->tag_count > LAYOUT_MAX_TAGS ||
 	    h->data_off + h->extent_count * h->extent_size > h->region_size) {
