@@ -68,7 +68,7 @@ struct region_conf {
 	struct zero_policy_conf policy;
 	bool from_cmdline;
 	char *source;		/* "FILE:LINE", "--region 'SPEC'" or "built-in default" */
-	unsigned conf_errors;	/* internal to conf.c: errors already reported */
+	unsigned conf_errors;	/* internal to daemon/config: errors already reported */
 	/*
 	 * metadata = PATH: header and tables in a file or device-DAX of their
 	 * own, never handed to clients; path then holds only the data area.
@@ -102,7 +102,7 @@ struct daemon_conf {
 	unsigned idle_timeout_sec;	      /* 0: never */
 	uint64_t max_connection_memory;       /* bytes; 0: built-in default */
 	uint64_t max_total_connection_memory; /* bytes; 0: built-in default */
-	unsigned conn_keys_set;		      /* internal to conf.c */
+	unsigned conn_keys_set;		      /* internal to daemon/config (conf-ini.c, conf-check.c) */
 };
 
 #define CONF_DEFAULT_MAX_CONNECTIONS_PER_UID 256u
