@@ -295,7 +295,8 @@ static bool policy_key(struct parse_ctx *x, struct region_conf *rc, const char *
 		break;
 	case 1:
 	case 4:
-		if (pmemz_parse_size(value, k == 1 ? &pc->reserve_min : &pc->pace_rate) < 0 ||
+		if ((k == 1 ? pmemz_parse_size(value, &pc->reserve_min)
+			    : pmemz_parse_rate(value, &pc->pace_rate)) < 0 ||
 		    (k == 1 ? pc->reserve_min : pc->pace_rate) == 0)
 			conf_report(e,
 				    "%s: invalid size '%s' (bytes%s with an optional K, M, G or T "
@@ -310,11 +311,15 @@ static bool policy_key(struct parse_ctx *x, struct region_conf *rc, const char *
 	return true;
 }
 
+/* zero_rate: 0 or "unlimited" is no limit (pmemz_parse_rate: the syntax of pmemzctl set-rate too).
+ */
 static void parse_zero_rate(struct errsink *e, const char *name, const char *value, uint64_t *out)
 {
-	if (strcmp(value, "unlimited") == 0)
-		*out = 0;
-	else if (pmemz_parse_size(value, out) < 0)
+	int r = pmemz_parse_rate(value, out);
+
+	if (r == -ENOMEM)
+		conf_report(e, "out of memory");
+	else if (r < 0)
 		conf_report(e,
 			    "%s: invalid rate '%s' (bytes per second with an optional K, M, G "
 			    "or T suffix, or 'unlimited')",
