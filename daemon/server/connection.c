@@ -446,8 +446,7 @@ static bool connection_process(struct connection *c)
 			return false;
 		r = pmemz_frame_peek(data, avail, &plen);
 		if (r == -EMSGSIZE) {
-			uint32_t len = (uint32_t)data[0] | (uint32_t)data[1] << 8 |
-				       (uint32_t)data[2] << 16 | (uint32_t)data[3] << 24;
+			uint32_t len = pmemz_frame_len(data);
 
 			(void)snprintf(msg, sizeof(msg),
 				       "frame of %u bytes exceeds the %u byte limit", len,
