@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * conf_finish: the defaults of what was not configured, then the checks
+ * conf_check: the defaults of what was not configured, then the checks
  * that need the whole configuration (a region's path, its size against its
  * extents, two regions on one file).
  */
@@ -159,7 +159,7 @@ static bool region_check(struct errsink *re, const struct daemon_conf *c, size_t
 	return !rc->metadata || !region_metadata_clash(re, c, i);
 }
 
-int conf_finish(struct daemon_conf *c, FILE *errout)
+int conf_check(struct daemon_conf *c, FILE *errout)
 {
 	struct errsink e = {.out = errout, .where = "pmemzerod"};
 

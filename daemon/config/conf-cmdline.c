@@ -64,7 +64,7 @@ oom:
 	return -ENOMEM;
 }
 
-int conf_add_region_spec(struct daemon_conf *c, const char *spec, FILE *errout)
+int conf_cmdline_region(struct daemon_conf *c, const char *spec, FILE *errout)
 {
 	_cleanup_free_ char *where = NULL, *copy = NULL, *path = NULL;
 	struct errsink e = {.out = errout, .where = "pmemzerod"};

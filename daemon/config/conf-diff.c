@@ -48,12 +48,12 @@ static bool str_subset(char *const *a, size_t na, char *const *b, size_t nb)
 	return true;
 }
 
-bool conf_str_set_differs(char *const *a, size_t na, char *const *b, size_t nb)
+static bool str_set_differs(char *const *a, size_t na, char *const *b, size_t nb)
 {
 	return !str_subset(a, na, b, nb) || !str_subset(b, nb, a, na);
 }
 
-unsigned conf_region_diff(const struct region_conf *a, const struct region_conf *b)
+unsigned conf_diff_region(const struct region_conf *a, const struct region_conf *b)
 {
 	unsigned ch = 0;
 
@@ -68,8 +68,8 @@ unsigned conf_region_diff(const struct region_conf *a, const struct region_conf 
 		ch |= CONF_CHANGE_METADATA;
 	if (id_set_differs(a->allow_uids, a->n_allow_uids, b->allow_uids, b->n_allow_uids) ||
 	    id_set_differs(a->allow_gids, a->n_allow_gids, b->allow_gids, b->n_allow_gids) ||
-	    conf_str_set_differs(a->allow_cgroups, a->n_allow_cgroups, b->allow_cgroups,
-				 b->n_allow_cgroups))
+	    str_set_differs(a->allow_cgroups, a->n_allow_cgroups, b->allow_cgroups,
+			    b->n_allow_cgroups))
 		ch |= CONF_CHANGE_ALLOW;
 	if (a->tenant_cgroup != b->tenant_cgroup || a->tenant_levels != b->tenant_levels)
 		ch |= CONF_CHANGE_TENANT;
@@ -85,7 +85,7 @@ unsigned conf_region_diff(const struct region_conf *a, const struct region_conf 
 	return ch;
 }
 
-const char *conf_change_names(unsigned changes, char *buf, size_t len)
+const char *conf_diff_names(unsigned changes, char *buf, size_t len)
 {
 	static const char *const names[] = {
 	    "path",
@@ -116,7 +116,7 @@ const char *conf_change_names(unsigned changes, char *buf, size_t len)
 	return buf;
 }
 
-int conf_region_keep_fixed(struct region_conf *b, const struct region_conf *a)
+int conf_diff_keep_fixed(struct region_conf *b, const struct region_conf *a)
 {
 	char *path = a->path ? strdup(a->path) : NULL;
 	char *metadata = a->metadata ? strdup(a->metadata) : NULL;

@@ -605,7 +605,7 @@ static char *ini_line_reader(char *str, int num, void *stream)
 	return str;
 }
 
-int conf_parse_file(struct daemon_conf *c, const char *path, FILE *errout)
+int conf_ini_parse_file(struct daemon_conf *c, const char *path, FILE *errout)
 {
 	struct parse_ctx x = {
 	    .c = c,

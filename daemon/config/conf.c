@@ -15,14 +15,14 @@
 /* After the command line: the file, then the command line's overrides, then the checks. */
 static void load_sources(struct errsink *e, struct daemon_conf *c, const struct conf_cmdline *cl)
 {
-	if (c->config_path && conf_parse_file(c, c->config_path, e->out) < 0)
+	if (c->config_path && conf_ini_parse_file(c, c->config_path, e->out) < 0)
 		e->n++;
 	if (cl->socket)
 		conf_cmdline_socket(e, c, cl->socket);
 	for (size_t i = 0; i < cl->n_specs; i++)
-		if (conf_add_region_spec(c, cl->specs[i], e->out) < 0)
+		if (conf_cmdline_region(c, cl->specs[i], e->out) < 0)
 			e->n++;
-	if (conf_finish(c, e->out) < 0)
+	if (conf_check(c, e->out) < 0)
 		e->n++;
 }
 

@@ -582,7 +582,7 @@ bool connection_peer_admin(const struct daemon_conf *conf, const struct peer *p,
 
 	for (size_t i = 0; !admin && conf->has_admin_gid && i < n_groups; i++)
 		admin = groups[i] == conf->admin_gid;
-	return admin && conf_admin_cgroup(conf, p->cgroup);
+	return admin && conf_access_admin_cgroup(conf, p->cgroup);
 }
 
 int connection_new(struct manager *m, int fd, struct connection **out)
