@@ -96,7 +96,7 @@ struct parse_ctx {
 	unsigned region_key_line[_RK_MAX]; /* where each key of the current region was set */
 	unsigned policy_key_line[5];	   /* the same for policy_key()'s keys */
 	unsigned daemon_key_line[_DK_MAX];
-	unsigned conn_key_line[4]; /* _CK_MAX, defined with its keys below */
+	unsigned conn_key_line[_CK_MAX];
 };
 
 static void ctx_set_line(struct parse_ctx *x, unsigned line)
@@ -111,8 +111,6 @@ static const char *const conn_keys[_CK_MAX] = {
     [CK_MAX_CONNECTION_MEMORY] = "max_connection_memory",
     [CK_MAX_TOTAL_CONNECTION_MEMORY] = "max_total_connection_memory",
 };
-_Static_assert(ARRAY_SIZE(((struct parse_ctx *)0)->conn_key_line) == _CK_MAX,
-	       "parse_ctx.conn_key_line needs one line per connection key");
 
 /* true when name is one of the connection keys (handled, maybe with an error). */
 static bool conn_key(struct parse_ctx *x, const char *name, const char *value)
