@@ -446,8 +446,7 @@ static bool connection_process(struct connection *c)
 			return false;
 		r = pmemz_frame_peek(data, avail, &plen);
 		if (r == -EMSGSIZE) {
-			uint32_t len = (uint32_t)data[0] | (uint32_t)data[1] << 8 |
-				       (uint32_t)data[2] << 16 | (uint32_t)data[3] << 24;
+			uint32_t len = pmemz_frame_len(data);
 
 			(void)snprintf(msg, sizeof(msg),
 				       "frame of %u bytes exceeds the %u byte limit", len,
@@ -583,7 +582,7 @@ bool connection_peer_admin(const struct daemon_conf *conf, const struct peer *p,
 
 	for (size_t i = 0; !admin && conf->has_admin_gid && i < n_groups; i++)
 		admin = groups[i] == conf->admin_gid;
-	return admin && conf_admin_cgroup(conf, p->cgroup);
+	return admin && conf_access_admin_cgroup(conf, p->cgroup);
 }
 
 int connection_new(struct manager *m, int fd, struct connection **out)

@@ -230,11 +230,11 @@ static bool region_tenant_change(struct manager_region *mr, struct region_conf *
 static void region_apply(struct manager_region *mr, struct region_conf *rc,
 			 const struct daemon_conf *nc, struct reload_summary *sum)
 {
-	unsigned ch = conf_region_diff(mr->rc, rc);
+	unsigned ch = conf_diff_region(mr->rc, rc);
 	char names[192];
 
 	if (ch & CONF_CHANGE_FIXED) {
-		if (conf_region_keep_fixed(rc, mr->rc) < 0) {
+		if (conf_diff_keep_fixed(rc, mr->rc) < 0) {
 			log_error("region '%s': out of memory, keeping its whole old configuration",
 				  rc->name);
 			sum->refused++;
@@ -242,7 +242,7 @@ static void region_apply(struct manager_region *mr, struct region_conf *rc,
 		}
 		log_warning("region '%s': %s cannot change while the region is open; keeping the "
 			    "running value (restart the daemon to apply)",
-			    rc->name, conf_change_names(ch & CONF_CHANGE_FIXED, names, sizeof(names)));
+			    rc->name, conf_diff_names(ch & CONF_CHANGE_FIXED, names, sizeof(names)));
 		sum->refused++;
 	}
 	if ((ch & CONF_CHANGE_ZEROER_THREADS) && mr->r &&
@@ -281,7 +281,7 @@ static void region_apply(struct manager_region *mr, struct region_conf *rc,
 	ch &= ~(unsigned)CONF_CHANGE_FIXED;
 	if (ch) {
 		log_notice("region '%s': %s changed", rc->name,
-			   conf_change_names(ch, names, sizeof(names)));
+			   conf_diff_names(ch, names, sizeof(names)));
 		sum->changed++;
 	}
 }

@@ -117,8 +117,8 @@ bool rpc_region_allowed(const struct connection *c, const struct manager_region 
 	/* root's pass is an admin's: with admin_cgroups, root elsewhere is a tenant. */
 	if (c->uid == 0 && c->admin)
 		return true;
-	return conf_region_lists_allow(mr->rc, c->uid, c->gid, c->groups, c->n_groups) ||
-	       conf_region_allows_cgroup(mr->rc, c->cgroup);
+	return conf_access_region_lists(mr->rc, c->uid, c->gid, c->groups, c->n_groups) ||
+	       conf_access_region_cgroup(mr->rc, c->cgroup);
 }
 
 bool rpc_region_visible(const struct connection *c, const struct manager_region *mr)
