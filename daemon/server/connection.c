@@ -22,8 +22,6 @@
 #define READ_CHUNK (16 * 1024) /* per recv; well below malloc's mmap threshold */
 #define READ_MAX_PER_EVENT 8   /* recvs per read event, for fairness */
 #define WRITE_IOV_MAX 64
-#define PEER_GROUPS_START 64u
-#define PEER_GROUPS_MAX 65536u
 
 /* ---- memory budgets ---- */
 
@@ -214,32 +212,6 @@ bool connection_in_group(const struct connection *c, gid_t gid)
 		if (c->groups[i] == gid)
 			return true;
 	return false;
-}
-
-/* Supplementary groups of the peer; failure only loses group-based access. */
-static void connection_get_groups(struct connection *c)
-{
-	socklen_t len = PEER_GROUPS_START * sizeof(gid_t);
-
-	for (int attempt = 0; attempt < 2; attempt++) {
-		gid_t *g = malloc(len);
-		socklen_t got = len;
-
-		if (!g)
-			return;
-		if (getsockopt(c->fd, SOL_SOCKET, SO_PEERGROUPS, g, &got) == 0) {
-			c->groups = g;
-			c->n_groups = got / sizeof(gid_t);
-			return;
-		}
-		free(g);
-		if (errno != ERANGE || got <= len || got > PEER_GROUPS_MAX * sizeof(gid_t)) {
-			(void)log_debug_errno(errno, "connection %" PRIu64 ": SO_PEERGROUPS: %m",
-					      c->serial);
-			return;
-		}
-		len = got; /* the kernel told us the size it needs */
-	}
 }
 
 static void connection_pause_read(struct connection *c)
@@ -576,16 +548,6 @@ static void connection_write_cb(evutil_socket_t fd, short what, void *arg)
 	connection_flush(arg);
 }
 
-bool connection_peer_admin(const struct daemon_conf *conf, const struct peer *p,
-			   const gid_t *groups, size_t n_groups)
-{
-	bool admin = p->uid == 0 || (conf->has_admin_gid && p->gid == conf->admin_gid);
-
-	for (size_t i = 0; !admin && conf->has_admin_gid && i < n_groups; i++)
-		admin = groups[i] == conf->admin_gid;
-	return admin && conf_admin_cgroup(conf, p->cgroup);
-}
-
 int connection_new(struct manager *m, int fd, struct connection **out)
 {
 	struct peer p;
@@ -614,23 +576,20 @@ int connection_new_peer(struct manager *m, int fd, struct peer *p, struct connec
 	c->fd = fd;
 	c->serial = ++m->connection_serial;
 	c->accepted_ns = pmemz_now_ns();
+	c->admin = peer_is_admin(m->conf, p); /* before the identity moves into c */
 	c->uid = p->uid;
 	c->gid = p->gid;
 	c->pid = p->pid;
 	c->cgroup = TAKE_PTR(p->cgroup);
 	c->cgroup_id = p->cgroup_id;
 	c->how = p->how;
+	c->groups = TAKE_PTR(p->groups);
+	c->n_groups = p->n_groups;
 	TAILQ_INIT(&c->out);
 	TAILQ_INIT(&c->held);
 	LIST_INIT(&c->leases);
 	LIST_INIT(&c->claims);
 	TAILQ_INIT(&c->waiters);
-	connection_get_groups(c);
-	{
-		struct peer id = {.uid = c->uid, .gid = c->gid, .cgroup = c->cgroup};
-
-		c->admin = connection_peer_admin(m->conf, &id, c->groups, c->n_groups);
-	}
 
 	c->in = evbuffer_new();
 	c->read_ev = event_new(m->base, fd, EV_READ | EV_PERSIST, connection_read_cb, c);

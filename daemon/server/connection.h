@@ -104,13 +104,6 @@ int connection_new(struct manager *m, int fd, struct connection **out);
 /* The same for a peer already identified: takes p->cgroup too (also on failure). */
 int connection_new_peer(struct manager *m, int fd, struct peer *p, struct connection **out);
 /*
- * Is the peer an admin under conf: root or a member of admin_group (groups:
- * its supplementary groups, may be NULL) and, with admin_cgroups, in one
- * of them.
- */
-bool connection_peer_admin(const struct daemon_conf *conf, const struct peer *p,
-			   const gid_t *groups, size_t n_groups);
-/*
  * Refuse a peer: one error frame (id 0, status) with msg, then close fd.
  * For the listener, which accepts a connection over a limit only to say why.
  */

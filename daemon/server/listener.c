@@ -70,8 +70,8 @@ static bool listener_refuse_emfile(struct listener *l)
 
 /*
  * Over a limit: 0 to take the connection, else the status of the refusal
- * (msg filled in).  Supplementary groups are not looked at here: the
- * primary group, root, and admin_cgroups decide who is exempt.
+ * (msg filled in).  Admins (peer_is_admin, the same rule as their rights
+ * once connected) are exempt.
  */
 static int listener_check_limits(struct listener *l, int fd, const struct peer *p, char *msg,
 				 size_t len)
@@ -79,7 +79,7 @@ static int listener_check_limits(struct listener *l, int fd, const struct peer *
 	struct manager *m = l->m;
 	unsigned per_uid = m->conf->max_connections_per_uid;
 
-	if (connection_peer_admin(m->conf, p, NULL, 0)) {
+	if (peer_is_admin(m->conf, p)) {
 		if (l->nofile && (uint64_t)fd + FD_ADMIN_HEADROOM >= l->nofile) {
 			(void)snprintf(msg, len, "the daemon is out of file descriptors");
 			return -EMFILE;

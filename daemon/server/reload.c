@@ -407,9 +407,13 @@ static void apply(struct manager *m, struct daemon_conf *nc, struct reload_summa
 	 * already connected too, judged on the identity they had at connect.
 	 */
 	for (c = TAILQ_FIRST(&m->connections); c; c = TAILQ_NEXT(c, link)) {
-		struct peer id = {.uid = c->uid, .gid = c->gid, .cgroup = c->cgroup};
+		struct peer id = {.uid = c->uid,
+				  .gid = c->gid,
+				  .cgroup = c->cgroup,
+				  .groups = c->groups,
+				  .n_groups = c->n_groups};
 
-		c->admin = connection_peer_admin(nc, &id, c->groups, c->n_groups);
+		c->admin = peer_is_admin(nc, &id);
 	}
 	m->conf = nc;
 }
