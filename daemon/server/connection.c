@@ -16,8 +16,7 @@
 #include "lease.h"
 #include "log.h"
 #include "manager.h"
-#include "rpc.h"
-#include "waitq.h"
+#include "rpc.h" /* RPC_MSG_MAX */
 
 #define READ_CHUNK (16 * 1024) /* per recv; well below malloc's mmap threshold */
 #define READ_MAX_PER_EVENT 8   /* recvs per read event, for fairness */
@@ -51,7 +50,7 @@ static size_t budget_total(const struct manager *m)
 size_t connection_mem_used(const struct connection *c)
 {
 	return c->mem + evbuffer_get_length(c->in) + c->n_waiters * CONNECTION_WAITER_COST +
-	       rpc_job_mem(c->job);
+	       c->job_mem;
 }
 
 static void connection_charge(struct connection *c, const struct out_frame *f)
@@ -112,7 +111,7 @@ void connection_frame_replace(struct connection *c, struct out_frame *f, uint8_t
 	connection_charge(c, f);
 }
 
-void connection_frame_drop(struct connection *c, struct out_frame *f)
+static void connection_frame_drop(struct connection *c, struct out_frame *f)
 {
 	connection_discharge(c, f);
 	if (f->fd >= 0)
@@ -346,6 +345,12 @@ void connection_flush(struct connection *c)
 	connection_check_budget(c);
 }
 
+static void connection_push(struct connection *c, struct out_frame *f)
+{
+	TAILQ_INSERT_TAIL(&c->out, f, link);
+	c->out_bytes += f->len;
+}
+
 int connection_queue(struct connection *c, uint8_t *frame, size_t len, int fd, bool hold)
 {
 	struct out_frame *f;
@@ -371,17 +376,39 @@ int connection_queue(struct connection *c, uint8_t *frame, size_t len, int fd, b
 	f->fd = fd;
 	connection_charge(c, f);
 	/* Outside the read callback nobody flushes but the commit pass. */
-	if (hold || !c->in_read)
-		waitq_hold(c, f);
-	else
+	if (hold || !c->in_read) {
+		TAILQ_INSERT_TAIL(&c->held, f, link);
+		c->n_held++;
+		c->m->conn_hooks->held(c);
+	} else {
 		connection_push(c, f);
+	}
 	return 0;
 }
 
-void connection_push(struct connection *c, struct out_frame *f)
+void connection_release_held(struct connection *c)
 {
-	TAILQ_INSERT_TAIL(&c->out, f, link);
-	c->out_bytes += f->len;
+	struct out_frame *f;
+
+	while ((f = TAILQ_FIRST(&c->held))) {
+		TAILQ_REMOVE(&c->held, f, link);
+		connection_push(c, f);
+	}
+	c->n_held = 0;
+	connection_flush(c);
+}
+
+int connection_pack_error(uint64_t id, int status, const char *msg, uint8_t **frame, size_t *len)
+{
+	Pmemz__Response resp = PMEMZ__RESPONSE__INIT;
+	char buf[RPC_MSG_MAX];
+
+	/* Never more than a frame, whatever the message. */
+	(void)snprintf(buf, sizeof(buf), "%s", msg ? msg : strerror(-status));
+	resp.id = id;
+	resp.status = status < 0 ? status : -EIO;
+	resp.message = buf;
+	return pmemz_frame_pack_response(&resp, frame, len);
 }
 
 /* Reply to a request the connection cannot go on from, then close. */
@@ -390,7 +417,11 @@ static void connection_protocol_error(struct connection *c, uint64_t id, int sta
 {
 	log_debug("connection %" PRIu64 " (pid %d uid %u): %s, closing", c->serial, (int)c->pid,
 		  (unsigned)c->uid, msg);
-	(void)rpc_send_error(c->m, c, id, status, msg, RPC_REPLY_NOW);
+	uint8_t *frame;
+	size_t len;
+
+	if (connection_pack_error(id, status, msg, &frame, &len) == 0)
+		(void)connection_queue(c, frame, len, -1, false);
 	connection_flush(c);
 	connection_close(c);
 }
@@ -459,7 +490,7 @@ static bool connection_process(struct connection *c)
 			connection_protocol_error(c, req->id, -EPROTO, msg);
 			return false;
 		}
-		rpc_dispatch(c->m, c, req);
+		c->m->conn_hooks->request(c, req);
 	}
 	return false;
 }
@@ -540,7 +571,7 @@ static void connection_read_cb(evutil_socket_t fd, short what, void *arg)
 		c->stalled = more;
 		connection_flush(c);
 	}
-	manager_commit_if_overdue(c->m);
+	c->m->conn_hooks->read_done(c->m);
 }
 
 static void connection_write_cb(evutil_socket_t fd, short what, void *arg)
@@ -636,19 +667,18 @@ void connection_close(struct connection *c)
 		released += l->n_extents;
 		usage_release_lease(m, l);
 	}
-	waitq_cancel(c);
-	rpc_job_cancel(c);
+	out_frame_list_clear(c, &c->held);
+	c->n_held = 0;
+	m->conn_hooks->closed(c, released > 0);
 	/* Claims are names only: gone with the connection, nothing to sync. */
 	if (c->n_claims) {
 		log_debug("connection %" PRIu64 ": released %zu claims", c->serial,
 			  claim_table_release_all(m->claims, &c->claims));
 		c->n_claims = 0;
 	}
-	if (released) {
+	if (released)
 		log_debug("connection %" PRIu64 ": released %" PRIu64 " leased extents", c->serial,
 			  released);
-		manager_request_commit(m);
-	}
 
 	out_frame_list_clear(c, &c->out);
 	c->out_bytes = 0;
@@ -684,14 +714,11 @@ void connection_free(struct connection *c)
 
 void connection_refuse(int fd, int status, const char *msg)
 {
-	Pmemz__Response resp = PMEMZ__RESPONSE__INIT;
 	_cleanup_free_ uint8_t *frame = NULL;
 	size_t len;
 
-	resp.status = status;
-	resp.message = (char *)(uintptr_t)msg;
 	/* A fresh socket's buffer takes one small frame; if not, close says enough. */
-	if (pmemz_frame_pack_response(&resp, &frame, &len) == 0)
+	if (connection_pack_error(0, status, msg, &frame, &len) == 0)
 		(void)send(fd, frame, len, MSG_NOSIGNAL | MSG_DONTWAIT);
 	(void)close(fd);
 }

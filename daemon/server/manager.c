@@ -9,6 +9,7 @@
 #include <event2/event.h>
 
 #include "connection.h"
+#include "dispatch.h"
 #include "lease.h"
 #include "listener.h"
 #include "log.h"
@@ -276,6 +277,22 @@ void manager_commit_if_overdue(struct manager *m)
 	manager_commit(m);
 }
 
+static void manager_conn_closed(struct connection *c, bool released_leases)
+{
+	waitq_cancel(c);
+	rpc_job_cancel(c);
+	/* Extents went back to the free pool: durable with the next commit pass. */
+	if (released_leases)
+		manager_request_commit(c->m);
+}
+
+static const struct connection_hooks manager_conn_hooks = {
+    .request = dispatch_request,
+    .closed = manager_conn_closed,
+    .held = waitq_hold,
+    .read_done = manager_commit_if_overdue,
+};
+
 static void manager_reaper_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct manager *m = arg;
@@ -521,6 +538,7 @@ int manager_new(const struct daemon_conf *conf, struct manager **out)
 	if (!m)
 		return log_error_errno(ENOMEM, "Out of memory");
 	m->conf = conf;
+	m->conn_hooks = &manager_conn_hooks;
 	TAILQ_INIT(&m->connections);
 	TAILQ_INIT(&m->held);
 	TAILQ_INIT(&m->dead);

@@ -116,6 +116,7 @@ struct manager {
 	char reload_error[192]; /* why the last reload changed nothing; "" */
 
 	struct listener *listener;
+	const struct connection_hooks *conn_hooks; /* what connections call up into */
 	struct connection_list connections;
 	uint64_t n_connections;
 	uint64_t connection_serial;

@@ -154,10 +154,8 @@ void waitq_serve(struct manager_region *mr, waitq_grant_fn grant)
 	waitq_update_urgent(mr);
 }
 
-void waitq_hold(struct connection *c, struct out_frame *f)
+void waitq_hold(struct connection *c)
 {
-	TAILQ_INSERT_TAIL(&c->held, f, link);
-	c->n_held++;
 	if (!c->on_held_list) {
 		c->on_held_list = true;
 		TAILQ_INSERT_TAIL(&c->m->held, c, held_link);
@@ -168,18 +166,12 @@ void waitq_hold(struct connection *c, struct out_frame *f)
 void waitq_release(struct manager *m)
 {
 	struct connection *c;
-	struct out_frame *f;
 
 	while ((c = TAILQ_FIRST(&m->held))) {
 		TAILQ_REMOVE(&m->held, c, held_link);
 		c->on_held_list = false;
 		m->held_replies += c->n_held;
-		while ((f = TAILQ_FIRST(&c->held))) {
-			TAILQ_REMOVE(&c->held, f, link);
-			connection_push(c, f);
-		}
-		c->n_held = 0;
-		connection_flush(c);
+		connection_release_held(c);
 	}
 }
 
@@ -187,7 +179,6 @@ void waitq_cancel(struct connection *c)
 {
 	struct manager *m = c->m;
 	struct waiter *w;
-	struct out_frame *f;
 
 	while ((w = TAILQ_FIRST(&c->waiters))) {
 		struct manager_region *mr = w->mr;
@@ -200,11 +191,6 @@ void waitq_cancel(struct connection *c)
 			manager_request_commit(m);
 	}
 
-	while ((f = TAILQ_FIRST(&c->held))) {
-		TAILQ_REMOVE(&c->held, f, link);
-		connection_frame_drop(c, f); /* its fd closed, its memory uncharged */
-	}
-	c->n_held = 0;
 	if (c->on_held_list) {
 		TAILQ_REMOVE(&m->held, c, held_link);
 		c->on_held_list = false;

@@ -49,12 +49,12 @@ void waitq_serve(struct manager_region *mr, waitq_grant_fn grant);
 /* Upper bounds (seconds, ascending) of mr->wait_hist's buckets; fixed, a metrics contract. */
 extern const double waitq_wait_bounds_sec[MANAGER_WAIT_BUCKETS];
 
-/* Hold a reply frame (ownership passes) for the next group commit, and ask for one. */
-void waitq_hold(struct connection *c, struct out_frame *f);
+/* c holds a reply frame for the next group commit (connection_queue): ask for one. */
+void waitq_hold(struct connection *c);
 /* Commit pass, after region_sync: queue every held reply to its connection and send. */
 void waitq_release(struct manager *m);
 
-/* c is closing: its waiters go (those behind them may fit now), its held replies are dropped. */
+/* c is closing: its waiters go (those behind them may fit now); its held frames went. */
 void waitq_cancel(struct connection *c);
 
 #endif
