@@ -3,12 +3,11 @@
  * The daemon's main-loop state: event base, regions, connections, the
  * lease table and group commit.
  *
- * Group commit: handlers never make state durable themselves.  A reply that
- * attests a state change is held (waitq_hold) and the commit event,
- * at the lowest priority, is activated; it runs once the loop iteration's
- * request callbacks are done, calls region_sync() on every region (one or
- * two drains for all of the iteration's changes) and only then releases
- * the held replies (waitq_release).
+ The server's layers, each calling only down (docs/ARCHITECTURE.md):
+ * manager.c (loop, signals, status timer) > reload.c > listener.c >
+ * dispatch.c > rpc-*.c > rpc.c > commit.c (group commit, held replies) >
+ * regions.c (lifecycle) > waitq.c > connection.c (transport, hooks up) >
+ * usage.c, lease.c, claim.c, peer.c, notify.c, status.c.
  */
 #ifndef PMEMZ_MANAGER_H
 #define PMEMZ_MANAGER_H
@@ -59,7 +58,7 @@ struct manager_region {
 	struct region *r;
 	const struct region_conf *rc;
 	struct region_info info; /* strings point into the region */
-	struct event *zeroer_ev;
+	struct event *zeroer_ev;	      /* m->region_zeroer_cb */
 	struct usage *usage;		      /* usage.c's: per-uid accounting and waiters */
 	uint64_t n_waiters;		      /* waitq.c's */
 	bool urgent;			      /* waitq.c's: told the zeroer that allocations wait */
@@ -120,7 +119,7 @@ struct manager {
 	struct connection_list connections;
 	uint64_t n_connections;
 	uint64_t connection_serial;
-	struct connection_list held; /* waitq.c's: connections with held replies */
+	struct connection_list held; /* commit.c's: connections with held replies */
 	struct connection_list dead; /* closed, freed by the reaper */
 	struct event *reaper_ev;
 
@@ -136,12 +135,15 @@ struct manager {
 	TAILQ_HEAD(rpc_job_list, rpc_job) jobs; /* rpc.c's: sliced requests in progress */
 	struct event *jobs_ev;	    /* rpc.c's: runs their next step */
 
-	struct event *commit_ev;
+	/* manager.c's: a region's zeroer reported progress (regions_up watches it) */
+	void (*region_zeroer_cb)(int fd, short what, void *mr);
+
+	struct event *commit_ev; /* commit.c's, and the rest of this block */
 	bool commit_pending;
 	uint64_t commit_since_ns;
 	uint64_t group_commits; /* commit passes that had work */
 	uint64_t group_commit_drains;
-	uint64_t held_replies; /* waitq.c's: replies released by a commit pass */
+	uint64_t held_replies; /* replies released by a commit pass */
 
 	struct event *sig_ev[3];
 	struct event *status_ev;
@@ -163,51 +165,8 @@ int manager_run(struct manager *m);
 void manager_free(struct manager *m);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct manager *, manager_free)
 
-/* Schedule a group commit at the end of this loop iteration. */
-void manager_request_commit(struct manager *m);
-/*
- * Run a pending commit now if it has been held back for too long by a
- * stream of higher-priority events (bounds reply latency under load).
- */
-void manager_commit_if_overdue(struct manager *m);
-
-struct manager_region *manager_find_region(struct manager *m, const char *name);
-
 /* The command line SIGHUP parses again (with the file it names); kept by the caller. */
 void manager_set_args(struct manager *m, int argc, char **argv);
-/*
- * A new region of m (not in m->regions yet) for rc, which lives in conf:
- * opened, recovered, its zeroer watched; one that does not open is failed
- * (mr->failed, the reason in mr->failure), as at start.  -ENOMEM only.
- */
-int manager_region_up(struct manager *m, const struct region_conf *rc,
-		      const struct daemon_conf *conf, unsigned index, struct manager_region **out);
-/* Zeroer stopped, state synced (unless failed), closed and unlocked; mr freed. */
-void manager_region_down(struct manager_region *mr);
-/* Run a pending group commit now (before the regions change). */
-void manager_commit_now(struct manager *m);
-/* Compute STATUS again and send it to systemd if it changed. */
-void manager_update_status(struct manager *m);
-
-/* reload.c: SIGHUP.  Parse the configuration again and apply what may change. */
-void manager_reload(struct manager *m);
-/* reload.c: c opened mr (OPEN_REGION): mr is in use while c lives. */
-void manager_region_opened(struct manager_region *mr, const struct connection *c);
-/* reload.c: take down the removed regions that nobody uses any more. */
-void manager_reap_removed(struct manager *m);
-/* reload.c: what keeps mr up ("2 leases, 1 connection"); false when nothing. */
-bool manager_region_busy(struct manager *m, struct manager_region *mr, char *why, size_t len);
-
-/* c named mr in a request: see manager_region.touched. */
-void manager_region_touch(struct manager_region *mr, const struct connection *c);
-/*
- * Take mr offline: log why (once), fail its waiting allocations with -EIO,
- * close the connections whose held replies may attest its state, report it
- * in STAT and sd_notify STATUS.  Other regions and connections go on.
- */
-void manager_region_fail(struct manager_region *mr, const char *why);
-/* Regions that serve (not failed). */
-size_t manager_regions_online(const struct manager *m);
 
 /* Begin an orderly shutdown (as on SIGTERM) with the given exit status. */
 void manager_stop(struct manager *m, int status);

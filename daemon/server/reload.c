@@ -36,12 +36,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "commit.h"
 #include "connection.h"
 #include "lease.h"
 #include "log.h"
 #include "manager.h"
 #include "notify.h"
+#include "regions.h"
+#include "reload.h"
 #include "rpc.h"
+#include "status.h"
 #include "usage.h"
 
 /* ---- who uses a region ---- */
@@ -66,7 +70,7 @@ static void openers_prune(struct manager_region *mr)
 	mr->n_openers = k;
 }
 
-void manager_region_opened(struct manager_region *mr, const struct connection *c)
+void reload_region_opened(struct manager_region *mr, const struct connection *c)
 {
 	for (size_t i = 0; i < mr->n_openers; i++)
 		if (mr->openers[i] == c->serial)
@@ -89,7 +93,7 @@ void manager_region_opened(struct manager_region *mr, const struct connection *c
 	mr->openers[mr->n_openers++] = c->serial;
 }
 
-bool manager_region_busy(struct manager *m, struct manager_region *mr, char *why, size_t len)
+bool reload_region_busy(struct manager *m, struct manager_region *mr, char *why, size_t len)
 {
 	const struct connection *c;
 	uint64_t leases = 0;
@@ -146,7 +150,7 @@ static void region_remove(struct manager *m, size_t i)
 	struct connection *c;
 
 	log_notice("Region '%s' removed from the configuration: closing it", mr->rc->name);
-	manager_region_down(mr);
+	regions_down(mr);
 	memmove(&m->regions[i], &m->regions[i + 1], (m->n_regions - i - 1) * sizeof(*m->regions));
 	m->n_regions--;
 	for (size_t j = i; j < m->n_regions; j++)
@@ -161,18 +165,18 @@ static void region_remove(struct manager *m, size_t i)
 	}
 }
 
-void manager_reap_removed(struct manager *m)
+void reload_reap_removed(struct manager *m)
 {
 	bool committed = false;
 
 	for (size_t i = m->n_regions; i-- > 0;) {
 		struct manager_region *mr = m->regions[i];
 
-		if (!mr->removing || manager_region_busy(m, mr, NULL, 0))
+		if (!mr->removing || reload_region_busy(m, mr, NULL, 0))
 			continue;
 		/* Replies held for this iteration's commit may attest its state. */
 		if (!committed) {
-			manager_commit_now(m);
+			commit_now(m);
 			committed = true;
 		}
 		log_notice("Region '%s' is no longer in use", mr->rc->name);
@@ -191,7 +195,7 @@ struct reload_summary {
 static void refuse(struct manager *m, const char *why)
 {
 	(void)snprintf(m->reload_error, sizeof(m->reload_error), "%s", why);
-	manager_update_status(m);
+	status_update(m);
 	notify_ready(m->status);
 }
 
@@ -347,7 +351,7 @@ static void apply(struct manager *m, struct daemon_conf *nc, struct reload_summa
 
 		if (conf_find_region(nc, mr->rc->name))
 			continue;
-		if (!manager_region_busy(m, mr, why, sizeof(why))) {
+		if (!reload_region_busy(m, mr, why, sizeof(why))) {
 			region_remove(m, i);
 			sum->removed++;
 			continue;
@@ -368,11 +372,11 @@ static void apply(struct manager *m, struct daemon_conf *nc, struct reload_summa
 
 		if (!rc || !mr->failed || mr->r)
 			continue;
-		if (manager_region_up(m, rc, nc, (unsigned)i, &fresh) < 0) {
+		if (regions_up(m, rc, nc, (unsigned)i, &fresh) < 0) {
 			log_error("region '%s': out of memory, not tried again", rc->name);
 			continue;
 		}
-		manager_region_down(mr);
+		regions_down(mr);
 		m->regions[i] = fresh;
 		if (fresh->failed)
 			log_notice("Region '%s' still does not open (see above)", rc->name);
@@ -383,10 +387,10 @@ static void apply(struct manager *m, struct daemon_conf *nc, struct reload_summa
 		struct region_conf *rc = &nc->regions[i];
 		struct manager_region *mr;
 
-		if (manager_find_region(m, rc->name))
+		if (regions_find(m, rc->name))
 			continue;
 		if (regions_grow(m, m->n_regions + 1) < 0 ||
-		    manager_region_up(m, rc, nc, (unsigned)m->n_regions, &mr) < 0) {
+		    regions_up(m, rc, nc, (unsigned)m->n_regions, &mr) < 0) {
 			log_error("region '%s': out of memory, not added", rc->name);
 			continue;
 		}
@@ -418,7 +422,7 @@ static void apply(struct manager *m, struct daemon_conf *nc, struct reload_summa
 	m->conf = nc;
 }
 
-void manager_reload(struct manager *m)
+void reload_sighup(struct manager *m)
 {
 	_cleanup_free_ char *errs = NULL;
 	struct reload_summary sum = {0};
@@ -475,7 +479,7 @@ void manager_reload(struct manager *m)
 		return;
 	}
 	/* Replies held for this iteration's commit: sent before regions change. */
-	manager_commit_now(m);
+	commit_now(m);
 	m->confs[m->n_confs++] = nc;
 	apply(m, nc, &sum);
 	confs_gc(m);
@@ -483,6 +487,6 @@ void manager_reload(struct manager *m)
 	log_notice("Configuration reloaded: %zu region(s), %u added, %u removed, %u kept while "
 		   "in use, %u changed, %u change(s) refused",
 		   m->n_regions, sum.added, sum.removed, sum.kept_busy, sum.changed, sum.refused);
-	manager_update_status(m);
+	status_update(m);
 	notify_ready(m->status);
 }

@@ -9,9 +9,11 @@
 
 #include <event2/event.h>
 
+#include "commit.h"
 #include "connection.h"
 #include "lease.h"
 #include "log.h"
+#include "regions.h"
 #include "rpc.h"
 
 int rpc_fail(struct rpc_call *call, int r, const char *fmt, ...)
@@ -139,7 +141,7 @@ int rpc_region(struct rpc_call *call, const char *name, struct manager_region **
 	if (strlen(name) > CONF_REGION_NAME_MAX)
 		return rpc_fail(call, -ENOENT, "no region '%.*s...'", (int)CONF_REGION_NAME_MAX,
 				name);
-	mr = manager_find_region(call->m, name);
+	mr = regions_find(call->m, name);
 	if (!mr)
 		return rpc_fail(call, -ENOENT, "no region '%s'", name);
 	/* Before the access check: no caller (admins included) gets past a failed region. */
@@ -156,7 +158,7 @@ int rpc_region(struct rpc_call *call, const char *name, struct manager_region **
 				"region '%s' was removed from the configuration; it goes away once "
 				"its users are done",
 				name);
-	manager_region_touch(mr, call->c);
+	regions_touch(mr, call->c);
 	*out = mr;
 	return 0;
 }
@@ -343,7 +345,7 @@ static void rpc_jobs_cb(evutil_socket_t fd, short what, void *arg)
 	 * for the last job to end: replies held for it (other clients'
 	 * ALLOCATEs, STATs) must not.
 	 */
-	manager_commit_if_overdue(m);
+	commit_if_overdue(m);
 }
 
 bool rpc_job_region(const struct manager *m, const struct manager_region *mr)

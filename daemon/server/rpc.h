@@ -153,8 +153,4 @@ bool rpc_job_region(const struct manager *m, const struct manager_region *mr);
 /* The connection is closing: its job goes without a reply. */
 void rpc_job_cancel(struct connection *c);
 
-/* A waiting ALLOCATE's turn (rpc-allocate.c; a waitq_grant_fn, see waitq.h). */
-int rpc_allocate_grant(struct manager *m, struct connection *c, struct manager_region *mr,
-		       uint64_t n_extents, uint64_t req_id);
-
 #endif
