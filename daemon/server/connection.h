@@ -112,11 +112,11 @@ struct connection {
 	bool read_paused; /* over its memory budget, or the daemon's: no recv */
 	bool stalled;	  /* requests wait in the input for the budget to allow */
 	bool write_armed;
-	bool on_held_list; /* waitq.c's */
+	bool on_held_list; /* commit.c's */
 	bool closing;
 	bool more_runs_ok; /* rpc-allocate.c's: the peer reads long leases with RUNS */
 	TAILQ_ENTRY(connection) link;	   /* m->connections, then m->dead */
-	TAILQ_ENTRY(connection) held_link; /* waitq.c's: m->held */
+	TAILQ_ENTRY(connection) held_link; /* commit.c's: m->held */
 };
 
 /* Takes ownership of fd (also on failure). */

@@ -67,7 +67,7 @@ struct manager_region {
 	uint64_t zero_rate; /* bytes/s now: the configured rate, then ZEROER; 0 = unlimited */
 
 	/*
-	 * Offline (manager_region_fail): it did not open, or a fault hit its
+	 * Offline (commit_fail_region): it did not open, or a fault hit its
 	 * mapping.  Its RPCs fail with -EIO; r stays (NULL when it never
 	 * opened) so that leases on it can still be dropped.
 	 */
