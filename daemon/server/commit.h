@@ -11,7 +11,7 @@
 #ifndef PMEMZ_COMMIT_H
 #define PMEMZ_COMMIT_H
 
-#include "manager.h"
+#include "server.h"
 
 struct connection;
 

@@ -11,12 +11,12 @@
 #include <event2/event.h>
 
 #include "connection.h"
-#include "usage.h"
 #include "frame.h"
 #include "lease.h"
 #include "log.h"
-#include "manager.h"
 #include "rpc.h" /* RPC_MSG_MAX */
+#include "server.h"
+#include "usage.h"
 
 #define READ_CHUNK (16 * 1024) /* per recv; well below malloc's mmap threshold */
 #define READ_MAX_PER_EVENT 8   /* recvs per read event, for fairness */

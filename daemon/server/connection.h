@@ -25,7 +25,7 @@
 #include "claim.h"
 #include "frame.h" /* Pmemz__Request */
 #include "lease.h"
-#include "manager.h"
+#include "server.h"
 #include "peer.h"
 
 struct event;

@@ -17,7 +17,7 @@
 #include "connection.h"
 #include "listener.h"
 #include "log.h"
-#include "manager.h"
+#include "server.h"
 
 #define ACCEPT_BATCH 64
 #define ACCEPT_PAUSE_SEC 1

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "manager.h"
+#include "server.h"
 
 struct connection;
 

@@ -40,11 +40,11 @@
 #include "connection.h"
 #include "lease.h"
 #include "log.h"
-#include "manager.h"
 #include "notify.h"
 #include "regions.h"
 #include "reload.h"
 #include "rpc.h"
+#include "server.h"
 #include "status.h"
 #include "usage.h"
 

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "manager.h"
+#include "server.h"
 
 struct connection;
 

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "frame.h"
-#include "manager.h"
+#include "server.h"
 #include "util.h"
 
 struct connection;

@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "manager.h"
 #include "notify.h"
+#include "server.h"
 #include "status.h"
 
 void status_format(struct manager *m, char *buf, size_t len)

@@ -18,7 +18,7 @@
 
 #include <stdbool.h>
 
-#include "manager.h" /* MANAGER_WAIT_BUCKETS */
+#include "server.h" /* MANAGER_WAIT_BUCKETS */
 
 struct connection;
 struct manager;
