@@ -130,6 +130,30 @@ static void listener_resume_cb(evutil_socket_t fd, short what, void *arg)
 	log_debug("Accepting connections again");
 }
 
+/* An accepted fd: identified, refused over a limit, or a connection (fd passes). */
+static void listener_take(struct listener *l, int fd)
+{
+	char msg[160];
+	struct peer p;
+	int r = peer_identify(fd, 0, &p);
+
+	if (r < 0) {
+		/* Debug only: a flood of these must not flood the log. */
+		(void)log_debug_errno(r, "Refusing a connection: peer not identified: %m");
+		(void)close(fd);
+		return;
+	}
+	r = listener_check_limits(l, fd, &p, msg, sizeof(msg));
+	if (r < 0) {
+		log_debug("Refusing a connection: %s", msg);
+		peer_done(&p);
+		connection_refuse(fd, r, msg);
+		return;
+	}
+	/* connection_new_peer logs its own failures and closes fd. */
+	(void)connection_new_peer(l->m, fd, &p, NULL);
+}
+
 static void listener_accept_cb(evutil_socket_t lfd, short what, void *arg)
 {
 	struct listener *l = arg;
@@ -168,28 +192,7 @@ static void listener_accept_cb(evutil_socket_t lfd, short what, void *arg)
 				return;
 			}
 		}
-		{
-			char msg[160];
-			struct peer p;
-			int r = peer_identify(fd, 0, &p);
-
-			if (r < 0) {
-				/* Debug only: a flood of these must not flood the log. */
-				(void)log_debug_errno(
-				    r, "Refusing a connection: peer not identified: %m");
-				(void)close(fd);
-				continue;
-			}
-			r = listener_check_limits(l, fd, &p, msg, sizeof(msg));
-			if (r < 0) {
-				log_debug("Refusing a connection: %s", msg);
-				peer_done(&p);
-				connection_refuse(fd, r, msg);
-				continue;
-			}
-			/* connection_new_peer logs its own failures and closes fd. */
-			(void)connection_new_peer(l->m, fd, &p, NULL);
-		}
+		listener_take(l, fd);
 	}
 }
 

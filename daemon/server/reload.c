@@ -144,7 +144,7 @@ static void confs_gc(struct manager *m)
 }
 
 /* Take m->regions[i] down and out; the regions after it move up one index. */
-static void region_remove(struct manager *m, size_t i)
+static void remove_region(struct manager *m, size_t i)
 {
 	struct manager_region *mr = m->regions[i];
 	struct connection *c;
@@ -180,7 +180,7 @@ void reload_reap_removed(struct manager *m)
 			committed = true;
 		}
 		log_notice("Region '%s' is no longer in use", mr->rc->name);
-		region_remove(m, i);
+		remove_region(m, i);
 	}
 	if (committed)
 		confs_gc(m);
@@ -231,7 +231,7 @@ static bool region_tenant_change(struct manager_region *mr, struct region_conf *
 }
 
 /* The new values of a kept region; the running ones of what cannot change. */
-static void region_apply(struct manager_region *mr, struct region_conf *rc,
+static void apply_region(struct manager_region *mr, struct region_conf *rc,
 			 const struct daemon_conf *nc, struct reload_summary *sum)
 {
 	unsigned ch = conf_region_diff(mr->rc, rc);
@@ -321,7 +321,7 @@ static int daemon_keep_fixed(const struct daemon_conf *old, struct daemon_conf *
 	return 0;
 }
 
-static int regions_grow(struct manager *m, size_t n)
+static int grow_regions(struct manager *m, size_t n)
 {
 	struct manager_region **v;
 
@@ -332,19 +332,9 @@ static int regions_grow(struct manager *m, size_t n)
 	return 0;
 }
 
-static void apply(struct manager *m, struct daemon_conf *nc, struct reload_summary *sum)
+/* Removed ones: down now, or kept (refusing new users) while in use. */
+static void apply_removed(struct manager *m, struct daemon_conf *nc, struct reload_summary *sum)
 {
-	const struct daemon_conf *old = m->conf;
-	struct connection *c;
-
-	for (size_t i = 0; i < m->n_regions; i++) {
-		struct manager_region *mr = m->regions[i];
-		struct region_conf *rc = conf_find_region(nc, mr->rc->name);
-
-		if (rc && (!mr->failed || mr->r))
-			region_apply(mr, rc, nc, sum);
-	}
-	/* Removed ones first: a new region may take over the path of one that goes. */
 	for (size_t i = m->n_regions; i-- > 0;) {
 		struct manager_region *mr = m->regions[i];
 		char why[160];
@@ -352,7 +342,7 @@ static void apply(struct manager *m, struct daemon_conf *nc, struct reload_summa
 		if (conf_find_region(nc, mr->rc->name))
 			continue;
 		if (!reload_region_busy(m, mr, why, sizeof(why))) {
-			region_remove(m, i);
+			remove_region(m, i);
 			sum->removed++;
 			continue;
 		}
@@ -364,8 +354,11 @@ static void apply(struct manager *m, struct daemon_conf *nc, struct reload_summa
 				    mr->rc->name, why);
 		mr->removing = true;
 	}
+}
 
-	/* Regions that never opened: nothing uses them, try again with the new file. */
+/* Regions that never opened: nothing uses them, try again with the new file. */
+static void apply_retry_failed(struct manager *m, struct daemon_conf *nc)
+{
 	for (size_t i = 0; i < m->n_regions; i++) {
 		struct manager_region *mr = m->regions[i], *fresh;
 		struct region_conf *rc = conf_find_region(nc, mr->rc->name);
@@ -383,13 +376,17 @@ static void apply(struct manager *m, struct daemon_conf *nc, struct reload_summa
 		else
 			log_notice("Region '%s' is online now", rc->name);
 	}
+}
+
+static void apply_added(struct manager *m, struct daemon_conf *nc, struct reload_summary *sum)
+{
 	for (size_t i = 0; i < nc->n_regions; i++) {
 		struct region_conf *rc = &nc->regions[i];
 		struct manager_region *mr;
 
 		if (regions_find(m, rc->name))
 			continue;
-		if (regions_grow(m, m->n_regions + 1) < 0 ||
+		if (grow_regions(m, m->n_regions + 1) < 0 ||
 		    regions_up(m, rc, nc, (unsigned)m->n_regions, &mr) < 0) {
 			log_error("region '%s': out of memory, not added", rc->name);
 			continue;
@@ -402,6 +399,24 @@ static void apply(struct manager *m, struct daemon_conf *nc, struct reload_summa
 		else
 			log_notice("New region '%s' is online", rc->name);
 	}
+}
+
+static void apply(struct manager *m, struct daemon_conf *nc, struct reload_summary *sum)
+{
+	const struct daemon_conf *old = m->conf;
+	struct connection *c;
+
+	for (size_t i = 0; i < m->n_regions; i++) {
+		struct manager_region *mr = m->regions[i];
+		struct region_conf *rc = conf_find_region(nc, mr->rc->name);
+
+		if (rc && (!mr->failed || mr->r))
+			apply_region(mr, rc, nc, sum);
+	}
+	/* Removed ones first: a new region may take over the path of one that goes. */
+	apply_removed(m, nc, sum);
+	apply_retry_failed(m, nc);
+	apply_added(m, nc, sum);
 	if (nc->log_level != old->log_level) {
 		log_set_max_level(nc->log_level);
 		log_notice("log_level changed to %d (syslog priority)", nc->log_level);
