@@ -261,6 +261,42 @@ static void connection_check_budget(struct connection *c)
 	}
 }
 
+/* The unsent frames from the first, up to one that passes an fd (it goes first). */
+static size_t flush_gather(struct connection *c, struct iovec *iov)
+{
+	struct out_frame *f = TAILQ_FIRST(&c->out);
+	size_t n = 0;
+
+	for (; f && n < WRITE_IOV_MAX; f = TAILQ_NEXT(f, link)) {
+		/* A frame carrying an fd starts its own sendmsg. */
+		if (n > 0 && f->fd >= 0 && f->off == 0)
+			break;
+		iov[n].iov_base = f->data + f->off;
+		iov[n].iov_len = f->len - f->off;
+		n++;
+	}
+	return n;
+}
+
+/* w bytes went: drop the frames sent whole, advance the one sent in part. */
+static void flush_consume(struct connection *c, ssize_t w)
+{
+	while (w > 0) {
+		struct out_frame *f = TAILQ_FIRST(&c->out);
+		size_t left = f->len - f->off;
+
+		if ((size_t)w < left) {
+			f->off += (size_t)w;
+			c->out_bytes -= (size_t)w;
+			break;
+		}
+		w -= (ssize_t)left;
+		c->out_bytes -= left;
+		TAILQ_REMOVE(&c->out, f, link);
+		connection_frame_drop(c, f);
+	}
+}
+
 void connection_flush(struct connection *c)
 {
 	while (!c->closing && !TAILQ_EMPTY(&c->out)) {
@@ -272,18 +308,9 @@ void connection_flush(struct connection *c)
 		struct msghdr msg = {.msg_iov = iov};
 		struct out_frame *f = TAILQ_FIRST(&c->out);
 		int pass_fd = f->off == 0 ? f->fd : -1;
-		size_t n = 0;
 		ssize_t w;
 
-		for (; f && n < WRITE_IOV_MAX; f = TAILQ_NEXT(f, link)) {
-			/* A frame carrying an fd starts its own sendmsg. */
-			if (n > 0 && f->fd >= 0 && f->off == 0)
-				break;
-			iov[n].iov_base = f->data + f->off;
-			iov[n].iov_len = f->len - f->off;
-			n++;
-		}
-		msg.msg_iovlen = n;
+		msg.msg_iovlen = flush_gather(c, iov);
 		if (pass_fd >= 0) {
 			struct cmsghdr *cm;
 
@@ -315,26 +342,12 @@ void connection_flush(struct connection *c)
 		}
 		if (pass_fd >= 0) {
 			/* Went with the first byte: the peer has its own reference now. */
-			f = TAILQ_FIRST(&c->out);
-			frame_close_fd(f);
+			frame_close_fd(TAILQ_FIRST(&c->out));
 			c->fds_queued--;
 			/* An OPEN_REGION may wait for the fd in flight to go. */
 			connection_kick(c);
 		}
-		while (w > 0) {
-			f = TAILQ_FIRST(&c->out);
-			size_t left = f->len - f->off;
-
-			if ((size_t)w < left) {
-				f->off += (size_t)w;
-				c->out_bytes -= (size_t)w;
-				break;
-			}
-			w -= (ssize_t)left;
-			c->out_bytes -= left;
-			TAILQ_REMOVE(&c->out, f, link);
-			connection_frame_drop(c, f);
-		}
+		flush_consume(c, w);
 	}
 	if (c->closing)
 		return;
