@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -6,6 +7,56 @@
 #include "notify.h"
 #include "server.h"
 #include "status.h"
+
+/*
+ * What the operator must see first, before the counts: a failed reload,
+ * removed regions kept in use, failed regions.  -ENOSPC when buf is full.
+ */
+static int status_notes(const struct manager *m, const struct manager_region *first_failed,
+			size_t n_failed, char **bufp, size_t *lenp)
+{
+	char *buf = *bufp;
+	size_t len = *lenp;
+
+	if (m->reload_error[0]) {
+		/* First: the operator who just reloaded looks for this. */
+		int k = snprintf(buf, len, "RELOAD FAILED, configuration unchanged: %s; ",
+				 m->reload_error);
+
+		if (k < 0 || (size_t)k >= len)
+			return -ENOSPC;
+		buf += k;
+		len -= (size_t)k;
+	}
+	for (size_t i = 0; i < m->n_regions; i++) {
+		const struct manager_region *mr = m->regions[i];
+		int k;
+
+		if (!mr->removing)
+			continue;
+		k = snprintf(buf, len, "region '%s' removed, kept while in use; ", mr->rc->name);
+		if (k < 0 || (size_t)k >= len)
+			return -ENOSPC;
+		buf += k;
+		len -= (size_t)k;
+	}
+	if (first_failed) {
+		/* The failure first: a long reason must not push it out of STATUS. */
+		int k = n_failed == 1
+			    ? snprintf(buf, len, "DEGRADED: region '%s' failed: %s; ",
+				       first_failed->rc->name, first_failed->failure)
+			    : snprintf(buf, len, "DEGRADED: %zu regions failed, first '%s': %s; ",
+				       n_failed, first_failed->rc->name, first_failed->failure);
+
+		if (k < 0 || (size_t)k >= len)
+			return -ENOSPC;
+		buf += k;
+		len -= (size_t)k;
+	}
+	*bufp = buf;
+	*lenp = len;
+	return 0;
+}
 
 void status_format(struct manager *m, char *buf, size_t len)
 {
@@ -34,41 +85,8 @@ void status_format(struct manager *m, char *buf, size_t len)
 		total_bytes += mr->info.extent_count * mr->info.extent_size;
 	}
 	n = m->n_regions - n_failed;
-	if (m->reload_error[0]) {
-		/* First: the operator who just reloaded looks for this. */
-		int k = snprintf(buf, len, "RELOAD FAILED, configuration unchanged: %s; ",
-				 m->reload_error);
-
-		if (k < 0 || (size_t)k >= len)
-			return;
-		buf += k;
-		len -= (size_t)k;
-	}
-	for (size_t i = 0; i < m->n_regions; i++) {
-		const struct manager_region *mr = m->regions[i];
-		int k;
-
-		if (!mr->removing)
-			continue;
-		k = snprintf(buf, len, "region '%s' removed, kept while in use; ", mr->rc->name);
-		if (k < 0 || (size_t)k >= len)
-			return;
-		buf += k;
-		len -= (size_t)k;
-	}
-	if (first_failed) {
-		/* The failure first: a long reason must not push it out of STATUS. */
-		int k = n_failed == 1
-			    ? snprintf(buf, len, "DEGRADED: region '%s' failed: %s; ",
-				       first_failed->rc->name, first_failed->failure)
-			    : snprintf(buf, len, "DEGRADED: %zu regions failed, first '%s': %s; ",
-				       n_failed, first_failed->rc->name, first_failed->failure);
-
-		if (k < 0 || (size_t)k >= len)
-			return;
-		buf += k;
-		len -= (size_t)k;
-	}
+	if (status_notes(m, first_failed, n_failed, &buf, &len) < 0)
+		return;
 	(void)snprintf(
 	    buf, len,
 	    "%zu region%s: %s of %s zeroed (%" PRIu64 "/%" PRIu64 " extents), %" PRIu64
