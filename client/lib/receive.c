@@ -168,9 +168,7 @@ static int conn_read_frame(struct pmemz_client *c, Pmemz__Response **out, int *o
 			return pmemz_err(
 			    -EBADMSG,
 			    "response frame of %u bytes from %s exceeds the %u byte limit",
-			    (unsigned)p[0] | (unsigned)p[1] << 8 | (unsigned)p[2] << 16 |
-				(unsigned)p[3] << 24,
-			    c->path, PMEMZ_FRAME_MAX);
+			    pmemz_frame_len(p), c->path, PMEMZ_FRAME_MAX);
 		if (r < 0)
 			return pmemz_err(-EBADMSG, "empty response frame from %s", c->path);
 

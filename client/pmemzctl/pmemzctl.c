@@ -17,6 +17,7 @@ static const struct ctl_cmd *const commands[] = {
     &cmd_status,
     &cmd_regions,
     &cmd_tags,
+    &cmd_disks,
     &cmd_usage,
     &cmd_clients,
     &cmd_map,

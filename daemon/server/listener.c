@@ -17,7 +17,7 @@
 #include "connection.h"
 #include "listener.h"
 #include "log.h"
-#include "manager.h"
+#include "server.h"
 
 #define ACCEPT_BATCH 64
 #define ACCEPT_PAUSE_SEC 1
@@ -70,8 +70,8 @@ static bool listener_refuse_emfile(struct listener *l)
 
 /*
  * Over a limit: 0 to take the connection, else the status of the refusal
- * (msg filled in).  Supplementary groups are not looked at here: the
- * primary group, root, and admin_cgroups decide who is exempt.
+ * (msg filled in).  Admins (peer_is_admin, the same rule as their rights
+ * once connected) are exempt.
  */
 static int listener_check_limits(struct listener *l, int fd, const struct peer *p, char *msg,
 				 size_t len)
@@ -79,7 +79,7 @@ static int listener_check_limits(struct listener *l, int fd, const struct peer *
 	struct manager *m = l->m;
 	unsigned per_uid = m->conf->max_connections_per_uid;
 
-	if (connection_peer_admin(m->conf, p, NULL, 0)) {
+	if (peer_is_admin(m->conf, p)) {
 		if (l->nofile && (uint64_t)fd + FD_ADMIN_HEADROOM >= l->nofile) {
 			(void)snprintf(msg, len, "the daemon is out of file descriptors");
 			return -EMFILE;
@@ -130,6 +130,30 @@ static void listener_resume_cb(evutil_socket_t fd, short what, void *arg)
 	log_debug("Accepting connections again");
 }
 
+/* An accepted fd: identified, refused over a limit, or a connection (fd passes). */
+static void listener_take(struct listener *l, int fd)
+{
+	char msg[160];
+	struct peer p;
+	int r = peer_identify(fd, 0, &p);
+
+	if (r < 0) {
+		/* Debug only: a flood of these must not flood the log. */
+		(void)log_debug_errno(r, "Refusing a connection: peer not identified: %m");
+		(void)close(fd);
+		return;
+	}
+	r = listener_check_limits(l, fd, &p, msg, sizeof(msg));
+	if (r < 0) {
+		log_debug("Refusing a connection: %s", msg);
+		peer_done(&p);
+		connection_refuse(fd, r, msg);
+		return;
+	}
+	/* connection_new_peer logs its own failures and closes fd. */
+	(void)connection_new_peer(l->m, fd, &p, NULL);
+}
+
 static void listener_accept_cb(evutil_socket_t lfd, short what, void *arg)
 {
 	struct listener *l = arg;
@@ -168,28 +192,7 @@ static void listener_accept_cb(evutil_socket_t lfd, short what, void *arg)
 				return;
 			}
 		}
-		{
-			char msg[160];
-			struct peer p;
-			int r = peer_identify(fd, 0, &p);
-
-			if (r < 0) {
-				/* Debug only: a flood of these must not flood the log. */
-				(void)log_debug_errno(
-				    r, "Refusing a connection: peer not identified: %m");
-				(void)close(fd);
-				continue;
-			}
-			r = listener_check_limits(l, fd, &p, msg, sizeof(msg));
-			if (r < 0) {
-				log_debug("Refusing a connection: %s", msg);
-				peer_done(&p);
-				connection_refuse(fd, r, msg);
-				continue;
-			}
-			/* connection_new_peer logs its own failures and closes fd. */
-			(void)connection_new_peer(l->m, fd, &p, NULL);
-		}
+		listener_take(l, fd);
 	}
 }
 

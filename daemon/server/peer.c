@@ -12,6 +12,8 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "conf.h"
+#include "log.h"
 #include "peer.h"
 #include "util.h"
 
@@ -56,10 +58,51 @@ const char *peer_how_name(enum peer_how how)
 	return "none";
 }
 
+/* SO_PEERGROUPS: start with room for this many groups, take at most that many. */
+#define PEER_GROUPS_START 64u
+#define PEER_GROUPS_MAX 65536u
+
 void peer_done(struct peer *p)
 {
 	free(p->cgroup);
 	p->cgroup = NULL;
+	free(p->groups);
+	p->groups = NULL;
+	p->n_groups = 0;
+}
+
+bool peer_is_admin(const struct daemon_conf *conf, const struct peer *p)
+{
+	bool admin = p->uid == 0 || (conf->has_admin_gid && p->gid == conf->admin_gid);
+
+	for (size_t i = 0; !admin && conf->has_admin_gid && i < p->n_groups; i++)
+		admin = p->groups[i] == conf->admin_gid;
+	return admin && conf_access_admin_cgroup(conf, p->cgroup);
+}
+
+/* Supplementary groups of the peer; failure only loses group-based access. */
+static void peer_get_groups(int fd, struct peer *p)
+{
+	socklen_t len = PEER_GROUPS_START * sizeof(gid_t);
+
+	for (int attempt = 0; attempt < 2; attempt++) {
+		gid_t *g = malloc(len);
+		socklen_t got = len;
+
+		if (!g)
+			return;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, g, &got) == 0) {
+			p->groups = g;
+			p->n_groups = got / sizeof(gid_t);
+			return;
+		}
+		free(g);
+		if (errno != ERANGE || got <= len || got > PEER_GROUPS_MAX * sizeof(gid_t)) {
+			(void)log_debug_errno(errno, "SO_PEERGROUPS of pid %d: %m", (int)p->pid);
+			return;
+		}
+		len = got; /* the kernel told us the size it needs */
+	}
 }
 
 /* A small /proc file, NUL-terminated; -errno. */
@@ -252,6 +295,7 @@ int peer_identify(int fd, unsigned flags, struct peer *p)
 	p->uid = cred.uid;
 	p->gid = cred.gid;
 	p->pid = cred.pid;
+	peer_get_groups(fd, p);
 	if (!(flags & PEER_NO_PIDFD)) {
 		len = sizeof(pidfd);
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) < 0)
@@ -268,10 +312,10 @@ int peer_identify(int fd, unsigned flags, struct peer *p)
 	 * Only a kernel without SO_PEERPIDFD (before 6.5: ENOPROTOOPT) takes
 	 * the racy path; a peer already reaped (EINVAL, ESRCH) is refused.
 	 */
-	if (pidfd == -EINVAL)
-		return -ESRCH;
-	if (pidfd < 0 && pidfd != -ENOPROTOOPT)
-		return pidfd;
+	if (pidfd == -EINVAL || (pidfd < 0 && pidfd != -ENOPROTOOPT)) {
+		peer_done(p);
+		return pidfd == -EINVAL ? -ESRCH : pidfd;
+	}
 	/* The racy pid, see peer.h. */
 	if (p->pid <= 0)
 		return 0;

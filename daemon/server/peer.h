@@ -40,7 +40,11 @@ struct peer {
 	char *cgroup;	    /* "/system.slice/x.service" (cgroup v2); NULL: unknown */
 	uint64_t cgroup_id; /* the cgroup's inode (PIDFD_INFO_CGROUPID); 0: unknown */
 	enum peer_how how;
+	gid_t *groups; /* supplementary groups (SO_PEERGROUPS); NULL: none or unknown */
+	size_t n_groups;
 };
+
+struct daemon_conf;
 
 /* Test hooks (tests/unit, tests/integration/test-peer-race.c). */
 #define PEER_NO_PIDFD (1u << 0) /* take the fallback path, as on a kernel before 6.5 */
@@ -51,10 +55,18 @@ extern void *peer_test_hook_arg;
 /*
  * Identify the peer of connected socket fd: 0; -ESRCH when it exited
  * before its cgroup could be tied to it; -errno when SO_PEERCRED fails.
- * A cgroup that cannot be read is not an error: p->cgroup stays NULL.
+ * A cgroup or groups that cannot be read are not an error: p->cgroup
+ * stays NULL, p->groups empty (only group-based access is lost).
  */
 int peer_identify(int fd, unsigned flags, struct peer *p);
 void peer_done(struct peer *p);
+
+/*
+ * The one rule of who is an admin under conf (the listener's limits, a
+ * connection's rights, a reload): root or a member of admin_group, by its
+ * primary or a supplementary group, and, with admin_cgroups, in one of them.
+ */
+bool peer_is_admin(const struct daemon_conf *conf, const struct peer *p);
 const char *peer_how_name(enum peer_how how);
 
 /* The cgroup2 line ("0::PATH") of a /proc/PID/cgroup text, malloc'ed; NULL when none. */

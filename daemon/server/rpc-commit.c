@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "commit.h"
 #include "connection.h"
 #include "lease.h"
 #include "log.h"
@@ -77,7 +78,7 @@ static int rpc_commit_handler(struct rpc_call *call)
 	}
 	lease_table_remove(call->m->leases, l);
 	mr->commits++;
-	manager_request_commit(call->m);
+	commit_request(call->m);
 
 	resp.op_case = PMEMZ__RESPONSE__OP_COMMIT;
 	resp.commit = &commit;

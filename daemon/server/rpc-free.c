@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "commit.h"
 #include "connection.h"
 #include "lease.h"
 #include "log.h"
@@ -68,7 +69,7 @@ static int rpc_free_handler(struct rpc_call *call)
 			  LOG_ESC(req->tag), (unsigned)call->c->uid);
 	}
 	mr->frees++;
-	manager_request_commit(call->m);
+	commit_request(call->m);
 
 	fr.extents = n;
 	resp.op_case = PMEMZ__RESPONSE__OP_FREE;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "connection.h"
+#include "regions.h"
 #include "rpc.h"
 #include "usage.h"
 
@@ -55,7 +56,7 @@ static int rpc_usage_handler(struct rpc_call *call)
 	int r;
 
 	if (c->admin) {
-		mr = req->region ? manager_find_region(call->m, req->region) : NULL;
+		mr = req->region ? regions_find(call->m, req->region) : NULL;
 		if (!mr)
 			return rpc_fail(call, -ENOENT, "no region '%.64s'",
 					req->region ? req->region : "");

@@ -30,7 +30,7 @@
 #include <sys/queue.h>
 #include <sys/types.h>
 
-#include "manager.h"
+#include "server.h"
 
 struct lease;
 
