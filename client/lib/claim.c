@@ -4,7 +4,8 @@
  * (region, uid, name) for the connection that took them.  The region
  * handle remembers its names, so that pmemz_client_reconnect can take
  * them again on the new connection and pmemz_region_close can give them
- * back.  The list is guarded by the client's lock, never held across a
+ * back: the first claim registers claim_hooks on the handle, region.c calls
+ * them.  The list is guarded by the client's lock, never held across a
  * request.
  */
 #include <errno.h>
@@ -15,6 +16,8 @@
 #include "client-private.h"
 
 #define CLAIM_NAME_MAX 63u
+
+static const struct pmemz_region_hooks claim_hooks;
 
 static int claim_rpc(struct pmemz_region *r, const char *name, bool release)
 {
@@ -43,8 +46,10 @@ static ssize_t claim_index(const struct pmemz_region *r, const char *name)
 static int claim_remember(struct pmemz_region *r, const char *name)
 {
 	struct pmemz_client *c = r->c;
-	int ret = 0;
+	int ret = pmemz_region_add_hooks(r, &claim_hooks);
 
+	if (ret < 0)
+		return ret;
 	pthread_mutex_lock(&c->lock);
 	if (claim_index(r, name) < 0) {
 		char *dup = strdup(name);
@@ -81,6 +86,16 @@ static void claim_forget(struct pmemz_region *r, const char *name)
 		r->claims[i] = r->claims[--r->n_claims];
 	}
 	pthread_mutex_unlock(&c->lock);
+}
+
+/* Forget r's names, nothing sent: r turned stale (they died with the old connection) or closed. */
+static void claims_forget(struct pmemz_region *r)
+{
+	pthread_mutex_lock(&r->c->lock);
+	for (size_t i = 0; i < r->n_claims; i++)
+		free(r->claims[i]);
+	r->n_claims = 0;
+	pthread_mutex_unlock(&r->c->lock);
 }
 
 static int claim_check_name(const char *fn, const char *name)
@@ -169,7 +184,12 @@ static void names_free(char **names, size_t n)
 	free(names);
 }
 
-int pmemz_region_reclaim(struct pmemz_region *r)
+/*
+ * Claim r's names again on a new connection: 0, or the first failure
+ * (-EBUSY: another connection took one meanwhile; that name is no longer
+ * r's).  The others are claimed all the same.
+ */
+static int claims_retake(struct pmemz_region *r)
 {
 	char **names = NULL;
 	char msg[512] = "";
@@ -198,16 +218,8 @@ int pmemz_region_reclaim(struct pmemz_region *r)
 	return first ? pmemz_err(first, "%s", msg) : 0;
 }
 
-void pmemz_region_claims_forget(struct pmemz_region *r)
-{
-	pthread_mutex_lock(&r->c->lock);
-	for (size_t i = 0; i < r->n_claims; i++)
-		free(r->claims[i]);
-	r->n_claims = 0;
-	pthread_mutex_unlock(&r->c->lock);
-}
-
-void pmemz_region_unclaim_all(struct pmemz_region *r)
+/* pmemz_region_close: give back every claim of r, best effort. */
+static void claims_close(struct pmemz_region *r)
 {
 	char **names = NULL;
 	char msg[512];
@@ -224,11 +236,12 @@ void pmemz_region_unclaim_all(struct pmemz_region *r)
 			(void)claim_rpc(r, names[i], true);
 		names_free(names, n);
 	}
-	pmemz_region_claims_forget(r);
+	claims_forget(r);
 	(void)pmemz_err(0, "%s", msg);
 }
 
-void pmemz_region_claims_free(struct pmemz_region *r)
+/* r's last reference is gone. */
+static void claims_release(struct pmemz_region *r)
 {
 	for (size_t i = 0; i < r->n_claims; i++)
 		free(r->claims[i]);
@@ -236,3 +249,19 @@ void pmemz_region_claims_free(struct pmemz_region *r)
 	r->claims = NULL;
 	r->n_claims = r->cap_claims = 0;
 }
+
+static int claims_reconnected(struct pmemz_region *r, int state)
+{
+	if (state == 0)
+		return claims_retake(r);
+	if (state == -ESTALE)
+		claims_forget(r);
+	/* The connection failed again: the names wait for the next reconnect. */
+	return 0;
+}
+
+static const struct pmemz_region_hooks claim_hooks = {
+    .reconnected = claims_reconnected,
+    .close = claims_close,
+    .release = claims_release,
+};

@@ -32,9 +32,13 @@ void pmemz_debug(const char *fmt, ...) _printf_(1, 2);
 /* "Connection refused" for -ECONNREFUSED (thread-safe). */
 const char *pmemz_strerror(int err);
 
-/* ---- client.c: the transport ------------------------------------------ */
+/*
+ * ---- the transport: client.c (connect, HELLO, lifetime), submit.c,
+ * receive.c (the reader role), pending.c (requests in flight), call.c;
+ * their own shared pieces are in transport.h.
+ */
 
-struct pmemz_pending; /* one request waiting for its response */
+struct pmemz_pending; /* one request waiting for its response (a ticket) */
 
 struct pmemz_hello {
 	uint32_t version;
@@ -73,7 +77,7 @@ struct pmemz_client {
 	 * belong to the connection of their epoch and die with it.
 	 */
 	uint64_t epoch;
-	struct pmemz_region_list regions; /* every region handle, to re-open (reconnect.c) */
+	struct pmemz_region_list regions; /* region.c's: every region handle, to re-open */
 
 	/* Owned by the reader: the receive buffer and the received fds. */
 	uint8_t *rbuf;
@@ -144,7 +148,34 @@ void pmemz_response_free(Pmemz__Response *resp);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Pmemz__Response *, pmemz_response_free)
 #define _cleanup_response_ _cleanup_(pmemz_response_freep)
 
-/* ---- region.c --------------------------------------------------------- */
+/* ---- region.c: region handles, above the transport --------------------- */
+
+struct pmemz_region;
+
+/*
+ * What a layer above region.c (claim.c, reserve.c) keeps on a region
+ * handle is its own; region.c knows only these calls, which the layer
+ * registers when it first attaches something to a handle
+ * (pmemz_region_add_hooks).  So region.c calls none of them by name.
+ */
+struct pmemz_region_hooks {
+	/*
+	 * pmemz_client_reconnect replaced the connection: state 0, r was
+	 * opened again on the new one; -ESTALE, r turned stale; another
+	 * -errno, the new connection failed before r was opened again (r
+	 * waits for the next reconnect).  Take again, or forget, what the
+	 * daemon held for r on the old connection: 0, or -errno with the
+	 * message set when something of r is lost (a claim taken meanwhile:
+	 * -EBUSY) or the connection failed.
+	 */
+	int (*reconnected)(struct pmemz_region *r, int state);
+	/* pmemz_region_close: give back what the daemon holds for r (best effort). */
+	void (*close)(struct pmemz_region *r);
+	/* r's last reference is gone: free the layer's state (nothing is sent). */
+	void (*release)(struct pmemz_region *r);
+};
+
+#define PMEMZ_REGION_HOOKS_MAX 4
 
 struct pmemz_reserve; /* reserve.c */
 
@@ -166,15 +197,18 @@ struct pmemz_region {
 	void *(*memcpy_fn)(void *dst, const void *src, size_t len, unsigned flags);
 	void (*drain_fn)(void);
 
-	struct pmemz_reserve *rsv; /* pmemz_region_set_reserve */
-
-	/* reconnect.c, under c->lock: */
+	/* region.c's, under c->lock: */
 	LIST_ENTRY(pmemz_region) link; /* c->regions */
 	bool tracked;		       /* on c->regions */
 	int stale;		       /* 0, or -ESTALE: re-open found another region */
 	char stale_msg[192];
+	const struct pmemz_region_hooks *hooks[PMEMZ_REGION_HOOKS_MAX];
+	size_t n_hooks;
 
-	/* claim.c, under c->lock: the names this handle claimed (malloc'ed) */
+	/* reserve.c's (set once, atomic): made by the first pmemz_region_set_reserve */
+	struct pmemz_reserve *rsv;
+
+	/* claim.c's, under c->lock: the names this handle claimed (malloc'ed) */
 	char **claims;
 	size_t n_claims, cap_claims;
 };
@@ -183,74 +217,33 @@ void pmemz_region_ref(struct pmemz_region *r);
 void pmemz_region_unref(struct pmemz_region *r);
 /* 0, or -ESTALE with the message when reconnecting found another region under r's name. */
 int pmemz_region_check(struct pmemz_region *r);
-
-/* ---- claim.c ---------------------------------------------------------- */
-
-/*
- * Claim r's names again on a new connection (pmemz_client_reconnect): 0,
- * or the first failure (-EBUSY: another connection took one meanwhile;
- * that name is no longer r's).  The others are claimed all the same.
- */
-int pmemz_region_reclaim(struct pmemz_region *r);
-/* Give back every claim of r (pmemz_region_close), best effort. */
-void pmemz_region_unclaim_all(struct pmemz_region *r);
-/* r turned stale: its claims died with the old connection, forget them (nothing is sent). */
-void pmemz_region_claims_forget(struct pmemz_region *r);
-/* Forget r's claim names (its last reference is gone). */
-void pmemz_region_claims_free(struct pmemz_region *r);
-
-/* ---- reconnect.c ------------------------------------------------------ */
-
-/* Put a newly opened region on / take a dying one off c->regions. */
-void pmemz_client_track_region(struct pmemz_region *r);
-void pmemz_client_untrack_region(struct pmemz_region *r);
-
-/* ---- alloc.c ---------------------------------------------------------- */
-
-struct pmemz_run {
-	uint64_t first, count;
-};
-
-struct pmemz_alloc {
-	pthread_mutex_t lock; /* serialises commits of this handle */
-	struct pmemz_region *r;
-	uint64_t lease; /* valid while !committed, on connection `epoch` only */
-	uint64_t epoch;
-	char *tag; /* set once committed */
-	bool committed;
-	size_t n_runs;
-	struct pmemz_run *runs;
-	size_t bytes;
-};
+/* Register h on r (once; registering it again does nothing): 0, or -ENOSPC. */
+int pmemz_region_add_hooks(struct pmemz_region *r, const struct pmemz_region_hooks *h);
 
 /*
- * The handle of a committed tag from a LIST reply's TagInfo: its runs
- * (the rest read with RUNS when the reply held only the first), checked.
+ * For pmemz_client_reconnect: every region handle of c that is still
+ * alive, each with a reference for the caller (*out malloc'ed; NULL when
+ * none): 0, or -ENOMEM with the message set.
  */
-int pmemz_alloc_from_taginfo(struct pmemz_region *r, const Pmemz__TagInfo *t,
-			     struct pmemz_alloc **out);
-/* Runs from the wire, checked against the region's extent count (-EPROTO). */
-int pmemz_runs_from_wire(const struct pmemz_region *r, Pmemz__Run *const *wr, size_t n,
-			 struct pmemz_run **out, size_t *total_extents);
+int pmemz_region_list_live(struct pmemz_client *c, struct pmemz_region ***out, size_t *n);
+/* r is not the region it mapped any more: -ESTALE from now on, with this message. */
+int pmemz_region_mark_stale(struct pmemz_region *r, const char *fmt, ...) _printf_(2, 3);
+/*
+ * Tell r's layers how reconnecting went for r (their reconnected hooks,
+ * see there for state): 0, or the first layer's failure, message set;
+ * with 0 the message is the caller's still (why re-opening failed).
+ */
+int pmemz_region_reconnected(struct pmemz_region *r, int state);
 
 /* ---- reserve.c: the allocation reserve (pmemz_region_set_reserve) ---- */
 
 /*
  * The reserve keeps pipelined ALLOCATE tickets of one size per region.  It
- * uses the transport only; region.c owns its lifetime, alloc.c takes from
- * it.  Neither reserve.c nor region.c calls into alloc.c.
+ * uses the transport and region.c; region.c reaches it only through the
+ * hooks it registers (close, reconnected, release), alloc.c takes from it
+ * and hands it the function that makes a handle of a ticket.
  */
-int pmemz_reserve_new(struct pmemz_reserve **out);
-/* The region's last reference is gone: nothing may be outstanding (pmemz_reserve_drop). */
-void pmemz_reserve_free(struct pmemz_reserve *v);
-/* Release every reserved lease and switch the reserve off (pmemz_region_close, set_reserve 0). */
-void pmemz_reserve_drop(struct pmemz_region *r);
-/*
- * The connection was replaced (pmemz_client_reconnect): the reserved
- * leases died with the old one; forget them (nothing is sent) and refill on
- * the new one.
- */
-void pmemz_reserve_forget(struct pmemz_region *r);
+struct pmemz_alloc;
 /* Wait for an ALLOCATE ticket and make its handle (alloc.c's allocate_collect). */
 typedef int (*pmemz_reserve_collect_fn)(struct pmemz_region *r, struct pmemz_pending *ticket,
 					struct pmemz_alloc **out);
@@ -311,5 +304,33 @@ void pmemz_depth_pending(struct pmemz_depth *d, uint64_t age_ns);
 void pmemz_depth_refused(struct pmemz_depth *d, size_t held);
 /* Leases per refill request batch: refill when this many are missing. */
 size_t pmemz_depth_batch(const struct pmemz_depth *d);
+
+/* ---- alloc.c ---------------------------------------------------------- */
+
+struct pmemz_run {
+	uint64_t first, count;
+};
+
+struct pmemz_alloc {
+	pthread_mutex_t lock; /* serialises commits of this handle */
+	struct pmemz_region *r;
+	uint64_t lease; /* valid while !committed, on connection `epoch` only */
+	uint64_t epoch;
+	char *tag; /* set once committed */
+	bool committed;
+	size_t n_runs;
+	struct pmemz_run *runs;
+	size_t bytes;
+};
+
+/*
+ * The handle of a committed tag from a LIST reply's TagInfo: its runs
+ * (the rest read with RUNS when the reply held only the first), checked.
+ */
+int pmemz_alloc_from_taginfo(struct pmemz_region *r, const Pmemz__TagInfo *t,
+			     struct pmemz_alloc **out);
+/* Runs from the wire, checked against the region's extent count (-EPROTO). */
+int pmemz_runs_from_wire(const struct pmemz_region *r, Pmemz__Run *const *wr, size_t n,
+			 struct pmemz_run **out, size_t *total_extents);
 
 #endif

@@ -12,19 +12,20 @@
  * How deep it must be depends on the machine, not the caller: a daemon
  * that answers in 30 us needs a few leases, one that waits milliseconds
  * for a CPU needs as many as the caller writes meanwhile.  So the caller's
- * `bytes` is a floor, and the depth policy (pmemz_depth_*) grows it from
- * what the reserve sees -- each answer's latency since its request went
- * out, the caller's time between allocations, the allocations that had to
- * wait -- up to a cap, and lets it sink back slowly when the daemon is
- * prompt again.  A lease is freed or committed whole, so the reserve
+ * `bytes` is a floor, and the depth policy (pmemz_depth_*, reserve-depth.c)
+ * grows it from what the reserve sees -- each answer's latency since its
+ * request went out, the caller's time between allocations, the
+ * allocations that had to wait -- up to a cap, and lets it sink back
+ * slowly when the daemon is prompt again.  A lease is freed or committed whole, so the reserve
  * cannot ask for k units in one lease and split it: it keeps one request
  * per lease and sends them earlier and in bigger batches instead.
  *
  * The reserve deals in ALLOCATE tickets and leases only: it talks to the
- * daemon through the transport (client.c) and never makes an allocation
- * handle itself; pmemz_reserve_take hands its ticket to the caller's
- * collect function.  So region.c and alloc.c both use it, and it uses
- * neither.
+ * daemon through the transport and never makes an allocation handle
+ * itself; pmemz_reserve_take hands its ticket to the caller's collect
+ * function.  It sits on region.c, which reaches it only through the hooks
+ * the first pmemz_region_set_reserve registers (reserve_hooks: close,
+ * reconnected, release); alloc.c is above it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -44,12 +45,6 @@
 #define RESERVE_GROW_MAX_BYTES (256ull << 20)
 /* ... and at most this share of the region (1/8), so others keep space. */
 #define RESERVE_GROW_REGION_SHIFT 3
-
-/* Depth policy constants: see pmemz_depth_answered. */
-#define DEPTH_SAFETY 2u	     /* leases for twice the latency the reserve saw */
-#define DEPTH_LAT_DECAY 128u /* the latency maximum loses 1/128 per answer */
-#define DEPTH_GAP_WEIGHT 8u  /* the gap is an average over ~8 allocations */
-#define DEPTH_SHRINK_STEP 8u /* shrink by 1/8 of the excess per calm period */
 
 struct rsv_ticket {
 	struct pmemz_pending *t;
@@ -73,162 +68,39 @@ struct pmemz_reserve {
 	uint64_t observe_ns, collect_ns, stall_ns, refill_ns;
 };
 
-/* ---- the depth policy (no I/O) ----------------------------------------- */
+static const struct pmemz_region_hooks reserve_hooks;
 
-static size_t depth_need(const struct pmemz_depth *d);
-
-static void depth_clamp(struct pmemz_depth *d)
+/* r's reserve, NULL until the first pmemz_region_set_reserve. */
+static struct pmemz_reserve *reserve_of(struct pmemz_region *r)
 {
-	size_t top = MIN(d->cap, d->ceiling);
-
-	d->target = MAX(d->floor, MIN(d->target, top));
-	d->max_target = MAX(d->max_target, d->target);
+	return __atomic_load_n(&r->rsv, __ATOMIC_ACQUIRE);
 }
 
-void pmemz_depth_reset(struct pmemz_depth *d, size_t floor, size_t cap)
+/* r's reserve, made (and reserve_hooks registered on r) the first time; NULL with *err. */
+static struct pmemz_reserve *reserve_attach(struct pmemz_region *r, int *err)
 {
-	*d = (struct pmemz_depth){.floor = floor, .cap = MAX(cap, floor), .ceiling = SIZE_MAX};
-	d->target = floor;
-	depth_clamp(d);
-}
+	struct pmemz_reserve *v;
+	int ret = pmemz_region_add_hooks(r, &reserve_hooks);
 
-void pmemz_depth_resize(struct pmemz_depth *d, size_t floor, size_t cap)
-{
-	struct pmemz_depth old = *d;
-
-	pmemz_depth_reset(d, floor, cap);
-	d->lat_ns = old.lat_ns;
-	d->gap_ns = old.gap_ns;
-	d->last_ns = old.last_ns;
-	d->target = MAX(floor, depth_need(d));
-	depth_clamp(d);
-	d->max_target = d->target;
-}
-
-void pmemz_depth_begin(struct pmemz_depth *d, uint64_t now_ns)
-{
-	uint64_t gap;
-
-	if (!d->last_ns || now_ns < d->last_ns)
-		return;
-	/*
-	 * A pause longer than the latency says nothing about how fast the
-	 * caller allocates when it does (the reserve refills meanwhile
-	 * anyway): clamped, an idle second does not hide the next burst.
-	 */
-	gap = now_ns - d->last_ns;
-	if (d->gap_ns)
-		gap = MIN(gap, MAX(d->lat_ns, 2 * d->gap_ns));
-	if (!d->gap_ns)
-		d->gap_ns = gap;
-	else
-		d->gap_ns = d->gap_ns - d->gap_ns / DEPTH_GAP_WEIGHT + gap / DEPTH_GAP_WEIGHT;
-}
-
-void pmemz_depth_end(struct pmemz_depth *d, uint64_t now_ns)
-{
-	d->last_ns = now_ns;
-}
-
-/* Leases the caller uses up while one refill is under way, with the safety factor. */
-static size_t depth_need(const struct pmemz_depth *d)
-{
-	uint64_t need;
-
-	if (!d->gap_ns)
-		return d->floor;
-	need = DIV_ROUND_UP(d->lat_ns * DEPTH_SAFETY, MAX(d->gap_ns, (uint64_t)1));
-	/* Refills go out a batch (half the target) short of it: cover that too. */
-	need *= 2;
-	return (size_t)MIN(need, (uint64_t)SIZE_MAX / 4);
-}
-
-void pmemz_depth_answered(struct pmemz_depth *d, uint64_t lat_ns, bool stalled)
-{
-	size_t need, low;
-
-	/* Up at once, down slowly: one prompt answer does not make the daemon prompt. */
-	d->lat_ns = MAX(lat_ns, d->lat_ns - d->lat_ns / DEPTH_LAT_DECAY);
-	need = depth_need(d);
-	if (stalled) {
-		/* Ran dry: the caller waited a round trip.  Grow fast. */
-		d->stalls++;
-		d->target = MAX(need, 2 * d->target);
-		d->calm = 0;
-	} else if (need > d->target) {
-		d->target = need;
-		d->calm = 0;
-	} else if (++d->calm >= d->target) {
-		/* A depth's worth of answers in time: give an eighth of the excess back. */
-		low = MAX(d->floor, need);
-		if (d->target > low)
-			d->target -= MAX((d->target - low) / DEPTH_SHRINK_STEP, (size_t)1);
-		d->calm = 0;
+	if (ret < 0) {
+		*err = pmemz_err(ret, "cannot keep a reserve on region '%s': %s", r->name,
+				 pmemz_strerror(ret));
+		return NULL;
 	}
-	depth_clamp(d);
-}
-
-void pmemz_depth_pending(struct pmemz_depth *d, uint64_t age_ns)
-{
-	size_t need;
-
-	/* Its latency is at least its age: deepen before running dry. */
-	if (age_ns <= d->lat_ns)
-		return;
-	d->lat_ns = age_ns;
-	need = depth_need(d);
-	if (need > d->target) {
-		d->target = need;
-		d->calm = 0;
-		depth_clamp(d);
+	/* Under the client's lock: two threads setting the first reserve make one. */
+	pthread_mutex_lock(&r->c->lock);
+	v = r->rsv;
+	if (!v) {
+		v = calloc(1, sizeof(*v));
+		if (v) {
+			pthread_mutex_init(&v->lock, NULL);
+			__atomic_store_n(&r->rsv, v, __ATOMIC_RELEASE);
+		}
 	}
-}
-
-void pmemz_depth_refused(struct pmemz_depth *d, size_t held)
-{
-	/*
-	 * The uid's quota or the region is full: what is out is about what
-	 * fits.  Halve, and never grow past that again until the caller sets
-	 * the reserve anew; the floor stays (its refusals back off instead).
-	 */
-	d->target = MAX(d->floor, MIN(d->target / 2, held));
-	d->ceiling = d->target;
-	d->cuts++;
-	d->calm = 0;
-	depth_clamp(d);
-}
-
-size_t pmemz_depth_batch(const struct pmemz_depth *d)
-{
-	/*
-	 * Half the depth: each refill's send wakes the daemon, and on a busy
-	 * machine the woken daemon takes the caller's CPU, which it gets back
-	 * only after the other runnable tasks had theirs (milliseconds at a
-	 * load of 20): fewer, bigger batches cost fewer of those.
-	 */
-	return MAX(d->target / 2, (size_t)1);
-}
-
-/* ---- the reserve --------------------------------------------------------- */
-
-int pmemz_reserve_new(struct pmemz_reserve **out)
-{
-	struct pmemz_reserve *v = calloc(1, sizeof(*v));
-
+	pthread_mutex_unlock(&r->c->lock);
 	if (!v)
-		return pmemz_err(-ENOMEM, "out of memory");
-	pthread_mutex_init(&v->lock, NULL);
-	*out = v;
-	return 0;
-}
-
-void pmemz_reserve_free(struct pmemz_reserve *v)
-{
-	if (!v)
-		return;
-	pthread_mutex_destroy(&v->lock);
-	free(v->q);
-	free(v);
+		*err = pmemz_err(-ENOMEM, "out of memory");
+	return v;
 }
 
 /* Lock held: the floor (the caller's bytes) and cap of the depth, for lease size unit. */
@@ -410,13 +282,50 @@ static void reserve_drain(struct pmemz_region *r)
 	(void)pmemz_err(0, "%s", msg);
 }
 
+/*
+ * Lock held, v->n > 0: hand the oldest reserved ticket to collect.  1 when
+ * *out is set; 0 when its ALLOCATE failed (the next one may serve);
+ * -EAGAIN when NOWAIT and its answer has not come yet.
+ */
+static int reserve_take_one(struct pmemz_region *r, struct pmemz_reserve *v, unsigned flags,
+			    pmemz_reserve_collect_fn collect, struct pmemz_alloc **out)
+{
+	uint64_t t0 = pmemz_now_ns(), t1, t2, sent;
+	bool answered;
+	int ret;
+
+	reserve_observe(r, t0);
+	answered = v->seen > 0;
+	t1 = pmemz_now_ns();
+	v->observe_ns += t1 - t0;
+	if ((flags & PMEMZ_ALLOC_NOWAIT) && !answered)
+		return -EAGAIN;
+	ret = collect(r, reserve_pop(v, &sent), out);
+	t2 = pmemz_now_ns();
+	if (!answered) {
+		/* Ran dry: this caller waited for the daemon. */
+		pmemz_depth_answered(&v->d, t2 > sent ? t2 - sent : 0, true);
+		v->stall_ns += t2 - t1;
+	} else {
+		v->collect_ns += t2 - t1;
+	}
+	if (ret == 0)
+		return 1;
+	/* ENOSPC, EDQUOT, or the connection broke: the caller's own ALLOCATE says why. */
+	if (ret == -EDQUOT || ret == -ENOSPC)
+		pmemz_depth_refused(&v->d, v->n);
+	v->backoff = true;
+	v->refill_failures++;
+	return 0;
+}
+
 int pmemz_reserve_take(struct pmemz_region *r, uint64_t n, unsigned flags,
 		       pmemz_reserve_collect_fn collect, struct pmemz_alloc **out)
 {
-	struct pmemz_reserve *v = r->rsv;
+	struct pmemz_reserve *v = reserve_of(r);
 	int served = 0;
 
-	if (!__atomic_load_n(&v->bytes, __ATOMIC_RELAXED))
+	if (!v || !__atomic_load_n(&v->bytes, __ATOMIC_RELAXED))
 		return 0;
 	if (flags & PMEMZ_ALLOC_NOWAIT) {
 		if (pthread_mutex_trylock(&v->lock) != 0)
@@ -427,37 +336,11 @@ int pmemz_reserve_take(struct pmemz_region *r, uint64_t n, unsigned flags,
 	if (v->bytes && n == v->unit) {
 		pmemz_depth_begin(&v->d, pmemz_now_ns());
 		while (v->n && !served) {
-			bool answered;
-			uint64_t sent;
-			int ret;
+			int got = reserve_take_one(r, v, flags, collect, out);
 
-			uint64_t t0 = pmemz_now_ns(), t1, t2;
-
-			reserve_observe(r, t0);
-			answered = v->seen > 0;
-			t1 = pmemz_now_ns();
-			v->observe_ns += t1 - t0;
-			if ((flags & PMEMZ_ALLOC_NOWAIT) && !answered)
+			if (got < 0)
 				break;
-			ret = collect(r, reserve_pop(v, &sent), out);
-			t2 = pmemz_now_ns();
-			if (!answered) {
-				/* Ran dry: this caller waited for the daemon. */
-				pmemz_depth_answered(&v->d, t2 > sent ? t2 - sent : 0, true);
-				v->stall_ns += t2 - t1;
-			} else {
-				v->collect_ns += t2 - t1;
-			}
-			if (ret == 0) {
-				served = 1;
-			} else {
-				/* ENOSPC, EDQUOT, or the connection broke: the caller's own
-				 * ALLOCATE says why. */
-				if (ret == -EDQUOT || ret == -ENOSPC)
-					pmemz_depth_refused(&v->d, v->n);
-				v->backoff = true;
-				v->refill_failures++;
-			}
+			served = got;
 		}
 		/* Top up in batches: back-to-back requests cost the daemon one wakeup
 		 * and one group commit, where one request per allocation costs each. */
@@ -481,9 +364,9 @@ int pmemz_reserve_take(struct pmemz_region *r, uint64_t n, unsigned flags,
 
 void pmemz_reserve_after_direct(struct pmemz_region *r, uint64_t n)
 {
-	struct pmemz_reserve *v = r->rsv;
+	struct pmemz_reserve *v = reserve_of(r);
 
-	if (!__atomic_load_n(&v->bytes, __ATOMIC_RELAXED))
+	if (!v || !__atomic_load_n(&v->bytes, __ATOMIC_RELAXED))
 		return;
 	pthread_mutex_lock(&v->lock);
 	if (v->bytes) {
@@ -505,10 +388,13 @@ void pmemz_reserve_after_direct(struct pmemz_region *r, uint64_t n)
 	pthread_mutex_unlock(&v->lock);
 }
 
-void pmemz_reserve_drop(struct pmemz_region *r)
+/* Release every reserved lease and switch the reserve off (pmemz_region_close, set_reserve 0). */
+static void reserve_drop(struct pmemz_region *r)
 {
-	struct pmemz_reserve *v = r->rsv;
+	struct pmemz_reserve *v = reserve_of(r);
 
+	if (!v)
+		return;
 	pthread_mutex_lock(&v->lock);
 	reserve_drain(r);
 	__atomic_store_n(&v->bytes, 0, __ATOMIC_RELAXED);
@@ -517,10 +403,18 @@ void pmemz_reserve_drop(struct pmemz_region *r)
 	pthread_mutex_unlock(&v->lock);
 }
 
-void pmemz_reserve_forget(struct pmemz_region *r)
+/*
+ * The connection was replaced (pmemz_client_reconnect): the reserved
+ * leases died with the old one; forget them (nothing is sent) and refill
+ * on the new one, unless r turned stale.
+ */
+static int reserve_reconnected(struct pmemz_region *r, int state)
 {
-	struct pmemz_reserve *v = r->rsv;
+	struct pmemz_reserve *v = reserve_of(r);
 
+	(void)state; /* a failed connection fails the refill, which backs off */
+	if (!v)
+		return 0;
 	pthread_mutex_lock(&v->lock);
 	/*
 	 * The tickets are of the old epoch: waiting fails at once, whether or
@@ -537,12 +431,35 @@ void pmemz_reserve_forget(struct pmemz_region *r)
 	if (v->bytes && pmemz_region_check(r) == 0)
 		reserve_refill(r);
 	pthread_mutex_unlock(&v->lock);
+	return 0;
 }
+
+/* The region's last reference is gone: nothing is outstanding (reserve_drop at close). */
+static void reserve_release(struct pmemz_region *r)
+{
+	struct pmemz_reserve *v = reserve_of(r);
+
+	if (!v)
+		return;
+	pthread_mutex_destroy(&v->lock);
+	free(v->q);
+	free(v);
+	r->rsv = NULL;
+}
+
+static const struct pmemz_region_hooks reserve_hooks = {
+    .reconnected = reserve_reconnected,
+    .close = reserve_drop,
+    .release = reserve_release,
+};
 
 void pmemz_reserve_get_stats(struct pmemz_region *r, struct pmemz_reserve_stats *st)
 {
-	struct pmemz_reserve *v = r->rsv;
+	struct pmemz_reserve *v = reserve_of(r);
 
+	*st = (struct pmemz_reserve_stats){0};
+	if (!v)
+		return;
 	pthread_mutex_lock(&v->lock);
 	st->bytes = v->bytes;
 	st->target = v->d.target;
@@ -574,7 +491,7 @@ PMEMZ_EXPORT int pmemz_region_set_reserve(struct pmemz_region *r, size_t bytes)
 	if (!r)
 		return pmemz_err(-EINVAL, "pmemz_region_set_reserve: region is NULL");
 	if (bytes == 0) {
-		pmemz_reserve_drop(r);
+		reserve_drop(r);
 		return 0;
 	}
 	ret = pmemz_region_check(r);
@@ -584,7 +501,9 @@ PMEMZ_EXPORT int pmemz_region_set_reserve(struct pmemz_region *r, size_t bytes)
 		return pmemz_err(
 		    -EINVAL, "pmemz_region_set_reserve: %zu bytes exceed region '%s' (%llu bytes)",
 		    bytes, r->name, (unsigned long long)(r->extent_count * r->extent_size));
-	v = r->rsv;
+	v = reserve_attach(r, &ret);
+	if (!v)
+		return ret;
 	pthread_mutex_lock(&v->lock);
 	if (!v->unit)
 		v->unit = 1;
