@@ -148,6 +148,23 @@ void pmemz_response_free(Pmemz__Response *resp);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Pmemz__Response *, pmemz_response_free)
 #define _cleanup_response_ _cleanup_(pmemz_response_freep)
 
+/* ---- region-map.c: how a region handle maps its fd --------------------- */
+
+struct pmemz_region;
+/*
+ * map: map fd whole (it is closed after), setting base, map_size and the
+ * store functions (persist, memcpy_fn, drain_fn: NULL for a mapping that
+ * cannot be stored into); 0 or -errno with the message.  unmap: undo it.
+ */
+struct pmemz_region_mapper {
+	int (*map)(struct pmemz_region *r, int fd);
+	void (*unmap)(struct pmemz_region *r);
+};
+/* libpmem2, read-write: what pmemz_region_open uses. */
+extern const struct pmemz_region_mapper pmemz_region_pmem2_mapper;
+/* mmap(PROT_READ): for tools that read a region and must carry no pmem writer. */
+extern const struct pmemz_region_mapper pmemz_region_readonly_mapper;
+
 /* ---- region.c: region handles, above the transport --------------------- */
 
 struct pmemz_region;
@@ -189,11 +206,12 @@ struct pmemz_region {
 	uint8_t uuid[16];
 	bool devdax;
 
-	struct pmem2_map *map;
+	const struct pmemz_region_mapper *mapper;
+	struct pmem2_map *map; /* the libpmem2 mapper's */
 	uint8_t *base;
 	size_t map_size;
 	void (*persist)(const void *ptr, size_t size);
-	/* libpmem2's for the mapping (pmemz_memcpy, pmemz_drain) */
+	/* libpmem2's for the mapping (pmemz_memcpy, pmemz_drain); NULL when read-only */
 	void *(*memcpy_fn)(void *dst, const void *src, size_t len, unsigned flags);
 	void (*drain_fn)(void);
 
@@ -213,6 +231,9 @@ struct pmemz_region {
 	size_t n_claims, cap_claims;
 };
 
+/* pmemz_region_open with the given mapper (pmemz_region_open: the libpmem2 one). */
+int pmemz_region_open_mapped(struct pmemz_client *c, const char *name,
+			     const struct pmemz_region_mapper *mapper, struct pmemz_region **out);
 void pmemz_region_ref(struct pmemz_region *r);
 void pmemz_region_unref(struct pmemz_region *r);
 /* 0, or -ESTALE with the message when reconnecting found another region under r's name. */

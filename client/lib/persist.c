@@ -35,6 +35,8 @@ PMEMZ_EXPORT int pmemz_memcpy(struct pmemz_region *r, void *dst, const void *src
 				 len, r->name, (void *)r->base, r->map_size);
 	if (len == 0)
 		return 0;
+	if (!r->memcpy_fn)
+		return pmemz_err(-EROFS, "pmemz_memcpy: region '%s' is mapped read-only", r->name);
 	if (flags & PMEMZ_MEM_NODRAIN)
 		pflags |= PMEM2_F_MEM_NODRAIN;
 	(void)r->memcpy_fn(dst, src, len, pflags);
@@ -70,6 +72,8 @@ PMEMZ_EXPORT int pmemz_persist(struct pmemz_region *r, const void *addr, size_t 
 	ret = region_range(r, addr, len, &off, "pmemz_persist");
 	if (ret < 0)
 		return ret;
+	if (len > 0 && !r->persist)
+		return pmemz_err(-EROFS, "pmemz_persist: region '%s' is mapped read-only", r->name);
 	if (len > 0)
 		r->persist(addr, len);
 	return 0;

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Regions: OPEN_REGION hands us the region's fd, which we map whole with
- * libpmem2 and close.  The mapping stays until the last handle that uses
+ * Regions: OPEN_REGION hands us the region's fd, which the handle's mapper
+ * maps whole and we close (region-map.c: read-write with libpmem2, for
+ * applications; read-only with mmap, for tools that must not be able to
+ * store, such as pmemzctl).  The mapping stays until the last handle that uses
  * it is gone: pmemz_region_close() drops the caller's reference and every
  * allocation handle holds one too, so closing a region with live
  * allocations is safe and their addresses stay valid until they are closed.
@@ -14,14 +16,12 @@
  * changed stale.
  */
 #include <errno.h>
-#include <libpmem2.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "client-private.h"
-#include "pmem2-errno.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct pmemz_region *, pmemz_region_unref)
 
@@ -142,37 +142,6 @@ int pmemz_region_mark_stale(struct pmemz_region *r, const char *fmt, ...)
 	return pmemz_err(-ESTALE, "%s", r->stale_msg);
 }
 
-static int region_map(struct pmemz_region *r, int fd)
-{
-	struct pmem2_config *cfg = NULL;
-	struct pmem2_source *src = NULL;
-	int ret;
-
-	ret = pmem2_config_new(&cfg);
-	if (ret == 0)
-		ret = pmem2_config_set_required_store_granularity(cfg, PMEM2_GRANULARITY_PAGE);
-	if (ret == 0)
-		ret = pmem2_source_from_fd(&src, fd);
-	if (ret == 0)
-		ret = pmem2_map_new(&r->map, cfg, src);
-	if (src)
-		(void)pmem2_source_delete(&src);
-	if (cfg)
-		(void)pmem2_config_delete(&cfg);
-	if (ret != 0)
-		return pmemz_err(pmemz_pmem2_errno(ret), "cannot map region '%s' (%s): %s", r->name,
-				 r->path, pmem2_errormsg());
-
-	r->base = pmem2_map_get_address(r->map);
-	r->map_size = pmem2_map_get_size(r->map);
-	r->persist = pmem2_get_persist_fn(r->map);
-	r->memcpy_fn = pmem2_get_memcpy_fn(r->map);
-	r->drain_fn = pmem2_get_drain_fn(r->map);
-	pmemz_debug("mapped region '%s' at %p, %zu bytes, store granularity %d", r->name,
-		    (void *)r->base, r->map_size, (int)pmem2_map_get_store_granularity(r->map));
-	return 0;
-}
-
 static int region_set_info(struct pmemz_region *r, const Pmemz__RegionInfo *info)
 {
 	uint64_t data_bytes;
@@ -204,8 +173,8 @@ static int region_set_info(struct pmemz_region *r, const Pmemz__RegionInfo *info
 	return 0;
 }
 
-PMEMZ_EXPORT int pmemz_region_open(struct pmemz_client *c, const char *name,
-				   struct pmemz_region **out)
+int pmemz_region_open_mapped(struct pmemz_client *c, const char *name,
+			     const struct pmemz_region_mapper *mapper, struct pmemz_region **out)
 {
 	_cleanup_(pmemz_region_unrefp) struct pmemz_region *r = NULL;
 	_cleanup_response_ Pmemz__Response *resp = NULL;
@@ -234,13 +203,14 @@ PMEMZ_EXPORT int pmemz_region_open(struct pmemz_client *c, const char *name,
 		return pmemz_err(-ENOMEM, "out of memory");
 	r->refs = 1;
 	r->c = c;
+	r->mapper = mapper;
 	pmemz_client_ref(c);
 	ret = region_set_info(r, resp->open_region->info);
 	if (ret < 0)
 		return ret;
 	if (!resp->open_region->fd_follows || fd < 0)
 		return pmemz_err(-EPROTO, "daemon sent no file descriptor for region '%s'", name);
-	ret = region_map(r, fd);
+	ret = mapper->map(r, fd);
 	if (ret < 0)
 		return ret;
 	if (r->map_size < r->data_offset + r->extent_count * r->extent_size)
@@ -267,8 +237,8 @@ void pmemz_region_unref(struct pmemz_region *r)
 	for (size_t i = 0; i < r->n_hooks; i++)
 		if (r->hooks[i]->release)
 			r->hooks[i]->release(r);
-	if (r->map)
-		(void)pmem2_map_delete(&r->map);
+	if (r->base)
+		r->mapper->unmap(r);
 	pmemz_client_unref(r->c);
 	free(r->name);
 	free(r->path);

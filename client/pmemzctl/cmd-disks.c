@@ -312,7 +312,7 @@ static int disks_exec(struct ctl *ctl, int argc, char **argv)
 	/* An admin sees every uid's disks, anyone else their own. */
 	all = pmemz_client_hello(ctl->client)->admin;
 	/* The mapping first: it also says whether the caller may use the region. */
-	if (pmemz_region_open(ctl->client, region, &reg) < 0)
+	if (pmemz_region_open_mapped(ctl->client, region, &pmemz_region_readonly_mapper, &reg) < 0)
 		return ctl_fail();
 	if (delete) {
 		r = disks_delete(ctl, reg, region, delete);
