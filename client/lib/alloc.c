@@ -220,6 +220,15 @@ static int allocate_collect(struct pmemz_region *r, struct pmemz_pending *ticket
 	ret = pmemz_check_response(PMEMZ__REQUEST__OP_ALLOCATE, resp);
 	if (ret < 0)
 		return ret;
+	/*
+	 * A reserved answer may have waited while the daemon died: its lease
+	 * died with the connection and may be re-zeroed and granted to someone
+	 * else, so writing into it would leak into their extent.  Hand out no
+	 * lease of a connection the daemon has hung up.
+	 */
+	ret = pmemz_client_check_alive(r->c, epoch);
+	if (ret < 0)
+		return ret; /* nothing to give back: the lease died with the connection */
 	ret = alloc_make(r, resp->allocate->runs, resp->allocate->n_runs,
 			 resp->allocate->has_total_runs ? resp->allocate->total_runs : 0,
 			 resp->allocate->lease, NULL, out);

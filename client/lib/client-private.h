@@ -136,6 +136,14 @@ uint64_t pmemz_client_epoch(struct pmemz_client *c);
 /* Is the connection unusable now (a transport failure, not a daemon's answer)? */
 bool pmemz_client_broken(struct pmemz_client *c);
 /*
+ * Has the daemon hung up on connection `epoch` (poll, no wait)?  Then the
+ * connection is marked broken and -ECONNRESET returned with the message:
+ * a lease granted on it is gone (the daemon, or its successor, may
+ * already have re-zeroed it and granted it to someone else), so it must
+ * not be written.  0 while the connection is up and still of that epoch.
+ */
+int pmemz_client_check_alive(struct pmemz_client *c, uint64_t epoch);
+/*
  * pmemz_client_reconnect: c takes over fresh's connection (socket, HELLO
  * answer) and the next epoch; fresh gets c's old socket, to be freed.
  * Requests of the old epoch fail with -ECONNRESET; nothing of them is sent

@@ -318,3 +318,28 @@ bool pmemz_client_poll(struct pmemz_client *c, struct pmemz_pending *p)
 	pthread_mutex_unlock(&c->lock);
 	return done;
 }
+
+int pmemz_client_check_alive(struct pmemz_client *c, uint64_t epoch)
+{
+	struct pollfd pfd;
+	int r = 0;
+
+	pthread_mutex_lock(&c->lock);
+	if (c->epoch != epoch) {
+		r = pmemz_err(-ECONNRESET, "the connection to %s that granted the lease was replaced",
+			      c->path);
+	} else if (c->broken) {
+		r = pmemz_err(c->broken, "%s", c->broken_msg);
+	} else {
+		pfd = (struct pollfd){.fd = c->fd, .events = POLLRDHUP};
+		if (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
+			pmemz_pending_break_locked(c, -ECONNRESET, "pmemzerod closed the connection");
+			r = pmemz_err(-ECONNRESET,
+				      "pmemzerod closed the connection to %s: the lease it had "
+				      "granted is gone",
+				      c->path);
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	return r;
+}
