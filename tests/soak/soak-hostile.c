@@ -183,7 +183,7 @@ static void attack_pipeline(void)
 		count_conn_error(fd);
 		return;
 	}
-	for (unsigned i = 0; i < 4000; i++)
+	for (unsigned i = 0; i < 20000; i++)
 		if (attack_stream_add_alloc_map(&s, opt.region, 1 + 2 * (uint64_t)i) < 0)
 			break;
 	sent = attack_push_until_stalled(fd, &s, 0, 1000);
