@@ -15,7 +15,8 @@ endif()
 
 set(_itest_dir ${PMEMZ_TEST_SRC}/integration)
 
-add_library(pmemz_itest STATIC ${_itest_dir}/harness.c ${_itest_dir}/raw.c)
+add_library(pmemz_itest STATIC ${_itest_dir}/harness.c ${_itest_dir}/raw.c
+  ${_itest_dir}/attack.c)
 target_include_directories(pmemz_itest PUBLIC ${_itest_dir} ${PROJECT_SOURCE_DIR}/client)
 target_link_libraries(pmemz_itest PUBLIC pmemzproto pmemzclient PkgConfig::CMOCKA
   Threads::Threads)

@@ -29,6 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "attack.h"
 #include "harness.h"
 #include "libpmemzclient.h"
 
@@ -37,77 +38,33 @@
 #define OTHER_UID 65534
 #define THIRD_UID 65533
 
-/* ---- raw frames without reading the replies ---- */
+/* ---- raw frames without reading the replies (attack.h) ---- */
 
-struct stream {
-	uint8_t *buf;
-	size_t len, cap;
-	size_t n_frames;
-};
-
-static void stream_add(struct stream *s, Pmemz__Request *req, uint64_t id)
+static void stream_add(struct attack_stream *s, Pmemz__Request *req, uint64_t id)
 {
-	uint8_t *frame = NULL;
-	size_t len = 0;
-
-	req->version = PMEMZ_PROTO_VERSION;
-	req->id = id;
-	assert_int_equal(pmemz_frame_pack_request(req, &frame, &len), 0);
-	if (s->len + len > s->cap) {
-		s->cap = (s->len + len) * 2;
-		s->buf = realloc(s->buf, s->cap);
-		assert_non_null(s->buf);
-	}
-	memcpy(s->buf + s->len, frame, len);
-	s->len += len;
-	s->n_frames++;
-	free(frame);
+	assert_int_equal(attack_stream_add(s, req, id), 0);
 }
 
-static void stream_add_alloc_map(struct stream *s, const char *region, uint64_t id)
+static void stream_add_alloc_map(struct attack_stream *s, const char *region, uint64_t id)
 {
-	Pmemz__Request req = PMEMZ__REQUEST__INIT;
-	Pmemz__AllocateReq a = PMEMZ__ALLOCATE_REQ__INIT;
-	Pmemz__MapReq m = PMEMZ__MAP_REQ__INIT;
-
-	a.region = UNCONST(region);
-	a.bytes = 4096;
-	a.has_nowait = true;
-	a.nowait = true;
-	req.op_case = PMEMZ__REQUEST__OP_ALLOCATE;
-	req.allocate = &a;
-	stream_add(s, &req, id);
-	req = (Pmemz__Request)PMEMZ__REQUEST__INIT;
-	m.region = UNCONST(region);
-	req.op_case = PMEMZ__REQUEST__OP_MAP;
-	req.map = &m;
-	stream_add(s, &req, id + 1);
+	assert_int_equal(attack_stream_add_alloc_map(s, region, id), 0);
 }
 
 /* Send without reading until the daemon has taken nothing for idle_ms. */
-static size_t push_until_stalled(int fd, const struct stream *s, size_t sent, unsigned idle_ms)
+static size_t push_until_stalled(int fd, const struct attack_stream *s, size_t sent, unsigned idle_ms)
 {
-	uint64_t last = itest_now_ms();
+	ssize_t r = attack_push_until_stalled(fd, s, sent, idle_ms);
 
-	while (sent < s->len && itest_now_ms() - last < idle_ms) {
-		ssize_t w = send(fd, s->buf + sent, s->len - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
-
-		if (w > 0) {
-			sent += (size_t)w;
-			last = itest_now_ms();
-		} else {
-			assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
-			itest_msleep(10);
-		}
-	}
-	return sent;
+	if (r < 0)
+		fail_msg("send: %s", strerror((int)-r));
+	return (size_t)r;
 }
 
 /*
  * Read every reply (sending the rest of the stream as room appears); counts
  * the replies, and those with status 0.
  */
-static void read_all(int fd, const struct stream *s, size_t sent, size_t *n_resp, size_t *n_ok)
+static void read_all(int fd, const struct attack_stream *s, size_t sent, size_t *n_resp, size_t *n_ok)
 {
 	size_t in_cap = 2 * (PMEMZ_FRAME_HDR + PMEMZ_FRAME_MAX), in_len = 0, plen;
 	uint8_t *in = malloc(in_cap);
@@ -181,7 +138,7 @@ static void assert_serving(struct itest_env *e, const char *region, const char *
 
 static void memory_attack(struct itest_env *e, int n_conns, unsigned pairs_per_conn)
 {
-	struct stream *s = calloc((size_t)n_conns, sizeof(*s));
+	struct attack_stream *s = calloc((size_t)n_conns, sizeof(*s));
 	size_t *sent = calloc((size_t)n_conns, sizeof(*sent));
 	int *fds = calloc((size_t)n_conns, sizeof(*fds));
 	uint64_t before, after;
@@ -272,7 +229,7 @@ static void test_memory_daemon_budget(void **state)
 static void test_open_region_pipelined(void **state)
 {
 	struct itest_env *e = *state;
-	struct stream s = {0};
+	struct attack_stream s = {0};
 	struct itest_stat st;
 	int fd, open_before, open_during;
 	char path[64];
@@ -522,61 +479,21 @@ static void test_idle_timeout(void **state)
 
 /* ---- attack 5: FLUSH storm ---- */
 
-/* A FLUSH request of n (offset, length) pairs; flush_req_done frees it. */
-struct flush_req {
-	Pmemz__Request req;
-	Pmemz__FlushReq f;
-	Pmemz__ByteRange *br;
-	Pmemz__ByteRange **brs;
-};
-
-static void flush_req_init(struct flush_req *q, const char *region, const uint64_t *offlen,
-			   size_t n)
-{
-	q->req = (Pmemz__Request)PMEMZ__REQUEST__INIT;
-	q->f = (Pmemz__FlushReq)PMEMZ__FLUSH_REQ__INIT;
-	q->br = calloc(n, sizeof(*q->br));
-	q->brs = calloc(n, sizeof(*q->brs));
-	assert_non_null(q->br);
-	assert_non_null(q->brs);
-	for (size_t i = 0; i < n; i++) {
-		pmemz__byte_range__init(&q->br[i]);
-		q->br[i].offset = offlen[2 * i];
-		q->br[i].length = offlen[2 * i + 1];
-		q->brs[i] = &q->br[i];
-	}
-	q->f.region = UNCONST(region);
-	q->f.n_ranges = n;
-	q->f.ranges = q->brs;
-	q->req.op_case = PMEMZ__REQUEST__OP_FLUSH;
-	q->req.flush = &q->f;
-}
-
-static void flush_req_done(struct flush_req *q)
-{
-	free(q->br);
-	free(q->brs);
-}
-
 static int flush_call(int fd, const char *region, const uint64_t *offlen, size_t n)
 {
-	struct flush_req q;
+	struct attack_flush q;
 	int r;
 
-	flush_req_init(&q, region, offlen, n);
+	assert_int_equal(attack_flush_init(&q, region, offlen, n), 0);
 	r = itest_raw_call(fd, &q.req, NULL);
-	flush_req_done(&q);
+	attack_flush_done(&q);
 	return r;
 }
 
-static void add_flush(struct stream *s, const char *region, const uint64_t *offlen, size_t n,
+static void add_flush(struct attack_stream *s, const char *region, const uint64_t *offlen, size_t n,
 		      uint64_t id)
 {
-	struct flush_req q;
-
-	flush_req_init(&q, region, offlen, n);
-	stream_add(s, &q.req, id);
-	flush_req_done(&q);
+	assert_int_equal(attack_stream_add_flush(s, region, offlen, n, id), 0);
 }
 
 static void test_flush_storm(void **state)
@@ -584,7 +501,7 @@ static void test_flush_storm(void **state)
 	struct itest_env *e = *state;
 	enum { STORMERS = 3, FRAMES = 100, RANGES = 256 };
 	static uint64_t ranges[2 * 3000];
-	struct stream s[STORMERS] = {{0}};
+	struct attack_stream s[STORMERS] = {{0}};
 	int fds[STORMERS];
 	uint64_t lease_off[STORMERS], worst = 0;
 	struct itest_stat st;
@@ -675,7 +592,7 @@ static void test_flush_pipelined_over_budget(void **state)
 	struct itest_env *e = *state;
 	enum { FRAMES = 400, RANGES = 256 };
 	static uint64_t ranges[2 * RANGES];
-	struct stream s = {0};
+	struct attack_stream s = {0};
 	struct itest_stat st;
 	size_t sent, n_resp, n_ok;
 	uint64_t off;
