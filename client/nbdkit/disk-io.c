@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
@@ -29,6 +30,13 @@
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 
 static const char zeroes[64 * 1024];
+
+/*
+ * nbdkit -D pmemz.lease_delay=MS: sleep that long between leasing a fresh
+ * chunk's extent and taking its stripe lock again, so that concurrent
+ * requests for the chunk lose the race for it (tests only).
+ */
+NBDKIT_DLL_PUBLIC int pmemz_debug_lease_delay;
 
 #define TAKE_LEASE(a)                                                                              \
 	({                                                                                         \
@@ -306,6 +314,8 @@ static int write_slow(struct disk *d, uint64_t idx, const void *buf, uint64_t of
 			r = fresh_extent_gen(d, &spare, &spare_gen);
 			if (r < 0)
 				return r;
+			if (pmemz_debug_lease_delay > 0)
+				usleep((useconds_t)pmemz_debug_lease_delay * 1000);
 			if (stage)
 				mine = wb_get(d);
 			else
@@ -335,8 +345,7 @@ static int write_slow(struct disk *d, uint64_t idx, const void *buf, uint64_t of
 	pthread_rwlock_unlock(l);
 	if (spare) {
 		/* another request made the chunk meanwhile: keep the lease for the next one */
-		nbdkit_debug("pmemz: chunk %" PRIu64 ": lost the race for it, spare lease kept",
-			     idx);
+		nbdkit_debug("pmemz: chunk %" PRIu64 ": lost the race for it", idx);
 		disk_spare_put(d, spare, spare_gen);
 	}
 	if (mine)

@@ -42,8 +42,12 @@ void disk_spare_put(struct disk *d, struct pmemz_alloc *a, uint64_t gen)
 		kept = true;
 	}
 	pthread_mutex_unlock(&d->spares.lock);
-	if (!kept)
+	if (kept) {
+		nbdkit_debug("pmemz: spare lease kept");
+	} else {
+		nbdkit_debug("pmemz: spare lease given back");
 		pmemz_alloc_close(a); /* the daemon frees it (and zeroes it again) */
+	}
 }
 
 struct pmemz_alloc *disk_spare_take(struct disk *d)
