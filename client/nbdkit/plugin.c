@@ -33,7 +33,7 @@ static struct disk_config cfg = {
     .zeroing = DISK_ZEROING_SERVICE,
     .reconnect_seconds = DISK_RECONNECT_SECONDS,
     .spares = 16,
-    .prefault = true,
+    .prefault = false,
 };
 static struct disk disk;
 static bool opened;
@@ -134,7 +134,7 @@ static int pz_config_complete(void)
 	"writeback=<SIZE>  Buffers for fresh chunks being committed (default 64M; 0: off).\n"      \
 	"reconnect-timeout=<SECONDS>  Wait for a restarting pmemzerod (default 60).\n"           \
 	"spares=<N>        Lost races' leases kept for fresh chunks (default 16; 0: none).\n"     \
-	"prefault=true|false  Pre-fault a fresh chunk before a large write (default true)."
+	"prefault=true|false  Pre-fault a fresh chunk before a large write (default false)."
 
 /*
  * Everything that can refuse happens here, before nbdkit forks into the
