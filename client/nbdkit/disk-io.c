@@ -17,6 +17,8 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
@@ -28,6 +30,13 @@
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 
 static const char zeroes[64 * 1024];
+
+/*
+ * nbdkit -D pmemz.lease_delay=MS: sleep that long between leasing a fresh
+ * chunk's extent and taking its stripe lock again, so that concurrent
+ * requests for the chunk lose the race for it (tests only).
+ */
+NBDKIT_DLL_PUBLIC int pmemz_debug_lease_delay;
 
 #define TAKE_LEASE(a)                                                                              \
 	({                                                                                         \
@@ -108,14 +117,25 @@ static int copy_in(struct disk *d, char *dst, const void *src, size_t len)
 	return r;
 }
 
-/* A zeroed extent of one chunk, leased: not written before it is committed. */
-static int fresh_extent(struct disk *d, struct pmemz_alloc **out)
+/*
+ * A zeroed extent of one chunk, leased on connection *gen_out (when not
+ * NULL): not written before it is committed.  A lost race's spare first
+ * (disk-spare.c), then the client reserve.
+ */
+static int fresh_extent_gen(struct disk *d, struct pmemz_alloc **out, uint64_t *gen_out)
 {
 	struct pmemz_alloc *a = NULL;
 	size_t len = 0;
-	uint64_t gen;
+	uint64_t gen = disk_gen(d);
 	int r;
 
+	a = disk_spare_take(d);
+	if (a) {
+		*out = a;
+		if (gen_out)
+			*gen_out = gen;
+		return 0;
+	}
 	for (;;) {
 		gen = disk_gen(d);
 		r = pmemz_alloc_new(d->r, d->chunk_size, 0, &a);
@@ -138,7 +158,39 @@ static int fresh_extent(struct disk *d, struct pmemz_alloc **out)
 		return -EPROTO;
 	}
 	*out = a;
+	if (gen_out)
+		*gen_out = gen;
 	return 0;
+}
+
+static int fresh_extent(struct disk *d, struct pmemz_alloc **out)
+{
+	return fresh_extent_gen(d, out, NULL);
+}
+
+/*
+ * Fault the extent's pages in (writable) in one call, before a large copy
+ * into it: the first touch of each 4 KiB page otherwise costs a fault in
+ * the middle of the copy, under the stripe write lock.  No byte is
+ * written, so it is safe on a lease not yet committed.  Best effort: a
+ * kernel before 5.14 says EINVAL once and it stops being tried.
+ */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+static void prefault(struct disk *d, struct pmemz_alloc *a)
+{
+	static bool unsupported;
+	size_t len = 0;
+	char *p;
+
+	if (!d->cfg.prefault || __atomic_load_n(&unsupported, __ATOMIC_RELAXED))
+		return;
+	p = pmemz_alloc_range(a, 0, &len);
+	if (p && madvise(p, len, MADV_POPULATE_WRITE) < 0 && (errno == EINVAL || errno == ENOSYS)) {
+		nbdkit_debug("pmemz: no MADV_POPULATE_WRITE (%m): chunks are not pre-faulted");
+		__atomic_store_n(&unsupported, true, __ATOMIC_RELAXED);
+	}
 }
 
 /*
@@ -231,6 +283,7 @@ static int write_slow(struct disk *d, uint64_t idx, const void *buf, uint64_t of
 	pthread_rwlock_t *l = stripe(d, idx);
 	struct pmemz_alloc *a = NULL, *spare = NULL;
 	struct wb_pending *pd, *mine = NULL;
+	uint64_t spare_gen = 0;
 	char *p;
 	int r = 0;
 
@@ -258,11 +311,15 @@ static int write_slow(struct disk *d, uint64_t idx, const void *buf, uint64_t of
 			bool stage = wb_on(d) && len < d->chunk_size / 2;
 
 			pthread_rwlock_unlock(l);
-			r = fresh_extent(d, &spare);
+			r = fresh_extent_gen(d, &spare, &spare_gen);
 			if (r < 0)
 				return r;
+			if (pmemz_debug_lease_delay > 0)
+				usleep((useconds_t)pmemz_debug_lease_delay * 1000);
 			if (stage)
 				mine = wb_get(d);
+			else
+				prefault(d, spare);
 			pthread_rwlock_wrlock(l);
 			continue;
 		}
@@ -287,11 +344,9 @@ static int write_slow(struct disk *d, uint64_t idx, const void *buf, uint64_t of
 	}
 	pthread_rwlock_unlock(l);
 	if (spare) {
-		/* another request made the chunk meanwhile */
-		nbdkit_debug("pmemz: chunk %" PRIu64 ": lost the race for it, spare extent "
-			     "given back",
-			     idx);
-		pmemz_alloc_close(spare);
+		/* another request made the chunk meanwhile: keep the lease for the next one */
+		nbdkit_debug("pmemz: chunk %" PRIu64 ": lost the race for it", idx);
+		disk_spare_put(d, spare, spare_gen);
 	}
 	if (mine)
 		wb_put(d, mine);

@@ -391,6 +391,13 @@ int disk_open(struct disk *d, const struct disk_config *cfg)
 	memset(d, 0, sizeof(*d));
 	d->cfg = *cfg;
 	pthread_mutex_init(&d->reconnect_lock, NULL);
+	pthread_mutex_init(&d->spares.lock, NULL);
+	if (d->cfg.spares > DISK_SPARES_MAX)
+		d->cfg.spares = DISK_SPARES_MAX;
+	if (disk_spares_init(d) < 0) {
+		nbdkit_error("pmemz: out of memory");
+		return -ENOMEM;
+	}
 	d->stripes = calloc(DISK_STRIPES, sizeof(*d->stripes));
 	if (!d->stripes) {
 		nbdkit_error("pmemz: out of memory");
@@ -431,6 +438,7 @@ void disk_close(struct disk *d)
 {
 	/* first: the write-backs still queued commit and publish their chunks */
 	wb_stop(d);
+	disk_spares_fini(d);
 	if (d->map) {
 		for (uint64_t i = 0; i < d->nchunks; i++)
 			if (d->map[i].a)
@@ -455,4 +463,5 @@ void disk_close(struct disk *d)
 		d->stripes = NULL;
 	}
 	pthread_mutex_destroy(&d->reconnect_lock);
+	pthread_mutex_destroy(&d->spares.lock);
 }

@@ -30,6 +30,7 @@ struct pmemz_alloc;
 
 #define DISK_STRIPES 1024u	  /* stripe locks, chunk i uses i % DISK_STRIPES */
 #define DISK_RECONNECT_SECONDS 60 /* how long a request waits for the daemon to come back */
+#define DISK_SPARES_MAX 64	  /* bound of spares= */
 
 enum disk_zeroing {
 	DISK_ZEROING_SERVICE, /* extents come zeroed from pmemzerod */
@@ -61,6 +62,19 @@ struct disk_config {
 	uint64_t writeback; /* write-back buffers in bytes; less than two chunks: none */
 	enum disk_zeroing zeroing;
 	unsigned reconnect_seconds;
+	unsigned spares; /* lost races' leases kept for the next fresh chunk; 0: none */
+	bool prefault;	 /* MADV_POPULATE_WRITE a fresh chunk's extent before a large copy */
+};
+
+/*
+ * A lease left over by a lost race, kept for the next fresh chunk instead
+ * of being freed (and re-zeroed by the daemon).  gen: the connection it
+ * was leased on; one of an older connection is dropped, never used (it
+ * died with its connection and may be zeroed and leased to someone else).
+ */
+struct disk_spare {
+	struct pmemz_alloc *a;
+	uint64_t gen;
 };
 
 struct disk {
@@ -82,6 +96,13 @@ struct disk {
 	uint64_t gen;	    /* atomic */
 	int failed;	    /* atomic: 0, or why every request fails (-errno) */
 	uint64_t allocated; /* chunks present (atomic), for debug output */
+
+	struct {
+		pthread_mutex_t lock; /* all below */
+		struct disk_spare *v; /* cfg.spares entries */
+		unsigned n;
+		uint64_t kept, used, dropped; /* for the debug line at close */
+	} spares;
 
 	struct {
 		bool initialised;
@@ -123,6 +144,14 @@ int disk_zero(struct disk *d, uint32_t count, uint64_t offset, bool write_zeroes
 struct nbdkit_extents;
 int disk_extents(struct disk *d, uint32_t count, uint64_t offset, bool req_one,
 		 struct nbdkit_extents *e);
+
+/* ---- disk-spare.c: the pool of lost races' leases ---- */
+int disk_spares_init(struct disk *d);
+/* Keep lease a of connection gen, or close it (pool full, gen not current). */
+void disk_spare_put(struct disk *d, struct pmemz_alloc *a, uint64_t gen);
+/* A kept lease of the current connection, or NULL; older ones are dropped. */
+struct pmemz_alloc *disk_spare_take(struct disk *d);
+void disk_spares_fini(struct disk *d); /* close them all (before the region) */
 
 /* ---- disk-io.c, for disk-wb.c ---- */
 int disk_commit_chunk(struct disk *d, uint64_t idx, struct pmemz_alloc *lease,

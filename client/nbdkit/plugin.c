@@ -32,6 +32,8 @@ static struct disk_config cfg = {
     .writeback = DEFAULT_WRITEBACK,
     .zeroing = DISK_ZEROING_SERVICE,
     .reconnect_seconds = DISK_RECONNECT_SECONDS,
+    .spares = 16,
+    .prefault = false,
 };
 static struct disk disk;
 static bool opened;
@@ -89,6 +91,22 @@ static int pz_config(const char *key, const char *value)
 		if (nbdkit_parse_unsigned(key, value, &v) < 0)
 			return -1;
 		cfg.reconnect_seconds = v;
+	} else if (strcmp(key, "spares") == 0) {
+		unsigned v;
+
+		if (nbdkit_parse_unsigned(key, value, &v) < 0)
+			return -1;
+		if (v > DISK_SPARES_MAX) {
+			nbdkit_error("pmemz: spares=%u: at most %u", v, DISK_SPARES_MAX);
+			return -1;
+		}
+		cfg.spares = v;
+	} else if (strcmp(key, "prefault") == 0) {
+		int v = nbdkit_parse_bool(value);
+
+		if (v < 0)
+			return -1;
+		cfg.prefault = v;
 	} else {
 		nbdkit_error("pmemz: unknown parameter '%s'", key);
 		return -1;
@@ -114,7 +132,9 @@ static int pz_config_complete(void)
 	"zeroing=service|inline  inline zeroes fresh chunks here (benchmark only).\n"              \
 	"reserve=<SIZE>    Zeroed extents kept leased ahead (default 64M).\n"                      \
 	"writeback=<SIZE>  Buffers for fresh chunks being committed (default 64M; 0: off).\n"      \
-	"reconnect-timeout=<SECONDS>  Wait for a restarting pmemzerod (default 60)."
+	"reconnect-timeout=<SECONDS>  Wait for a restarting pmemzerod (default 60).\n"           \
+	"spares=<N>        Lost races' leases kept for fresh chunks (default 16; 0: none).\n"     \
+	"prefault=true|false  Pre-fault a fresh chunk before a large write (default false)."
 
 /*
  * Everything that can refuse happens here, before nbdkit forks into the

@@ -18,7 +18,7 @@ if(NOT PMEMZ_NBD_PYTHON)
   find_program(PMEMZ_NBD_PYTHON python3)
 endif()
 
-set(_nbd_tests ops restart kill9 claim quota tags qemu sparse size multiconn)
+set(_nbd_tests ops restart kill9 claim quota tags qemu sparse size multiconn spares)
 foreach(t ${_nbd_tests})
   add_test(NAME nbd-${t}
     COMMAND ${PMEMZ_NBD_PYTHON} ${PMEMZ_TEST_SRC}/nbd/test-nbd.py ${t})
@@ -26,12 +26,13 @@ foreach(t ${_nbd_tests})
     ENVIRONMENT "PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>"
     SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS "nbd")
 endforeach()
-# Without write-back (writeback=0): every fresh chunk committed on the write path.
-foreach(t ops restart kill9 tags multiconn)
+# Without write-back (writeback=0): every fresh chunk committed on the write path
+# (and pre-faulted first, prefault=true).
+foreach(t ops restart kill9 tags multiconn spares)
   add_test(NAME nbd-${t}-sync
     COMMAND ${PMEMZ_NBD_PYTHON} ${PMEMZ_TEST_SRC}/nbd/test-nbd.py ${t})
   set_tests_properties(nbd-${t}-sync PROPERTIES
-    ENVIRONMENT "PMEMZ_NBD_ARGS=writeback=0;PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>"
+    ENVIRONMENT "PMEMZ_NBD_ARGS=writeback=0 prefault=true;PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>"
     SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS "nbd")
 endforeach()
 # 'ops' once more on the mapping's own granularity (PAGE on tmpfs: msync).

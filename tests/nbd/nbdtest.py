@@ -163,8 +163,8 @@ class Env:
         return [t for t in items if t["name"].startswith(prefix)]
 
     # ---- nbdkit ----
-    def nbdkit(self, disk="d", size=None, wait=True, extra=(), name=None):
-        n = Nbdkit(self, disk, size, extra, name or f"nbd{len(self.nbdkits)}")
+    def nbdkit(self, disk="d", size=None, wait=True, extra=(), name=None, opts=()):
+        n = Nbdkit(self, disk, size, extra, name or f"nbd{len(self.nbdkits)}", opts)
         self.nbdkits.append(n)
         n.start(wait)
         return n
@@ -181,8 +181,9 @@ class Env:
 
 
 class Nbdkit:
-    def __init__(self, env, disk, size, extra, name):
+    def __init__(self, env, disk, size, extra, name, opts=()):
         self.env = env
+        self.opts = list(opts)  # nbdkit's own options (e.g. -D debug flags)
         self.disk = disk
         self.size = size
         self.extra = list(extra)
@@ -193,7 +194,7 @@ class Nbdkit:
 
     def args(self):
         a = [os.environ.get("PMEMZ_NBDKIT", "nbdkit"), "-f", "-v", "-P", self.pidfile,
-             "-U", self.sock, self.env.plugin,
+             "-U", self.sock, *self.opts, self.env.plugin,
              f"region={self.env.region}", f"disk={self.disk}", f"socket={self.env.sock}"]
         if self.size is not None:
             a.append(f"size={self.size}")

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """nbdkit-pmemz-plugin against the real pmemzerod, through libnbd.
 
-  test-nbd.py ops|restart|kill9|claim|quota|tags|qemu|sparse|size|multiconn
+  test-nbd.py ops|restart|kill9|claim|quota|tags|qemu|sparse|size|multiconn|spares
 
 Each test is one ctest (tests/nbd/nbd.cmake, label nbd); nbdtest.py is
 the harness.  PMEMZ_NBD_SEED fixes the random operations of 'ops'.
@@ -14,7 +14,7 @@ import sys
 import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from nbdtest import MIB, allocation, errno, nbd, nbd_errno, run, wait_for  # noqa: E402
+from nbdtest import MIB, allocation, errno, nbd, nbd_errno, run, skip, wait_for  # noqa: E402
 
 HOLE = 1 | 2  # STATE_HOLE | STATE_ZERO
 
@@ -545,6 +545,81 @@ def test_multiconn(env):
     env.check_region()
 
 
+def race_fresh(h, chunks, extent, inflight=16):
+    """inflight 4 KiB writes at once into each fresh chunk: several lease, one wins."""
+    data = {}
+    for c in chunks:
+        bufs = []  # alive until the commands are done
+        for i in range(inflight):
+            buf = bytes([1 + (c * 7 + i) % 250]) * 4096
+            off = c * extent + i * 4096
+            data[off] = buf
+            bufs.append(nbd.Buffer.from_bytearray(bytearray(buf)))
+            h.aio_pwrite(bufs[-1], off)
+        while h.aio_in_flight() > 0:
+            h.poll(-1)
+    return data
+
+
+def read_log(k):
+    with open(k.log, errors="replace") as f:
+        return f.read()
+
+
+def test_spares(env):
+    """A lost race's lease is kept for the next fresh chunk, and one of an
+    older connection (the daemon was killed and restarted meanwhile) is
+    dropped, never committed or written (regression for the epoch rule)."""
+    size = 48 * MIB
+    env.start_daemon()
+    # a lease delay makes the requests into one fresh chunk lose races
+    k = env.nbdkit(size=str(size), extra=["reconnect-timeout=30", "spares=8"],
+                   opts=["-D", "pmemz.lease_delay=20"])
+    h = k.connect()
+    n = size // env.extent
+    written = {}
+    first = 0
+
+    def held():
+        log = read_log(k)
+        return log.count("spare lease kept") - log.count("spare lease used")
+
+    # races are up to the scheduler: go on until spares are held (bounded)
+    while first < n // 2 and held() <= 0:
+        written.update(race_fresh(h, range(first, first + 4), env.extent))
+        first += 4
+    if held() <= 0:
+        h.shutdown()
+        k.stop()
+        env.stop_daemon()
+        skip("no request lost a race for a fresh chunk: nothing to keep")
+    h.flush()
+    # the spares die with the connection; the restarted daemon zeroes them again
+    env.kill_daemon()
+    env.start_daemon()
+    env.wait_zeroed()
+    # a FREE finds the connection broken and reconnects; then fresh chunks
+    h.trim(env.extent, 0)  # chunk 0
+    for i in range(16):
+        written[i * 4096] = bytes(4096)
+    for c in range(first, first + 4):
+        buf = bytes([0xA5]) * 4096
+        h.pwrite(buf, c * env.extent)
+        written[c * env.extent] = buf
+    h.flush()
+    log = read_log(k)
+    assert "spare lease(s) of an older connection" in log, "an old connection's spare was not dropped"
+    for off, buf in written.items():
+        assert h.pread(4096, off) == buf, f"offset {off}: lost"
+    assert len(env.tags("nbd/d/")) == first + 4 - 1
+    h.shutdown()
+    k.stop()
+    log = read_log(k)
+    assert "spare leases:" in log, log[-2000:]
+    env.stop_daemon()
+    env.check_region()
+
+
 TESTS = {
     "ops": (test_ops, {}),
     "restart": (test_restart, {}),
@@ -556,6 +631,7 @@ TESTS = {
     "sparse": (test_sparse, {}),
     "size": (test_size, {}),
     "multiconn": (test_multiconn, {}),
+    "spares": (test_spares, {}),
 }
 
 if __name__ == "__main__":
