@@ -77,6 +77,8 @@ struct disk_spare {
 	uint64_t gen;
 };
 
+TAILQ_HEAD(wb_pending_list, wb_pending);
+
 struct disk {
 	struct disk_config cfg;
 	struct pmemz_client *c;
@@ -111,7 +113,7 @@ struct disk {
 		pthread_mutex_t lock; /* all below */
 		pthread_cond_t work;  /* todo has entries, or stop */
 		pthread_cond_t done;  /* a write-back finished: a buffer is free */
-		TAILQ_HEAD(, wb_pending) all, todo;
+		struct wb_pending_list all, todo;
 		struct wb_pending *free, *pool;
 		uint64_t n_pool, next_seq;
 		pthread_t workers[16];
@@ -153,7 +155,13 @@ void disk_spare_put(struct disk *d, struct pmemz_alloc *a, uint64_t gen);
 struct pmemz_alloc *disk_spare_take(struct disk *d);
 void disk_spares_fini(struct disk *d); /* close them all (before the region) */
 
-/* ---- disk-io.c, for disk-wb.c ---- */
+/* ---- disk-chunk.c: a fresh chunk's extent, for disk-io.c and disk-wb.c ---- */
+/*
+ * disk-chunk.c: a zeroed extent of one chunk (a lost race's spare first,
+ * then the client reserve), leased on connection *gen_out when not NULL;
+ * not written before it is committed.  0, or -errno after nbdkit_error().
+ */
+int disk_chunk_lease(struct disk *d, struct pmemz_alloc **out, uint64_t *gen_out);
 int disk_commit_chunk(struct disk *d, uint64_t idx, struct pmemz_alloc *lease,
 		      struct pmemz_alloc **out, char **addr);
 void disk_publish(struct disk *d, uint64_t idx, struct pmemz_alloc *a, char *p);
