@@ -131,58 +131,46 @@ static bool all_digits(const char *s)
 	return true;
 }
 
-bool conf_value_group(struct errsink *e, const char *key, const char *name, gid_t *out)
+/*
+ * A user or group: all digits is an id, anything else a name to look up.
+ * uid_t and gid_t are both unsigned 32-bit on Linux: one helper for both.
+ */
+static bool lookup_id(struct errsink *e, const char *key, const char *name, bool group,
+		      unsigned *out)
 {
+	const char *what = group ? "group" : "user";
 	unsigned long v;
-	struct group *gr;
+	struct passwd *pw = NULL;
+	struct group *gr = NULL;
 
 	if (all_digits(name)) {
 		if (!parse_id(name, &v)) {
-			conf_report(e, "%s: invalid group id '%s'", key, name);
+			conf_report(e, "%s: invalid %s id '%s'", key, what, name);
 			return false;
 		}
-		*out = (gid_t)v;
+		*out = (unsigned)v;
 		return true;
 	}
 	errno = 0;
-	gr = getgrnam(name);
-	if (!gr) {
+	if (group)
+		gr = getgrnam(name);
+	else
+		pw = getpwnam(name);
+	if (!gr && !pw) {
 		if (errno && errno != ENOENT && errno != ESRCH)
-			conf_report(e, "%s: cannot look up group '%s': %s", key, name,
+			conf_report(e, "%s: cannot look up %s '%s': %s", key, what, name,
 				    strerror(errno));
 		else
-			conf_report(e, "%s: unknown group '%s'", key, name);
+			conf_report(e, "%s: unknown %s '%s'", key, what, name);
 		return false;
 	}
-	*out = gr->gr_gid;
+	*out = group ? gr->gr_gid : pw->pw_uid;
 	return true;
 }
 
-static bool lookup_user(struct errsink *e, const char *key, const char *name, uid_t *out)
+bool conf_value_group(struct errsink *e, const char *key, const char *name, gid_t *out)
 {
-	unsigned long v;
-	struct passwd *pw;
-
-	if (all_digits(name)) {
-		if (!parse_id(name, &v)) {
-			conf_report(e, "%s: invalid user id '%s'", key, name);
-			return false;
-		}
-		*out = (uid_t)v;
-		return true;
-	}
-	errno = 0;
-	pw = getpwnam(name);
-	if (!pw) {
-		if (errno && errno != ENOENT && errno != ESRCH)
-			conf_report(e, "%s: cannot look up user '%s': %s", key, name,
-				    strerror(errno));
-		else
-			conf_report(e, "%s: unknown user '%s'", key, name);
-		return false;
-	}
-	*out = pw->pw_uid;
-	return true;
+	return lookup_id(e, key, name, true, out);
 }
 
 /* uid_t and gid_t are both unsigned 32-bit on Linux: one helper for both lists. */
@@ -237,7 +225,7 @@ void conf_value_id_list(struct errsink *e, struct region_conf *rc, const char *k
 				continue;
 			r = conf_value_gid_add(rc, gid);
 		} else {
-			if (!lookup_user(e, key, tok, &uid))
+			if (!lookup_id(e, key, tok, false, &uid))
 				continue;
 			r = conf_value_uid_add(rc, uid);
 		}

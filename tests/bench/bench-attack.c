@@ -21,6 +21,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "attack.h"
 #include "bench.h"
 #include "frame.h"
 #include "libpmemzclient.h"
@@ -55,44 +56,11 @@ static int raw_connect(const char *sock)
 	return fd;
 }
 
-struct frames {
-	uint8_t *buf;
-	size_t len, cap;
-};
-
-static int frames_add(struct frames *f, Pmemz__Request *req, uint64_t id)
-{
-	uint8_t *frame = NULL;
-	size_t len = 0;
-	int r;
-
-	req->version = PMEMZ_PROTO_VERSION;
-	req->id = id;
-	r = pmemz_frame_pack_request(req, &frame, &len);
-	if (r < 0)
-		return r;
-	if (f->len + len > f->cap) {
-		size_t cap = (f->len + len) * 2;
-		uint8_t *v = realloc(f->buf, cap);
-
-		if (!v) {
-			free(frame);
-			return -ENOMEM;
-		}
-		f->buf = v;
-		f->cap = cap;
-	}
-	memcpy(f->buf + f->len, frame, len);
-	f->len += len;
-	free(frame);
-	return 0;
-}
-
 /* ---- the FLUSH storm: a thread that sends FLUSHes back to back, reading replies ---- */
 
 struct storm {
 	int fd;
-	struct frames frame; /* one FLUSH request */
+	struct attack_stream frame; /* one FLUSH request */
 	atomic_bool stop;
 	_Atomic uint64_t sent, replies, errors; /* read by the main thread meanwhile */
 	pthread_t thread;
@@ -152,10 +120,7 @@ static void *storm_main(void *arg)
 /* The attacker's extents under a tag (so any of its connections may flush them). */
 static int storm_setup(struct bench_env *e, struct storm *s, struct pmemz_region *ar)
 {
-	Pmemz__Request req = PMEMZ__REQUEST__INIT;
-	Pmemz__FlushReq fr = PMEMZ__FLUSH_REQ__INIT;
-	Pmemz__ByteRange br[FLUSH_RANGES];
-	Pmemz__ByteRange *brs[FLUSH_RANGES];
+	uint64_t offlen[2 * FLUSH_RANGES];
 	struct pmemz_alloc *a = NULL;
 	uint8_t *base = pmemz_region_address(ar), *p;
 	size_t want = opt.quick ? 8 * MIB : 64 * MIB, len = 0;
@@ -170,17 +135,10 @@ static int storm_setup(struct bench_env *e, struct storm *s, struct pmemz_region
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < FLUSH_RANGES; i++) {
-		pmemz__byte_range__init(&br[i]);
-		br[i].offset = (uint64_t)(p - base) + (i % 16) * 4096;
-		br[i].length = len - (i % 16) * 4096;
-		brs[i] = &br[i];
+		offlen[2 * i] = (uint64_t)(p - base) + (i % 16) * 4096;
+		offlen[2 * i + 1] = len - (i % 16) * 4096;
 	}
-	fr.region = (char *)(uintptr_t)e->small_region;
-	fr.n_ranges = FLUSH_RANGES;
-	fr.ranges = brs;
-	req.op_case = PMEMZ__REQUEST__OP_FLUSH;
-	req.flush = &fr;
-	r = frames_add(&s->frame, &req, 1);
+	r = attack_stream_add_flush(&s->frame, e->small_region, offlen, FLUSH_RANGES, 1);
 	if (r < 0)
 		return r;
 	s->fd = raw_connect(e->sock);
@@ -191,50 +149,24 @@ static int storm_setup(struct bench_env *e, struct storm *s, struct pmemz_region
 
 static int pipeliner_start(struct bench_env *e, int *fd_out)
 {
-	struct frames f = {0};
-	size_t sent = 0;
-	uint64_t last;
+	struct attack_stream f = {0};
+	ssize_t sent;
 	int fd, r = 0;
 
-	for (uint64_t i = 0; i < 6000 && r == 0; i++) {
-		Pmemz__Request req = PMEMZ__REQUEST__INIT;
-		Pmemz__AllocateReq a = PMEMZ__ALLOCATE_REQ__INIT;
-		Pmemz__MapReq m = PMEMZ__MAP_REQ__INIT;
-
-		a.region = (char *)(uintptr_t)e->small_region;
-		a.bytes = 4096;
-		a.has_nowait = true;
-		a.nowait = true;
-		req.op_case = PMEMZ__REQUEST__OP_ALLOCATE;
-		req.allocate = &a;
-		r = frames_add(&f, &req, 2 * i + 1);
-		if (r == 0) {
-			req = (Pmemz__Request)PMEMZ__REQUEST__INIT;
-			m.region = (char *)(uintptr_t)e->small_region;
-			req.op_case = PMEMZ__REQUEST__OP_MAP;
-			req.map = &m;
-			r = frames_add(&f, &req, 2 * i + 2);
-		}
-	}
+	for (uint64_t i = 0; i < 6000 && r == 0; i++)
+		r = attack_stream_add_alloc_map(&f, e->small_region, 2 * i + 1);
 	fd = r == 0 ? raw_connect(e->sock) : r;
 	if (fd < 0) {
-		free(f.buf);
+		attack_stream_free(&f);
 		return fd;
 	}
-	last = bench_now_ns();
-	while (sent < f.len && bench_now_ns() - last < 300000000ull) {
-		ssize_t w = send(fd, f.buf + sent, f.len - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
-
-		if (w > 0) {
-			sent += (size_t)w;
-			last = bench_now_ns();
-		} else {
-			usleep(5000);
-		}
-	}
-	bench_log("pipeliner: %zu of %zu bytes taken before the daemon stopped reading", sent,
-		  f.len);
-	free(f.buf);
+	sent = attack_push_until_stalled(fd, &f, 0, 300);
+	if (sent < 0)
+		bench_log("pipeliner: the daemon hung up: %s", strerror((int)-sent));
+	else
+		bench_log("pipeliner: %zd of %zu bytes taken before the daemon stopped reading",
+			  sent, f.len);
+	attack_stream_free(&f);
 	*fd_out = fd;
 	return 0;
 }
@@ -381,7 +313,7 @@ out:
 	}
 	if (storm.fd >= 0)
 		(void)close(storm.fd);
-	free(storm.frame.buf);
+	attack_stream_free(&storm.frame);
 	if (pipe_fd >= 0)
 		(void)close(pipe_fd);
 	for (size_t i = 0; i < IDLE_CONNS; i++)

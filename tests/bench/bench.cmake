@@ -13,8 +13,10 @@ add_executable(pmemz-bench
   ${_bench_dir}/bench-report.c ${_bench_dir}/bench-zero.c ${_bench_dir}/bench-alloc.c
   ${_bench_dir}/bench-fill.c ${_bench_dir}/bench-waitzero.c
   ${_bench_dir}/bench-floor.c ${_bench_dir}/bench-scale.c
-  ${_bench_dir}/bench-interfere.c ${_bench_dir}/bench-frag.c ${_bench_dir}/bench-attack.c)
-target_include_directories(pmemz-bench PRIVATE ${_bench_dir})
+  ${_bench_dir}/bench-interfere.c ${_bench_dir}/bench-frag.c ${_bench_dir}/bench-attack.c
+  ${PMEMZ_TEST_SRC}/integration/attack.c)
+# attack.c: the attack tests' hostile clients (no cmocka, no harness in it).
+target_include_directories(pmemz-bench PRIVATE ${_bench_dir} ${PMEMZ_TEST_SRC}/integration)
 target_link_libraries(pmemz-bench PRIVATE pmemzd_storage pmemzclient_static pmemzproto
   PkgConfig::JSONC PkgConfig::LIBPMEM2 Threads::Threads)
 target_compile_definitions(pmemz-bench PRIVATE

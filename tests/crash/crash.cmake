@@ -32,9 +32,9 @@ set_tests_properties(crash-powerfail crash-powerfail-concurrent PROPERTIES
 # harness is compiled in (integration.cmake is read after this file).
 if(TARGET pmemzerod AND TARGET pmemzclient)
   set(_crash_itest ${PMEMZ_TEST_SRC}/integration)
-  add_executable(test-kill9 ${_crash_dir}/test-kill9.c
+  add_executable(test-kill9 ${_crash_dir}/test-kill9.c ${_crash_dir}/tag-pattern.c
     ${_crash_itest}/harness.c ${_crash_itest}/raw.c)
-  target_include_directories(test-kill9 PRIVATE ${_crash_itest} ${PROJECT_SOURCE_DIR}/client)
+  target_include_directories(test-kill9 PRIVATE ${_crash_dir} ${_crash_itest} ${PROJECT_SOURCE_DIR}/client)
   target_link_libraries(test-kill9 PRIVATE pmemzd_check pmemzproto pmemzclient
     PkgConfig::CMOCKA Threads::Threads)
   target_compile_definitions(test-kill9 PRIVATE PMEMZ_DAEMON_PATH="$<TARGET_FILE:pmemzerod>")

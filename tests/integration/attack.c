@@ -1,12 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /* Hostile-client building blocks (attack.h). */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "attack.h"
-#include "harness.h"
+
+/*
+ * No harness.h here: pmemz-bench (tests/bench/bench-attack.c) links this
+ * file without cmocka or the integration harness.
+ */
+#define UNCONST(s) ((char *)(uintptr_t)(s))
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
 
 int attack_stream_add(struct attack_stream *s, Pmemz__Request *req, uint64_t id)
 {
@@ -114,18 +129,18 @@ void attack_stream_free(struct attack_stream *s)
 ssize_t attack_push_until_stalled(int fd, const struct attack_stream *s, size_t sent,
 				  unsigned idle_ms)
 {
-	uint64_t last = itest_now_ms();
+	uint64_t last = now_ms();
 
-	while (sent < s->len && itest_now_ms() - last < idle_ms) {
+	while (sent < s->len && now_ms() - last < idle_ms) {
 		ssize_t w = send(fd, s->buf + sent, s->len - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
 
 		if (w > 0) {
 			sent += (size_t)w;
-			last = itest_now_ms();
+			last = now_ms();
 		} else if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
 			return -errno;
 		} else {
-			itest_msleep(10);
+			nanosleep(&(struct timespec){.tv_nsec = 10000000L}, NULL);
 		}
 	}
 	return (ssize_t)sent;

@@ -13,8 +13,10 @@ if(NOT TARGET pmemzerod OR NOT TARGET pmemzclient OR NOT TARGET pmemzctl)
 endif()
 
 set(_soak_dir ${PMEMZ_TEST_SRC}/soak)
-add_executable(soak-client ${_soak_dir}/soak-client.c)
-target_include_directories(soak-client PRIVATE ${PROJECT_SOURCE_DIR}/client)
+# tag-pattern.c: the data the kill -9 test writes and checks, the same here.
+add_executable(soak-client ${_soak_dir}/soak-client.c ${PMEMZ_TEST_SRC}/crash/tag-pattern.c)
+target_include_directories(soak-client PRIVATE ${PROJECT_SOURCE_DIR}/client
+  ${PMEMZ_TEST_SRC}/crash)
 target_link_libraries(soak-client PRIVATE pmemzclient Threads::Threads)
 add_executable(soak-hostile ${_soak_dir}/soak-hostile.c)
 target_link_libraries(soak-hostile PRIVATE pmemz_itest)
