@@ -94,18 +94,34 @@ size_t pmemz_region_size(const struct pmemz_region *r);
 void *pmemz_region_address(const struct pmemz_region *r);
 
 /*
- * Allocation reserve (since 1.1; off by default).  Keep about `bytes` of
- * zeroed extents leased ahead of need for this region handle: pipelined
- * ALLOCATE requests are sent at once and each one pmemz_alloc_new() takes
- * is replaced asynchronously, so an allocation of the reserve's size waits
+ * Allocation reserve (since 1.1; off by default).  Keep zeroed extents
+ * leased ahead of need for this region handle: pipelined ALLOCATE requests
+ * are sent ahead and the ones pmemz_alloc_new() takes are replaced
+ * asynchronously, in batches, so an allocation of the reserve's size waits
  * for no daemon round trip.  The reserve is made of leases of one
  * allocation size: one extent at first, then the size of two allocations
  * in a row that it could not serve (other sizes go to the daemon as
- * before).  Cost: DIV_ROUND_UP(bytes, that size) leases (at most 64), i.e.
- * less than bytes + one allocation of the region held by this client and
- * out of others' reach, counted as leased by the daemon.  0 turns it off
- * and gives the leases back, as pmemz_region_close() does; after
- * pmemz_client_free() the daemon releases them with the connection.
+ * before).
+ *
+ * Depth (adaptive since 1.3): `bytes` is the floor, DIV_ROUND_UP(bytes,
+ * that size) leases (at most 128).  When the daemon answers slower than
+ * the caller allocates (an allocation had to wait for a refill, or answers
+ * take longer than the reserve covers), the reserve deepens itself to
+ * about twice the leases the caller uses up while a refill is answered --
+ * doubling each time it runs dry -- up to a hard cap: 8 x the floor,
+ * 256 MiB, an eighth of the region and 128 leases, whichever is least
+ * (never below the floor).  It sinks back to the floor slowly once the
+ * answers are prompt again.  A refill refused for the uid's quota
+ * (-EDQUOT) or the region's space (-ENOSPC) halves the grown depth and
+ * keeps it at most that until the next pmemz_region_set_reserve(); refills
+ * stop until an allocation the caller makes itself succeeds, and that
+ * allocation reports the error.  Cost: up to the cap (plus one allocation)
+ * held by this client, out of others' reach, counted as leased and against
+ * the uid's quota.  Setting it again (also after 0) starts the depth over
+ * at the new floor, or deeper if the latency seen so far asks for it.
+ * 0 turns it off and gives every lease back (grown ones too), as
+ * pmemz_region_close() does; after pmemz_client_free() the daemon releases
+ * them with the connection.  Threads allocating on one handle share it.
  * -EINVAL when bytes exceed the region.
  */
 int pmemz_region_set_reserve(struct pmemz_region *r, size_t bytes);

@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
@@ -53,6 +54,27 @@ int pmemz_parse_size(const char *s, uint64_t *out)
 		return -ERANGE;
 	*out = (uint64_t)v << shift;
 	return 0;
+}
+
+int pmemz_parse_rate(const char *s, uint64_t *out)
+{
+	_cleanup_free_ char *size = NULL;
+	size_t n;
+
+	if (!s)
+		return -EINVAL;
+	if (strcasecmp(s, "unlimited") == 0) {
+		*out = 0;
+		return 0;
+	}
+	n = strlen(s);
+	if (n >= 2 && strcasecmp(s + n - 2, "/s") == 0) {
+		size = strndup(s, n - 2);
+		if (!size)
+			return -ENOMEM;
+		s = size;
+	}
+	return pmemz_parse_size(s, out);
 }
 
 const char *pmemz_format_size(uint64_t bytes, char *buf, size_t len)

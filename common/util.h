@@ -71,6 +71,14 @@ static inline void fclosep(FILE **f)
  */
 int pmemz_parse_size(const char *s, uint64_t *out);
 
+/*
+ * A rate in bytes per second, the one syntax of zero_rate, zero_pace_rate
+ * and pmemzctl set-rate: a size as above with an optional "/s", units and
+ * suffixes in any case ("512M", "2g/S", "300KiB/s"); "unlimited" (any case)
+ * is 0, as is "0".  -EINVAL, -ERANGE, or -ENOMEM.
+ */
+int pmemz_parse_rate(const char *s, uint64_t *out);
+
 /* "1.5 GiB" style; returns buf. */
 const char *pmemz_format_size(uint64_t bytes, char *buf, size_t len);
 

@@ -12,8 +12,7 @@ int pmemz_frame_peek(const uint8_t *buf, size_t avail, size_t *payload_len)
 	*payload_len = 0;
 	if (avail < PMEMZ_FRAME_HDR)
 		return 0;
-	len = (uint32_t)buf[0] | (uint32_t)buf[1] << 8 | (uint32_t)buf[2] << 16 |
-	      (uint32_t)buf[3] << 24;
+	len = pmemz_frame_len(buf);
 	if (len == 0)
 		return -EBADMSG;
 	if (len > PMEMZ_FRAME_MAX)

@@ -18,6 +18,17 @@
 #define PMEMZ_FRAME_MAX (64u * 1024u) /* payload bytes */
 
 /*
+ * The payload length announced by a frame header (PMEMZ_FRAME_HDR bytes,
+ * little endian), unchecked: the one decoder of the length, for
+ * pmemz_frame_peek and for messages that quote a refused length.
+ */
+static inline uint32_t pmemz_frame_len(const uint8_t *hdr)
+{
+	return (uint32_t)hdr[0] | (uint32_t)hdr[1] << 8 | (uint32_t)hdr[2] << 16 |
+	       (uint32_t)hdr[3] << 24;
+}
+
+/*
  * Look at the first bytes of a receive buffer.
  * Returns 0 with *payload_len = 0 when fewer than PMEMZ_FRAME_HDR bytes are
  * there yet, 0 with *payload_len set when the header is complete,

@@ -220,6 +220,15 @@ static int allocate_collect(struct pmemz_region *r, struct pmemz_pending *ticket
 	ret = pmemz_check_response(PMEMZ__REQUEST__OP_ALLOCATE, resp);
 	if (ret < 0)
 		return ret;
+	/*
+	 * A reserved answer may have waited while the daemon died: its lease
+	 * died with the connection and may be re-zeroed and granted to someone
+	 * else, so writing into it would leak into their extent.  Hand out no
+	 * lease of a connection the daemon has hung up.
+	 */
+	ret = pmemz_client_check_alive(r->c, epoch);
+	if (ret < 0)
+		return ret; /* nothing to give back: the lease died with the connection */
 	ret = alloc_make(r, resp->allocate->runs, resp->allocate->n_runs,
 			 resp->allocate->has_total_runs ? resp->allocate->total_runs : 0,
 			 resp->allocate->lease, NULL, out);
@@ -394,6 +403,17 @@ PMEMZ_EXPORT int pmemz_alloc_open(struct pmemz_region *r, const char *tag, struc
 	if (!t)
 		return pmemz_err(-ENOENT, "no tag '%s' in region '%s'", tag, r->name);
 
+	return pmemz_alloc_from_taginfo(r, t, out);
+}
+
+int pmemz_alloc_from_taginfo(struct pmemz_region *r, const Pmemz__TagInfo *t,
+			     struct pmemz_alloc **out)
+{
+	_cleanup_free_ char *name = strdup(t->name);
+	int ret;
+
+	if (!name)
+		return pmemz_err(-ENOMEM, "out of memory");
 	ret =
 	    alloc_make(r, t->runs, t->n_runs, t->has_total_runs ? t->total_runs : 0, 0, name, out);
 	if (ret < 0)
@@ -401,6 +421,11 @@ PMEMZ_EXPORT int pmemz_alloc_open(struct pmemz_region *r, const char *tag, struc
 	(*out)->tag = TAKE_PTR(name);
 	(*out)->committed = true;
 	return 0;
+}
+
+PMEMZ_EXPORT const char *pmemz_alloc_tag(const struct pmemz_alloc *a)
+{
+	return a && a->committed ? a->tag : NULL;
 }
 
 PMEMZ_EXPORT int pmemz_alloc_release(struct pmemz_alloc *a)

@@ -14,6 +14,8 @@
  * stale: its calls fail with -ESTALE, its old mapping stays until it is
  * closed.  Leases die with their connection: the reserve forgets its own,
  * an allocation handle's lease can no longer be committed (-ESTALE).
+ * Claims die with it too, and are taken again on the new connection; one
+ * that another connection took meanwhile is lost (-EBUSY).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -23,54 +25,6 @@
 #include <unistd.h>
 
 #include "client-private.h"
-
-void pmemz_client_track_region(struct pmemz_region *r)
-{
-	struct pmemz_client *c = r->c;
-
-	pthread_mutex_lock(&c->lock);
-	LIST_INSERT_HEAD(&c->regions, r, link);
-	r->tracked = true;
-	pthread_mutex_unlock(&c->lock);
-}
-
-void pmemz_client_untrack_region(struct pmemz_region *r)
-{
-	struct pmemz_client *c = r->c;
-
-	pthread_mutex_lock(&c->lock);
-	if (r->tracked) {
-		LIST_REMOVE(r, link);
-		r->tracked = false;
-	}
-	pthread_mutex_unlock(&c->lock);
-}
-
-/* A reference unless the last one is gone already (then it is being untracked). */
-static bool region_ref_live(struct pmemz_region *r)
-{
-	unsigned n = __atomic_load_n(&r->refs, __ATOMIC_RELAXED);
-
-	while (n > 0)
-		if (__atomic_compare_exchange_n(&r->refs, &n, n + 1, false, __ATOMIC_ACQ_REL,
-						__ATOMIC_RELAXED))
-			return true;
-	return false;
-}
-
-static int region_mark_stale(struct pmemz_region *r, const char *fmt, ...) _printf_(2, 3);
-static int region_mark_stale(struct pmemz_region *r, const char *fmt, ...)
-{
-	va_list ap;
-
-	pthread_mutex_lock(&r->c->lock);
-	va_start(ap, fmt);
-	(void)vsnprintf(r->stale_msg, sizeof(r->stale_msg), fmt, ap);
-	va_end(ap);
-	__atomic_store_n(&r->stale, -ESTALE, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&r->c->lock);
-	return pmemz_err(-ESTALE, "%s", r->stale_msg);
-}
 
 /*
  * OPEN_REGION r's name on the new connection: 0 when it is the same
@@ -95,32 +49,53 @@ static int region_reopen(struct pmemz_region *r)
 	if (ret < 0) {
 		if (pmemz_client_broken(r->c))
 			return ret;
-		return region_mark_stale(r, "region '%s' cannot be opened again: %s", r->name,
-					 pmemz_errormsg());
+		return pmemz_region_mark_stale(r, "region '%s' cannot be opened again: %s", r->name,
+					       pmemz_errormsg());
 	}
 	in = resp->open_region->info;
 	if (in->uuid.len != sizeof(r->uuid) || memcmp(in->uuid.data, r->uuid, sizeof(r->uuid)))
-		return region_mark_stale(r,
-					 "region '%s' is not the one this handle mapped any more "
-					 "(its uuid changed): close the handle and open it again",
-					 r->name);
+		return pmemz_region_mark_stale(
+		    r,
+		    "region '%s' is not the one this handle mapped any more "
+		    "(its uuid changed): close the handle and open it again",
+		    r->name);
 	if (in->size != r->size || in->extent_size != r->extent_size ||
 	    in->extent_count != r->extent_count || in->data_offset != r->data_offset)
-		return region_mark_stale(r,
-					 "region '%s' changed its layout: close the handle and "
-					 "open it again",
-					 r->name);
+		return pmemz_region_mark_stale(
+		    r,
+		    "region '%s' changed its layout: close the handle and "
+		    "open it again",
+		    r->name);
 	return 0;
+}
+
+/*
+ * Error bookkeeping of pmemz_client_reconnect: a region's failure rr is
+ * either the new connection failing too (*ret, the rest wait for the next
+ * try) or this region lost (*stale: -ESTALE, or a claim someone else took
+ * meanwhile, -EBUSY); the first message of either kind is kept.
+ */
+static void reconnect_note(struct pmemz_client *c, int rr, int *ret, int *stale, char *msg,
+			   size_t len)
+{
+	if (rr >= 0)
+		return;
+	if (pmemz_client_broken(c)) {
+		*ret = rr;
+		(void)snprintf(msg, len, "%s", pmemz_errormsg());
+	} else if (!*stale) {
+		*stale = rr;
+		(void)snprintf(msg, len, "%s", pmemz_errormsg());
+	}
 }
 
 PMEMZ_EXPORT int pmemz_client_reconnect(struct pmemz_client *c)
 {
 	_cleanup_free_ struct pmemz_region **regions = NULL;
 	struct pmemz_client *fresh = NULL;
-	struct pmemz_region *r;
-	size_t n = 0, cap = 0;
 	int ret = 0, stale = 0;
 	char msg[512] = "";
+	size_t n = 0;
 
 	if (!c)
 		return pmemz_err(-EINVAL, "pmemz_client_reconnect: client is NULL");
@@ -130,36 +105,22 @@ PMEMZ_EXPORT int pmemz_client_reconnect(struct pmemz_client *c)
 	pmemz_client_adopt(c, fresh);
 	pmemz_client_free(fresh); /* the old socket */
 
-	pthread_mutex_lock(&c->lock);
-	LIST_FOREACH(r, &c->regions, link)
-	cap++;
-	regions = cap ? calloc(cap, sizeof(*regions)) : NULL;
-	if (regions)
-		LIST_FOREACH(r, &c->regions, link)
-	if (region_ref_live(r))
-		regions[n++] = r;
-	pthread_mutex_unlock(&c->lock);
-	if (cap && !regions)
-		return pmemz_err(-ENOMEM, "out of memory");
-
+	ret = pmemz_region_list_live(c, &regions, &n);
+	if (ret < 0)
+		return ret;
 	for (size_t i = 0; i < n; i++) {
 		/* After a connection failure the rest wait for the next try. */
-		int rr = ret < 0 ? 0 : region_reopen(regions[i]);
+		int state = ret < 0 ? ret : region_reopen(regions[i]);
+		/* Claims, reserves: the layers that keep them take them again or forget them. */
+		int rr = pmemz_region_reconnected(regions[i], state);
 
-		if (rr == -ESTALE) {
-			if (!stale)
-				(void)snprintf(msg, sizeof(msg), "%s", pmemz_errormsg());
-			stale = rr;
-		} else if (rr < 0) {
-			ret = rr;
-			(void)snprintf(msg, sizeof(msg), "%s", pmemz_errormsg());
-		}
-		pmemz_reserve_forget(regions[i]);
+		if (ret == 0)
+			reconnect_note(c, state < 0 ? state : rr, &ret, &stale, msg, sizeof(msg));
 		pmemz_region_unref(regions[i]);
 	}
 	if (ret < 0)
 		return pmemz_err(ret, "%s", msg);
-	if (stale) /* the connection is back; the other regions serve */
+	if (stale) /* the connection is back; the other regions (and claims) serve */
 		return pmemz_err(stale, "%s", msg);
 	pmemz_err_clear();
 	return 0;

@@ -1,48 +1,145 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Regions: OPEN_REGION hands us the region's fd, which we map whole with
- * libpmem2 and close.  The mapping stays until the last handle that uses
+ * Regions: OPEN_REGION hands us the region's fd, which the handle's mapper
+ * maps whole and we close (region-map.c: read-write with libpmem2, for
+ * applications; read-only with mmap, for tools that must not be able to
+ * store, such as pmemzctl).  The mapping stays until the last handle that uses
  * it is gone: pmemz_region_close() drops the caller's reference and every
  * allocation handle holds one too, so closing a region with live
  * allocations is safe and their addresses stay valid until they are closed.
+ *
+ * region.c sits on the transport and below every other layer: what claim.c
+ * and reserve.c keep on a handle they look after themselves, through the
+ * hooks they register on it (closing, reconnecting, the last reference).
+ * The client's list of handles is region.c's too, for
+ * pmemz_client_reconnect to open each again and mark the ones it finds
+ * changed stale.
  */
 #include <errno.h>
-#include <libpmem2.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "client-private.h"
-#include "pmem2-errno.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct pmemz_region *, pmemz_region_unref)
 
-static int region_map(struct pmemz_region *r, int fd)
+static void region_track(struct pmemz_region *r)
 {
-	struct pmem2_config *cfg = NULL;
-	struct pmem2_source *src = NULL;
-	int ret;
+	struct pmemz_client *c = r->c;
 
-	ret = pmem2_config_new(&cfg);
-	if (ret == 0)
-		ret = pmem2_config_set_required_store_granularity(cfg, PMEM2_GRANULARITY_PAGE);
-	if (ret == 0)
-		ret = pmem2_source_from_fd(&src, fd);
-	if (ret == 0)
-		ret = pmem2_map_new(&r->map, cfg, src);
-	if (src)
-		(void)pmem2_source_delete(&src);
-	if (cfg)
-		(void)pmem2_config_delete(&cfg);
-	if (ret != 0)
-		return pmemz_err(pmemz_pmem2_errno(ret), "cannot map region '%s' (%s): %s", r->name,
-				 r->path, pmem2_errormsg());
+	pthread_mutex_lock(&c->lock);
+	LIST_INSERT_HEAD(&c->regions, r, link);
+	r->tracked = true;
+	pthread_mutex_unlock(&c->lock);
+}
 
-	r->base = pmem2_map_get_address(r->map);
-	r->map_size = pmem2_map_get_size(r->map);
-	r->persist = pmem2_get_persist_fn(r->map);
-	pmemz_debug("mapped region '%s' at %p, %zu bytes, store granularity %d", r->name,
-		    (void *)r->base, r->map_size, (int)pmem2_map_get_store_granularity(r->map));
+static void region_untrack(struct pmemz_region *r)
+{
+	struct pmemz_client *c = r->c;
+
+	pthread_mutex_lock(&c->lock);
+	if (r->tracked) {
+		LIST_REMOVE(r, link);
+		r->tracked = false;
+	}
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* A reference unless the last one is gone already (then it is being untracked). */
+static bool region_ref_live(struct pmemz_region *r)
+{
+	unsigned n = __atomic_load_n(&r->refs, __ATOMIC_RELAXED);
+
+	while (n > 0)
+		if (__atomic_compare_exchange_n(&r->refs, &n, n + 1, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED))
+			return true;
+	return false;
+}
+
+int pmemz_region_list_live(struct pmemz_client *c, struct pmemz_region ***out, size_t *n)
+{
+	struct pmemz_region **regions = NULL, *r;
+	size_t k = 0, cap = 0;
+
+	pthread_mutex_lock(&c->lock);
+	LIST_FOREACH(r, &c->regions, link)
+		cap++;
+	regions = cap ? calloc(cap, sizeof(*regions)) : NULL;
+	if (regions)
+		LIST_FOREACH(r, &c->regions, link)
+			if (region_ref_live(r))
+				regions[k++] = r;
+	pthread_mutex_unlock(&c->lock);
+	if (cap && !regions)
+		return pmemz_err(-ENOMEM, "out of memory");
+	*out = regions;
+	*n = k;
 	return 0;
+}
+
+int pmemz_region_add_hooks(struct pmemz_region *r, const struct pmemz_region_hooks *h)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&r->c->lock);
+	for (size_t i = 0; i < r->n_hooks && h; i++)
+		if (r->hooks[i] == h)
+			h = NULL;
+	if (h && r->n_hooks == PMEMZ_REGION_HOOKS_MAX)
+		ret = -ENOSPC;
+	else if (h)
+		r->hooks[r->n_hooks++] = h;
+	pthread_mutex_unlock(&r->c->lock);
+	return ret;
+}
+
+/* A copy of r's hooks, to call them without the lock (they send requests). */
+static size_t region_hooks(struct pmemz_region *r,
+			   const struct pmemz_region_hooks *out[PMEMZ_REGION_HOOKS_MAX])
+{
+	size_t n;
+
+	pthread_mutex_lock(&r->c->lock);
+	n = r->n_hooks;
+	memcpy(out, r->hooks, n * sizeof(*out));
+	pthread_mutex_unlock(&r->c->lock);
+	return n;
+}
+
+int pmemz_region_reconnected(struct pmemz_region *r, int state)
+{
+	const struct pmemz_region_hooks *h[PMEMZ_REGION_HOOKS_MAX];
+	size_t n = region_hooks(r, h);
+	char msg[512];
+	int ret = 0;
+
+	/* Why re-opening failed, or the first layer's failure: what the others met since is not. */
+	(void)snprintf(msg, sizeof(msg), "%s", pmemz_errormsg());
+	for (size_t i = 0; i < n; i++) {
+		int hr = h[i]->reconnected ? h[i]->reconnected(r, state) : 0;
+
+		if (hr < 0 && !ret) {
+			ret = hr;
+			(void)snprintf(msg, sizeof(msg), "%s", pmemz_errormsg());
+		}
+	}
+	return pmemz_err(ret, "%s", msg);
+}
+
+int pmemz_region_mark_stale(struct pmemz_region *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&r->c->lock);
+	va_start(ap, fmt);
+	(void)vsnprintf(r->stale_msg, sizeof(r->stale_msg), fmt, ap);
+	va_end(ap);
+	__atomic_store_n(&r->stale, -ESTALE, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&r->c->lock);
+	return pmemz_err(-ESTALE, "%s", r->stale_msg);
 }
 
 static int region_set_info(struct pmemz_region *r, const Pmemz__RegionInfo *info)
@@ -76,8 +173,8 @@ static int region_set_info(struct pmemz_region *r, const Pmemz__RegionInfo *info
 	return 0;
 }
 
-PMEMZ_EXPORT int pmemz_region_open(struct pmemz_client *c, const char *name,
-				   struct pmemz_region **out)
+int pmemz_region_open_mapped(struct pmemz_client *c, const char *name,
+			     const struct pmemz_region_mapper *mapper, struct pmemz_region **out)
 {
 	_cleanup_(pmemz_region_unrefp) struct pmemz_region *r = NULL;
 	_cleanup_response_ Pmemz__Response *resp = NULL;
@@ -106,16 +203,14 @@ PMEMZ_EXPORT int pmemz_region_open(struct pmemz_client *c, const char *name,
 		return pmemz_err(-ENOMEM, "out of memory");
 	r->refs = 1;
 	r->c = c;
+	r->mapper = mapper;
 	pmemz_client_ref(c);
-	ret = pmemz_reserve_new(&r->rsv);
-	if (ret < 0)
-		return ret;
 	ret = region_set_info(r, resp->open_region->info);
 	if (ret < 0)
 		return ret;
 	if (!resp->open_region->fd_follows || fd < 0)
 		return pmemz_err(-EPROTO, "daemon sent no file descriptor for region '%s'", name);
-	ret = region_map(r, fd);
+	ret = mapper->map(r, fd);
 	if (ret < 0)
 		return ret;
 	if (r->map_size < r->data_offset + r->extent_count * r->extent_size)
@@ -123,7 +218,7 @@ PMEMZ_EXPORT int pmemz_region_open(struct pmemz_client *c, const char *name,
 		    -EPROTO, "region '%s' maps %zu bytes, less than its %llu byte layout", name,
 		    r->map_size,
 		    (unsigned long long)(r->data_offset + r->extent_count * r->extent_size));
-	pmemz_client_track_region(r);
+	region_track(r);
 	*out = TAKE_PTR(r);
 	return 0;
 }
@@ -137,11 +232,14 @@ void pmemz_region_unref(struct pmemz_region *r)
 {
 	if (!r || __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) != 0)
 		return;
-	pmemz_client_untrack_region(r);
-	if (r->map)
-		(void)pmem2_map_delete(&r->map);
+	region_untrack(r);
+	/* The last reference: nobody adds hooks any more. */
+	for (size_t i = 0; i < r->n_hooks; i++)
+		if (r->hooks[i]->release)
+			r->hooks[i]->release(r);
+	if (r->base)
+		r->mapper->unmap(r);
 	pmemz_client_unref(r->c);
-	pmemz_reserve_free(r->rsv);
 	free(r->name);
 	free(r->path);
 	free(r->granularity);
@@ -165,9 +263,16 @@ int pmemz_region_check(struct pmemz_region *r)
 
 PMEMZ_EXPORT void pmemz_region_close(struct pmemz_region *r)
 {
+	const struct pmemz_region_hooks *h[PMEMZ_REGION_HOOKS_MAX];
+	size_t n;
+
 	if (!r)
 		return;
-	pmemz_reserve_drop(r); /* reserved leases go back to the daemon now */
+	/* Reserved leases and claims go back to the daemon now. */
+	n = region_hooks(r, h);
+	for (size_t i = 0; i < n; i++)
+		if (h[i]->close)
+			h[i]->close(r);
 	pmemz_region_unref(r);
 }
 
@@ -184,67 +289,4 @@ PMEMZ_EXPORT size_t pmemz_region_size(const struct pmemz_region *r)
 PMEMZ_EXPORT void *pmemz_region_address(const struct pmemz_region *r)
 {
 	return r ? r->base : NULL;
-}
-
-/* [addr, addr+len) inside the mapping?  Sets the region offset. */
-static int region_range(const struct pmemz_region *r, const void *addr, size_t len, uint64_t *off,
-			const char *fn)
-{
-	uintptr_t a = (uintptr_t)addr, b = (uintptr_t)r->base, end;
-
-	if (__builtin_add_overflow(a, len, &end) || a < b || end > b + r->map_size)
-		return pmemz_err(-ERANGE, "%s: range %p+%zu is outside region '%s' (%p+%zu)", fn,
-				 addr, len, r->name, (void *)r->base, r->map_size);
-	*off = a - b;
-	return 0;
-}
-
-PMEMZ_EXPORT int pmemz_persist(struct pmemz_region *r, const void *addr, size_t len)
-{
-	uint64_t off = 0;
-	int ret;
-
-	if (!r || !addr)
-		return pmemz_err(-EINVAL, "pmemz_persist: NULL %s", r ? "address" : "region");
-	ret = region_range(r, addr, len, &off, "pmemz_persist");
-	if (ret < 0)
-		return ret;
-	if (len > 0)
-		r->persist(addr, len);
-	return 0;
-}
-
-PMEMZ_EXPORT int pmemz_flush(struct pmemz_region *r, const void *addr, size_t len, unsigned flags)
-{
-	_cleanup_response_ Pmemz__Response *resp = NULL;
-	Pmemz__Request req = PMEMZ__REQUEST__INIT;
-	Pmemz__FlushReq flush = PMEMZ__FLUSH_REQ__INIT;
-	Pmemz__ByteRange range = PMEMZ__BYTE_RANGE__INIT;
-	Pmemz__ByteRange *ranges[1] = {&range};
-	uint64_t off = 0;
-	int ret;
-
-	if (!r || !addr)
-		return pmemz_err(-EINVAL, "pmemz_flush: NULL %s", r ? "address" : "region");
-	if (flags & ~PMEMZ_FLUSH_DEEP)
-		return pmemz_err(-EINVAL, "pmemz_flush: unknown flags 0x%x", flags);
-	ret = region_range(r, addr, len, &off, "pmemz_flush");
-	if (ret < 0)
-		return ret;
-	if (len == 0)
-		return 0;
-	ret = pmemz_region_check(r);
-	if (ret < 0)
-		return ret;
-
-	range.offset = off;
-	range.length = len;
-	flush.region = r->name;
-	flush.n_ranges = 1;
-	flush.ranges = ranges;
-	flush.has_deep = true;
-	flush.deep = !!(flags & PMEMZ_FLUSH_DEEP);
-	req.op_case = PMEMZ__REQUEST__OP_FLUSH;
-	req.flush = &flush;
-	return pmemz_client_call(r->c, &req, &resp);
 }

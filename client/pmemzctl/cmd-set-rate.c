@@ -2,30 +2,11 @@
 /*
  * pmemzctl set-rate REGION|--all RATE: the background zeroing byte rate
  * (admin only), e.g. 512M, 2G/s, 0 or "unlimited"; until a daemon restart.
+ * The syntax is zero_rate's (pmemz_parse_rate).
  */
 #include <errno.h>
-#include <string.h>
-#include <strings.h>
 
 #include "pmemzctl.h"
-
-/* "512M", "2G/s", "1048576", "0", "unlimited": bytes per second, 0 = unlimited. */
-static int parse_rate(const char *s, uint64_t *rate)
-{
-	char buf[64];
-	size_t n = strlen(s);
-
-	if (strcasecmp(s, "unlimited") == 0) {
-		*rate = 0;
-		return 0;
-	}
-	if (n >= sizeof(buf))
-		return -EINVAL;
-	memcpy(buf, s, n + 1);
-	if (n > 2 && strcasecmp(buf + n - 2, "/s") == 0)
-		buf[n - 2] = '\0';
-	return pmemz_parse_size(buf, rate);
-}
 
 static int set_rate_exec(struct ctl *ctl, int argc, char **argv)
 {
@@ -59,13 +40,13 @@ static int set_rate_exec(struct ctl *ctl, int argc, char **argv)
 	rate_s = argv[optind++];
 	if (optind < argc)
 		return ctl_usage_error(&cmd_set_rate, "unexpected argument '%s'", argv[optind]);
-	r = parse_rate(rate_s, &rate);
+	r = pmemz_parse_rate(rate_s, &rate);
 	if (r == -ERANGE)
 		return ctl_usage_error(&cmd_set_rate, "rate '%s' is too large", rate_s);
 	if (r < 0)
 		return ctl_usage_error(&cmd_set_rate,
 				       "invalid rate '%s': expected bytes per second with an "
-				       "optional K, M or G suffix (e.g. 512M), 0 or 'unlimited'",
+				       "optional K, M, G or T suffix (e.g. 512M), 0 or 'unlimited'",
 				       rate_s);
 	return ctl_zeroer(ctl, region, -1, &rate);
 }

@@ -1,6 +1,28 @@
 /* SPDX-License-Identifier: MIT */
-/* pmemzctl tags REGION [--all]: committed allocations (the caller's, or everybody's). */
+/*
+ * pmemzctl tags REGION [--all]: committed allocations (the caller's, or
+ * everybody's).  LIST one page (one frame) at a time, so that any number
+ * of tags lists; a tag too fragmented for a frame is refused (-EMSGSIZE).
+ */
 #include "pmemzctl.h"
+
+static void tags_print(struct out *o, const Pmemz__ListResp *l)
+{
+	for (size_t i = 0; i < l->n_tags; i++) {
+		const Pmemz__TagInfo *t = l->tags[i];
+		uint64_t extents = 0;
+
+		for (size_t k = 0; k < t->n_runs; k++)
+			extents += t->runs[k]->count;
+		o->ops->item_begin(o);
+		out_str(o, "name", "tag", t->name);
+		out_u64(o, "uid", "uid", t->uid);
+		out_u64(o, "extents", "extents", extents);
+		out_size(o, "bytes", "size", t->bytes);
+		out_runs(o, "runs", "extent runs", t->runs, t->n_runs);
+		o->ops->item_end(o);
+	}
+}
 
 static int tags_exec(struct ctl *ctl, int argc, char **argv)
 {
@@ -12,7 +34,6 @@ static int tags_exec(struct ctl *ctl, int argc, char **argv)
 	_cleanup_response_ Pmemz__Response *resp = NULL;
 	Pmemz__Request req = PMEMZ__REQUEST__INIT;
 	Pmemz__ListReq ls = PMEMZ__LIST_REQ__INIT;
-	const Pmemz__ListResp *l;
 	struct out *o;
 	int c, r;
 
@@ -35,29 +56,28 @@ static int tags_exec(struct ctl *ctl, int argc, char **argv)
 		return r;
 	req.op_case = PMEMZ__REQUEST__OP_LIST;
 	req.list = &ls;
+	ls.has_start_slot = true;
+	ls.start_slot = 0;
+	/* The first page before any output: an error is printed alone. */
 	if (pmemz_client_call(ctl->client, &req, &resp) < 0)
 		return ctl_fail();
 	r = ctl_output(ctl);
 	if (r)
 		return r;
-	l = resp->list;
 	o = ctl->out;
 
 	out_str(o, "region", "region", ls.region);
 	o->ops->list_begin(o, "tags", "no tags");
-	for (size_t i = 0; i < l->n_tags; i++) {
-		const Pmemz__TagInfo *t = l->tags[i];
-		uint64_t extents = 0;
-
-		for (size_t k = 0; k < t->n_runs; k++)
-			extents += t->runs[k]->count;
-		o->ops->item_begin(o);
-		out_str(o, "name", "tag", t->name);
-		out_u64(o, "uid", "uid", t->uid);
-		out_u64(o, "extents", "extents", extents);
-		out_size(o, "bytes", "size", t->bytes);
-		out_runs(o, "runs", "extent runs", t->runs, t->n_runs);
-		o->ops->item_end(o);
+	for (;;) {
+		tags_print(o, resp->list);
+		/* A daemon before paging answers with one page, without next_slot. */
+		if (!resp->list->has_next_slot || resp->list->next_slot <= ls.start_slot)
+			break;
+		ls.start_slot = resp->list->next_slot;
+		pmemz_response_free(resp);
+		resp = NULL;
+		if (pmemz_client_call(ctl->client, &req, &resp) < 0)
+			return ctl_fail(); /* no half a table */
 	}
 	o->ops->list_end(o);
 	return ctl_finish(ctl);

@@ -257,6 +257,10 @@ static const struct uid_metric uid_metrics[] = {
      uid_rezeroed},
 };
 
+/*
+ * The uid families stay one sample per uid: with tenant = cgroup a uid's
+ * rows (one per cgroup) are summed.
+ */
 static void emit_uid_usage(FILE *f, const Pmemz__StatResp *s, const Pmemz__UsageResp *const *usage)
 {
 	if (!usage)
@@ -266,14 +270,67 @@ static void emit_uid_usage(FILE *f, const Pmemz__StatResp *s, const Pmemz__Usage
 
 		family(f, um->name, um->type, um->help);
 		for (size_t i = 0; i < s->n_regions; i++) {
-			if (!usage[i])
-				continue;
-			for (size_t k = 0; k < usage[i]->n_uids; k++) {
-				char uid[16];
+			const Pmemz__UsageResp *u = usage[i];
 
-				(void)snprintf(uid, sizeof(uid), "%u", usage[i]->uids[k]->uid);
-				sample_u64(f, um->name, s->regions[i], "uid", uid,
-					   um->get(usage[i]->uids[k]));
+			for (size_t k = 0; u && k < u->n_uids; k++) {
+				uint64_t sum = 0;
+				char uid[16];
+				size_t j;
+
+				for (j = 0; j < k && u->uids[j]->uid != u->uids[k]->uid; j++)
+					;
+				if (j < k)
+					continue; /* summed with its first row */
+				for (j = k; j < u->n_uids; j++)
+					if (u->uids[j]->uid == u->uids[k]->uid)
+						sum += um->get(u->uids[j]);
+				(void)snprintf(uid, sizeof(uid), "%u", u->uids[k]->uid);
+				sample_u64(f, um->name, s->regions[i], "uid", uid, sum);
+			}
+		}
+	}
+}
+
+static const struct uid_metric tenant_metrics[] = {
+    {"pmemzerod_tenant_leased_bytes", "gauge",
+     "Bytes the tenant holds leased (not committed) now.", uid_leased},
+    {"pmemzerod_tenant_committed_bytes", "gauge", "Bytes committed under the tenant's tags.",
+     uid_committed},
+    {"pmemzerod_tenant_tags", "gauge", "Tags the tenant has committed.", uid_tags},
+    {"pmemzerod_tenant_waiters", "gauge",
+     "ALLOCATE requests of the tenant waiting for zeroing now.", uid_waiters},
+    {"pmemzerod_tenant_rezeroed_bytes_total", "counter",
+     "Bytes the zeroer made zero again after the tenant freed them, since the daemon started.",
+     uid_rezeroed},
+};
+
+/*
+ * Per tenant key (pmemzerod.conf(5) tenant): tenant="/kubepods.slice/..."
+ * for a cgroup's row, tenant="uid:N" for a uid's; uid is the row's uid.
+ */
+static void emit_tenant_usage(FILE *f, const Pmemz__StatResp *s,
+			      const Pmemz__UsageResp *const *usage)
+{
+	if (!usage)
+		return;
+	for (size_t m = 0; m < ARRAY_SIZE(tenant_metrics); m++) {
+		const struct uid_metric *tm = &tenant_metrics[m];
+
+		family(f, tm->name, tm->type, tm->help);
+		for (size_t i = 0; i < s->n_regions; i++) {
+			for (size_t k = 0; usage[i] && k < usage[i]->n_uids; k++) {
+				const Pmemz__UidUsage *row = usage[i]->uids[k];
+				char uid[16], tenant[32];
+
+				(void)snprintf(uid, sizeof(uid), "%u", row->uid);
+				(void)snprintf(tenant, sizeof(tenant), "uid:%u", row->uid);
+				(void)fprintf(f, "%s{region=", tm->name);
+				put_label_value(f, s->regions[i]->info->name);
+				(void)fputs(",tenant=", f);
+				put_label_value(f, row->tenant ? row->tenant : tenant);
+				(void)fputs(",uid=", f);
+				put_label_value(f, uid);
+				(void)fprintf(f, "} %" PRIu64 "\n", tm->get(row));
 			}
 		}
 	}
@@ -281,7 +338,8 @@ static void emit_uid_usage(FILE *f, const Pmemz__StatResp *s, const Pmemz__Usage
 
 static void (*const emitters[])(FILE *f, const Pmemz__StatResp *s,
 				const Pmemz__UsageResp *const *usage) = {
-    emit_extents, emit_region_metrics, emit_allocate_wait, emit_connections, emit_uid_usage,
+    emit_extents,     emit_region_metrics, emit_allocate_wait,
+    emit_connections, emit_uid_usage,	   emit_tenant_usage,
 };
 
 int ctl_metrics_write(FILE *f, const Pmemz__StatResp *s)

@@ -200,6 +200,8 @@ extern const struct ctl_cmd cmd_pause;
 extern const struct ctl_cmd cmd_resume;
 extern const struct ctl_cmd cmd_set_rate;
 extern const struct ctl_cmd cmd_metrics;
+extern const struct ctl_cmd cmd_clients;
+extern const struct ctl_cmd cmd_disks;
 
 /* cmd-map.c: emit REGION's map (width 0: automatic); 0 or -errno, pmemz_errormsg() says why. */
 int ctl_map_show(struct ctl *ctl, const char *region, unsigned width);

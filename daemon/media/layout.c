@@ -53,8 +53,8 @@ static uint64_t meta_end(uint64_t count)
 {
 	uint64_t tags = MIN(count, (uint64_t)LAYOUT_MAX_TAGS);
 
-	return layout_tables_end(LAYOUT_EXTENT_TABLE_OFF + ALIGN_UP(count * 8, (uint64_t)LAYOUT_BLOCK),
-				 tags);
+	return layout_tables_end(
+	    LAYOUT_EXTENT_TABLE_OFF + ALIGN_UP(count * 8, (uint64_t)LAYOUT_BLOCK), tags);
 }
 
 static uint64_t data_off_for(uint64_t count, uint64_t extent_size, uint64_t align)
@@ -257,7 +257,7 @@ void layout_header_seal(struct layout_header *h)
 	h->checksum = layout_crc32c(0, h, offsetof(struct layout_header, checksum));
 }
 
-bool media_all_zero(const void *p, size_t len)
+bool layout_all_zero(const void *p, size_t len)
 {
 	const uint8_t *b = p;
 	uint64_t w;
@@ -286,7 +286,7 @@ enum layout_hdr_status layout_header_check(const void *block, struct layout_head
 	struct layout_header h;
 	uint32_t c;
 
-	if (media_all_zero(block, LAYOUT_BLOCK)) {
+	if (layout_all_zero(block, LAYOUT_BLOCK)) {
 		WHY("all zero");
 		return HDR_BLANK;
 	}
@@ -309,7 +309,7 @@ enum layout_hdr_status layout_header_check(const void *block, struct layout_head
 	}
 	if (h.header_size != sizeof(h) || h.tag_slot_size != LAYOUT_TAG_SLOT_SIZE ||
 	    h.backup_off != LAYOUT_BACKUP_OFF || (h.flags & ~LAYOUT_FLAG_SPLIT) ||
-	    !media_all_zero(h.reserved, sizeof(h.reserved))) {
+	    !layout_all_zero(h.reserved, sizeof(h.reserved))) {
 		WHY("unexpected field values");
 		return HDR_CORRUPT;
 	}
@@ -332,4 +332,3 @@ bool layout_range_bad(const struct media_badblock *bbs, size_t n, uint64_t off, 
 			return true;
 	return false;
 }
-

@@ -12,6 +12,6 @@
 #error "the on-media format is little-endian; add byte swapping before porting"
 #endif
 
-bool media_all_zero(const void *p, size_t len);
+bool layout_all_zero(const void *p, size_t len);
 
 #endif

@@ -110,8 +110,8 @@ uint64_t media_wiped_records(const void *base, uint64_t size, uint64_t extent_si
 bool media_meta_tables_blank(const void *meta, uint64_t meta_size)
 {
 	return meta_size >= 2 * LAYOUT_BLOCK &&
-	       media_all_zero((const uint8_t *)meta + 2 * LAYOUT_BLOCK,
-			      meta_size - 2 * LAYOUT_BLOCK);
+	       layout_all_zero((const uint8_t *)meta + 2 * LAYOUT_BLOCK,
+			       meta_size - 2 * LAYOUT_BLOCK);
 }
 
 bool media_interrupted_format(const void *base, uint64_t size, uint64_t extent_size, uint64_t align,
@@ -168,8 +168,9 @@ bool media_interrupted_format(const void *base, uint64_t size, uint64_t extent_s
 		}
 	}
 	/* What the format zeroed first (the padding up to data_off is never written). */
-	return media_all_zero((const uint8_t *)base + g.extent_table_off,
-			      layout_tables_end(g.tag_table_off, g.tag_count) - g.extent_table_off);
+	return layout_all_zero((const uint8_t *)base + g.extent_table_off,
+			       layout_tables_end(g.tag_table_off, g.tag_count) -
+				   g.extent_table_off);
 }
 
 /* ---- records ---- */
@@ -197,7 +198,7 @@ bool media_slot_sum_ok(const struct layout_tag *s)
 
 bool media_slot_blank(const struct layout_tag *s)
 {
-	return media_all_zero(s, sizeof(*s));
+	return layout_all_zero(s, sizeof(*s));
 }
 
 static enum media_slot_kind damaged(enum media_slot_damage d, enum media_slot_damage *why)

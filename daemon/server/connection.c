@@ -11,19 +11,16 @@
 #include <event2/event.h>
 
 #include "connection.h"
-#include "usage.h"
 #include "frame.h"
 #include "lease.h"
 #include "log.h"
-#include "manager.h"
-#include "rpc.h"
-#include "waitq.h"
+#include "rpc.h" /* RPC_MSG_MAX */
+#include "server.h"
+#include "usage.h"
 
 #define READ_CHUNK (16 * 1024) /* per recv; well below malloc's mmap threshold */
 #define READ_MAX_PER_EVENT 8   /* recvs per read event, for fairness */
 #define WRITE_IOV_MAX 64
-#define PEER_GROUPS_START 64u
-#define PEER_GROUPS_MAX 65536u
 
 /* ---- memory budgets ---- */
 
@@ -53,7 +50,7 @@ static size_t budget_total(const struct manager *m)
 size_t connection_mem_used(const struct connection *c)
 {
 	return c->mem + evbuffer_get_length(c->in) + c->n_waiters * CONNECTION_WAITER_COST +
-	       rpc_job_mem(c->job);
+	       c->job_mem;
 }
 
 static void connection_charge(struct connection *c, const struct out_frame *f)
@@ -114,7 +111,7 @@ void connection_frame_replace(struct connection *c, struct out_frame *f, uint8_t
 	connection_charge(c, f);
 }
 
-void connection_frame_drop(struct connection *c, struct out_frame *f)
+static void connection_frame_drop(struct connection *c, struct out_frame *f)
 {
 	connection_discharge(c, f);
 	if (f->fd >= 0)
@@ -216,32 +213,6 @@ bool connection_in_group(const struct connection *c, gid_t gid)
 	return false;
 }
 
-/* Supplementary groups of the peer; failure only loses group-based access. */
-static void connection_get_groups(struct connection *c)
-{
-	socklen_t len = PEER_GROUPS_START * sizeof(gid_t);
-
-	for (int attempt = 0; attempt < 2; attempt++) {
-		gid_t *g = malloc(len);
-		socklen_t got = len;
-
-		if (!g)
-			return;
-		if (getsockopt(c->fd, SOL_SOCKET, SO_PEERGROUPS, g, &got) == 0) {
-			c->groups = g;
-			c->n_groups = got / sizeof(gid_t);
-			return;
-		}
-		free(g);
-		if (errno != ERANGE || got <= len || got > PEER_GROUPS_MAX * sizeof(gid_t)) {
-			(void)log_debug_errno(errno, "connection %" PRIu64 ": SO_PEERGROUPS: %m",
-					      c->serial);
-			return;
-		}
-		len = got; /* the kernel told us the size it needs */
-	}
-}
-
 static void connection_pause_read(struct connection *c)
 {
 	if (c->read_paused)
@@ -290,6 +261,42 @@ static void connection_check_budget(struct connection *c)
 	}
 }
 
+/* The unsent frames from the first, up to one that passes an fd (it goes first). */
+static size_t flush_gather(struct connection *c, struct iovec *iov)
+{
+	struct out_frame *f = TAILQ_FIRST(&c->out);
+	size_t n = 0;
+
+	for (; f && n < WRITE_IOV_MAX; f = TAILQ_NEXT(f, link)) {
+		/* A frame carrying an fd starts its own sendmsg. */
+		if (n > 0 && f->fd >= 0 && f->off == 0)
+			break;
+		iov[n].iov_base = f->data + f->off;
+		iov[n].iov_len = f->len - f->off;
+		n++;
+	}
+	return n;
+}
+
+/* w bytes went: drop the frames sent whole, advance the one sent in part. */
+static void flush_consume(struct connection *c, ssize_t w)
+{
+	while (w > 0) {
+		struct out_frame *f = TAILQ_FIRST(&c->out);
+		size_t left = f->len - f->off;
+
+		if ((size_t)w < left) {
+			f->off += (size_t)w;
+			c->out_bytes -= (size_t)w;
+			break;
+		}
+		w -= (ssize_t)left;
+		c->out_bytes -= left;
+		TAILQ_REMOVE(&c->out, f, link);
+		connection_frame_drop(c, f);
+	}
+}
+
 void connection_flush(struct connection *c)
 {
 	while (!c->closing && !TAILQ_EMPTY(&c->out)) {
@@ -301,18 +308,9 @@ void connection_flush(struct connection *c)
 		struct msghdr msg = {.msg_iov = iov};
 		struct out_frame *f = TAILQ_FIRST(&c->out);
 		int pass_fd = f->off == 0 ? f->fd : -1;
-		size_t n = 0;
 		ssize_t w;
 
-		for (; f && n < WRITE_IOV_MAX; f = TAILQ_NEXT(f, link)) {
-			/* A frame carrying an fd starts its own sendmsg. */
-			if (n > 0 && f->fd >= 0 && f->off == 0)
-				break;
-			iov[n].iov_base = f->data + f->off;
-			iov[n].iov_len = f->len - f->off;
-			n++;
-		}
-		msg.msg_iovlen = n;
+		msg.msg_iovlen = flush_gather(c, iov);
 		if (pass_fd >= 0) {
 			struct cmsghdr *cm;
 
@@ -344,26 +342,12 @@ void connection_flush(struct connection *c)
 		}
 		if (pass_fd >= 0) {
 			/* Went with the first byte: the peer has its own reference now. */
-			f = TAILQ_FIRST(&c->out);
-			frame_close_fd(f);
+			frame_close_fd(TAILQ_FIRST(&c->out));
 			c->fds_queued--;
 			/* An OPEN_REGION may wait for the fd in flight to go. */
 			connection_kick(c);
 		}
-		while (w > 0) {
-			f = TAILQ_FIRST(&c->out);
-			size_t left = f->len - f->off;
-
-			if ((size_t)w < left) {
-				f->off += (size_t)w;
-				c->out_bytes -= (size_t)w;
-				break;
-			}
-			w -= (ssize_t)left;
-			c->out_bytes -= left;
-			TAILQ_REMOVE(&c->out, f, link);
-			connection_frame_drop(c, f);
-		}
+		flush_consume(c, w);
 	}
 	if (c->closing)
 		return;
@@ -372,6 +356,12 @@ void connection_flush(struct connection *c)
 		(void)event_del(c->write_ev);
 	}
 	connection_check_budget(c);
+}
+
+static void connection_push(struct connection *c, struct out_frame *f)
+{
+	TAILQ_INSERT_TAIL(&c->out, f, link);
+	c->out_bytes += f->len;
 }
 
 int connection_queue(struct connection *c, uint8_t *frame, size_t len, int fd, bool hold)
@@ -399,17 +389,39 @@ int connection_queue(struct connection *c, uint8_t *frame, size_t len, int fd, b
 	f->fd = fd;
 	connection_charge(c, f);
 	/* Outside the read callback nobody flushes but the commit pass. */
-	if (hold || !c->in_read)
-		waitq_hold(c, f);
-	else
+	if (hold || !c->in_read) {
+		TAILQ_INSERT_TAIL(&c->held, f, link);
+		c->n_held++;
+		c->m->conn_hooks->held(c);
+	} else {
 		connection_push(c, f);
+	}
 	return 0;
 }
 
-void connection_push(struct connection *c, struct out_frame *f)
+void connection_release_held(struct connection *c)
 {
-	TAILQ_INSERT_TAIL(&c->out, f, link);
-	c->out_bytes += f->len;
+	struct out_frame *f;
+
+	while ((f = TAILQ_FIRST(&c->held))) {
+		TAILQ_REMOVE(&c->held, f, link);
+		connection_push(c, f);
+	}
+	c->n_held = 0;
+	connection_flush(c);
+}
+
+int connection_pack_error(uint64_t id, int status, const char *msg, uint8_t **frame, size_t *len)
+{
+	Pmemz__Response resp = PMEMZ__RESPONSE__INIT;
+	char buf[RPC_MSG_MAX];
+
+	/* Never more than a frame, whatever the message. */
+	(void)snprintf(buf, sizeof(buf), "%s", msg ? msg : strerror(-status));
+	resp.id = id;
+	resp.status = status < 0 ? status : -EIO;
+	resp.message = buf;
+	return pmemz_frame_pack_response(&resp, frame, len);
 }
 
 /* Reply to a request the connection cannot go on from, then close. */
@@ -418,7 +430,11 @@ static void connection_protocol_error(struct connection *c, uint64_t id, int sta
 {
 	log_debug("connection %" PRIu64 " (pid %d uid %u): %s, closing", c->serial, (int)c->pid,
 		  (unsigned)c->uid, msg);
-	(void)rpc_send_error(c->m, c, id, status, msg, RPC_REPLY_NOW);
+	uint8_t *frame;
+	size_t len;
+
+	if (connection_pack_error(id, status, msg, &frame, &len) == 0)
+		(void)connection_queue(c, frame, len, -1, false);
 	connection_flush(c);
 	connection_close(c);
 }
@@ -446,8 +462,7 @@ static bool connection_process(struct connection *c)
 			return false;
 		r = pmemz_frame_peek(data, avail, &plen);
 		if (r == -EMSGSIZE) {
-			uint32_t len = (uint32_t)data[0] | (uint32_t)data[1] << 8 |
-				       (uint32_t)data[2] << 16 | (uint32_t)data[3] << 24;
+			uint32_t len = pmemz_frame_len(data);
 
 			(void)snprintf(msg, sizeof(msg),
 				       "frame of %u bytes exceeds the %u byte limit", len,
@@ -487,7 +502,7 @@ static bool connection_process(struct connection *c)
 			connection_protocol_error(c, req->id, -EPROTO, msg);
 			return false;
 		}
-		rpc_dispatch(c->m, c, req);
+		c->m->conn_hooks->request(c, req);
 	}
 	return false;
 }
@@ -568,7 +583,7 @@ static void connection_read_cb(evutil_socket_t fd, short what, void *arg)
 		c->stalled = more;
 		connection_flush(c);
 	}
-	manager_commit_if_overdue(c->m);
+	c->m->conn_hooks->read_done(c->m);
 }
 
 static void connection_write_cb(evutil_socket_t fd, short what, void *arg)
@@ -578,35 +593,46 @@ static void connection_write_cb(evutil_socket_t fd, short what, void *arg)
 
 int connection_new(struct manager *m, int fd, struct connection **out)
 {
-	struct connection *c;
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
+	struct peer p;
+	int r = peer_identify(fd, 0, &p);
 
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
-		int r = -errno;
-
+	if (r < 0) {
 		(void)close(fd);
+		if (r == -ESRCH)
+			return log_debug_errno(r, "A new peer exited before it was identified");
 		return log_warning_errno(r, "Failed to get the credentials of a new peer: %m");
 	}
+	return connection_new_peer(m, fd, &p, out);
+}
+
+int connection_new_peer(struct manager *m, int fd, struct peer *p, struct connection **out)
+{
+	struct connection *c;
+
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		(void)close(fd);
+		peer_done(p);
 		return log_warning_errno(ENOMEM, "Out of memory accepting a connection");
 	}
 	c->m = m;
 	c->fd = fd;
 	c->serial = ++m->connection_serial;
 	c->accepted_ns = pmemz_now_ns();
-	c->uid = cred.uid;
-	c->gid = cred.gid;
-	c->pid = cred.pid;
+	c->admin = peer_is_admin(m->conf, p); /* before the identity moves into c */
+	c->uid = p->uid;
+	c->gid = p->gid;
+	c->pid = p->pid;
+	c->cgroup = TAKE_PTR(p->cgroup);
+	c->cgroup_id = p->cgroup_id;
+	c->how = p->how;
+	c->groups = TAKE_PTR(p->groups);
+	c->n_groups = p->n_groups;
 	TAILQ_INIT(&c->out);
 	TAILQ_INIT(&c->held);
 	LIST_INIT(&c->leases);
+	LIST_INIT(&c->claims);
 	TAILQ_INIT(&c->waiters);
-	connection_get_groups(c);
-	c->admin =
-	    c->uid == 0 || (m->conf->has_admin_gid && connection_in_group(c, m->conf->admin_gid));
 
 	c->in = evbuffer_new();
 	c->read_ev = event_new(m->base, fd, EV_READ | EV_PERSIST, connection_read_cb, c);
@@ -627,8 +653,10 @@ int connection_new(struct manager *m, int fd, struct connection **out)
 	}
 	TAILQ_INSERT_TAIL(&m->connections, c, link);
 	m->n_connections++;
-	log_debug("connection %" PRIu64 ": pid %d uid %u gid %u%s", c->serial, (int)c->pid,
-		  (unsigned)c->uid, (unsigned)c->gid, c->admin ? " (admin)" : "");
+	log_debug("connection %" PRIu64 ": pid %d uid %u gid %u cgroup %s (%s)%s", c->serial,
+		  (int)c->pid, (unsigned)c->uid, (unsigned)c->gid,
+		  c->cgroup ? LOG_ESC(c->cgroup) : "unknown", peer_how_name(c->how),
+		  c->admin ? " (admin)" : "");
 	if (out)
 		*out = c;
 	return 0;
@@ -651,13 +679,18 @@ void connection_close(struct connection *c)
 		released += l->n_extents;
 		usage_release_lease(m, l);
 	}
-	waitq_cancel(c);
-	rpc_job_cancel(c);
-	if (released) {
+	out_frame_list_clear(c, &c->held);
+	c->n_held = 0;
+	m->conn_hooks->closed(c, released > 0);
+	/* Claims are names only: gone with the connection, nothing to sync. */
+	if (c->n_claims) {
+		log_debug("connection %" PRIu64 ": released %zu claims", c->serial,
+			  claim_table_release_all(m->claims, &c->claims));
+		c->n_claims = 0;
+	}
+	if (released)
 		log_debug("connection %" PRIu64 ": released %" PRIu64 " leased extents", c->serial,
 			  released);
-		manager_request_commit(m);
-	}
 
 	out_frame_list_clear(c, &c->out);
 	c->out_bytes = 0;
@@ -687,19 +720,17 @@ void connection_free(struct connection *c)
 	if (c->fd >= 0)
 		(void)close(c->fd);
 	free(c->groups);
+	free(c->cgroup);
 	free(c);
 }
 
 void connection_refuse(int fd, int status, const char *msg)
 {
-	Pmemz__Response resp = PMEMZ__RESPONSE__INIT;
 	_cleanup_free_ uint8_t *frame = NULL;
 	size_t len;
 
-	resp.status = status;
-	resp.message = (char *)(uintptr_t)msg;
 	/* A fresh socket's buffer takes one small frame; if not, close says enough. */
-	if (pmemz_frame_pack_response(&resp, &frame, &len) == 0)
+	if (connection_pack_error(0, status, msg, &frame, &len) == 0)
 		(void)send(fd, frame, len, MSG_NOSIGNAL | MSG_DONTWAIT);
 	(void)close(fd);
 }

@@ -5,8 +5,14 @@
  * leases and waiting allocations it owns.
  *
  * connection_close() may be called from anywhere, also from inside the
- * connection's own callbacks: it releases leases and waiters at once and
- * defers freeing the memory to a reaper event.
+ * connection's own callbacks: it releases leases at once, tells its owner
+ * (hooks.closed: waiters, a sliced request) and defers freeing the memory
+ * to a reaper event.
+ *
+ * The transport knows nothing above it: what a request means, when the
+ * group commit runs and what a closing connection leaves behind are its
+ * owner's, given as a table of hooks (m->conn_hooks), as tmux hands its
+ * transport the dispatcher.
  */
 #ifndef PMEMZ_CONNECTION_H
 #define PMEMZ_CONNECTION_H
@@ -16,8 +22,11 @@
 #include <sys/queue.h>
 #include <sys/types.h>
 
+#include "claim.h"
+#include "frame.h" /* Pmemz__Request */
 #include "lease.h"
-#include "manager.h"
+#include "server.h"
+#include "peer.h"
 
 struct event;
 struct evbuffer;
@@ -50,6 +59,18 @@ TAILQ_HEAD(out_frame_list, out_frame);
 #define CONNECTION_WAITERS_MAX 256u
 
 struct rpc_job;
+struct connection;
+
+struct connection_hooks {
+	/* A decoded request arrived (its version checked). */
+	void (*request)(struct connection *c, const Pmemz__Request *req);
+	/* c is closing; its leases are released already (released_leases: it had some). */
+	void (*closed)(struct connection *c, bool released_leases);
+	/* A reply frame went to c->held: it waits for the next group commit. */
+	void (*held)(struct connection *c);
+	/* A read callback is done (the moment to run a commit held back too long). */
+	void (*read_done)(struct manager *m);
+};
 
 struct connection {
 	struct manager *m;
@@ -62,9 +83,10 @@ struct connection {
 	size_t out_bytes;	    /* unsent bytes of out */
 	size_t mem;		    /* charged: frames on out and held, with their cost */
 	unsigned fds_queued;	    /* frames on out or held that still carry an fd */
-	struct out_frame_list held; /* waitq.c's: released by the next group commit */
-	size_t n_held;		    /* waitq.c's */
+	struct out_frame_list held; /* released by the next group commit (commit.c) */
+	size_t n_held;
 	struct rpc_job *job;	    /* rpc.c's: a sliced request in progress */
+	size_t job_mem;		    /* rpc.c's: what job holds, charged to c */
 	uint64_t partial_since_ns;  /* an incomplete frame waits in the input since */
 	uint64_t accepted_ns;
 	bool sent_any;		    /* the peer has sent at least one byte */
@@ -75,8 +97,14 @@ struct connection {
 	gid_t *groups;
 	size_t n_groups;
 	bool admin;
+	/* Taken at accept (peer.h) and kept for the connection's life, across reloads. */
+	char *cgroup; /* NULL: unknown */
+	uint64_t cgroup_id;
+	enum peer_how how;
 
 	struct lease_list leases;
+	struct claim_list claims; /* rpc-claim.c's */
+	unsigned n_claims;
 	struct waiter_list waiters; /* waitq.c's */
 	unsigned n_waiters;	    /* waitq.c's */
 
@@ -84,15 +112,17 @@ struct connection {
 	bool read_paused; /* over its memory budget, or the daemon's: no recv */
 	bool stalled;	  /* requests wait in the input for the budget to allow */
 	bool write_armed;
-	bool on_held_list; /* waitq.c's */
+	bool on_held_list; /* commit.c's */
 	bool closing;
 	bool more_runs_ok; /* rpc-allocate.c's: the peer reads long leases with RUNS */
 	TAILQ_ENTRY(connection) link;	   /* m->connections, then m->dead */
-	TAILQ_ENTRY(connection) held_link; /* waitq.c's: m->held */
+	TAILQ_ENTRY(connection) held_link; /* commit.c's: m->held */
 };
 
 /* Takes ownership of fd (also on failure). */
 int connection_new(struct manager *m, int fd, struct connection **out);
+/* The same for a peer already identified: takes p->cgroup too (also on failure). */
+int connection_new_peer(struct manager *m, int fd, struct peer *p, struct connection **out);
 /*
  * Refuse a peer: one error frame (id 0, status) with msg, then close fd.
  * For the listener, which accepts a connection over a limit only to say why.
@@ -113,10 +143,13 @@ void connection_free(struct connection *c);
  * commit pass sends them.
  */
 int connection_queue(struct connection *c, uint8_t *frame, size_t len, int fd, bool hold);
-/* Append a frame (ownership passes) to the output queue; connection_flush sends it. */
-void connection_push(struct connection *c, struct out_frame *f);
-/* Free a frame of c that is on no list (its fd closed, its charge returned). */
-void connection_frame_drop(struct connection *c, struct out_frame *f);
+/* The group commit made c's held frames true: move them to the output queue and send. */
+void connection_release_held(struct connection *c);
+/*
+ * The one error reply frame (id, status < 0, msg: NULL for strerror's),
+ * whatever the message never more than a frame; -ENOMEM.
+ */
+int connection_pack_error(uint64_t id, int status, const char *msg, uint8_t **frame, size_t *len);
 /* Replace an unsent frame's bytes (ownership of data passes), keeping c's budget exact. */
 void connection_frame_replace(struct connection *c, struct out_frame *f, uint8_t *data, size_t len);
 /* Write what the socket takes now; closes the connection on a hard error. */

@@ -17,10 +17,13 @@
 #include "region.h"
 #include "util.h"
 
+struct uid_usage;
+
 struct lease {
 	uint64_t id;
 	const void *owner; /* the connection; compared, never dereferenced */
 	uid_t uid;	   /* the owner's, for usage.c's accounting */
+	struct uid_usage *row; /* usage.c's: the tenant charged for it (NULL: uid's row) */
 	unsigned region;   /* index into the manager's regions */
 	struct run *runs;  /* owned */
 	size_t n_runs;

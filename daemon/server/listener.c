@@ -17,7 +17,7 @@
 #include "connection.h"
 #include "listener.h"
 #include "log.h"
-#include "manager.h"
+#include "server.h"
 
 #define ACCEPT_BATCH 64
 #define ACCEPT_PAUSE_SEC 1
@@ -68,28 +68,18 @@ static bool listener_refuse_emfile(struct listener *l)
 	return fd >= 0;
 }
 
-static bool peer_is_admin(const struct manager *m, const struct ucred *cred)
-{
-	/* Supplementary groups are not looked at here: the primary group or root. */
-	return cred->uid == 0 || (m->conf->has_admin_gid && cred->gid == m->conf->admin_gid);
-}
-
 /*
  * Over a limit: 0 to take the connection, else the status of the refusal
- * (msg filled in).
+ * (msg filled in).  Admins (peer_is_admin, the same rule as their rights
+ * once connected) are exempt.
  */
-static int listener_check_limits(struct listener *l, int fd, char *msg, size_t len)
+static int listener_check_limits(struct listener *l, int fd, const struct peer *p, char *msg,
+				 size_t len)
 {
 	struct manager *m = l->m;
-	struct ucred cred;
-	socklen_t clen = sizeof(cred);
 	unsigned per_uid = m->conf->max_connections_per_uid;
-	bool admin;
 
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0)
-		return 0; /* connection_new reports it */
-	admin = peer_is_admin(m, &cred);
-	if (admin) {
+	if (peer_is_admin(m->conf, p)) {
 		if (l->nofile && (uint64_t)fd + FD_ADMIN_HEADROOM >= l->nofile) {
 			(void)snprintf(msg, len, "the daemon is out of file descriptors");
 			return -EMFILE;
@@ -101,10 +91,10 @@ static int listener_check_limits(struct listener *l, int fd, char *msg, size_t l
 			       m->max_connections);
 		return -EUSERS;
 	}
-	if (per_uid && connection_count_uid(m, cred.uid) >= per_uid) {
+	if (per_uid && connection_count_uid(m, p->uid) >= per_uid) {
 		(void)snprintf(msg, len,
 			       "uid %u has too many connections (%u, max_connections_per_uid)",
-			       (unsigned)cred.uid, per_uid);
+			       (unsigned)p->uid, per_uid);
 		return -EUSERS;
 	}
 	return 0;
@@ -138,6 +128,30 @@ static void listener_resume_cb(evutil_socket_t fd, short what, void *arg)
 	l->paused = false;
 	(void)event_add(l->accept_ev, NULL);
 	log_debug("Accepting connections again");
+}
+
+/* An accepted fd: identified, refused over a limit, or a connection (fd passes). */
+static void listener_take(struct listener *l, int fd)
+{
+	char msg[160];
+	struct peer p;
+	int r = peer_identify(fd, 0, &p);
+
+	if (r < 0) {
+		/* Debug only: a flood of these must not flood the log. */
+		(void)log_debug_errno(r, "Refusing a connection: peer not identified: %m");
+		(void)close(fd);
+		return;
+	}
+	r = listener_check_limits(l, fd, &p, msg, sizeof(msg));
+	if (r < 0) {
+		log_debug("Refusing a connection: %s", msg);
+		peer_done(&p);
+		connection_refuse(fd, r, msg);
+		return;
+	}
+	/* connection_new_peer logs its own failures and closes fd. */
+	(void)connection_new_peer(l->m, fd, &p, NULL);
 }
 
 static void listener_accept_cb(evutil_socket_t lfd, short what, void *arg)
@@ -178,19 +192,7 @@ static void listener_accept_cb(evutil_socket_t lfd, short what, void *arg)
 				return;
 			}
 		}
-		{
-			char msg[160];
-			int r = listener_check_limits(l, fd, msg, sizeof(msg));
-
-			if (r < 0) {
-				/* Debug only: a flood of these must not flood the log. */
-				log_debug("Refusing a connection: %s", msg);
-				connection_refuse(fd, r, msg);
-				continue;
-			}
-		}
-		/* connection_new logs its own failures and closes fd. */
-		(void)connection_new(l->m, fd, NULL);
+		listener_take(l, fd);
 	}
 }
 

@@ -1,154 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The daemon's main-loop state: event base, regions, connections, the
- * lease table and group commit.
+ * The daemon's main loop: event base, signals, timers, start and stop
+ * (types in server.h).
  *
- * Group commit: handlers never make state durable themselves.  A reply that
- * attests a state change is held (waitq_hold) and the commit event,
- * at the lowest priority, is activated; it runs once the loop iteration's
- * request callbacks are done, calls region_sync() on every region (one or
- * two drains for all of the iteration's changes) and only then releases
- * the held replies (waitq_release).
+ * The server's layers, each calling only down (docs/ARCHITECTURE.md):
+ * manager.c (loop, signals, status timer) > reload.c > listener.c >
+ * dispatch.c > rpc-*.c > rpc.c > commit.c (group commit, held replies) >
+ * regions.c (lifecycle) > waitq.c > connection.c (transport, hooks up) >
+ * usage.c, lease.c, claim.c, peer.c, notify.c, status.c.
  */
 #ifndef PMEMZ_MANAGER_H
 #define PMEMZ_MANAGER_H
 
-#include <stdbool.h>
-#include <stdint.h>
-#include <sys/queue.h>
-
-#include "conf.h"
-#include "region.h"
-#include "util.h"
-
-struct event;
-struct event_base;
-struct connection;
-struct listener;
-struct lease_table;
-struct usage;
-struct uid_conns;
-struct rpc_job;
-
-/* Event priorities: requests and zeroer completions first, group commit last. */
-#define MANAGER_PRIO_IO 0
-#define MANAGER_PRIO_COMMIT 1
-#define MANAGER_NPRIO 2
-
-/*
- * How long granted ALLOCATEs waited for zeroing, from waitq_add to the
- * grant: waitq.c's.  Bucket i counts the waits above bound i-1 and at most
- * bound i (waitq_wait_bounds_sec); waits above the last bound are only in
- * count.  STAT exports them cumulatively, as a Prometheus histogram.
- */
-#define MANAGER_WAIT_BUCKETS 17
-struct wait_histogram {
-	uint64_t bucket[MANAGER_WAIT_BUCKETS];
-	uint64_t count;
-	uint64_t sum_ns;
-};
-
-/* An ALLOCATE waiting for the zeroer (FIFO per uid, uids in turn): waitq.c's. */
-struct waiter;
-TAILQ_HEAD(waiter_list, waiter);
-
-struct manager_region {
-	struct manager *m;
-	unsigned index;
-	struct region *r;
-	const struct region_conf *rc;
-	struct region_info info; /* strings point into the region */
-	struct event *zeroer_ev;
-	struct usage *usage;		      /* usage.c's: per-uid accounting and waiters */
-	uint64_t n_waiters;		      /* waitq.c's */
-	bool urgent;			      /* waitq.c's: told the zeroer that allocations wait */
-	struct wait_histogram wait_hist;      /* waitq.c's */
-	uint64_t allocations, commits, frees; /* since start */
-	uint64_t zero_rate; /* bytes/s now: the configured rate, then ZEROER; 0 = unlimited */
-
-	/*
-	 * Offline (manager_region_fail): it did not open, or a fault hit its
-	 * mapping.  Its RPCs fail with -EIO; r stays (NULL when it never
-	 * opened) so that leases on it can still be dropped.
-	 */
-	bool failed;
-	char failure[192];
-	/*
-	 * reload.c's.  removing: gone from the configuration but in use (leases,
-	 * waiters, connections that opened it); refuses OPEN_REGION and
-	 * ALLOCATE and goes down once unused.  conf: the configuration rc points
-	 * into (kept while any region points into it).  openers: serials of the
-	 * connections that opened the region (closed ones pruned as found).
-	 */
-	bool removing;
-	const struct daemon_conf *conf;
-	uint64_t *openers;
-	size_t n_openers, cap_openers;
-	/*
-	 * Serials of the connections that named the region since the last
-	 * commit pass: their held replies may attest its state, and are not
-	 * sent if it fails before that pass makes the state durable.
-	 */
-	uint64_t *touched;
-	size_t n_touched, cap_touched;
-	bool touched_all; /* out of room (or memory): assume every connection */
-};
-
-TAILQ_HEAD(connection_list, connection);
-
-struct manager {
-	struct event_base *base;
-	const struct daemon_conf *conf;
-	/*
-	 * One allocation per region, so that pointers to a region stay valid
-	 * while a reload adds and removes others.  A region's index is its
-	 * place here (leases name it); reload.c renumbers when one goes.
-	 */
-	struct manager_region **regions;
-	size_t n_regions;
-
-	/* reload.c's: the command line to parse again, configurations it loaded */
-	int argc;
-	char **argv;
-	struct daemon_conf **confs; /* owned; the last is m->conf after a reload */
-	size_t n_confs;
-	char reload_error[192]; /* why the last reload changed nothing; "" */
-
-	struct listener *listener;
-	struct connection_list connections;
-	uint64_t n_connections;
-	uint64_t connection_serial;
-	struct connection_list held; /* waitq.c's: connections with held replies */
-	struct connection_list dead; /* closed, freed by the reaper */
-	struct event *reaper_ev;
-
-	struct lease_table *leases;
-
-	/* connection.c's: memory budgets (see connection.h) */
-	size_t conn_mem_total;	   /* sum of the connections' mem */
-	bool conn_mem_over;	   /* went over the daemon's budget: connections paused */
-	struct uid_conns *uid_conns; /* connections per uid, for max_connections_per_uid */
-	size_t n_uid_conns, cap_uid_conns;
-	uint64_t max_connections; /* listener.c's: what the descriptor limit allows */
-	TAILQ_HEAD(rpc_job_list, rpc_job) jobs; /* rpc.c's: sliced requests in progress */
-	struct event *jobs_ev;	    /* rpc.c's: runs their next step */
-
-	struct event *commit_ev;
-	bool commit_pending;
-	uint64_t commit_since_ns;
-	uint64_t group_commits; /* commit passes that had work */
-	uint64_t group_commit_drains;
-	uint64_t held_replies; /* waitq.c's: replies released by a commit pass */
-
-	struct event *sig_ev[3];
-	struct event *status_ev;
-	struct event *watchdog_ev;
-	char status[256];
-
-	uint64_t start_ns;
-	int exit_status; /* 0 or -errno, returned by manager_run() */
-	bool stopping;
-};
+#include "server.h"
 
 /* Event base and regions (each region_open logs its own failure). */
 int manager_new(const struct daemon_conf *conf, struct manager **out);
@@ -160,51 +24,8 @@ int manager_run(struct manager *m);
 void manager_free(struct manager *m);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct manager *, manager_free)
 
-/* Schedule a group commit at the end of this loop iteration. */
-void manager_request_commit(struct manager *m);
-/*
- * Run a pending commit now if it has been held back for too long by a
- * stream of higher-priority events (bounds reply latency under load).
- */
-void manager_commit_if_overdue(struct manager *m);
-
-struct manager_region *manager_find_region(struct manager *m, const char *name);
-
 /* The command line SIGHUP parses again (with the file it names); kept by the caller. */
 void manager_set_args(struct manager *m, int argc, char **argv);
-/*
- * A new region of m (not in m->regions yet) for rc, which lives in conf:
- * opened, recovered, its zeroer watched; one that does not open is failed
- * (mr->failed, the reason in mr->failure), as at start.  -ENOMEM only.
- */
-int manager_region_up(struct manager *m, const struct region_conf *rc,
-		      const struct daemon_conf *conf, unsigned index, struct manager_region **out);
-/* Zeroer stopped, state synced (unless failed), closed and unlocked; mr freed. */
-void manager_region_down(struct manager_region *mr);
-/* Run a pending group commit now (before the regions change). */
-void manager_commit_now(struct manager *m);
-/* Compute STATUS again and send it to systemd if it changed. */
-void manager_update_status(struct manager *m);
-
-/* reload.c: SIGHUP.  Parse the configuration again and apply what may change. */
-void manager_reload(struct manager *m);
-/* reload.c: c opened mr (OPEN_REGION): mr is in use while c lives. */
-void manager_region_opened(struct manager_region *mr, const struct connection *c);
-/* reload.c: take down the removed regions that nobody uses any more. */
-void manager_reap_removed(struct manager *m);
-/* reload.c: what keeps mr up ("2 leases, 1 connection"); false when nothing. */
-bool manager_region_busy(struct manager *m, struct manager_region *mr, char *why, size_t len);
-
-/* c named mr in a request: see manager_region.touched. */
-void manager_region_touch(struct manager_region *mr, const struct connection *c);
-/*
- * Take mr offline: log why (once), fail its waiting allocations with -EIO,
- * close the connections whose held replies may attest its state, report it
- * in STAT and sd_notify STATUS.  Other regions and connections go on.
- */
-void manager_region_fail(struct manager_region *mr, const char *why);
-/* Regions that serve (not failed). */
-size_t manager_regions_online(const struct manager *m);
 
 /* Begin an orderly shutdown (as on SIGTERM) with the given exit status. */
 void manager_stop(struct manager *m, int status);

@@ -12,13 +12,18 @@
  *    allocation, no live connection that opened them.  Otherwise they stay
  *    as "removing" (OPEN_REGION and ALLOCATE refused) and go down at the
  *    status tick after their last user is done;
- *  - kept regions take the new allow lists, per-uid limits, zero_rate
+ *  - kept regions take the new allow lists (allow_cgroups too), per-tenant
+ *    limits, zero_rate
  *    (when the file's value changed: a `pmemzctl set-rate` survives
  *    reloads that leave zero_rate alone), zeroer_threads and batch_extents;
  *    path, size, extent_size and metadata cannot change while a region is
  *    open: the running values stay, with a warning;
- *  - [daemon]: log_level and admin_group apply (admin_group to connected
- *    peers too); socket and state_directory stay, with a warning.
+ *  - [daemon]: log_level, admin_group and admin_cgroups apply (to connected
+ *    peers too, judged on the uid, groups and cgroup they had at connect);
+ *    socket and state_directory stay, with a warning;
+ *  - tenant changes only for a region without leases and waiting
+ *    allocations (the usage table is rebuilt under the new key); otherwise
+ *    the running key stays, with a warning, until a later reload.
  *
  * Every region points into the configuration it was last given (mr->rc,
  * and the storage's region_get_conf); a configuration is freed once no
@@ -31,12 +36,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "commit.h"
 #include "connection.h"
 #include "lease.h"
 #include "log.h"
-#include "manager.h"
 #include "notify.h"
+#include "regions.h"
+#include "reload.h"
 #include "rpc.h"
+#include "server.h"
+#include "status.h"
+#include "usage.h"
 
 /* ---- who uses a region ---- */
 
@@ -60,7 +70,7 @@ static void openers_prune(struct manager_region *mr)
 	mr->n_openers = k;
 }
 
-void manager_region_opened(struct manager_region *mr, const struct connection *c)
+void reload_region_opened(struct manager_region *mr, const struct connection *c)
 {
 	for (size_t i = 0; i < mr->n_openers; i++)
 		if (mr->openers[i] == c->serial)
@@ -83,7 +93,7 @@ void manager_region_opened(struct manager_region *mr, const struct connection *c
 	mr->openers[mr->n_openers++] = c->serial;
 }
 
-bool manager_region_busy(struct manager *m, struct manager_region *mr, char *why, size_t len)
+bool reload_region_busy(struct manager *m, struct manager_region *mr, char *why, size_t len)
 {
 	const struct connection *c;
 	uint64_t leases = 0;
@@ -134,13 +144,13 @@ static void confs_gc(struct manager *m)
 }
 
 /* Take m->regions[i] down and out; the regions after it move up one index. */
-static void region_remove(struct manager *m, size_t i)
+static void remove_region(struct manager *m, size_t i)
 {
 	struct manager_region *mr = m->regions[i];
 	struct connection *c;
 
 	log_notice("Region '%s' removed from the configuration: closing it", mr->rc->name);
-	manager_region_down(mr);
+	regions_down(mr);
 	memmove(&m->regions[i], &m->regions[i + 1], (m->n_regions - i - 1) * sizeof(*m->regions));
 	m->n_regions--;
 	for (size_t j = i; j < m->n_regions; j++)
@@ -155,22 +165,22 @@ static void region_remove(struct manager *m, size_t i)
 	}
 }
 
-void manager_reap_removed(struct manager *m)
+void reload_reap_removed(struct manager *m)
 {
 	bool committed = false;
 
 	for (size_t i = m->n_regions; i-- > 0;) {
 		struct manager_region *mr = m->regions[i];
 
-		if (!mr->removing || manager_region_busy(m, mr, NULL, 0))
+		if (!mr->removing || reload_region_busy(m, mr, NULL, 0))
 			continue;
 		/* Replies held for this iteration's commit may attest its state. */
 		if (!committed) {
-			manager_commit_now(m);
+			commit_now(m);
 			committed = true;
 		}
 		log_notice("Region '%s' is no longer in use", mr->rc->name);
-		region_remove(m, i);
+		remove_region(m, i);
 	}
 	if (committed)
 		confs_gc(m);
@@ -185,19 +195,50 @@ struct reload_summary {
 static void refuse(struct manager *m, const char *why)
 {
 	(void)snprintf(m->reload_error, sizeof(m->reload_error), "%s", why);
-	manager_update_status(m);
+	status_update(m);
 	notify_ready(m->status);
 }
 
+/*
+ * tenant = ...: rows, waiters' turns and leases are keyed by it, so it
+ * changes only while the region has no lease and no waiter: the usage
+ * table goes and is rebuilt under the new key on its next use (committed
+ * usage from the tag table; re-zeroed counters start again).  false: the
+ * running key stays in rc.
+ */
+static bool region_tenant_change(struct manager_region *mr, struct region_conf *rc)
+{
+	const struct connection *c;
+	uint64_t leases = 0;
+
+	for (c = TAILQ_FIRST(&mr->m->connections); c; c = TAILQ_NEXT(c, link)) {
+		const struct lease *l;
+
+		for (l = LIST_FIRST(&c->leases); l; l = LIST_NEXT(l, owner_link))
+			leases += l->region == mr->index;
+	}
+	if (leases || mr->n_waiters) {
+		log_warning("region '%s': tenant cannot change while it has leases or waiting "
+			    "allocations (%" PRIu64 " lease(s), %" PRIu64 " waiting); keeping "
+			    "the running key (reload again once they are done)",
+			    rc->name, leases, mr->n_waiters);
+		rc->tenant_cgroup = mr->rc->tenant_cgroup;
+		rc->tenant_levels = mr->rc->tenant_levels;
+		return false;
+	}
+	usage_free(mr);
+	return true;
+}
+
 /* The new values of a kept region; the running ones of what cannot change. */
-static void region_apply(struct manager_region *mr, struct region_conf *rc,
+static void apply_region(struct manager_region *mr, struct region_conf *rc,
 			 const struct daemon_conf *nc, struct reload_summary *sum)
 {
-	unsigned ch = conf_region_diff(mr->rc, rc);
+	unsigned ch = conf_diff_region(mr->rc, rc);
 	char names[192];
 
 	if (ch & CONF_CHANGE_FIXED) {
-		if (conf_region_keep_fixed(rc, mr->rc) < 0) {
+		if (conf_diff_keep_fixed(rc, mr->rc) < 0) {
 			log_error("region '%s': out of memory, keeping its whole old configuration",
 				  rc->name);
 			sum->refused++;
@@ -205,7 +246,7 @@ static void region_apply(struct manager_region *mr, struct region_conf *rc,
 		}
 		log_warning("region '%s': %s cannot change while the region is open; keeping the "
 			    "running value (restart the daemon to apply)",
-			    rc->name, conf_change_names(ch & CONF_CHANGE_FIXED, names, sizeof(names)));
+			    rc->name, conf_diff_names(ch & CONF_CHANGE_FIXED, names, sizeof(names)));
 		sum->refused++;
 	}
 	if ((ch & CONF_CHANGE_ZEROER_THREADS) && mr->r &&
@@ -214,6 +255,10 @@ static void region_apply(struct manager_region *mr, struct region_conf *rc,
 			  mr->rc->zeroer_threads);
 		rc->zeroer_threads = mr->rc->zeroer_threads;
 		ch &= ~(unsigned)CONF_CHANGE_ZEROER_THREADS;
+		sum->refused++;
+	}
+	if ((ch & CONF_CHANGE_TENANT) && !region_tenant_change(mr, rc)) {
+		ch &= ~(unsigned)CONF_CHANGE_TENANT;
 		sum->refused++;
 	}
 	/* Only a changed file value overrides a rate set at runtime (pmemzctl set-rate). */
@@ -240,7 +285,7 @@ static void region_apply(struct manager_region *mr, struct region_conf *rc,
 	ch &= ~(unsigned)CONF_CHANGE_FIXED;
 	if (ch) {
 		log_notice("region '%s': %s changed", rc->name,
-			   conf_change_names(ch, names, sizeof(names)));
+			   conf_diff_names(ch, names, sizeof(names)));
 		sum->changed++;
 	}
 }
@@ -276,7 +321,7 @@ static int daemon_keep_fixed(const struct daemon_conf *old, struct daemon_conf *
 	return 0;
 }
 
-static int regions_grow(struct manager *m, size_t n)
+static int grow_regions(struct manager *m, size_t n)
 {
 	struct manager_region **v;
 
@@ -285,6 +330,75 @@ static int regions_grow(struct manager *m, size_t n)
 		return -ENOMEM;
 	m->regions = v;
 	return 0;
+}
+
+/* Removed ones: down now, or kept (refusing new users) while in use. */
+static void apply_removed(struct manager *m, struct daemon_conf *nc, struct reload_summary *sum)
+{
+	for (size_t i = m->n_regions; i-- > 0;) {
+		struct manager_region *mr = m->regions[i];
+		char why[160];
+
+		if (conf_find_region(nc, mr->rc->name))
+			continue;
+		if (!reload_region_busy(m, mr, why, sizeof(why))) {
+			remove_region(m, i);
+			sum->removed++;
+			continue;
+		}
+		sum->kept_busy++;
+		if (!mr->removing)
+			log_warning("Region '%s' was removed from the configuration but is in use "
+				    "(%s): it keeps serving them, refuses new OPEN_REGION and "
+				    "ALLOCATE, and closes once they are done",
+				    mr->rc->name, why);
+		mr->removing = true;
+	}
+}
+
+/* Regions that never opened: nothing uses them, try again with the new file. */
+static void apply_retry_failed(struct manager *m, struct daemon_conf *nc)
+{
+	for (size_t i = 0; i < m->n_regions; i++) {
+		struct manager_region *mr = m->regions[i], *fresh;
+		struct region_conf *rc = conf_find_region(nc, mr->rc->name);
+
+		if (!rc || !mr->failed || mr->r)
+			continue;
+		if (regions_up(m, rc, nc, (unsigned)i, &fresh) < 0) {
+			log_error("region '%s': out of memory, not tried again", rc->name);
+			continue;
+		}
+		regions_down(mr);
+		m->regions[i] = fresh;
+		if (fresh->failed)
+			log_notice("Region '%s' still does not open (see above)", rc->name);
+		else
+			log_notice("Region '%s' is online now", rc->name);
+	}
+}
+
+static void apply_added(struct manager *m, struct daemon_conf *nc, struct reload_summary *sum)
+{
+	for (size_t i = 0; i < nc->n_regions; i++) {
+		struct region_conf *rc = &nc->regions[i];
+		struct manager_region *mr;
+
+		if (regions_find(m, rc->name))
+			continue;
+		if (grow_regions(m, m->n_regions + 1) < 0 ||
+		    regions_up(m, rc, nc, (unsigned)m->n_regions, &mr) < 0) {
+			log_error("region '%s': out of memory, not added", rc->name);
+			continue;
+		}
+		m->regions[m->n_regions++] = mr;
+		sum->added++;
+		if (mr->failed)
+			log_notice("New region '%s' did not open (see above): reported failed",
+				   rc->name);
+		else
+			log_notice("New region '%s' is online", rc->name);
+	}
 }
 
 static void apply(struct manager *m, struct daemon_conf *nc, struct reload_summary *sum)
@@ -297,78 +411,33 @@ static void apply(struct manager *m, struct daemon_conf *nc, struct reload_summa
 		struct region_conf *rc = conf_find_region(nc, mr->rc->name);
 
 		if (rc && (!mr->failed || mr->r))
-			region_apply(mr, rc, nc, sum);
+			apply_region(mr, rc, nc, sum);
 	}
 	/* Removed ones first: a new region may take over the path of one that goes. */
-	for (size_t i = m->n_regions; i-- > 0;) {
-		struct manager_region *mr = m->regions[i];
-		char why[160];
-
-		if (conf_find_region(nc, mr->rc->name))
-			continue;
-		if (!manager_region_busy(m, mr, why, sizeof(why))) {
-			region_remove(m, i);
-			sum->removed++;
-			continue;
-		}
-		sum->kept_busy++;
-		if (!mr->removing)
-			log_warning("Region '%s' was removed from the configuration but is in use "
-				    "(%s): it keeps serving them, refuses new OPEN_REGION and "
-				    "ALLOCATE, and closes once they are done",
-				    mr->rc->name, why);
-		mr->removing = true;
-	}
-
-	/* Regions that never opened: nothing uses them, try again with the new file. */
-	for (size_t i = 0; i < m->n_regions; i++) {
-		struct manager_region *mr = m->regions[i], *fresh;
-		struct region_conf *rc = conf_find_region(nc, mr->rc->name);
-
-		if (!rc || !mr->failed || mr->r)
-			continue;
-		if (manager_region_up(m, rc, nc, (unsigned)i, &fresh) < 0) {
-			log_error("region '%s': out of memory, not tried again", rc->name);
-			continue;
-		}
-		manager_region_down(mr);
-		m->regions[i] = fresh;
-		if (fresh->failed)
-			log_notice("Region '%s' still does not open (see above)", rc->name);
-		else
-			log_notice("Region '%s' is online now", rc->name);
-	}
-	for (size_t i = 0; i < nc->n_regions; i++) {
-		struct region_conf *rc = &nc->regions[i];
-		struct manager_region *mr;
-
-		if (manager_find_region(m, rc->name))
-			continue;
-		if (regions_grow(m, m->n_regions + 1) < 0 ||
-		    manager_region_up(m, rc, nc, (unsigned)m->n_regions, &mr) < 0) {
-			log_error("region '%s': out of memory, not added", rc->name);
-			continue;
-		}
-		m->regions[m->n_regions++] = mr;
-		sum->added++;
-		if (mr->failed)
-			log_notice("New region '%s' did not open (see above): reported failed",
-				   rc->name);
-		else
-			log_notice("New region '%s' is online", rc->name);
-	}
+	apply_removed(m, nc, sum);
+	apply_retry_failed(m, nc);
+	apply_added(m, nc, sum);
 	if (nc->log_level != old->log_level) {
 		log_set_max_level(nc->log_level);
 		log_notice("log_level changed to %d (syslog priority)", nc->log_level);
 	}
-	/* Admin rights follow admin_group for the peers already connected too. */
-	for (c = TAILQ_FIRST(&m->connections); c; c = TAILQ_NEXT(c, link))
-		c->admin = c->uid == 0 ||
-			   (nc->has_admin_gid && connection_in_group(c, nc->admin_gid));
+	/*
+	 * Admin rights follow admin_group and admin_cgroups for the peers
+	 * already connected too, judged on the identity they had at connect.
+	 */
+	for (c = TAILQ_FIRST(&m->connections); c; c = TAILQ_NEXT(c, link)) {
+		struct peer id = {.uid = c->uid,
+				  .gid = c->gid,
+				  .cgroup = c->cgroup,
+				  .groups = c->groups,
+				  .n_groups = c->n_groups};
+
+		c->admin = peer_is_admin(nc, &id);
+	}
 	m->conf = nc;
 }
 
-void manager_reload(struct manager *m)
+void reload_sighup(struct manager *m)
 {
 	_cleanup_free_ char *errs = NULL;
 	struct reload_summary sum = {0};
@@ -425,7 +494,7 @@ void manager_reload(struct manager *m)
 		return;
 	}
 	/* Replies held for this iteration's commit: sent before regions change. */
-	manager_commit_now(m);
+	commit_now(m);
 	m->confs[m->n_confs++] = nc;
 	apply(m, nc, &sum);
 	confs_gc(m);
@@ -433,6 +502,6 @@ void manager_reload(struct manager *m)
 	log_notice("Configuration reloaded: %zu region(s), %u added, %u removed, %u kept while "
 		   "in use, %u changed, %u change(s) refused",
 		   m->n_regions, sum.added, sum.removed, sum.kept_busy, sum.changed, sum.refused);
-	manager_update_status(m);
+	status_update(m);
 	notify_ready(m->status);
 }

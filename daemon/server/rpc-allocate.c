@@ -4,9 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "commit.h"
 #include "connection.h"
 #include "lease.h"
 #include "log.h"
+#include "regions.h"
 #include "rpc.h"
 #include "usage.h"
 #include "waitq.h"
@@ -43,7 +45,7 @@ static int allocate_now(struct manager *m, struct connection *c, struct manager_
 	size_t n_runs = 0;
 	int r;
 
-	r = usage_row(mr, c->uid, &u);
+	r = usage_tenant(mr, c, &u);
 	if (r < 0) {
 		(void)snprintf(msg, msg_len, "usage accounting: %s", strerror(-r));
 		return r;
@@ -65,7 +67,7 @@ static int allocate_now(struct manager *m, struct connection *c, struct manager_
 		return r;
 	}
 	/* From here on, LEASED states were stored: undo them on any failure. */
-	manager_request_commit(m);
+	commit_request(m);
 	r = lease_table_add(m->leases, &c->leases, c, mr->index, runs, n_runs, &l);
 	if (r < 0) {
 		region_unlease(mr->r, runs, n_runs);
@@ -74,6 +76,7 @@ static int allocate_now(struct manager *m, struct connection *c, struct manager_
 	}
 	runs = NULL; /* the lease has them */
 	l->uid = c->uid;
+	l->row = u;
 	u->leased += l->n_extents;
 
 	r = rpc_runs_to_pb(l->runs, l->n_runs, &pb_runs, &pb_ptrs);
@@ -101,12 +104,14 @@ static int allocate_now(struct manager *m, struct connection *c, struct manager_
 	return 0;
 }
 
-int rpc_allocate_grant(struct manager *m, struct connection *c, struct manager_region *mr,
-		       uint64_t n_extents, uint64_t req_id)
+/* A waiting ALLOCATE's turn (a waitq_grant_fn), remembered like a request naming mr. */
+static int allocate_grant(struct manager *m, struct connection *c, struct manager_region *mr,
+			  uint64_t n_extents, uint64_t req_id)
 {
 	char msg[RPC_MSG_MAX];
 	int r;
 
+	regions_touch(mr, c);
 	r = allocate_now(m, c, mr, n_extents, req_id, msg, sizeof(msg));
 	if (r < 0 && r != -EAGAIN) {
 		log_debug("connection %" PRIu64 ": ALLOCATE request %" PRIu64 ": %s", c->serial,
@@ -114,6 +119,17 @@ int rpc_allocate_grant(struct manager *m, struct connection *c, struct manager_r
 		(void)rpc_send_error(m, c, req_id, r, msg, RPC_REPLY_COMMIT);
 	}
 	return r;
+}
+
+/* A waiting ALLOCATE on a region that has failed (a waitq_fail_fn): its answer is -EIO. */
+static int allocate_failed(struct manager *m, struct connection *c, struct manager_region *mr,
+			   uint64_t req_id)
+{
+	char msg[RPC_MSG_MAX];
+
+	(void)snprintf(msg, sizeof(msg), "region '%s' has failed: %s", mr->rc->name, mr->failure);
+	(void)rpc_send_error(m, c, req_id, -EIO, msg, RPC_REPLY_ORDERED);
+	return 0;
 }
 
 /* ALLOCATE: ceil(bytes / extent size) zeroed extents, leased to this connection. */
@@ -141,10 +157,15 @@ static int rpc_allocate_handler(struct rpc_call *call)
 		return rpc_fail(call, -ENOSPC, "%" PRIu64 " bytes exceed region '%s'", req->bytes,
 				req->region);
 
-	r = usage_row(mr, c->uid, &u);
+	r = usage_tenant(mr, c, &u);
+	if (r == -EACCES)
+		return rpc_fail(call, r,
+				"region '%s' counts tenants by cgroup, and this peer's cgroup is "
+				"unknown",
+				mr->info.name);
 	if (r < 0)
 		return rpc_fail(call, r, "usage accounting: %s", strerror(-r));
-	/* What this uid waits for counts too: a waiter's grant must fit the quota. */
+	/* What this tenant waits for counts too: a waiter's grant must fit the quota. */
 	r = usage_check_bytes(mr, u, n, call->msg, sizeof(call->msg));
 	if (r < 0)
 		return r;
@@ -166,7 +187,7 @@ static int rpc_allocate_handler(struct rpc_call *call)
 	r = usage_check_waiters(mr, u, call->msg, sizeof(call->msg));
 	if (r < 0)
 		return r;
-	r = waitq_add(mr, c, call->id, n);
+	r = waitq_add(mr, c, call->id, n, allocate_grant, allocate_failed);
 	if (r == -EBUSY)
 		return rpc_fail(call, r, "too many allocations waiting on this connection");
 	if (r < 0)

@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "commit.h"
 #include "connection.h"
 #include "lease.h"
 #include "log.h"
@@ -41,7 +42,7 @@ static int rpc_commit_handler(struct rpc_call *call)
 	r = rpc_own_lease(call, mr, lease_id, &l);
 	if (r < 0)
 		return r;
-	r = usage_row(mr, call->c->uid, &u);
+	r = usage_tenant(mr, call->c, &u);
 	if (r < 0)
 		return rpc_fail(call, r, "usage accounting: %s", strerror(-r));
 	r = usage_check_tags(mr, u, call->msg, sizeof(call->msg));
@@ -66,12 +67,18 @@ static int rpc_commit_handler(struct rpc_call *call)
 	}
 	log_debug("connection %" PRIu64 ": lease %" PRIu64 " committed as '%s' (uid %u)",
 		  call->c->serial, lease_id, LOG_ESC(req->tag), (unsigned)call->c->uid);
-	u->leased -= l->n_extents;
-	u->committed += l->n_extents;
-	u->tags++;
+	{
+		struct uid_usage *lu = l->row ? l->row : u;
+		uint32_t id = 0;
+
+		lu->leased -= MIN(lu->leased, l->n_extents);
+		/* The new tag's id, to remember its tenant (usage.h). */
+		(void)region_tag_lookup(mr->r, req->tag, call->c->uid, &id);
+		usage_tag_committed(mr, u, id, l->n_extents);
+	}
 	lease_table_remove(call->m->leases, l);
 	mr->commits++;
-	manager_request_commit(call->m);
+	commit_request(call->m);
 
 	resp.op_case = PMEMZ__RESPONSE__OP_COMMIT;
 	resp.commit = &commit;

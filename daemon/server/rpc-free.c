@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "commit.h"
 #include "connection.h"
 #include "lease.h"
 #include "log.h"
@@ -44,8 +45,16 @@ static int rpc_free_handler(struct rpc_call *call)
 		r = rpc_own_tag(call, mr, req->tag, &id);
 		if (r < 0)
 			return r;
-		/* The runs, for charging their zeroing to this uid (usage.c). */
-		r = usage_row(mr, call->c->uid, &u);
+		/* The runs, for charging their zeroing to the tag's tenant (usage.c). */
+		r = usage_tag_owner(mr, id, call->c->uid, &u);
+		if (r >= 0 && u->tenant && !call->c->admin) {
+			struct uid_usage *mine = NULL;
+
+			/* Tags are the uid's; with tenant = cgroup, also the committer's. */
+			if (usage_tenant(mr, call->c, &mine) < 0 || mine != u)
+				return rpc_fail(call, -EPERM,
+						"tag '%.64s' belongs to another tenant", req->tag);
+		}
 		if (r >= 0)
 			r = region_tag_runs(mr->r, id, &runs, &n_runs, &n);
 		if (r < 0)
@@ -55,12 +64,12 @@ static int rpc_free_handler(struct rpc_call *call)
 		if (r < 0)
 			return rpc_fail(call, r, "freeing tag '%.64s' failed: %s", req->tag,
 					strerror(-r));
-		usage_tag_freed(mr, u, runs, n_runs, n);
+		usage_tag_freed(mr, u, id, runs, n_runs, n);
 		log_debug("connection %" PRIu64 ": tag '%s' of uid %u freed", call->c->serial,
 			  LOG_ESC(req->tag), (unsigned)call->c->uid);
 	}
 	mr->frees++;
-	manager_request_commit(call->m);
+	commit_request(call->m);
 
 	fr.extents = n;
 	resp.op_case = PMEMZ__RESPONSE__OP_FREE;

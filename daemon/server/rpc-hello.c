@@ -21,6 +21,12 @@ static int rpc_hello_handler(struct rpc_call *call)
 	hello.uid = (uint32_t)c->uid;
 	hello.gid = (uint32_t)c->gid;
 	hello.admin = c->admin;
+	hello.has_pid = true;
+	hello.pid = (int32_t)c->pid;
+	hello.cgroup = c->cgroup;
+	hello.identity = (char *)(uintptr_t)peer_how_name(c->how);
+	hello.has_cgroup_id = c->cgroup_id != 0;
+	hello.cgroup_id = c->cgroup_id;
 	resp.op_case = PMEMZ__RESPONSE__OP_HELLO;
 	resp.hello = &hello;
 	return rpc_reply(call, &resp, -1, RPC_REPLY_NOW);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <string.h>
 
+#include "reload.h"
 #include "rpc.h"
 
 /* OPEN_REGION: region geometry, and the region fd on the reply's first byte. */
@@ -21,7 +22,7 @@ static int rpc_open_region_handler(struct rpc_call *call)
 	if (fd < 0)
 		return rpc_fail(call, fd, "cannot open region '%s' for you: %s", req->region,
 				strerror(-fd));
-	manager_region_opened(mr, call->c); /* keeps it up across a reload that removes it */
+	reload_region_opened(mr, call->c); /* keeps it up across a reload that removes it */
 	rpc_region_info_to_pb(&mr->info, &info);
 	open.info = &info;
 	open.fd_follows = true;

@@ -5,6 +5,7 @@
 
 #include "connection.h"
 #include "lease.h"
+#include "regions.h"
 #include "rpc.h"
 #include "waitq.h"
 
@@ -143,7 +144,7 @@ static int rpc_stat_handler(struct rpc_call *call)
 	size_t first = 0, n = m->n_regions;
 
 	if (req && req->region) {
-		struct manager_region *mr = manager_find_region(m, req->region);
+		struct manager_region *mr = regions_find(m, req->region);
 
 		if (!mr)
 			return rpc_fail(call, -ENOENT, "no region '%.64s'", req->region);

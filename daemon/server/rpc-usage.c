@@ -5,10 +5,12 @@
  * the command does not tell tenants who else uses the region or how much.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "connection.h"
+#include "regions.h"
 #include "rpc.h"
 #include "usage.h"
 
@@ -30,6 +32,8 @@ static void uid_usage_to_pb(const struct usage *u, const struct uid_usage *row, 
 	pb->uid = uid;
 	if (!row)
 		return;
+	pb->uid = row->uid;
+	pb->tenant = row->tenant;
 	pb->leased = row->leased * u->extent_size;
 	pb->committed = row->committed * u->extent_size;
 	pb->tags = row->tags;
@@ -46,11 +50,13 @@ static int rpc_usage_handler(struct rpc_call *call)
 	_cleanup_(usage_reply_done) struct usage_reply s = {0};
 	struct manager_region *mr;
 	struct usage *u;
+	struct uid_usage *own = NULL;
+	char key[32];
 	size_t n;
 	int r;
 
 	if (c->admin) {
-		mr = req->region ? manager_find_region(call->m, req->region) : NULL;
+		mr = req->region ? regions_find(call->m, req->region) : NULL;
 		if (!mr)
 			return rpc_fail(call, -ENOENT, "no region '%.64s'",
 					req->region ? req->region : "");
@@ -63,6 +69,9 @@ static int rpc_usage_handler(struct rpc_call *call)
 	if (r < 0)
 		return rpc_fail(call, r, "usage of region '%s': %s", mr->info.name, strerror(-r));
 
+	/* One's own row (zeroes when it has none: asking does not make one). */
+	if (!c->admin)
+		own = usage_tenant_find(mr, c);
 	n = c->admin ? u->n_rows : 1;
 	s.rows = calloc(n ? n : 1, sizeof(*s.rows));
 	s.ptrs = calloc(n ? n : 1, sizeof(*s.ptrs));
@@ -72,7 +81,7 @@ static int rpc_usage_handler(struct rpc_call *call)
 		if (c->admin)
 			uid_usage_to_pb(u, u->rows[k], u->rows[k]->uid, &s.rows[k]);
 		else
-			uid_usage_to_pb(u, usage_find(mr, c->uid), c->uid, &s.rows[k]);
+			uid_usage_to_pb(u, own, c->uid, &s.rows[k]);
 		s.ptrs[k] = &s.rows[k];
 	}
 	ur.n_uids = n;
@@ -83,6 +92,11 @@ static int rpc_usage_handler(struct rpc_call *call)
 	ur.uid_max_tags = mr->rc->uid_max_tags;
 	ur.has_uid_max_waiters = mr->rc->uid_max_waiters != 0;
 	ur.uid_max_waiters = mr->rc->uid_max_waiters;
+	if (mr->rc->tenant_cgroup && mr->rc->tenant_levels)
+		(void)snprintf(key, sizeof(key), "cgroup:%u", mr->rc->tenant_levels);
+	else
+		(void)snprintf(key, sizeof(key), "%s", mr->rc->tenant_cgroup ? "cgroup" : "uid");
+	ur.tenant_key = key;
 	resp.op_case = PMEMZ__RESPONSE__OP_USAGE;
 	resp.usage = &ur;
 	if (!rpc_response_fits(&resp))

@@ -12,6 +12,7 @@
 
 #include "connection.h"
 #include "log.h"
+#include "regions.h"
 #include "rpc.h"
 
 static void zeroer_apply(struct rpc_call *call, struct manager_region *mr,
@@ -43,7 +44,7 @@ static int rpc_zeroer_handler(struct rpc_call *call)
 		return rpc_fail(call, -EINVAL, "nothing to change: give pause and/or rate");
 	if (*name) {
 		struct manager_region *mr =
-		    strlen(name) <= CONF_REGION_NAME_MAX ? manager_find_region(m, name) : NULL;
+		    strlen(name) <= CONF_REGION_NAME_MAX ? regions_find(m, name) : NULL;
 
 		if (!mr)
 			return rpc_fail(call, -ENOENT, "no region '%.64s'", name);

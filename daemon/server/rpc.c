@@ -9,24 +9,12 @@
 
 #include <event2/event.h>
 
+#include "commit.h"
 #include "connection.h"
 #include "lease.h"
 #include "log.h"
+#include "regions.h"
 #include "rpc.h"
-
-static const struct rpc_descriptor *const rpc_table[] = {
-    &rpc_hello, &rpc_open_region, &rpc_allocate, &rpc_commit, &rpc_free,  &rpc_flush,
-    &rpc_list,  &rpc_stat,        &rpc_noop,     &rpc_map,    &rpc_zeroer, &rpc_usage,
-    &rpc_runs,
-};
-
-const struct rpc_descriptor *rpc_lookup(Pmemz__Request__OpCase op)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(rpc_table); i++)
-		if (rpc_table[i]->op == op)
-			return rpc_table[i];
-	return NULL;
-}
 
 int rpc_fail(struct rpc_call *call, int r, const char *fmt, ...)
 {
@@ -43,12 +31,19 @@ bool rpc_response_fits(const Pmemz__Response *resp)
 	return protobuf_c_message_get_packed_size(&resp->base) <= PMEMZ_FRAME_MAX;
 }
 
+static int rpc_queue(struct manager *m, struct connection *c, uint8_t *frame, size_t len, int fd,
+		     enum rpc_reply_mode mode)
+{
+	bool hold = mode == RPC_REPLY_COMMIT || (mode == RPC_REPLY_ORDERED && m->commit_pending);
+
+	return connection_queue(c, frame, len, fd, hold);
+}
+
 int rpc_send(struct manager *m, struct connection *c, uint64_t id, Pmemz__Response *resp, int fd,
 	     enum rpc_reply_mode mode)
 {
 	uint8_t *frame;
 	size_t len;
-	bool hold;
 	int r;
 
 	resp->id = id;
@@ -66,21 +61,23 @@ int rpc_send(struct manager *m, struct connection *c, uint64_t id, Pmemz__Respon
 		connection_close(c);
 		return r;
 	}
-	hold = mode == RPC_REPLY_COMMIT || (mode == RPC_REPLY_ORDERED && m->commit_pending);
-	return connection_queue(c, frame, len, fd, hold);
+	return rpc_queue(m, c, frame, len, fd, mode);
 }
 
 int rpc_send_error(struct manager *m, struct connection *c, uint64_t id, int status,
 		   const char *msg, enum rpc_reply_mode mode)
 {
-	Pmemz__Response resp = PMEMZ__RESPONSE__INIT;
-	char buf[RPC_MSG_MAX];
+	uint8_t *frame;
+	size_t len;
+	int r = connection_pack_error(id, status, msg, &frame, &len);
 
-	/* Never more than a frame, whatever the message. */
-	(void)snprintf(buf, sizeof(buf), "%s", msg ? msg : strerror(-status));
-	resp.status = status < 0 ? status : -EIO;
-	resp.message = buf;
-	return rpc_send(m, c, id, &resp, -1, mode);
+	if (r < 0) {
+		(void)log_warning_errno(r, "Failed to pack the reply to request %" PRIu64 ": %m",
+					id);
+		connection_close(c);
+		return r;
+	}
+	return rpc_queue(m, c, frame, len, -1, mode);
 }
 
 int rpc_reply(struct rpc_call *call, Pmemz__Response *resp, int fd, enum rpc_reply_mode mode)
@@ -89,30 +86,25 @@ int rpc_reply(struct rpc_call *call, Pmemz__Response *resp, int fd, enum rpc_rep
 	return rpc_send(call->m, call->c, call->id, resp, fd, mode);
 }
 
-void rpc_dispatch(struct manager *m, struct connection *c, const Pmemz__Request *req)
+void rpc_fail_reply(struct rpc_call *call, int r)
 {
-	struct rpc_call call = {.m = m, .c = c, .req = req, .id = req->id};
-	const struct rpc_descriptor *d = rpc_lookup(req->op_case);
-	int r;
+	struct connection *c = call->c;
 
-	if (!d)
-		r = rpc_fail(&call, -EOPNOTSUPP, "unknown operation");
-	else if (d->admin_only && !c->admin)
-		r = rpc_fail(&call, -EPERM, "%s needs root or the admin group", d->name);
-	else
-		r = d->handler(&call);
-	if (r >= 0)
-		return;
-	if (!call.msg[0])
-		(void)snprintf(call.msg, sizeof(call.msg), "%s", strerror(-r));
+	if (!call->msg[0])
+		(void)snprintf(call->msg, sizeof(call->msg), "%s", strerror(-r));
 	log_debug("connection %" PRIu64 " (uid %u): %s request %" PRIu64 ": %s", c->serial,
-		  (unsigned)c->uid, d ? d->name : "unknown", req->id, LOG_ESC(call.msg));
-	(void)rpc_send_error(m, c, req->id, r, call.msg, RPC_REPLY_ORDERED);
+		  (unsigned)c->uid, call->name ? call->name : "unknown", call->id,
+		  LOG_ESC(call->msg));
+	(void)rpc_send_error(call->m, c, call->id, r, call->msg, RPC_REPLY_ORDERED);
 }
 
 bool rpc_region_allowed(const struct connection *c, const struct manager_region *mr)
 {
-	return conf_region_allows(mr->rc, c->uid, c->gid, c->groups, c->n_groups);
+	/* root's pass is an admin's: with admin_cgroups, root elsewhere is a tenant. */
+	if (c->uid == 0 && c->admin)
+		return true;
+	return conf_access_region_lists(mr->rc, c->uid, c->gid, c->groups, c->n_groups) ||
+	       conf_access_region_cgroup(mr->rc, c->cgroup);
 }
 
 bool rpc_region_visible(const struct connection *c, const struct manager_region *mr)
@@ -149,7 +141,7 @@ int rpc_region(struct rpc_call *call, const char *name, struct manager_region **
 	if (strlen(name) > CONF_REGION_NAME_MAX)
 		return rpc_fail(call, -ENOENT, "no region '%.*s...'", (int)CONF_REGION_NAME_MAX,
 				name);
-	mr = manager_find_region(call->m, name);
+	mr = regions_find(call->m, name);
 	if (!mr)
 		return rpc_fail(call, -ENOENT, "no region '%s'", name);
 	/* Before the access check: no caller (admins included) gets past a failed region. */
@@ -166,7 +158,7 @@ int rpc_region(struct rpc_call *call, const char *name, struct manager_region **
 				"region '%s' was removed from the configuration; it goes away once "
 				"its users are done",
 				name);
-	manager_region_touch(mr, call->c);
+	regions_touch(mr, call->c);
 	*out = mr;
 	return 0;
 }
@@ -257,6 +249,15 @@ size_t rpc_runs_fitting(const struct run *runs, size_t n_runs, size_t budget)
 	return k;
 }
 
+size_t rpc_runs_packed(const struct run *runs, size_t n_runs)
+{
+	size_t used = 0;
+
+	for (size_t k = 0; k < n_runs; k++)
+		used += 4 + varint_size(runs[k].first) + varint_size(runs[k].count);
+	return used;
+}
+
 void rpc_region_info_to_pb(const struct region_info *info, Pmemz__RegionInfo *pb)
 {
 	pmemz__region_info__init(pb);
@@ -278,18 +279,12 @@ void rpc_region_info_to_pb(const struct region_info *info, Pmemz__RegionInfo *pb
 struct rpc_job {
 	struct rpc_call call; /* req is NULL: the request is gone */
 	struct manager_region *region; /* what it works on: busy for reload */
-	const char *name;
 	rpc_step_fn step;
 	void (*free_state)(void *);
 	void *state;
 	size_t mem;
 	TAILQ_ENTRY(rpc_job) link; /* m->jobs, round robin */
 };
-
-size_t rpc_job_mem(const struct rpc_job *j)
-{
-	return j ? j->mem + sizeof(*j) : 0;
-}
 
 static void rpc_job_free(struct rpc_job *j)
 {
@@ -303,14 +298,10 @@ static void rpc_job_end(struct rpc_job *j, int r)
 {
 	struct connection *c = j->call.c;
 
-	if (r < 0) {
-		if (!j->call.msg[0])
-			(void)snprintf(j->call.msg, sizeof(j->call.msg), "%s", strerror(-r));
-		log_debug("connection %" PRIu64 " (uid %u): %s request %" PRIu64 ": %s", c->serial,
-			  (unsigned)c->uid, j->name, j->call.id, j->call.msg);
-		(void)rpc_send_error(j->call.m, c, j->call.id, r, j->call.msg, RPC_REPLY_ORDERED);
-	}
+	if (r < 0)
+		rpc_fail_reply(&j->call, r);
 	c->job = NULL;
+	c->job_mem = 0;
 	rpc_job_free(j);
 	connection_kick(c);
 }
@@ -354,7 +345,7 @@ static void rpc_jobs_cb(evutil_socket_t fd, short what, void *arg)
 	 * for the last job to end: replies held for it (other clients'
 	 * ALLOCATEs, STATs) must not.
 	 */
-	manager_commit_if_overdue(m);
+	commit_if_overdue(m);
 }
 
 bool rpc_job_region(const struct manager *m, const struct manager_region *mr)
@@ -396,17 +387,13 @@ int rpc_job_start(struct rpc_call *call, struct manager_region *mr, rpc_step_fn 
 	}
 	j->call = *call;
 	j->call.req = NULL;
-	{
-		const struct rpc_descriptor *d = rpc_lookup(call->req->op_case);
-
-		j->name = d ? d->name : "request"; /* dispatched, so always known */
-	}
 	j->region = mr;
 	j->step = step;
 	j->free_state = free_state;
 	j->state = state;
 	j->mem = mem;
 	call->c->job = j;
+	call->c->job_mem = mem + sizeof(*j);
 	TAILQ_INSERT_TAIL(&m->jobs, j, link);
 	rpc_jobs_arm(m, 0);
 	return 0;
@@ -421,4 +408,5 @@ void rpc_job_cancel(struct connection *c)
 	TAILQ_REMOVE(&c->m->jobs, j, link);
 	rpc_job_free(j);
 	c->job = NULL;
+	c->job_mem = 0;
 }

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Request dispatch.  Each rpc-*.c file exports one const descriptor; the
- * table in rpc.c maps a request's op to it.  A handler either sends its
- * reply (rpc_reply) and returns 0, defers it (a waiting ALLOCATE) and
- * returns 0, or returns -errno after rpc_fail() set the message, and the
- * dispatcher sends the error reply.
+ What the RPC handlers share: replies, access checks, runs, sliced
+ * requests.  Each rpc-*.c file exports one const descriptor; the table in
+ * dispatch.c maps a request's op to it.  A handler either sends its reply
+ * (rpc_reply) and returns 0, defers it (a waiting ALLOCATE) and returns 0,
+ * or returns -errno after rpc_fail() set the message, and the dispatcher
+ * (or the sliced request's end) sends the error reply (rpc_fail_reply).
  */
 #ifndef PMEMZ_RPC_H
 #define PMEMZ_RPC_H
@@ -13,7 +14,7 @@
 #include <stdint.h>
 
 #include "frame.h"
-#include "manager.h"
+#include "server.h"
 #include "util.h"
 
 struct connection;
@@ -43,6 +44,7 @@ struct rpc_call {
 	struct manager *m;
 	struct connection *c;
 	const Pmemz__Request *req;
+	const char *name; /* the op's, for log messages */
 	uint64_t id;
 	char msg[RPC_MSG_MAX];
 };
@@ -54,6 +56,7 @@ struct rpc_descriptor {
 	int (*handler)(struct rpc_call *call);
 };
 
+extern const struct rpc_descriptor rpc_clients;
 extern const struct rpc_descriptor rpc_hello;
 extern const struct rpc_descriptor rpc_open_region;
 extern const struct rpc_descriptor rpc_allocate;
@@ -67,13 +70,12 @@ extern const struct rpc_descriptor rpc_map;
 extern const struct rpc_descriptor rpc_zeroer;
 extern const struct rpc_descriptor rpc_usage;
 extern const struct rpc_descriptor rpc_runs;
-
-const struct rpc_descriptor *rpc_lookup(Pmemz__Request__OpCase op);
-/* Run one decoded request (version already checked). */
-void rpc_dispatch(struct manager *m, struct connection *c, const Pmemz__Request *req);
+extern const struct rpc_descriptor rpc_claim;
 
 /* Set the error message of the call; returns r (a negative errno). */
 int rpc_fail(struct rpc_call *call, int r, const char *fmt, ...) _printf_(3, 4);
+/* The one place a failed call's error reply is made: logged (debug) and sent, ordered. */
+void rpc_fail_reply(struct rpc_call *call, int r);
 
 /*
  * Pack resp (id and status 0 are filled in) and queue it with fd to pass on
@@ -118,6 +120,8 @@ int rpc_runs_to_pb(const struct run *runs, size_t n_runs, Pmemz__Run **storage, 
  */
 #define RPC_RUNS_BUDGET (PMEMZ_FRAME_MAX - 1024u)
 size_t rpc_runs_fitting(const struct run *runs, size_t n_runs, size_t budget);
+/* The bytes rpc_runs_fitting counts for n_runs runs. */
+size_t rpc_runs_packed(const struct run *runs, size_t n_runs);
 
 void rpc_region_info_to_pb(const struct region_info *info, Pmemz__RegionInfo *pb);
 
@@ -148,11 +152,5 @@ int rpc_job_start(struct rpc_call *call, struct manager_region *mr, rpc_step_fn 
 bool rpc_job_region(const struct manager *m, const struct manager_region *mr);
 /* The connection is closing: its job goes without a reply. */
 void rpc_job_cancel(struct connection *c);
-/* Bytes charged for a job (0 for none). */
-size_t rpc_job_mem(const struct rpc_job *j);
-
-/* A waiting ALLOCATE's turn (rpc-allocate.c; a waitq_grant_fn, see waitq.h). */
-int rpc_allocate_grant(struct manager *m, struct connection *c, struct manager_region *mr,
-		       uint64_t n_extents, uint64_t req_id);
 
 #endif

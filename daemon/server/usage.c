@@ -3,12 +3,19 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "connection.h"
 #include "lease.h"
 #include "usage.h"
 
 /* freed_by holds 1 + a row index in 16 bits: later uids are not charged. */
 #define USAGE_CHARGED_ROWS UINT16_MAX
+/*
+ * Rows per region.  With tenant = cgroup a peer that may create cgroups
+ * (a delegated subtree) could otherwise add rows without end.
+ */
+#define USAGE_ROWS_MAX 65536u
 
 static void usage_zeroed(void *ctx, uint64_t first, uint64_t count)
 {
@@ -24,10 +31,12 @@ static void usage_zeroed(void *ctx, uint64_t first, uint64_t count)
 	}
 }
 
-static int usage_add_row(struct usage *u, uid_t uid, struct uid_usage **out)
+static int usage_add_row(struct usage *u, uid_t uid, const char *tenant, struct uid_usage **out)
 {
 	struct uid_usage *row;
 
+	if (u->n_rows >= USAGE_ROWS_MAX)
+		return -EUSERS;
 	if (u->n_rows == u->cap_rows) {
 		size_t cap = u->cap_rows ? 2 * u->cap_rows : 8;
 		struct uid_usage **v = reallocarray(u->rows, cap, sizeof(*v));
@@ -40,6 +49,10 @@ static int usage_add_row(struct usage *u, uid_t uid, struct uid_usage **out)
 	row = calloc(1, sizeof(*row));
 	if (!row)
 		return -ENOMEM;
+	if (tenant && !(row->tenant = strdup(tenant))) {
+		free(row);
+		return -ENOMEM;
+	}
 	row->uid = uid;
 	TAILQ_INIT(&row->waitq);
 	u->rows[u->n_rows++] = row;
@@ -47,10 +60,19 @@ static int usage_add_row(struct usage *u, uid_t uid, struct uid_usage **out)
 	return 0;
 }
 
+/* uid's own row (no tenant key). */
 static struct uid_usage *usage_lookup(const struct usage *u, uid_t uid)
 {
 	for (size_t k = 0; k < u->n_rows; k++)
-		if (u->rows[k]->uid == uid)
+		if (!u->rows[k]->tenant && u->rows[k]->uid == uid)
+			return u->rows[k];
+	return NULL;
+}
+
+static struct uid_usage *usage_lookup_tenant(const struct usage *u, const char *tenant)
+{
+	for (size_t k = 0; k < u->n_rows; k++)
+		if (u->rows[k]->tenant && strcmp(u->rows[k]->tenant, tenant) == 0)
 			return u->rows[k];
 	return NULL;
 }
@@ -59,10 +81,13 @@ static void usage_destroy(struct usage *u)
 {
 	if (!u)
 		return;
-	for (size_t k = 0; k < u->n_rows; k++)
+	for (size_t k = 0; k < u->n_rows; k++) {
+		free(u->rows[k]->tenant);
 		free(u->rows[k]);
+	}
 	free(u->rows);
 	free(u->freed_by);
+	free(u->tag_rows);
 	free(u);
 }
 
@@ -78,7 +103,7 @@ static int usage_rebuild(struct usage *u, const struct region *r)
 			continue;
 		row = usage_lookup(u, uid);
 		if (!row) {
-			q = usage_add_row(u, uid, &row);
+			q = usage_add_row(u, uid, NULL, &row);
 			if (q < 0)
 				return q;
 		}
@@ -131,7 +156,104 @@ int usage_row(struct manager_region *mr, uid_t uid, struct uid_usage **out)
 		*out = row;
 		return 0;
 	}
-	return usage_add_row(u, uid, out);
+	return usage_add_row(u, uid, NULL, out);
+}
+
+struct uid_usage *usage_tenant_find(const struct manager_region *mr, const struct connection *c)
+{
+	char buf[PEER_CGROUP_MAX];
+	const char *key;
+
+	if (!mr->usage)
+		return NULL;
+	if (!mr->rc->tenant_cgroup)
+		return usage_lookup(mr->usage, c->uid);
+	key = conf_tenant_cgroup(mr->rc, c->cgroup, buf, sizeof(buf));
+	return key ? usage_lookup_tenant(mr->usage, key) : NULL;
+}
+
+int usage_tenant(struct manager_region *mr, const struct connection *c, struct uid_usage **out)
+{
+	char buf[PEER_CGROUP_MAX];
+	const char *key;
+	struct usage *u;
+	struct uid_usage *row;
+	int q;
+
+	if (!mr->rc->tenant_cgroup)
+		return usage_row(mr, c->uid, out);
+	key = conf_tenant_cgroup(mr->rc, c->cgroup, buf, sizeof(buf));
+	if (!key)
+		return -EACCES; /* never pooled with others: the region is keyed by cgroup */
+	q = usage_get(mr, &u);
+	if (q < 0)
+		return q;
+	row = usage_lookup_tenant(u, key);
+	if (row) {
+		*out = row;
+		return 0;
+	}
+	return usage_add_row(u, c->uid, key, out);
+}
+
+static size_t usage_row_index(const struct usage *u, const struct uid_usage *row)
+{
+	size_t k;
+
+	for (k = 0; k < u->n_rows && u->rows[k] != row; k++)
+		;
+	return k;
+}
+
+int usage_tag_owner(struct manager_region *mr, uint32_t id, uid_t uid, struct uid_usage **out)
+{
+	struct usage *u;
+	int q = usage_get(mr, &u);
+
+	if (q < 0)
+		return q;
+	if (id < u->n_tag_rows && u->tag_rows[id] && u->tag_rows[id] <= u->n_rows) {
+		*out = u->rows[u->tag_rows[id] - 1];
+		return 0;
+	}
+	return usage_row(mr, uid, out);
+}
+
+void usage_tag_committed(struct manager_region *mr, struct uid_usage *row, uint32_t id,
+			 uint64_t n_extents)
+{
+	struct usage *u = mr->usage;
+	size_t k;
+
+	row->committed += n_extents;
+	row->tags++;
+	if (!u || !row->tenant)
+		return; /* a uid's row: the tag table says whose it is */
+	k = usage_row_index(u, row);
+	if (id >= u->n_tag_rows) {
+		size_t n = MAX((size_t)id + 1, 2 * u->n_tag_rows);
+		uint32_t *v = reallocarray(u->tag_rows, n, sizeof(*v));
+
+		/*
+		 * Out of memory: the tag counts for this tenant now and for its
+		 * uid's row when freed (usage_tag_freed clamps at 0).
+		 */
+		if (!v)
+			return;
+		memset(v + u->n_tag_rows, 0, (n - u->n_tag_rows) * sizeof(*v));
+		u->tag_rows = v;
+		u->n_tag_rows = n;
+	}
+	u->tag_rows[id] = (uint32_t)(k + 1);
+}
+
+const char *usage_row_name(const struct uid_usage *u, char *buf, size_t len)
+{
+	if (u->tenant)
+		(void)snprintf(buf, len, "tenant '%s'", u->tenant);
+	else
+		(void)snprintf(buf, len, "uid %u", (unsigned)u->uid);
+	return buf;
 }
 
 struct uid_usage *usage_find(const struct manager_region *mr, uid_t uid)
@@ -154,14 +276,16 @@ int usage_check_bytes(const struct manager_region *mr, const struct uid_usage *u
 {
 	uint64_t es = mr->info.extent_size, quota = mr->rc->uid_quota;
 	uint64_t held = u->leased + u->committed + u->waiting;
-	char q_s[32], held_s[32], l_s[32], c_s[32], w_s[32], want_s[32];
+	char q_s[32], held_s[32], l_s[32], c_s[32], w_s[32], want_s[32], who[PEER_CGROUP_MAX + 16];
 
 	if (!quota || (held + n_extents) <= quota / es)
 		return 0;
 	(void)snprintf(msg, len,
-		       "uid %u over its quota in region '%s': uid_quota %s, in use %s (leased %s, "
+		       "%s over its quota in region '%s': %s %s, in use %s (leased %s, "
 		       "committed %s, waited for %s), %s more wanted",
-		       (unsigned)u->uid, mr->info.name, pmemz_format_size(quota, q_s, sizeof(q_s)),
+		       usage_row_name(u, who, sizeof(who)), mr->info.name,
+		       mr->rc->tenant_cgroup ? "tenant_quota" : "uid_quota",
+		       pmemz_format_size(quota, q_s, sizeof(q_s)),
 		       pmemz_format_size(held * es, held_s, sizeof(held_s)),
 		       pmemz_format_size(u->leased * es, l_s, sizeof(l_s)),
 		       pmemz_format_size(u->committed * es, c_s, sizeof(c_s)),
@@ -174,25 +298,29 @@ int usage_check_bytes(const struct manager_region *mr, const struct uid_usage *u
 static int check_count(const struct manager_region *mr, const struct uid_usage *u, const char *key,
 		       const char *what, uint64_t max, uint64_t have, char *msg, size_t len)
 {
+	char who[PEER_CGROUP_MAX + 16];
+
 	if (!max || have < max)
 		return 0;
+	/* tenant = uid keeps the old key names in messages: scripts match them. */
 	(void)snprintf(msg, len,
-		       "uid %u over its limit in region '%s': %s %" PRIu64 ", %" PRIu64 " %s",
-		       (unsigned)u->uid, mr->info.name, key, max, have, what);
+		       "%s over its limit in region '%s': %s%s %" PRIu64 ", %" PRIu64 " %s",
+		       usage_row_name(u, who, sizeof(who)), mr->info.name,
+		       mr->rc->tenant_cgroup ? "tenant_" : "uid_", key, max, have, what);
 	return -EDQUOT;
 }
 
 int usage_check_tags(const struct manager_region *mr, const struct uid_usage *u, char *msg,
 		     size_t len)
 {
-	return check_count(mr, u, "uid_max_tags", "tags committed", mr->rc->uid_max_tags, u->tags,
-			   msg, len);
+	return check_count(mr, u, "max_tags", "tags committed", mr->rc->uid_max_tags, u->tags, msg,
+			   len);
 }
 
 int usage_check_waiters(const struct manager_region *mr, const struct uid_usage *u, char *msg,
 			size_t len)
 {
-	return check_count(mr, u, "uid_max_waiters", "allocations waiting", mr->rc->uid_max_waiters,
+	return check_count(mr, u, "max_waiters", "allocations waiting", mr->rc->uid_max_waiters,
 			   u->waiters, msg, len);
 }
 
@@ -200,10 +328,8 @@ int usage_check_waiters(const struct manager_region *mr, const struct uid_usage 
 static void usage_mark_freed(struct usage *u, const struct uid_usage *row, const struct run *runs,
 			     size_t n_runs)
 {
-	size_t k;
+	size_t k = usage_row_index(u, row);
 
-	for (k = 0; k < u->n_rows && u->rows[k] != row; k++)
-		;
 	if (k >= u->n_rows || k >= USAGE_CHARGED_ROWS)
 		return;
 	for (size_t i = 0; i < n_runs; i++)
@@ -215,7 +341,7 @@ static void usage_mark_freed(struct usage *u, const struct uid_usage *row, const
 void usage_release_lease(struct manager *m, struct lease *l)
 {
 	struct manager_region *mr = m->regions[l->region];
-	struct uid_usage *row = usage_find(mr, l->uid);
+	struct uid_usage *row = l->row ? l->row : usage_find(mr, l->uid);
 
 	region_unlease(mr->r, l->runs, l->n_runs);
 	if (row) {
@@ -225,10 +351,12 @@ void usage_release_lease(struct manager *m, struct lease *l)
 	lease_table_remove(m->leases, l);
 }
 
-void usage_tag_freed(struct manager_region *mr, struct uid_usage *u, const struct run *runs,
-		     size_t n_runs, uint64_t n_extents)
+void usage_tag_freed(struct manager_region *mr, struct uid_usage *u, uint32_t id,
+		     const struct run *runs, size_t n_runs, uint64_t n_extents)
 {
-	u->committed -= n_extents;
-	u->tags--;
+	if (id < mr->usage->n_tag_rows)
+		mr->usage->tag_rows[id] = 0;
+	u->committed -= MIN(u->committed, n_extents);
+	u->tags -= u->tags > 0;
 	usage_mark_freed(mr->usage, u, runs, n_runs);
 }

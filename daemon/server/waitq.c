@@ -3,7 +3,6 @@
 #include <stdlib.h>
 
 #include "connection.h"
-#include "manager.h"
 #include "usage.h"
 #include "waitq.h"
 
@@ -14,6 +13,8 @@ struct waiter {
 	uint64_t since_ns;		 /* waitq_add: the wait time counts from here, across re-queues */
 	struct manager_region *mr;	 /* stable: regions are allocated one by one */
 	struct uid_usage *owner;	 /* the uid's row in that region */
+	waitq_grant_fn grant;
+	waitq_fail_fn fail;
 	TAILQ_ENTRY(waiter) region_link; /* owner->waitq */
 	TAILQ_ENTRY(waiter) conn_link;	 /* conn->waiters */
 };
@@ -91,7 +92,8 @@ static void waiter_unlink(struct manager_region *mr, struct waiter *w)
 	w->conn->n_waiters--;
 }
 
-int waitq_add(struct manager_region *mr, struct connection *c, uint64_t req_id, uint64_t n_extents)
+int waitq_add(struct manager_region *mr, struct connection *c, uint64_t req_id, uint64_t n_extents,
+	      waitq_grant_fn grant, waitq_fail_fn fail)
 {
 	struct uid_usage *u;
 	struct waiter *w;
@@ -99,7 +101,7 @@ int waitq_add(struct manager_region *mr, struct connection *c, uint64_t req_id, 
 
 	if (c->n_waiters >= CONNECTION_WAITERS_MAX)
 		return -EBUSY;
-	r = usage_row(mr, c->uid, &u);
+	r = usage_tenant(mr, c, &u);
 	if (r < 0)
 		return r;
 	w = calloc(1, sizeof(*w));
@@ -111,6 +113,8 @@ int waitq_add(struct manager_region *mr, struct connection *c, uint64_t req_id, 
 	w->since_ns = pmemz_now_ns();
 	w->mr = mr;
 	w->owner = u;
+	w->grant = grant;
+	w->fail = fail;
 	waiter_link(mr, w, false);
 	waitq_update_urgent(mr);
 	return 0;
@@ -122,7 +126,7 @@ int waitq_add(struct manager_region *mr, struct connection *c, uint64_t req_id, 
  * thousand.  The uid whose turn it is keeps it while its allocation waits
  * for the zeroer, so that a large request is not starved by small ones.
  */
-void waitq_serve(struct manager_region *mr, waitq_grant_fn grant)
+void waitq_serve(struct manager_region *mr)
 {
 	struct uid_usage *u;
 	struct waiter *w;
@@ -138,7 +142,8 @@ void waitq_serve(struct manager_region *mr, waitq_grant_fn grant)
 		 * closes the connection, which cancels its waiters.
 		 */
 		waiter_unlink(mr, w);
-		r = grant(mr->m, w->conn, mr, w->n_extents, w->req_id);
+		r = mr->failed ? w->fail(mr->m, w->conn, mr, w->req_id)
+			       : w->grant(mr->m, w->conn, mr, w->n_extents, w->req_id);
 		if (r == -EAGAIN) {
 			waiter_link(mr, w, true);
 			break;
@@ -154,40 +159,15 @@ void waitq_serve(struct manager_region *mr, waitq_grant_fn grant)
 	waitq_update_urgent(mr);
 }
 
-void waitq_hold(struct connection *c, struct out_frame *f)
+void waitq_fail(struct manager_region *mr)
 {
-	TAILQ_INSERT_TAIL(&c->held, f, link);
-	c->n_held++;
-	if (!c->on_held_list) {
-		c->on_held_list = true;
-		TAILQ_INSERT_TAIL(&c->m->held, c, held_link);
-	}
-	manager_request_commit(c->m);
+	waitq_serve(mr); /* mr->failed: each waiter's fail callback */
 }
 
-void waitq_release(struct manager *m)
+bool waitq_cancel(struct connection *c)
 {
-	struct connection *c;
-	struct out_frame *f;
-
-	while ((c = TAILQ_FIRST(&m->held))) {
-		TAILQ_REMOVE(&m->held, c, held_link);
-		c->on_held_list = false;
-		m->held_replies += c->n_held;
-		while ((f = TAILQ_FIRST(&c->held))) {
-			TAILQ_REMOVE(&c->held, f, link);
-			connection_push(c, f);
-		}
-		c->n_held = 0;
-		connection_flush(c);
-	}
-}
-
-void waitq_cancel(struct connection *c)
-{
-	struct manager *m = c->m;
 	struct waiter *w;
-	struct out_frame *f;
+	bool others = false;
 
 	while ((w = TAILQ_FIRST(&c->waiters))) {
 		struct manager_region *mr = w->mr;
@@ -196,17 +176,7 @@ void waitq_cancel(struct connection *c)
 		free(w);
 		waitq_update_urgent(mr);
 		/* Those queued behind it may fit now: the commit pass serves them. */
-		if (mr->n_waiters)
-			manager_request_commit(m);
+		others |= mr->n_waiters > 0;
 	}
-
-	while ((f = TAILQ_FIRST(&c->held))) {
-		TAILQ_REMOVE(&c->held, f, link);
-		connection_frame_drop(c, f); /* its fd closed, its memory uncharged */
-	}
-	c->n_held = 0;
-	if (c->on_held_list) {
-		TAILQ_REMOVE(&m->held, c, held_link);
-		c->on_held_list = false;
-	}
+	return others;
 }

@@ -1,34 +1,28 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What waits in the main loop for the storage to catch up, in one place:
+ * Waiting allocations: an ALLOCATE that found too few ZEROED extents
+ * waits, first come first served per uid and the uids of a region in turn
+ * (round robin), until the zeroer has made enough.  The region's zeroer is
+ * urgent while any wait.  The commit pass serves them (waitq_serve), so
+ * the leases they get are durable with that same pass; a closing
+ * connection's go (waitq_cancel).  Each waiter carries its own grant and
+ * fail callbacks: waitq.c knows nothing of what is granted.
  *
- *  - waiting allocations: an ALLOCATE that found too few ZEROED extents
- *    waits, first come first served per uid and the uids of a region in
- *    turn (round robin), until the zeroer has made
- *    enough.  The region's zeroer is urgent while any wait.  The commit pass
- *    serves them (waitq_serve), so the leases they get are durable with that
- *    same pass; a closing connection's go (waitq_cancel).
- *
- *  - held replies: a reply that attests state (RPC_REPLY_COMMIT, or
- *    RPC_REPLY_ORDERED behind a pending commit, or anything queued outside
- *    the connection's read callback) is held until the group commit has made
- *    the state durable (region_sync on every region); waitq_release then
- *    hands it to the connection's output queue.
- *
- * waitq.c is the only writer of the lists and counters named "waitq.c's" in
- * manager.h and connection.h; others may read the counters.
+ * waitq.c is the only writer of the lists and counters named "waitq.c's"
+ * in manager.h and connection.h; others may read the counters.
  */
 #ifndef PMEMZ_WAITQ_H
 #define PMEMZ_WAITQ_H
 
 #include <stdint.h>
 
-#include "manager.h" /* MANAGER_WAIT_BUCKETS */
+#include <stdbool.h>
+
+#include "server.h" /* MANAGER_WAIT_BUCKETS */
 
 struct connection;
 struct manager;
 struct manager_region;
-struct out_frame;
 
 /*
  * Lease n_extents of mr to c and answer ALLOCATE req_id (a reply, or an
@@ -38,23 +32,25 @@ struct out_frame;
 typedef int (*waitq_grant_fn)(struct manager *m, struct connection *c, struct manager_region *mr,
 			      uint64_t n_extents, uint64_t req_id);
 
+/* mr has failed: answer ALLOCATE req_id of c (an error reply); 0. */
+typedef int (*waitq_fail_fn)(struct manager *m, struct connection *c, struct manager_region *mr,
+			     uint64_t req_id);
+
 /*
  * c's ALLOCATE req_id waits behind its uid's others in mr: 0, -EBUSY
  * (CONNECTION_WAITERS_MAX), -ENOMEM.  The uid's limits are the caller's to check.
  */
-int waitq_add(struct manager_region *mr, struct connection *c, uint64_t req_id, uint64_t n_extents);
+int waitq_add(struct manager_region *mr, struct connection *c, uint64_t req_id, uint64_t n_extents,
+	      waitq_grant_fn grant, waitq_fail_fn fail);
 /* Commit pass, after zeroing progress: grant mr's waiters in turn until one must wait on. */
-void waitq_serve(struct manager_region *mr, waitq_grant_fn grant);
+void waitq_serve(struct manager_region *mr);
+/* mr failed (mr->failed): every waiter's fail callback, and they go. */
+void waitq_fail(struct manager_region *mr);
 
 /* Upper bounds (seconds, ascending) of mr->wait_hist's buckets; fixed, a metrics contract. */
 extern const double waitq_wait_bounds_sec[MANAGER_WAIT_BUCKETS];
 
-/* Hold a reply frame (ownership passes) for the next group commit, and ask for one. */
-void waitq_hold(struct connection *c, struct out_frame *f);
-/* Commit pass, after region_sync: queue every held reply to its connection and send. */
-void waitq_release(struct manager *m);
-
-/* c is closing: its waiters go (those behind them may fit now), its held replies are dropped. */
-void waitq_cancel(struct connection *c);
+/* c is closing: its waiters go; true when others wait behind them (they may fit now). */
+bool waitq_cancel(struct connection *c);
 
 #endif

@@ -30,6 +30,33 @@ static int write_header(struct pstore *ps, uint64_t off, const struct layout_hea
 	return 0;
 }
 
+/* A sealed header for geometry g, with a fresh random (version 4) uuid. */
+static int new_header(const struct layout_geometry *g, bool split, struct layout_header *h)
+{
+	memset(h, 0, sizeof(*h));
+	memcpy(h->magic, LAYOUT_MAGIC, sizeof(h->magic));
+	h->version = LAYOUT_VERSION;
+	h->header_size = sizeof(*h);
+	if (getrandom(h->uuid, sizeof(h->uuid), 0) != (ssize_t)sizeof(h->uuid))
+		return -(errno ? errno : EIO);
+	h->uuid[6] = (uint8_t)((h->uuid[6] & 0x0f) | 0x40); /* version 4 */
+	h->uuid[8] = (uint8_t)((h->uuid[8] & 0x3f) | 0x80); /* variant 1 */
+	h->region_size = g->region_size;
+	h->extent_size = g->extent_size;
+	h->extent_count = g->extent_count;
+	h->extent_table_off = g->extent_table_off;
+	h->tag_table_off = g->tag_table_off;
+	h->tag_count = g->tag_count;
+	h->data_off = g->data_off;
+	h->backup_off = LAYOUT_BACKUP_OFF;
+	h->format_time = (uint64_t)time(NULL);
+	h->data_align = g->data_align;
+	h->tag_slot_size = LAYOUT_TAG_SLOT_SIZE;
+	h->flags = split ? LAYOUT_FLAG_SPLIT : 0;
+	layout_header_seal(h);
+	return 0;
+}
+
 /*
  * Format: ps holds the headers and tables (the whole region, or a split
  * region's metadata file); region_size is what the header records (the
@@ -66,27 +93,9 @@ static int format_region(struct pstore *ps, uint64_t region_size, bool split, co
 				       pmemz_format_size(layout_meta_size(&g), s1, sizeof(s1)),
 				       pmemz_format_size(pstore_size(ps), s2, sizeof(s2)));
 
-	memset(&h, 0, sizeof(h));
-	memcpy(h.magic, LAYOUT_MAGIC, sizeof(h.magic));
-	h.version = LAYOUT_VERSION;
-	h.header_size = sizeof(h);
-	if (getrandom(h.uuid, sizeof(h.uuid), 0) != (ssize_t)sizeof(h.uuid))
-		return log_error_errno(errno ? errno : EIO, "region '%s': getrandom: %m", name);
-	h.uuid[6] = (uint8_t)((h.uuid[6] & 0x0f) | 0x40); /* version 4 */
-	h.uuid[8] = (uint8_t)((h.uuid[8] & 0x3f) | 0x80); /* variant 1 */
-	h.region_size = g.region_size;
-	h.extent_size = g.extent_size;
-	h.extent_count = g.extent_count;
-	h.extent_table_off = g.extent_table_off;
-	h.tag_table_off = g.tag_table_off;
-	h.tag_count = g.tag_count;
-	h.data_off = g.data_off;
-	h.backup_off = LAYOUT_BACKUP_OFF;
-	h.format_time = (uint64_t)time(NULL);
-	h.data_align = g.data_align;
-	h.tag_slot_size = LAYOUT_TAG_SLOT_SIZE;
-	h.flags = split ? LAYOUT_FLAG_SPLIT : 0;
-	layout_header_seal(&h);
+	r = new_header(&g, split, &h);
+	if (r < 0)
+		return log_error_errno(r, "region '%s': getrandom: %m", name);
 
 	/* A crash at any point leaves either a blank region or a complete one. */
 	pstore_zero_nt(ps, base, 2 * LAYOUT_BLOCK);
@@ -109,7 +118,7 @@ static int format_region(struct pstore *ps, uint64_t region_size, bool split, co
 	return 0;
 }
 
-int layout_format(struct pstore *ps, const char *name, uint64_t extent_size, uint64_t align,
+int format_layout(struct pstore *ps, const char *name, uint64_t extent_size, uint64_t align,
 		  struct layout_header *out)
 {
 	return format_region(ps, pstore_size(ps), false, name, extent_size, align, out);
@@ -121,14 +130,13 @@ static uint64_t format_extent_size(uint64_t extent_size, uint64_t align)
 	return extent_size ? extent_size : MAX(CONF_DEFAULT_EXTENT_SIZE, align);
 }
 
-static int format_blank(struct pstore *ps, const char *name, uint64_t extent_size,
-			uint64_t align, const struct pstore_badblock *bbs, size_t n_bbs,
-			struct layout_header *out)
+static int format_blank(struct pstore *ps, const char *name, uint64_t extent_size, uint64_t align,
+			const struct pstore_badblock *bbs, size_t n_bbs, struct layout_header *out)
 {
 	uint64_t used, first = 0;
 
-	used = media_wiped_records(pstore_base(ps), pstore_size(ps), extent_size, align, bbs,
-				   n_bbs, &first);
+	used = media_wiped_records(pstore_base(ps), pstore_size(ps), extent_size, align, bbs, n_bbs,
+				   &first);
 	if (used)
 		return log_error_errno(
 		    EUCLEAN,
@@ -138,22 +146,21 @@ static int format_blank(struct pstore *ps, const char *name, uint64_t extent_siz
 		    "over it (to reuse it as a new region, zero it first); refused: %s",
 		    name, used, first, (uint64_t)LAYOUT_EXTENT_TABLE_OFF + first * 8,
 		    media_refusal_str(REFUSE_BLANK));
-	return layout_format(ps, name, extent_size, align, out);
+	return format_layout(ps, name, extent_size, align, out);
 }
 
 /* No usable header, not both blank: an interrupted format is formatted again. */
 static int no_header(struct pstore *ps, const char *name, uint64_t extent_size, uint64_t align,
-		     const struct pstore_badblock *bbs, size_t n_bbs,
-		     const struct media_headers *m, struct layout_header *out)
+		     const struct pstore_badblock *bbs, size_t n_bbs, const struct media_headers *m,
+		     struct layout_header *out)
 {
-	if (m->primary == HDR_BLANK &&
-	    media_interrupted_format(pstore_base(ps), pstore_size(ps), extent_size, align, bbs,
-				     n_bbs)) {
+	if (m->primary == HDR_BLANK && media_interrupted_format(pstore_base(ps), pstore_size(ps),
+								extent_size, align, bbs, n_bbs)) {
 		log_warning("region '%s': a format was interrupted (blank primary "
 			    "header, incomplete backup, empty tables); formatting "
 			    "again",
 			    name);
-		return layout_format(ps, name, extent_size, align, out);
+		return format_layout(ps, name, extent_size, align, out);
 	}
 	if (m->primary == HDR_BLANK)
 		return log_error_errno(EUCLEAN,
@@ -194,6 +201,124 @@ static int split_no_header(struct pstore *ps, uint64_t data_size, const char *na
 			       layout_hdr_status_str(m->backup), m->backup_why);
 }
 
+/* The media's refusal of a region whose header it read, as the error logged once. */
+static int refusal_error(const char *name, enum media_refusal why, const struct media_headers *m,
+			 const struct layout_header *h, bool split, uint64_t region_size,
+			 uint64_t meta_size)
+{
+	switch (why) {
+	case REFUSE_FOREIGN:
+		return log_error_errno(EMEDIUMTYPE,
+				       "region '%s': %s holds a foreign header (%s); refusing to "
+				       "touch it (format it explicitly to use it); refused: %s",
+				       name, "offset 0", m->primary_why, media_refusal_str(why));
+	case REFUSE_UNSUPPORTED:
+		return log_error_errno(ENOTSUP,
+				       "region '%s': primary header has %s; refusing to touch it; "
+				       "refused: %s",
+				       name, m->primary_why, media_refusal_str(why));
+	case REFUSE_LAYOUT_KIND:
+		return log_error_errno(
+		    EINVAL,
+		    split
+			? "region '%s': the metadata file holds the header of a region that "
+			  "keeps its metadata inline; refusing to touch it; refused: %s"
+			: "region '%s': the header is that of a region whose metadata is in a "
+			  "file of its own; configure its metadata = PATH (refusing to touch it); "
+			  "refused: %s",
+		    name, media_refusal_str(why));
+	case REFUSE_SIZE:
+		return log_error_errno(
+		    EINVAL,
+		    "region '%s': header says the %s is %" PRIu64 " bytes but it is %" PRIu64
+		    " bytes (%s); refusing to touch it; refused: %s",
+		    name, split ? "data file" : "region", h->region_size, region_size,
+		    h->region_size > region_size ? "truncated?" : "grown?", media_refusal_str(why));
+	case REFUSE_META_SIZE:
+		return log_error_errno(EINVAL,
+				       "region '%s': the metadata is %" PRIu64
+				       " bytes, too small for its tables (%" PRIu64
+				       " bytes); refusing to touch it; refused: %s",
+				       name, meta_size,
+				       layout_tables_end(h->tag_table_off, h->tag_count),
+				       media_refusal_str(why));
+	case REFUSE_TABLES_BAD:
+		return log_error_errno(
+		    EIO,
+		    "region '%s': media errors in the extent or tag table; "
+		    "refusing to use it (clear the errors or reformat); refused: %s",
+		    name, media_refusal_str(why));
+	case REFUSE_BLANK:     /* formatted by the caller */
+	case REFUSE_NO_HEADER: /* formatted by the caller */
+	case REFUSE_NONE:
+	case REFUSE_TOO_SMALL: /* the caller's */
+	case REFUSE_MISSING:   /* the tables' verdict: recovery's */
+		break;
+	}
+	return 0;
+}
+
+/* Which header is used, and which is rewritten: worth a warning each. */
+static void log_header_choice(const char *name, const struct media_headers *m)
+{
+	if (m->choice == HDRS_PRIMARY) {
+		if (m->backup == HDR_UNREADABLE)
+			log_warning("region '%s': backup header is unreadable (media error); "
+				    "continuing with the primary",
+				    name);
+		else if (m->repair_backup)
+			log_warning("region '%s': backup header %s (%s); rewriting it from "
+				    "the primary",
+				    name, m->differ ? "differs" : layout_hdr_status_str(m->backup),
+				    m->backup_why);
+	} else {
+		log_warning("region '%s': primary header %s (%s); using the backup header%s", name,
+			    layout_hdr_status_str(m->primary), m->primary_why,
+			    m->repair_primary ? " and repairing the primary" : "");
+	}
+}
+
+/* The configuration against the media: not the media's verdict, the checker cannot see it. */
+static int check_conf(const char *name, const struct layout_header *h, uint64_t extent_size,
+		      uint64_t align)
+{
+	char s1[32], s2[32];
+
+	if (extent_size && extent_size != h->extent_size)
+		return log_error_errno(EINVAL,
+				       "region '%s': configured extent size %s differs from the "
+				       "on-media extent size %s; refusing (reformat to change it)",
+				       name, pmemz_format_size(extent_size, s1, sizeof(s1)),
+				       pmemz_format_size(h->extent_size, s2, sizeof(s2)));
+	if (align && (h->extent_size % align || h->data_off % align))
+		return log_error_errno(EINVAL,
+				       "region '%s': the device alignment is now %s, which the "
+				       "on-media layout (extent size %s) does not satisfy",
+				       name, pmemz_format_size(align, s1, sizeof(s1)),
+				       pmemz_format_size(h->extent_size, s2, sizeof(s2)));
+	return 0;
+}
+
+static int repair_headers(struct pstore *ps, const char *name, const struct media_headers *m,
+			  const struct layout_header *h)
+{
+	int r;
+
+	if (m->repair_primary) {
+		r = write_header(ps, LAYOUT_PRIMARY_OFF, h);
+		if (r < 0)
+			return log_error_errno(r, "region '%s': repairing the primary header: %m",
+					       name);
+	}
+	if (m->repair_backup) {
+		r = write_header(ps, LAYOUT_BACKUP_OFF, h);
+		if (r < 0)
+			return log_error_errno(r, "region '%s': repairing the backup header: %m",
+					       name);
+	}
+	return 0;
+}
+
 /*
  * ps holds the headers and tables; region_size is the size the header must
  * record (the mapping's, or with split the data file's).
@@ -204,7 +329,6 @@ static int load_region(struct pstore *ps, uint64_t region_size, bool split, cons
 {
 	struct media_headers m;
 	struct layout_header h;
-	char s1[32], s2[32];
 	int r;
 	struct media_image img = {
 	    .base = pstore_base(ps),
@@ -232,110 +356,38 @@ static int load_region(struct pstore *ps, uint64_t region_size, bool split, cons
 		*formatted = true;
 		return 0;
 	}
-	/* The chosen header (filled when why says a header was usable). */
-	h = m.choice == HDRS_BACKUP ? m.hb : m.hp;
 	switch (why) {
 	case REFUSE_BLANK:
 	case REFUSE_NO_HEADER:
 		r = m.choice == HDRS_BLANK
-			? format_blank(ps, name, format_extent_size(extent_size, align), align,
-				       bbs, n_bbs, out)
+			? format_blank(ps, name, format_extent_size(extent_size, align), align, bbs,
+				       n_bbs, out)
 			: no_header(ps, name, format_extent_size(extent_size, align), align, bbs,
 				    n_bbs, &m, out);
 		if (r < 0)
 			return r;
 		*formatted = true;
 		return 0;
-	case REFUSE_FOREIGN:
-		return log_error_errno(EMEDIUMTYPE,
-				       "region '%s': %s holds a foreign header (%s); refusing to "
-				       "touch it (format it explicitly to use it); refused: %s",
-				       name, "offset 0", m.primary_why, media_refusal_str(why));
-	case REFUSE_UNSUPPORTED:
-		return log_error_errno(ENOTSUP,
-				       "region '%s': primary header has %s; refusing to touch it; "
-				       "refused: %s",
-				       name, m.primary_why, media_refusal_str(why));
-	case REFUSE_LAYOUT_KIND:
-		return log_error_errno(
-		    EINVAL,
-		    split ? "region '%s': the metadata file holds the header of a region that "
-			    "keeps its metadata inline; refusing to touch it; refused: %s"
-			  : "region '%s': the header is that of a region whose metadata is in a "
-			    "file of its own; configure its metadata = PATH (refusing to touch it); "
-			    "refused: %s",
-		    name, media_refusal_str(why));
-	case REFUSE_SIZE:
-		return log_error_errno(
-		    EINVAL,
-		    "region '%s': header says the %s is %" PRIu64 " bytes but it is %" PRIu64
-		    " bytes (%s); refusing to touch it; refused: %s",
-		    name, split ? "data file" : "region", h.region_size, region_size,
-		    h.region_size > region_size ? "truncated?" : "grown?", media_refusal_str(why));
-	case REFUSE_META_SIZE:
-		return log_error_errno(
-		    EINVAL,
-		    "region '%s': the metadata is %" PRIu64
-		    " bytes, too small for its tables (%" PRIu64 " bytes); refusing to touch it; refused: %s",
-		    name, pstore_size(ps), layout_tables_end(h.tag_table_off, h.tag_count),
-		    media_refusal_str(why));
-	case REFUSE_TABLES_BAD:
-		return log_error_errno(EIO,
-				       "region '%s': media errors in the extent or tag table; "
-				       "refusing to use it (clear the errors or reformat); refused: %s",
-				       name, media_refusal_str(why));
-	case REFUSE_NONE:
-	case REFUSE_TOO_SMALL: /* returned above */
-	case REFUSE_MISSING:   /* the tables' verdict: recovery's */
+	default:
 		break;
 	}
-	if (m.choice == HDRS_PRIMARY) {
-		if (m.backup == HDR_UNREADABLE)
-			log_warning("region '%s': backup header is unreadable (media error); "
-				    "continuing with the primary",
-				    name);
-		else if (m.repair_backup)
-			log_warning("region '%s': backup header %s (%s); rewriting it from "
-				    "the primary",
-				    name, m.differ ? "differs" : layout_hdr_status_str(m.backup),
-				    m.backup_why);
-	} else {
-		log_warning("region '%s': primary header %s (%s); using the backup header%s", name,
-			    layout_hdr_status_str(m.primary), m.primary_why,
-			    m.repair_primary ? " and repairing the primary" : "");
-	}
-
-	/* Configuration against the media: not the media's verdict, the checker cannot see it. */
-	if (extent_size && extent_size != h.extent_size)
-		return log_error_errno(EINVAL,
-				       "region '%s': configured extent size %s differs from the "
-				       "on-media extent size %s; refusing (reformat to change it)",
-				       name, pmemz_format_size(extent_size, s1, sizeof(s1)),
-				       pmemz_format_size(h.extent_size, s2, sizeof(s2)));
-	if (align && (h.extent_size % align || h.data_off % align))
-		return log_error_errno(EINVAL,
-				       "region '%s': the device alignment is now %s, which the "
-				       "on-media layout (extent size %s) does not satisfy",
-				       name, pmemz_format_size(align, s1, sizeof(s1)),
-				       pmemz_format_size(h.extent_size, s2, sizeof(s2)));
-
-	if (m.repair_primary) {
-		r = write_header(ps, LAYOUT_PRIMARY_OFF, &h);
-		if (r < 0)
-			return log_error_errno(r, "region '%s': repairing the primary header: %m",
-					       name);
-	}
-	if (m.repair_backup) {
-		r = write_header(ps, LAYOUT_BACKUP_OFF, &h);
-		if (r < 0)
-			return log_error_errno(r, "region '%s': repairing the backup header: %m",
-					       name);
-	}
+	/* The chosen header (filled when why says a header was usable). */
+	h = m.choice == HDRS_BACKUP ? m.hb : m.hp;
+	r = refusal_error(name, why, &m, &h, split, region_size, pstore_size(ps));
+	if (r < 0)
+		return r;
+	log_header_choice(name, &m);
+	r = check_conf(name, &h, extent_size, align);
+	if (r < 0)
+		return r;
+	r = repair_headers(ps, name, &m, &h);
+	if (r < 0)
+		return r;
 	*out = h;
 	return 0;
 }
 
-int layout_load(struct pstore *ps, const char *name, uint64_t extent_size, uint64_t align,
+int format_load(struct pstore *ps, const char *name, uint64_t extent_size, uint64_t align,
 		const struct pstore_badblock *bbs, size_t n_bbs, struct layout_header *out,
 		bool *formatted)
 {
@@ -343,7 +395,7 @@ int layout_load(struct pstore *ps, const char *name, uint64_t extent_size, uint6
 			   formatted);
 }
 
-int layout_load_split(struct pstore *meta, uint64_t data_size, const char *name,
+int format_load_split(struct pstore *meta, uint64_t data_size, const char *name,
 		      uint64_t extent_size, uint64_t align, const struct pstore_badblock *bbs,
 		      size_t n_bbs, struct layout_header *out, bool *formatted)
 {
@@ -351,7 +403,7 @@ int layout_load_split(struct pstore *meta, uint64_t data_size, const char *name,
 			   formatted);
 }
 
-int layout_meta_size_for(uint64_t data_size, uint64_t extent_size, uint64_t align,
+int format_meta_size_for(uint64_t data_size, uint64_t extent_size, uint64_t align,
 			 uint64_t *meta_size)
 {
 	struct layout_geometry g;

@@ -21,7 +21,7 @@
  * are destroyed: the caller must have decided the region is blank (or the
  * operator forced it).
  */
-int layout_format(struct pstore *ps, const char *name, uint64_t extent_size, uint64_t align,
+int format_layout(struct pstore *ps, const char *name, uint64_t extent_size, uint64_t align,
 		  struct layout_header *out);
 
 /*
@@ -32,7 +32,7 @@ int layout_format(struct pstore *ps, const char *name, uint64_t extent_size, uin
  * untouched.  A damaged primary with a good backup is repaired (warning).
  * *formatted tells whether the region was blank and has been formatted.
  */
-int layout_load(struct pstore *ps, const char *name, uint64_t extent_size, uint64_t align,
+int format_load(struct pstore *ps, const char *name, uint64_t extent_size, uint64_t align,
 		const struct pstore_badblock *bbs, size_t n_bbs, struct layout_header *out,
 		bool *formatted);
 
@@ -42,13 +42,13 @@ int layout_load(struct pstore *ps, const char *name, uint64_t extent_size, uint6
  * metadata image (tables all zero) is formatted; nothing is ever written
  * to the data file.
  */
-int layout_load_split(struct pstore *meta, uint64_t data_size, const char *name,
+int format_load_split(struct pstore *meta, uint64_t data_size, const char *name,
 		      uint64_t extent_size, uint64_t align, const struct pstore_badblock *bbs,
 		      size_t n_bbs, struct layout_header *out, bool *formatted);
 /*
  * Bytes of metadata a split format of data_size bytes needs (extent_size 0:
  * the default for the alignment).  -EINVAL, -ENOSPC as layout_compute_split.
  */
-int layout_meta_size_for(uint64_t data_size, uint64_t extent_size, uint64_t align,
+int format_meta_size_for(uint64_t data_size, uint64_t extent_size, uint64_t align,
 			 uint64_t *meta_size);
 #endif

@@ -1,6 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Internals shared by region*.c and zeroer.c (and the unit tests).
+ * Internals shared by the region*.c files (and the unit tests).  The files
+ * are in layers: each calls only the ones after its arrow, never one that
+ * calls it (tests/lint/call-cycles.py):
+ *
+ *   region.c           -> region-recovery.c, region-tag.c, region-zeroer.c,
+ *                         region-index.c, format.c
+ *   region-recovery.c  -> region-tag.c, region-index.c
+ *   region-alloc.c     -> region-zeroer.c, region-index.c
+ *   region-tag.c       -> region-index.c
+ *   region-zeroer.c    -> zeroer.c (the worker pool), zeroer-policy.c, region-index.c
+ *   region-index.c     -> pstore.c
  *
  * Volatile index: per extent a state (the logical one: what region_get_stats
  * counts) and flags, a bitmap of ZEROED extents (what region_lease picks
@@ -120,7 +130,7 @@ struct region {
 	unsigned zeroer_outstanding; /* batches submitted, not yet collected */
 	region_zeroed_fn zeroed_fn;  /* region_zeroer_set_hook */
 	void *zeroed_ctx;
-	struct zpolicy pol;	     /* zero_policy = adaptive: the reserve's watermarks */
+	struct zpolicy pol; /* zero_policy = adaptive: the reserve's watermarks */
 };
 
 static inline uint8_t *region_extent_addr(const struct region *r, uint64_t i)
@@ -128,22 +138,43 @@ static inline uint8_t *region_extent_addr(const struct region *r, uint64_t i)
 	return r->base + r->data_off + i * r->extent_size;
 }
 
-/* ---- region-alloc.c ---- */
+/*
+ * A fault in the data mapping or the metadata one (*meta), at *off
+ * (UINT64_MAX: a store outside the mapping was refused); off and meta
+ * may be NULL.  Inline so that
+ * every layer asks the same question without calling up into region.c.
+ */
+static inline bool region_mapping_failed(const struct region *r, uint64_t *off, bool *meta)
+{
+	bool in_meta = false;
+
+	if (!pstore_failed(r->ps, off)) {
+		if (r->mps == r->ps || !pstore_failed(r->mps, off))
+			return false;
+		in_meta = true;
+	}
+	if (meta)
+		*meta = in_meta;
+	return true;
+}
+
+/* ---- region-index.c ---- */
 int region_index_init(struct region *r);
 void region_index_free(struct region *r);
 /* Volatile state change, keeping counts and the ZEROED bitmap. */
-void region_vset(struct region *r, uint64_t i, unsigned state);
-uint64_t region_rec_load(const struct region *r, uint64_t i);
+void region_index_set(struct region *r, uint64_t i, unsigned state);
+uint64_t region_index_rec_load(const struct region *r, uint64_t i);
 /* One 8-byte store of the record; not flushed. */
-void region_rec_store(struct region *r, uint64_t i, unsigned state, uint32_t tag, uint32_t gen);
-void region_rec_flush(struct region *r, uint64_t first, uint64_t count);
+void region_index_rec_store(struct region *r, uint64_t i, unsigned state, uint32_t tag,
+			    uint32_t gen);
+void region_index_rec_flush(struct region *r, uint64_t first, uint64_t count);
 /* DIRTY extent, record durable: hand to the zeroer. */
-void region_make_ready(struct region *r, uint64_t i);
+void region_index_make_ready(struct region *r, uint64_t i);
 /*
  * DIRTY extents whose record is not durable yet: held back until
  * region_sync (out of memory for the run list: region_sync scans for them).
  */
-void region_defer_dirty(struct region *r, uint64_t first, uint64_t count);
+void region_index_defer_dirty(struct region *r, uint64_t first, uint64_t count);
 /*
  * The zeroer's door to the index (main loop only): how many extents are
  * ready, take up to max of them into a batch (VF_IN_BATCH, out of the ready
@@ -154,18 +185,23 @@ void region_defer_dirty(struct region *r, uint64_t first, uint64_t count);
 uint64_t region_index_ready(const struct region *r);
 uint64_t region_index_take_batch(struct region *r, uint64_t *ext, uint64_t max);
 void region_index_return_batch(struct region *r, const uint64_t *ext, uint64_t n, uint64_t done);
-void region_release_pending(struct region *r);
-int runvec_push(struct runvec *v, uint64_t first, uint64_t count);
-int idvec_push(struct idvec *v, uint32_t id);
+void region_index_release_pending(struct region *r);
+int region_index_runvec_push(struct runvec *v, uint64_t first, uint64_t count);
+int region_index_idvec_push(struct idvec *v, uint32_t id);
 /* Sort and merge runs in place; -EINVAL for empty, overlapping or out of range runs. */
-int runs_normalize(const struct region *r, struct run *runs, size_t *n_runs);
+int region_index_normalize_runs(const struct region *r, struct run *runs, size_t *n_runs);
+/*
+ * Append to out n ZEROED extents as runs in address order: the first run
+ * long enough, else the longest ones.  Changes nothing in the index.
+ */
+int region_index_find_zeroed(const struct region *r, uint64_t n, struct runvec *out);
 
 /* ---- region-tag.c ---- */
 int region_tags_init(struct region *r);
 void region_tags_free(struct region *r);
 /* Recovery: register slot id as a visible tag. */
 int region_tag_install(struct region *r, uint32_t id, uid_t uid, const char *name);
-int region_vtag_add_extent(struct vtag *t, uint64_t i);
+int region_tag_add_extent(struct vtag *t, uint64_t i);
 /*
  * Sync, after the first drain: phase-1 stores (COMMITTED records of new
  * tags, DIRTY records of freed ones); true when it stored anything.
@@ -183,7 +219,7 @@ void region_tags_synced(struct region *r);
 /* ---- region-recovery.c ---- */
 int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n_bbs);
 
-/* ---- zeroer.c ---- */
+/* ---- region-zeroer.c ---- */
 int region_zeroer_start(struct region *r);
 void region_zeroer_stop(struct region *r);
 /* Submit batches while DIRTY extents are ready and workers are short of work. */
@@ -203,6 +239,6 @@ struct pstore *region_get_pstore(const struct region *r);
  * bitmaps, and (when nothing is pending) every record on media against the
  * volatile state.  0, or -EUCLEAN with the first mismatch logged.
  */
-int region_verify(const struct region *r);
+int region_index_verify(const struct region *r);
 
 #endif

@@ -69,7 +69,7 @@ static void window_add(struct region *r, struct flush_window *w, uint64_t i)
 		return;
 	}
 	if (w->open)
-		region_rec_flush(r, w->first, w->end - w->first);
+		region_index_rec_flush(r, w->first, w->end - w->first);
 	w->first = i;
 	w->end = i + 1;
 	w->open = true;
@@ -78,14 +78,14 @@ static void window_add(struct region *r, struct flush_window *w, uint64_t i)
 static void window_close(struct region *r, struct flush_window *w)
 {
 	if (w->open)
-		region_rec_flush(r, w->first, w->end - w->first);
+		region_index_rec_flush(r, w->first, w->end - w->first);
 	w->open = false;
 }
 
 static void quarantine(struct region *r, uint64_t i)
 {
 	r->vflags[i] |= VF_QUARANTINE;
-	region_vset(r, i, EXT_BAD);
+	region_index_set(r, i, EXT_BAD);
 	r->n_quarantined++;
 }
 
@@ -111,7 +111,7 @@ static void tag_extents_str(const struct region *r, uint32_t id, char *buf, size
 		bool named = false;
 
 		if (i < r->extent_count) {
-			uint64_t rec = region_rec_load(r, i);
+			uint64_t rec = region_index_rec_load(r, i);
 
 			named = !rec_damaged(r, rec) && layout_rec_state(rec) == EXT_COMMITTED &&
 				layout_rec_tag(rec) == id;
@@ -172,15 +172,16 @@ static void check_named_slots(struct region *r, uint8_t *kind, const uint64_t *c
 			/* No crash leaves this: a wiped slot (a zeroed block of the table?). */
 			if (orphans++ < 8) {
 				tag_extents_str(r, id, ext, sizeof(ext));
-				log_error(
-				    "region '%s': tag id %u (slot at offset %" PRIu64 ") is %s, "
-				    "but %" PRIu64 " COMMITTED records name it (extents %s): "
-				    "media damage; quarantining those extents (not zeroed, "
-				    "never handed out) and leaving them as they are",
-				    r->name, id, slot_off(r, id),
-				    media_slot_blank(slot) ? "blank (a zeroed block of the tag table?)"
-							   : "FREE",
-				    cnt[id], ext);
+				log_error("region '%s': tag id %u (slot at offset %" PRIu64
+					  ") is %s, "
+					  "but %" PRIu64 " COMMITTED records name it (extents %s): "
+					  "media damage; quarantining those extents (not zeroed, "
+					  "never handed out) and leaving them as they are",
+					  r->name, id, slot_off(r, id),
+					  media_slot_blank(slot)
+					      ? "blank (a zeroed block of the tag table?)"
+					      : "FREE",
+					  cnt[id], ext);
 			}
 			orphan_recs += cnt[id];
 		}
@@ -207,7 +208,7 @@ static int check_tag_counts(struct region *r, uint8_t *kind)
 	if (!cnt)
 		return -ENOMEM;
 	for (uint64_t i = 0; i < r->extent_count; i++) {
-		uint64_t rec = region_rec_load(r, i);
+		uint64_t rec = region_index_rec_load(r, i);
 
 		if (rec_damaged(r, rec))
 			damaged_recs++;
@@ -270,50 +271,88 @@ static void slot_store_free(struct region *r, uint32_t id)
 	pstore_flush(r->mps, &slot->state, sizeof(slot->state));
 }
 
-int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n_bbs)
+/* What recovery found and did: every phase adds to it, the last one reports it. */
+struct tally {
+	uint8_t *kind; /* [id]: enum media_slot_kind, [0] unused */
+	struct flush_window w;
+	uint64_t leases, rolled_ext, freed_ext, damaged_recs, damaged_ext;
+	uint64_t commits_rolled, frees_done, empty_tags, damaged_tags;
+	uint64_t bad_marked, held_ext, orphan_ext, orphan_tags;
+	uint64_t first_damaged;
+	bool recs_stored, slots_stored;
+};
+
+/* Phase 1: classify the slots (read only). */
+static void classify_slots(struct region *r, struct tally *t)
 {
-	_cleanup_free_ uint8_t *kind = NULL;
-	struct flush_window w = {0};
-	uint64_t leases = 0, rolled_ext = 0, freed_ext = 0, damaged_recs = 0, damaged_ext = 0;
-	uint64_t commits_rolled = 0, frees_done = 0, empty_tags = 0, damaged_tags = 0;
-	uint64_t bad_marked = 0, held_ext = 0, orphan_ext = 0, orphan_tags = 0;
-	uint64_t first_damaged = UINT64_MAX;
-	bool recs_stored = false, slots_stored = false;
-	int ret;
-
-	kind = calloc((size_t)r->tag_count + 1, 1);
-	if (!kind)
-		return -ENOMEM;
-
-	/* 1. Classify the slots and check them against the records (read only). */
 	for (uint32_t id = 1, logged = 0; id <= r->tag_count; id++) {
 		const struct layout_tag *slot = &r->slots[id - 1];
 
 		enum media_slot_damage why;
 
-		kind[id] = (uint8_t)media_slot_classify(slot, &why);
-		if (kind[id] == SLOT_DAMAGED && logged++ < 8)
-			log_error(
-			    "region '%s': tag slot %u (offset %" PRIu64 ", uid %u) is damaged: %s",
-			    r->name, id, slot_off(r, id), slot->uid,
-			    why == SLOT_BAD_STATE ? "unknown state word"
-			    : why == SLOT_BAD_SUM ? "checksum mismatch"
-						  : "invalid name");
+		t->kind[id] = (uint8_t)media_slot_classify(slot, &why);
+		if (t->kind[id] == SLOT_DAMAGED && logged++ < 8)
+			log_error("region '%s': tag slot %u (offset %" PRIu64
+				  ", uid %u) is damaged: %s",
+				  r->name, id, slot_off(r, id), slot->uid,
+				  why == SLOT_BAD_STATE ? "unknown state word"
+				  : why == SLOT_BAD_SUM ? "checksum mismatch"
+							: "invalid name");
 	}
-	ret = check_tag_counts(r, kind);
-	if (ret < 0)
-		return ret;
+}
 
-	/* 2. Extents. */
+/* A COMMITTED record: its slot's kind says whether it stays, goes DIRTY or is held. */
+static int recover_committed(struct region *r, struct tally *t, uint64_t i, uint32_t tag,
+			     uint32_t gen)
+{
+	int ret;
+
+	switch (t->kind[tag]) {
+	case SLOT_VALID:
+		ret = region_tag_add_extent(&r->tags[tag], i);
+		if (ret < 0)
+			return ret;
+		region_index_set(r, i, EXT_COMMITTED);
+		break;
+	case SLOT_WRITTEN:
+	case SLOT_FREEING:
+		region_index_rec_store(r, i, EXT_DIRTY, 0, gen);
+		window_add(r, &t->w, i);
+		if (t->kind[tag] == SLOT_WRITTEN)
+			t->rolled_ext++;
+		else
+			t->freed_ext++;
+		break;
+	case SLOT_HELD:
+		t->held_ext++;
+		quarantine(r, i);
+		break;
+	case SLOT_ORPHANED:
+		t->orphan_ext++;
+		quarantine(r, i);
+		break;
+	default: /* SLOT_DAMAGED (a FREE slot named is SLOT_ORPHANED) */
+		t->damaged_ext++;
+		quarantine(r, i);
+		break;
+	}
+	return 0;
+}
+
+/* Phase 2: every extent record, into the index; leases and half-done work back to DIRTY. */
+static int recover_extents(struct region *r, struct tally *t)
+{
+	int ret;
+
 	for (uint64_t i = 0; i < r->extent_count; i++) {
-		uint64_t rec = region_rec_load(r, i);
+		uint64_t rec = region_index_rec_load(r, i);
 		unsigned s = layout_rec_state(rec);
-		uint32_t tag = layout_rec_tag(rec), gen = layout_rec_gen(rec);
+		uint32_t gen = layout_rec_gen(rec);
 
 		if (rec_damaged(r, rec)) {
-			if (first_damaged == UINT64_MAX)
-				first_damaged = i;
-			damaged_recs++;
+			if (t->first_damaged == UINT64_MAX)
+				t->first_damaged = i;
+			t->damaged_recs++;
 			quarantine(r, i);
 			continue;
 		}
@@ -322,54 +361,34 @@ int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n
 			break;
 		case EXT_ZEROED:
 		case EXT_BAD:
-			region_vset(r, i, s);
+			region_index_set(r, i, s);
 			break;
 		case EXT_LEASED:
-			region_rec_store(r, i, EXT_DIRTY, 0, gen);
-			window_add(r, &w, i);
-			leases++;
+			region_index_rec_store(r, i, EXT_DIRTY, 0, gen);
+			window_add(r, &t->w, i);
+			t->leases++;
 			break;
 		case EXT_COMMITTED:
-			switch (kind[tag]) {
-			case SLOT_VALID:
-				ret = region_vtag_add_extent(&r->tags[tag], i);
-				if (ret < 0)
-					return ret;
-				region_vset(r, i, EXT_COMMITTED);
-				break;
-			case SLOT_WRITTEN:
-			case SLOT_FREEING:
-				region_rec_store(r, i, EXT_DIRTY, 0, gen);
-				window_add(r, &w, i);
-				if (kind[tag] == SLOT_WRITTEN)
-					rolled_ext++;
-				else
-					freed_ext++;
-				break;
-			case SLOT_HELD:
-				held_ext++;
-				quarantine(r, i);
-				break;
-			case SLOT_ORPHANED:
-				orphan_ext++;
-				quarantine(r, i);
-				break;
-			default: /* SLOT_DAMAGED (a FREE slot named is SLOT_ORPHANED) */
-				damaged_ext++;
-				quarantine(r, i);
-				break;
-			}
+			ret = recover_committed(r, t, i, layout_rec_tag(rec), gen);
+			if (ret < 0)
+				return ret;
 			break;
 		}
 	}
-	window_close(r, &w);
-	recs_stored = leases || rolled_ext || freed_ext;
+	window_close(r, &t->w);
+	t->recs_stored = t->leases || t->rolled_ext || t->freed_ext;
+	return 0;
+}
 
-	/* 3. Bad blocks in the data area: quarantine free extents for good. */
+/* Phase 3: bad blocks in the data area: quarantine free extents for good. */
+static void mark_bad_blocks(struct region *r, struct tally *t, const struct pstore_badblock *bbs,
+			    size_t n_bbs)
+{
+	uint64_t data_end = r->data_off + r->extent_count * r->extent_size;
+
 	for (size_t k = 0; k < n_bbs; k++) {
-		uint64_t s = bbs[k].off, e = bbs[k].off + bbs[k].len, data_end;
+		uint64_t s = bbs[k].off, e = bbs[k].off + bbs[k].len;
 
-		data_end = r->data_off + r->extent_count * r->extent_size;
 		if (e <= r->data_off || s >= data_end)
 			continue;
 		s = MAX(s, r->data_off);
@@ -378,126 +397,158 @@ int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n
 		     i <= (e - 1 - r->data_off) / r->extent_size; i++) {
 			unsigned st = r->vstate[i];
 			if (st == EXT_DIRTY || st == EXT_ZEROED) {
-				uint64_t rec = region_rec_load(r, i);
-				region_rec_store(r, i, EXT_BAD, 0, layout_rec_gen(rec));
-				region_rec_flush(r, i, 1);
-				region_vset(r, i, EXT_BAD);
-				bad_marked++;
-				recs_stored = true;
+				uint64_t rec = region_index_rec_load(r, i);
+				region_index_rec_store(r, i, EXT_BAD, 0, layout_rec_gen(rec));
+				region_index_rec_flush(r, i, 1);
+				region_index_set(r, i, EXT_BAD);
+				t->bad_marked++;
+				t->recs_stored = true;
 			} else if (st == EXT_COMMITTED) {
 				log_warning(
 				    "region '%s': committed extent %" PRIu64
 				    " (tag '%s') has media errors",
 				    r->name, i,
-				    r->slots[layout_rec_tag(region_rec_load(r, i)) - 1].name);
+				    r->slots[layout_rec_tag(region_index_rec_load(r, i)) - 1].name);
 			}
 		}
 	}
+}
 
-	/* The records first: no slot goes FREE while a COMMITTED record may name it. */
-	if (recs_stored)
-		pstore_drain(r->mps);
+/* A VALID slot whose name another one already has: hidden, its extents quarantined. */
+static bool hide_duplicate(struct region *r, struct tally *t, uint32_t id)
+{
+	const struct layout_tag *slot = &r->slots[id - 1];
+	const struct vtag *vt = &r->tags[id];
+	uint32_t dup;
 
-	/* 4. Slots. */
-	for (uint32_t id = 1; id <= r->tag_count; id++) {
-		struct layout_tag *slot = &r->slots[id - 1];
-		struct vtag *t = &r->tags[id];
+	if (region_tag_lookup(r, slot->name, slot->uid, &dup) != 0)
+		return false;
+	log_error("region '%s': tag '%s' of uid %u is in slots %u and "
+		  "%u; hiding slot %u and quarantining its extents",
+		  r->name, slot->name, slot->uid, dup, id, id);
+	for (size_t k = 0; k < vt->n_runs; k++)
+		for (uint64_t i = vt->runs[k].first; i < vt->runs[k].first + vt->runs[k].count; i++)
+			quarantine(r, i);
+	t->damaged_ext += vt->n_extents;
+	t->kind[id] = SLOT_DAMAGED;
+	return true;
+}
 
-		switch (kind[id]) {
-		case SLOT_FREE:
-			break;
-		case SLOT_WRITTEN:
-		case SLOT_FREEING:
-			if (kind[id] == SLOT_WRITTEN)
-				commits_rolled++;
-			else
-				frees_done++;
+/* One slot, after its records are durable: FREE, installed as a tag, or hidden. */
+static void recover_slot(struct region *r, struct tally *t, uint32_t id)
+{
+	struct vtag *vt = &r->tags[id];
+	uint8_t *kind = &t->kind[id];
+
+	switch (*kind) {
+	case SLOT_WRITTEN:
+	case SLOT_FREEING:
+		if (*kind == SLOT_WRITTEN)
+			t->commits_rolled++;
+		else
+			t->frees_done++;
+		slot_store_free(r, id);
+		t->slots_stored = true;
+		/* Reusable: its records are durably DIRTY. */
+		*kind = SLOT_FREE;
+		break;
+	case SLOT_VALID:
+		if (vt->n_extents == 0) {
+			t->empty_tags++;
 			slot_store_free(r, id);
-			slots_stored = true;
-			/* Reusable: its records are durably DIRTY. */
-			kind[id] = SLOT_FREE;
-			break;
-		case SLOT_VALID:
-			if (t->n_extents == 0) {
-				empty_tags++;
-				slot_store_free(r, id);
-				slots_stored = true;
-				kind[id] = SLOT_FREE;
-				break;
-			}
-			{
-				uint32_t dup;
-				if (region_tag_lookup(r, slot->name, slot->uid, &dup) == 0) {
-					log_error(
-					    "region '%s': tag '%s' of uid %u is in slots %u and "
-					    "%u; hiding slot %u and quarantining its extents",
-					    r->name, slot->name, slot->uid, dup, id, id);
-					for (size_t k = 0; k < t->n_runs; k++)
-						for (uint64_t i = t->runs[k].first;
-						     i < t->runs[k].first + t->runs[k].count; i++)
-							quarantine(r, i);
-					damaged_ext += t->n_extents;
-					kind[id] = SLOT_DAMAGED;
-					break;
-				}
-			}
-			(void)region_tag_install(r, id, slot->uid, slot->name);
-			break;
-		case SLOT_DAMAGED:
-		case SLOT_HELD:
-		case SLOT_ORPHANED:
+			t->slots_stored = true;
+			*kind = SLOT_FREE;
 			break;
 		}
-		if (kind[id] == SLOT_DAMAGED || kind[id] == SLOT_HELD || kind[id] == SLOT_ORPHANED) {
-			free(t->runs);
-			memset(t, 0, sizeof(*t));
-			t->state = VT_DAMAGED;
-			if (kind[id] == SLOT_DAMAGED)
-				damaged_tags++;
-			else if (kind[id] == SLOT_ORPHANED)
-				orphan_tags++;
-		}
+		if (!hide_duplicate(r, t, id))
+			(void)region_tag_install(r, id, r->slots[id - 1].uid,
+						 r->slots[id - 1].name);
+		break;
+	default: /* FREE, DAMAGED, HELD, ORPHANED */
+		break;
 	}
-	/* Lowest ids first. */
+	if (*kind == SLOT_DAMAGED || *kind == SLOT_HELD || *kind == SLOT_ORPHANED) {
+		free(vt->runs);
+		memset(vt, 0, sizeof(*vt));
+		vt->state = VT_DAMAGED;
+		if (*kind == SLOT_DAMAGED)
+			t->damaged_tags++;
+		else if (*kind == SLOT_ORPHANED)
+			t->orphan_tags++;
+	}
+}
+
+/* Phase 4: the slots, then the free ids (lowest first). */
+static void recover_slots(struct region *r, struct tally *t)
+{
+	for (uint32_t id = 1; id <= r->tag_count; id++)
+		recover_slot(r, t, id);
 	for (uint32_t id = r->tag_count; id >= 1; id--)
-		if (kind[id] == SLOT_FREE)
+		if (t->kind[id] == SLOT_FREE)
 			r->free_ids[r->n_free_ids++] = id;
+}
 
-	if (slots_stored)
-		pstore_drain(r->mps);
-
-	/* Every DIRTY record is durable now: work for the zeroer. */
-	for (uint64_t i = 0; i < r->extent_count; i++)
-		if (r->vstate[i] == EXT_DIRTY)
-			region_make_ready(r, i);
-
-	if (damaged_recs)
+/* Phase 5: what was found, once. */
+static void report(const struct region *r, const struct tally *t)
+{
+	if (t->damaged_recs)
 		log_error("region '%s': %" PRIu64
 			  " extent records are damaged (first: extent %" PRIu64
 			  ", record 0x%016" PRIx64 "); quarantined in memory, left as they are",
-			  r->name, damaged_recs, first_damaged, region_rec_load(r, first_damaged));
-	if (held_ext)
+			  r->name, t->damaged_recs, t->first_damaged,
+			  region_index_rec_load(r, t->first_damaged));
+	if (t->held_ext)
 		log_error("region '%s': %" PRIu64 " COMMITTED extents of half-made commits or "
 			  "half-done frees quarantined in memory, left as they are",
-			  r->name, held_ext);
-	if (orphan_ext)
+			  r->name, t->held_ext);
+	if (t->orphan_ext)
 		log_error("region '%s': %" PRIu64 " COMMITTED extents of %" PRIu64
 			  " free tag slots quarantined in memory, left as they are",
-			  r->name, orphan_ext, orphan_tags);
-	if (damaged_tags)
+			  r->name, t->orphan_ext, t->orphan_tags);
+	if (t->damaged_tags)
 		log_error("region '%s': %" PRIu64 " tag slots are damaged; their %" PRIu64
 			  " extents are quarantined in memory, left as they are",
-			  r->name, damaged_tags, damaged_ext);
-	if (bad_marked)
+			  r->name, t->damaged_tags, t->damaged_ext);
+	if (t->bad_marked)
 		log_warning("region '%s': %" PRIu64 " free extents have media errors: marked BAD",
-			    r->name, bad_marked);
+			    r->name, t->bad_marked);
 	log_info("region '%s': recovered: %" PRIu64 " leases released, %" PRIu64
 		 " half-made commits rolled back (%" PRIu64 " extents), %" PRIu64
 		 " half-done frees completed (%" PRIu64 " extents), %" PRIu64
 		 " empty tags removed; %" PRIu64 " zeroed, %" PRIu64 " dirty, %" PRIu64
 		 " committed in %u tags, %" PRIu64 " bad",
-		 r->name, leases, commits_rolled, rolled_ext, frees_done, freed_ext, empty_tags,
-		 r->count[EXT_ZEROED], r->count[EXT_DIRTY], r->count[EXT_COMMITTED], r->n_tags,
-		 r->count[EXT_BAD]);
+		 r->name, t->leases, t->commits_rolled, t->rolled_ext, t->frees_done, t->freed_ext,
+		 t->empty_tags, r->count[EXT_ZEROED], r->count[EXT_DIRTY], r->count[EXT_COMMITTED],
+		 r->n_tags, r->count[EXT_BAD]);
+}
+
+int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n_bbs)
+{
+	_cleanup_free_ uint8_t *kind = calloc((size_t)r->tag_count + 1, 1);
+	struct tally t = {.kind = kind, .first_damaged = UINT64_MAX};
+	int ret;
+
+	if (!kind)
+		return -ENOMEM;
+	classify_slots(r, &t);
+	/* Everything up to here only reads: a region it refuses is left untouched. */
+	ret = check_tag_counts(r, kind);
+	if (ret < 0)
+		return ret;
+	ret = recover_extents(r, &t);
+	if (ret < 0)
+		return ret;
+	mark_bad_blocks(r, &t, bbs, n_bbs);
+	/* The records first: no slot goes FREE while a COMMITTED record may name it. */
+	if (t.recs_stored)
+		pstore_drain(r->mps);
+	recover_slots(r, &t);
+	if (t.slots_stored)
+		pstore_drain(r->mps);
+	/* Every DIRTY record is durable now: work for the zeroer. */
+	for (uint64_t i = 0; i < r->extent_count; i++)
+		if (r->vstate[i] == EXT_DIRTY)
+			region_index_make_ready(r, i);
+	report(r, &t);
 	return 0;
 }

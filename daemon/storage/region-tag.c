@@ -125,7 +125,7 @@ void region_tags_free(struct region *r)
 	r->pend_free = (struct idvec){0};
 }
 
-int region_vtag_add_extent(struct vtag *t, uint64_t i)
+int region_tag_add_extent(struct vtag *t, uint64_t i)
 {
 	if (t->n_runs && t->runs[t->n_runs - 1].first + t->runs[t->n_runs - 1].count == i) {
 		t->runs[t->n_runs - 1].count++;
@@ -215,53 +215,38 @@ int region_tag_runs(const struct region *r, uint32_t id, struct run **runs, size
 
 /* ---- commit ---- */
 
-int region_commit(struct region *r, const struct run *runs, size_t n_runs, const char *tag,
-		  uid_t uid, bool flush_data)
+/* A sorted, merged copy of runs, every extent LEASED; *n: how many extents. */
+static int leased_runs(const struct region *r, const struct run *runs, size_t *n_runs,
+		       struct run **out, uint64_t *n)
 {
 	_cleanup_free_ struct run *v = NULL;
-	struct layout_tag body;
-	struct layout_tag *slot;
-	struct vtag *t;
-	uint64_t n = 0;
-	uint32_t id;
 	int ret;
 
-	ret = layout_tag_name_new_valid(tag);
-	if (ret < 0)
-		return ret;
-	if (n_runs == 0 || !runs)
+	if (*n_runs == 0 || !runs)
 		return -EINVAL;
-	v = malloc(n_runs * sizeof(*v));
+	v = malloc(*n_runs * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	memcpy(v, runs, n_runs * sizeof(*v));
-	ret = runs_normalize(r, v, &n_runs);
+	memcpy(v, runs, *n_runs * sizeof(*v));
+	ret = region_index_normalize_runs(r, v, n_runs);
 	if (ret < 0)
 		return ret;
-	for (size_t k = 0; k < n_runs; k++)
+	*n = 0;
+	for (size_t k = 0; k < *n_runs; k++)
 		for (uint64_t i = v[k].first; i < v[k].first + v[k].count; i++) {
 			if (r->vstate[i] != EXT_LEASED)
 				return -EINVAL;
-			n++;
+			(*n)++;
 		}
-	if (hash_find(r, tag, uid))
-		return -EEXIST;
-	if (r->n_free_ids == 0)
-		return -ENOSPC;
-	ret = idvec_push(&r->pend_commit, 0); /* reserve; nothing fails after the stores */
-	if (ret < 0)
-		return ret;
-	r->pend_commit.n--;
-	id = r->free_ids[--r->n_free_ids];
-	t = &r->tags[id];
-	slot = &r->slots[id - 1];
-	assert(t->state == VT_FREE);
+	*out = TAKE_PTR(v);
+	return 0;
+}
 
-	/* The data first: durable at the first drain, before any record is COMMITTED. */
-	if (flush_data)
-		for (size_t k = 0; k < n_runs; k++)
-			pstore_flush(r->ps, region_extent_addr(r, v[k].first),
-				     v[k].count * r->extent_size);
+/* The slot's body, then WRITTEN: a half-made commit until its records and VALID follow. */
+static void store_slot_written(struct region *r, struct layout_tag *slot, const char *tag,
+			       uid_t uid, uint64_t n)
+{
+	struct layout_tag body;
 
 	memset(&body, 0, sizeof(body));
 	body.uid = (uint32_t)uid;
@@ -274,11 +259,47 @@ int region_commit(struct region *r, const struct run *runs, size_t n_runs, const
 		      sizeof(body) - sizeof(body.state));
 	pstore_store64(r->mps, &slot->state, TAG_WRITTEN);
 	pstore_flush(r->mps, &slot->state, sizeof(slot->state));
+}
+
+int region_commit(struct region *r, const struct run *runs, size_t n_runs, const char *tag,
+		  uid_t uid, bool flush_data)
+{
+	_cleanup_free_ struct run *v = NULL;
+	struct vtag *t;
+	uint64_t n = 0;
+	uint32_t id;
+	int ret;
+
+	ret = layout_tag_name_new_valid(tag);
+	if (ret < 0)
+		return ret;
+	ret = leased_runs(r, runs, &n_runs, &v, &n);
+	if (ret < 0)
+		return ret;
+	if (hash_find(r, tag, uid))
+		return -EEXIST;
+	if (r->n_free_ids == 0)
+		return -ENOSPC;
+	/* Room in pend_commit now: nothing may fail after the stores. */
+	ret = region_index_idvec_push(&r->pend_commit, 0);
+	if (ret < 0)
+		return ret;
+	r->pend_commit.n--;
+	id = r->free_ids[--r->n_free_ids];
+	t = &r->tags[id];
+	assert(t->state == VT_FREE);
+
+	/* The data first: durable at the first drain, before any record is COMMITTED. */
+	if (flush_data)
+		for (size_t k = 0; k < n_runs; k++)
+			pstore_flush(r->ps, region_extent_addr(r, v[k].first),
+				     v[k].count * r->extent_size);
+	store_slot_written(r, &r->slots[id - 1], tag, uid, n);
 
 	/* The records go COMMITTED in region_sync, once the body is durable. */
 	for (size_t k = 0; k < n_runs; k++)
 		for (uint64_t i = v[k].first; i < v[k].first + v[k].count; i++)
-			region_vset(r, i, EXT_COMMITTED);
+			region_index_set(r, i, EXT_COMMITTED);
 
 	t->state = VT_COMMITTING;
 	t->uid = uid;
@@ -312,7 +333,7 @@ int region_tag_free(struct region *r, uint32_t id, uint64_t *n_extents)
 		return -ENOENT;
 	t = &r->tags[id];
 	slot = &r->slots[id - 1];
-	ret = idvec_push(&r->pend_free, id);
+	ret = region_index_idvec_push(&r->pend_free, id);
 	if (ret < 0)
 		return ret;
 
@@ -325,8 +346,8 @@ int region_tag_free(struct region *r, uint32_t id, uint64_t *n_extents)
 	t->state = VT_FREEING;
 	for (size_t k = 0; k < t->n_runs; k++) {
 		for (uint64_t i = t->runs[k].first; i < t->runs[k].first + t->runs[k].count; i++)
-			region_vset(r, i, EXT_DIRTY);
-		region_defer_dirty(r, t->runs[k].first, t->runs[k].count);
+			region_index_set(r, i, EXT_DIRTY);
+		region_index_defer_dirty(r, t->runs[k].first, t->runs[k].count);
 	}
 	if (n_extents)
 		*n_extents = t->n_extents;
@@ -343,10 +364,10 @@ static void store_runs(struct region *r, const struct vtag *t, unsigned state, u
 		const struct run *ru = &t->runs[j];
 
 		for (uint64_t i = ru->first; i < ru->first + ru->count; i++) {
-			uint64_t rec = region_rec_load(r, i);
-			region_rec_store(r, i, state, id, layout_rec_gen(rec));
+			uint64_t rec = region_index_rec_load(r, i);
+			region_index_rec_store(r, i, state, id, layout_rec_gen(rec));
 		}
-		region_rec_flush(r, ru->first, ru->count);
+		region_index_rec_flush(r, ru->first, ru->count);
 	}
 }
 

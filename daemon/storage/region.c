@@ -131,6 +131,44 @@ static int lock_backing(const struct region_conf *rc, const char *path_of, const
 	return 0;
 }
 
+/* Give a new (or empty) file its size: 0 or a positive errno. */
+static int allocate_file(int fd, uint64_t size)
+{
+	int r = posix_fallocate(fd, 0, (off_t)size);
+
+	if (r == EOPNOTSUPP || r == EINVAL)
+		r = ftruncate(fd, (off_t)size) < 0 ? errno : 0;
+	return r;
+}
+
+/* An existing data file: its size, if the configuration and the 4 KiB rule accept it. */
+static int existing_size(const struct region_conf *rc, const struct stat *st, uint64_t *size)
+{
+	char s1[32], s2[32];
+
+	if (st->st_size == 0)
+		return log_error_errno(
+		    EINVAL,
+		    "region '%s': %s is empty; refusing to size and format an existing file "
+		    "(was it truncated?  Remove it to have it created%s)",
+		    rc->name, rc->path, rc->size ? " at the configured size" : " (set a size)");
+	if (rc->size && (uint64_t)st->st_size != rc->size)
+		return log_error_errno(EINVAL,
+				       "region '%s': %s is %s but the configured size is %s; "
+				       "refusing to resize it (set no size to use it as it is)",
+				       rc->name, rc->path,
+				       pmemz_format_size((uint64_t)st->st_size, s1, sizeof(s1)),
+				       pmemz_format_size(rc->size, s2, sizeof(s2)));
+	if ((uint64_t)st->st_size % LAYOUT_BLOCK)
+		return log_error_errno(EINVAL,
+				       "region '%s': %s is %" PRIu64
+				       " bytes, not a multiple of 4 KiB; refusing to use it "
+				       "(was it truncated or grown?)",
+				       rc->name, rc->path, (uint64_t)st->st_size);
+	*size = (uint64_t)st->st_size;
+	return 0;
+}
+
 /*
  * A file region.  A missing file is created at the configured size; an
  * existing one is used at the size it has: never resized, never formatted
@@ -143,7 +181,7 @@ static int open_file(struct region *reg)
 	_cleanup_close_ int fd = -1;
 	struct stat st;
 	bool created = false;
-	char s1[32], s2[32];
+	char s1[32];
 	int r;
 
 	fd = open(rc->path, O_RDWR | O_CLOEXEC | O_NOCTTY);
@@ -175,10 +213,12 @@ static int open_file(struct region *reg)
 	if (r < 0)
 		return r;
 
-	if (created) {
-		r = posix_fallocate(fd, 0, (off_t)rc->size);
-		if (r == EOPNOTSUPP || r == EINVAL)
-			r = ftruncate(fd, (off_t)rc->size) < 0 ? errno : 0;
+	if (!created) {
+		r = existing_size(rc, &st, &reg->size);
+		if (r < 0)
+			return r;
+	} else {
+		r = allocate_file(fd, rc->size);
 		if (r)
 			return log_error_errno(r, "region '%s': cannot size %s to %s: %m", rc->name,
 					       rc->path,
@@ -186,27 +226,6 @@ static int open_file(struct region *reg)
 		log_info("region '%s': created %s (%s)", rc->name, rc->path,
 			 pmemz_format_size(rc->size, s1, sizeof(s1)));
 		reg->size = rc->size;
-	} else if (st.st_size == 0) {
-		return log_error_errno(
-		    EINVAL,
-		    "region '%s': %s is empty; refusing to size and format an existing file "
-		    "(was it truncated?  Remove it to have it created%s)",
-		    rc->name, rc->path, rc->size ? " at the configured size" : " (set a size)");
-	} else if (rc->size && (uint64_t)st.st_size != rc->size) {
-		return log_error_errno(EINVAL,
-				       "region '%s': %s is %s but the configured size is %s; "
-				       "refusing to resize it (set no size to use it as it is)",
-				       rc->name, rc->path,
-				       pmemz_format_size((uint64_t)st.st_size, s1, sizeof(s1)),
-				       pmemz_format_size(rc->size, s2, sizeof(s2)));
-	} else if ((uint64_t)st.st_size % LAYOUT_BLOCK) {
-		return log_error_errno(EINVAL,
-				       "region '%s': %s is %" PRIu64
-				       " bytes, not a multiple of 4 KiB; refusing to use it "
-				       "(was it truncated or grown?)",
-				       rc->name, rc->path, (uint64_t)st.st_size);
-	} else {
-		reg->size = (uint64_t)st.st_size;
 	}
 	reg->fd = TAKE_FD(fd);
 	reg->devdax = false;
@@ -252,6 +271,32 @@ static int open_backing(struct region *r)
 
 /* ---- metadata = PATH ---- */
 
+/* An empty metadata file: sized for the data area's tables (formatted later). */
+static int size_empty_meta(struct region *r, int fd, uint64_t extent_size)
+{
+	const struct region_conf *rc = r->rc;
+	char s1[32], s2[32];
+	uint64_t need;
+	int q;
+
+	q = format_meta_size_for(r->size, extent_size, r->alignment, &need);
+	if (q < 0)
+		return log_error_errno(q,
+				       "region '%s': no layout for a data area of %s with "
+				       "extents of %s: %m",
+				       rc->name, pmemz_format_size(r->size, s1, sizeof(s1)),
+				       pmemz_format_size(extent_size, s2, sizeof(s2)));
+	q = allocate_file(fd, need);
+	if (q)
+		return log_error_errno(q, "region '%s': cannot size metadata %s: %m", rc->name,
+				       rc->metadata);
+	log_info("region '%s': %s metadata %s (%s)", rc->name,
+		 r->meta_created ? "created" : "sized the empty", rc->metadata,
+		 pmemz_format_size(need, s1, sizeof(s1)));
+	r->msize = need;
+	return 0;
+}
+
 /*
  * The metadata file (or device-DAX) of a split region.  Created, or an
  * empty one sized, for the data file: but a missing one is created only
@@ -265,8 +310,6 @@ static int open_meta(struct region *r, uint64_t extent_size)
 	const char *path = rc->metadata;
 	_cleanup_close_ int fd = -1;
 	struct stat st;
-	char s1[32], s2[32];
-	uint64_t need;
 	int q;
 
 	fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
@@ -303,23 +346,9 @@ static int open_meta(struct region *r, uint64_t extent_size)
 				       "device-DAX",
 				       rc->name, path);
 	} else if (st.st_size == 0) {
-		q = layout_meta_size_for(r->size, extent_size, r->alignment, &need);
+		q = size_empty_meta(r, fd, extent_size);
 		if (q < 0)
-			return log_error_errno(q,
-					       "region '%s': no layout for a data area of %s with "
-					       "extents of %s: %m",
-					       rc->name, pmemz_format_size(r->size, s1, sizeof(s1)),
-					       pmemz_format_size(extent_size, s2, sizeof(s2)));
-		q = posix_fallocate(fd, 0, (off_t)need);
-		if (q == EOPNOTSUPP || q == EINVAL)
-			q = ftruncate(fd, (off_t)need) < 0 ? errno : 0;
-		if (q)
-			return log_error_errno(q, "region '%s': cannot size metadata %s: %m",
-					       rc->name, path);
-		log_info("region '%s': %s metadata %s (%s)", rc->name,
-			 r->meta_created ? "created" : "sized the empty", path,
-			 pmemz_format_size(need, s1, sizeof(s1)));
-		r->msize = need;
+			return q;
 	} else if ((uint64_t)st.st_size % LAYOUT_BLOCK) {
 		return log_error_errno(EINVAL,
 				       "region '%s': metadata %s is %" PRIu64
@@ -352,7 +381,7 @@ static int load_split(struct region *r, uint64_t extent_size, bool *formatted)
 	if (ret < 0 && ret != -ENOTSUP)
 		log_warning("region '%s': cannot read the bad block list of metadata %s: %s",
 			    r->name, rc->metadata, strerror(-ret));
-	ret = layout_load_split(r->mps, r->size, r->name, extent_size, r->alignment, bbs, n_bbs,
+	ret = format_load_split(r->mps, r->size, r->name, extent_size, r->alignment, bbs, n_bbs,
 				&r->hdr, formatted);
 	if (ret < 0)
 		return ret;
@@ -403,22 +432,12 @@ static void region_free(struct region *r)
 }
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct region *, region_free)
 
-int region_open(const struct region_conf *rc, struct region **out)
+static struct region *region_new(const struct region_conf *rc)
 {
-	_cleanup_(region_freep) struct region *r = NULL;
-	_cleanup_free_ struct pstore_badblock *bbs = NULL;
-	size_t n_bbs = 0;
-	bool formatted;
-	uint64_t align, extent_size;
-	char s1[32], s2[32];
-	int ret;
+	struct region *r = calloc(1, sizeof(*r));
 
-	*out = NULL;
-	if (!rc || !rc->name || !rc->path)
-		return -EINVAL;
-	r = calloc(1, sizeof(*r));
 	if (!r)
-		return log_error_errno(ENOMEM, "region '%s': out of memory", rc->name);
+		return NULL;
 	r->fd = -1;
 	r->lock_fd = -1;
 	r->mfd = -1;
@@ -428,6 +447,16 @@ int region_open(const struct region_conf *rc, struct region **out)
 	r->zeroer_threads =
 	    rc->zeroer_threads ? MIN(rc->zeroer_threads, CONF_MAX_ZEROER_THREADS) : 1;
 	r->batch_extents = rc->batch_extents ? rc->batch_extents : CONF_DEFAULT_BATCH_EXTENTS;
+	return r;
+}
+
+/* The backing file or device, mapped; *extent_size: the configured one, 0 to follow the media. */
+static int map_backing(struct region *r, uint64_t *extent_size)
+{
+	const struct region_conf *rc = r->rc;
+	char s1[32], s2[32];
+	uint64_t align;
+	int ret;
 
 	ret = open_backing(r);
 	if (ret < 0)
@@ -441,27 +470,29 @@ int region_open(const struct region_conf *rc, struct region **out)
 	r->alignment = MAX(MAX(r->alignment, align), (uint64_t)LAYOUT_BLOCK);
 
 	/* An extent size nobody configured follows the media, or the device. */
-	extent_size = rc->extent_size_default ? 0 : rc->extent_size;
-	if (extent_size && layout_check_extent_size(extent_size, r->alignment) < 0)
+	*extent_size = rc->extent_size_default ? 0 : rc->extent_size;
+	if (*extent_size && layout_check_extent_size(*extent_size, r->alignment) < 0)
 		return log_error_errno(EINVAL,
 				       "region '%s': extent size %s must be at least 4 KiB and a "
 				       "multiple of 4 KiB and of the device alignment %s",
 				       r->name, pmemz_format_size(rc->extent_size, s1, sizeof(s1)),
 				       pmemz_format_size(r->alignment, s2, sizeof(s2)));
+	return 0;
+}
 
-	ret = pstore_badblocks(r->ps, &bbs, &n_bbs);
-	if (ret < 0 && ret != -ENOTSUP)
-		log_warning("region '%s': cannot read the bad block list: %s", r->name,
-			    strerror(-ret));
-	if (n_bbs)
-		log_warning("region '%s': libpmem2 reports %zu bad blocks", r->name, n_bbs);
+/* Headers loaded (formatted or repaired if need be) and the geometry taken from them. */
+static int load_layout(struct region *r, uint64_t extent_size, const struct pstore_badblock *bbs,
+		       size_t n_bbs)
+{
+	bool formatted;
+	int ret;
 
-	if (rc->metadata) {
+	if (r->rc->metadata) {
 		ret = load_split(r, extent_size, &formatted);
 	} else {
 		r->mps = r->ps;
 		r->mbase = r->base;
-		ret = layout_load(r->ps, r->name, extent_size, r->alignment, bbs, n_bbs, &r->hdr,
+		ret = format_load(r->ps, r->name, extent_size, r->alignment, bbs, n_bbs, &r->hdr,
 				  &formatted);
 	}
 	if (ret < 0)
@@ -470,11 +501,17 @@ int region_open(const struct region_conf *rc, struct region **out)
 	r->extent_size = r->hdr.extent_size;
 	r->data_off = r->hdr.data_off;
 	r->tag_count = (uint32_t)r->hdr.tag_count;
-	/* Inside the mapping: layout_load checked the geometry against its size. */
+	/* Inside the mapping: format_load checked the geometry against its size. */
 	r->recs = (uint64_t *)(r->mbase + r->hdr.extent_table_off);
 	r->slots = (struct layout_tag *)(r->mbase + r->hdr.tag_table_off);
+	return 0;
+}
 
-	ret = region_index_init(r);
+/* The index and the tags, built by recovery from the media. */
+static int build_index(struct region *r, const struct pstore_badblock *bbs, size_t n_bbs)
+{
+	int ret = region_index_init(r);
+
 	if (ret >= 0)
 		ret = region_tags_init(r);
 	if (ret >= 0)
@@ -488,8 +525,38 @@ int region_open(const struct region_conf *rc, struct region **out)
 		(void)region_failed(r, why, sizeof(why));
 		return log_error_errno(EIO, "region '%s': %s", r->name, why);
 	}
+	return 0;
+}
 
-	ret = region_zeroer_start(r);
+int region_open(const struct region_conf *rc, struct region **out)
+{
+	_cleanup_(region_freep) struct region *r = NULL;
+	_cleanup_free_ struct pstore_badblock *bbs = NULL;
+	size_t n_bbs = 0;
+	uint64_t extent_size;
+	char s1[32];
+	int ret;
+
+	*out = NULL;
+	if (!rc || !rc->name || !rc->path)
+		return -EINVAL;
+	r = region_new(rc);
+	if (!r)
+		return log_error_errno(ENOMEM, "region '%s': out of memory", rc->name);
+	ret = map_backing(r, &extent_size);
+	if (ret < 0)
+		return ret;
+	ret = pstore_badblocks(r->ps, &bbs, &n_bbs);
+	if (ret < 0 && ret != -ENOTSUP)
+		log_warning("region '%s': cannot read the bad block list: %s", r->name,
+			    strerror(-ret));
+	if (n_bbs)
+		log_warning("region '%s': libpmem2 reports %zu bad blocks", r->name, n_bbs);
+	ret = load_layout(r, extent_size, bbs, n_bbs);
+	if (ret >= 0)
+		ret = build_index(r, bbs, n_bbs);
+	if (ret >= 0)
+		ret = region_zeroer_start(r);
 	if (ret < 0)
 		return ret;
 	region_zeroer_kick(r);
@@ -598,13 +665,10 @@ int region_open_fd(const struct region *r)
 bool region_failed(const struct region *r, char *why, size_t len)
 {
 	uint64_t off;
-	bool meta = false;
+	bool meta;
 
-	if (!pstore_failed(r->ps, &off)) {
-		if (r->mps == r->ps || !pstore_failed(r->mps, &off))
-			return false;
-		meta = true;
-	}
+	if (!region_mapping_failed(r, &off, &meta))
+		return false;
 	if (why && len) {
 		if (off == UINT64_MAX)
 			(void)snprintf(why, len, "a store outside the mapping was refused");
@@ -656,7 +720,7 @@ int region_sync(struct region *r)
 	}
 	region_tags_synced(r);
 	/* Freed extents' DIRTY records are durable: the zeroer may have them. */
-	region_release_pending(r);
+	region_index_release_pending(r);
 	r->pending = false;
 	r->st.drains += (uint64_t)drains;
 	region_zeroer_kick(r);

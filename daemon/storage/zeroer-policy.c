@@ -12,8 +12,8 @@
  */
 #define TAU_NS 5e9
 
-void zpolicy_init(struct zpolicy *p, const struct zero_policy_conf *c, uint64_t extent_size,
-		  uint64_t extent_count, uint64_t now_ns)
+void zeroer_policy_init(struct zpolicy *p, const struct zero_policy_conf *c, uint64_t extent_size,
+			uint64_t extent_count, uint64_t now_ns)
 {
 	*p = (struct zpolicy){
 	    .adaptive = c->adaptive,
@@ -44,13 +44,14 @@ static void roll(struct zpolicy *p, uint64_t now_ns)
 	p->win_count = 0;
 }
 
-void zpolicy_note_alloc(struct zpolicy *p, uint64_t n, uint64_t now_ns)
+void zeroer_policy_note_alloc(struct zpolicy *p, uint64_t n, uint64_t now_ns)
 {
 	roll(p, now_ns);
 	p->win_count += n;
 }
 
-enum zpolicy_zone zpolicy_decide(struct zpolicy *p, uint64_t zeroed, bool waiting, uint64_t now_ns)
+enum zpolicy_zone zeroer_policy_decide(struct zpolicy *p, uint64_t zeroed, bool waiting,
+				       uint64_t now_ns)
 {
 	enum zpolicy_zone z = p->zone;
 
@@ -70,7 +71,7 @@ enum zpolicy_zone zpolicy_decide(struct zpolicy *p, uint64_t zeroed, bool waitin
 	return z;
 }
 
-const char *zpolicy_zone_name(enum zpolicy_zone z)
+const char *zeroer_policy_zone_name(enum zpolicy_zone z)
 {
 	switch (z) {
 	case ZP_FAST:

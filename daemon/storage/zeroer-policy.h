@@ -43,12 +43,13 @@ struct zpolicy {
 	uint64_t changes;   /* zone changes since start */
 };
 
-void zpolicy_init(struct zpolicy *p, const struct zero_policy_conf *c, uint64_t extent_size,
-		  uint64_t extent_count, uint64_t now_ns);
+void zeroer_policy_init(struct zpolicy *p, const struct zero_policy_conf *c, uint64_t extent_size,
+			uint64_t extent_count, uint64_t now_ns);
 /* n extents were leased at now_ns. */
-void zpolicy_note_alloc(struct zpolicy *p, uint64_t n, uint64_t now_ns);
+void zeroer_policy_note_alloc(struct zpolicy *p, uint64_t n, uint64_t now_ns);
 /* The zone for this many ZEROED extents; waiting: an allocation waits for zeroing. */
-enum zpolicy_zone zpolicy_decide(struct zpolicy *p, uint64_t zeroed, bool waiting, uint64_t now_ns);
-const char *zpolicy_zone_name(enum zpolicy_zone z);
+enum zpolicy_zone zeroer_policy_decide(struct zpolicy *p, uint64_t zeroed, bool waiting,
+				       uint64_t now_ns);
+const char *zeroer_policy_zone_name(enum zpolicy_zone z);
 
 #endif

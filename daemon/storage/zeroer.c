@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Background zeroing: the worker pool (zeroer.h) and the main-loop side
- * (region_zeroer_*: submitting batches, collecting them, storing ZEROED).
+ * The zeroer worker pool (zeroer.h): a leaf.  It is handed batches of
+ * extent indices and gives them back through its done queue and eventfd;
+ * it knows pstore and an address range, nothing of regions or the index
+ * (the region's side is region-zeroer.c).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -15,14 +17,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "conf.h"
 #include "log.h"
-#include "region-internal.h"
+#include "util.h"
 #include "zeroer.h"
 
 /* Zero at most this much between checks of stop/pause/rate. */
 #define ZERO_CHUNK (2ull << 20)
-/* A batch never spans more than this, whatever batch_extents says. */
-#define BATCH_MAX_BYTES (256ull << 20)
 
 struct zeroer {
 	char *name;
@@ -492,225 +493,4 @@ void zeroer_set_rate(struct zeroer *z, uint64_t bytes_per_sec)
 	z->refill_ns = pmemz_now_ns();
 	pthread_cond_broadcast(&z->cond);
 	pthread_mutex_unlock(&z->lock);
-}
-
-/* ---- main-loop side ---- */
-
-int region_zeroer_start(struct region *r)
-{
-	struct zeroer_params p = {
-	    .name = r->name,
-	    .ps = r->ps,
-	    .data = r->base + r->data_off,
-	    .extent_size = r->extent_size,
-	    .threads = r->zeroer_threads,
-	    .rate = r->rc->zero_rate,
-	    .numa_node = r->devdax ? pstore_numa_node(r->ps) : -1,
-	};
-
-	zpolicy_init(&r->pol, &r->rc->policy, r->extent_size, r->extent_count, pmemz_now_ns());
-	return zeroer_new(&p, &r->z);
-}
-
-/* Apply the policy's zone for the reserve as it is now. */
-static void region_zeroer_policy(struct region *r)
-{
-	enum zpolicy_zone old = r->pol.zone, z;
-
-	if (!r->z || !r->pol.adaptive)
-		return;
-	z = zpolicy_decide(&r->pol, r->count[EXT_ZEROED], zeroer_urgent(r->z), pmemz_now_ns());
-	if (z == old)
-		return;
-	log_debug("region '%s': zeroing %s (%" PRIu64 " zeroed, watermarks %" PRIu64 "/%" PRIu64
-		  ", %.0f extents/s)",
-		  r->name, zpolicy_zone_name(z), r->count[EXT_ZEROED], r->pol.low, r->pol.high,
-		  r->pol.rate);
-	zeroer_set_policy(r->z, z == ZP_PACED ? r->pol.pace_rate : 0, z == ZP_IDLE);
-	if (old == ZP_IDLE)
-		region_zeroer_kick(r);
-}
-
-void region_zeroer_note_lease(struct region *r, uint64_t n)
-{
-	if (!r->pol.adaptive)
-		return;
-	zpolicy_note_alloc(&r->pol, n, pmemz_now_ns());
-	region_zeroer_policy(r);
-}
-
-void region_zeroer_policy_state(const struct region *r, struct region_policy_state *out)
-{
-	struct zpolicy now = r->pol;
-
-	/* The rate as of now, though no allocation or batch came to update it. */
-	zpolicy_note_alloc(&now, 0, pmemz_now_ns());
-	*out = (struct region_policy_state){
-	    .policy = r->pol.adaptive ? "adaptive" : "full",
-	    .zone = zpolicy_zone_name(r->pol.zone),
-	    .low = r->pol.low,
-	    .high = r->pol.high,
-	    .alloc_rate = now.rate,
-	    .changes = r->pol.changes,
-	};
-}
-
-void region_zeroer_stop(struct region *r)
-{
-	/* Batches not collected stay DIRTY on media; their flags die with the index. */
-	zeroer_free(r->z);
-	r->z = NULL;
-}
-
-void region_zeroer_kick(struct region *r)
-{
-	uint64_t per =
-	    MAX((uint64_t)1, MIN((uint64_t)r->batch_extents, BATCH_MAX_BYTES / r->extent_size));
-	uint64_t ready;
-
-	if (!r->z || zeroer_paused(r->z) || region_failed(r, NULL, 0) || r->pol.zone == ZP_IDLE)
-		return;
-	/*
-	 * The policy decides at each collected batch: batches of at most a
-	 * quarter of the low watermark keep full-speed zeroing from running far
-	 * past it before pacing starts.
-	 */
-	if (r->pol.adaptive)
-		per = MAX((uint64_t)1, MIN(per, r->pol.low / 4));
-	/* Two batches per thread: one being zeroed, one queued behind it. */
-	while ((ready = region_index_ready(r)) && r->zeroer_outstanding < 2 * r->zeroer_threads) {
-		/*
-		 * At the tail, threads share what is left evenly, so that one
-		 * does not zero a last full batch while the others sit idle
-		 * (a waiter sees the last extent, not the average).
-		 */
-		uint64_t n = MIN(per, r->zeroer_threads > 1
-					  ? (ready + r->zeroer_threads - 1) / r->zeroer_threads
-					  : ready);
-		struct zbatch *b = malloc(sizeof(*b) + n * sizeof(b->ext[0]));
-
-		if (!b) {
-			log_warning("region '%s': out of memory for a zeroer batch", r->name);
-			return;
-		}
-		n = region_index_take_batch(r, b->ext, n);
-		b->n = (uint32_t)n;
-		b->done = 0;
-		b->ran = false;
-		b->busy_ns = 0;
-		r->zeroer_outstanding++;
-		zeroer_submit(r->z, b);
-	}
-}
-
-int region_zeroer_fd(const struct region *r)
-{
-	return r->z ? zeroer_fd(r->z) : -1;
-}
-
-static void zeroed_range(struct region *r, uint64_t first, uint64_t count)
-{
-	region_rec_flush(r, first, count);
-	if (r->zeroed_fn)
-		r->zeroed_fn(r->zeroed_ctx, first, count);
-}
-
-void region_zeroer_set_hook(struct region *r, region_zeroed_fn fn, void *ctx)
-{
-	r->zeroed_fn = fn;
-	r->zeroed_ctx = ctx;
-}
-
-uint64_t region_zeroer_collect(struct region *r)
-{
-	struct zbatch *b;
-	uint64_t zeroed = 0;
-
-	if (!r->z)
-		return 0;
-	b = zeroer_take_done(r->z);
-	while (b) {
-		struct zbatch *next = b->next;
-		uint64_t seg = 0, seg_n = 0;
-
-		/* Checked again here: the fault may have come after the worker's check. */
-		if (region_failed(r, NULL, 0))
-			b->done = 0;
-
-		region_index_return_batch(r, b->ext, b->n, b->done);
-		for (uint32_t k = 0; k < b->done; k++) {
-			uint64_t i = b->ext[k];
-
-			/* The worker drained the zeroes: ZEROED may be stored now (I5). */
-			region_rec_store(r, i, EXT_ZEROED, 0,
-					 layout_rec_gen(region_rec_load(r, i)));
-			region_vset(r, i, EXT_ZEROED);
-			if (seg_n && i == seg + seg_n) {
-				seg_n++;
-			} else {
-				if (seg_n)
-					zeroed_range(r, seg, seg_n);
-				seg = i;
-				seg_n = 1;
-			}
-			zeroed++;
-		}
-		if (seg_n)
-			zeroed_range(r, seg, seg_n);
-		r->st.bytes_zeroed += (uint64_t)b->done * r->extent_size;
-		r->st.zero_batches += b->ran;
-		r->st.zero_busy_ns += b->busy_ns;
-		r->zeroer_outstanding--;
-		free(b);
-		b = next;
-	}
-	if (zeroed)
-		r->pending = true; /* ZEROED records are durable at the next region_sync */
-	region_zeroer_policy(r);
-	region_zeroer_kick(r);
-	return zeroed;
-}
-
-void region_zeroer_set_urgent(struct region *r, bool urgent)
-{
-	if (r->z)
-		zeroer_set_urgent(r->z, urgent);
-	region_zeroer_policy(r);
-}
-
-void region_zeroer_pause(struct region *r, bool paused)
-{
-	if (r->z)
-		zeroer_set_paused(r->z, paused);
-	if (!paused)
-		region_zeroer_kick(r);
-}
-
-bool region_zeroer_paused(const struct region *r)
-{
-	return r->z && zeroer_paused(r->z);
-}
-
-void region_zeroer_set_rate(struct region *r, uint64_t bytes_per_sec)
-{
-	if (r->z)
-		zeroer_set_rate(r->z, bytes_per_sec);
-}
-
-int region_zeroer_set_threads(struct region *r, unsigned n)
-{
-	int ret;
-
-	n = MIN(MAX(n, 1u), CONF_MAX_ZEROER_THREADS);
-	if (r->z) {
-		ret = zeroer_set_threads(r->z, n);
-		if (ret < 0)
-			return ret;
-	}
-	if (n != r->zeroer_threads)
-		log_info("region '%s': %u zeroer thread(s), was %u", r->name, n,
-			 r->zeroer_threads);
-	r->zeroer_threads = n;
-	region_zeroer_kick(r); /* more threads take more batches */
-	return 0;
 }

@@ -5,7 +5,7 @@
  * (pstore_zero_nt, no drain), issues ONE pstore_drain() for the batch, puts
  * it on the done queue and makes the eventfd readable.  Workers touch only
  * the data ranges of their batch (through pstore) and the queues; every
- * state change is the main loop's (region_zeroer_collect in zeroer.c).
+ * state change is the main loop's (region_zeroer_collect in region-zeroer.c).
  *
  * Workers run at SCHED_IDLE (else nice 19), pinned to the region's NUMA
  * node when known, and share one token bucket of `rate` bytes/s.  Urgent

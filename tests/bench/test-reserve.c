@@ -4,11 +4,16 @@
  * against the real daemon: reserved allocations are zeroed, distinct and
  * commit like any other; the reserve holds what it says in leased space and
  * gives it back on set_reserve(0), pmemz_region_close() and
- * pmemz_client_free(); it follows the allocation size; threads share it.
+ * pmemz_client_free(); it follows the allocation size; threads share it;
+ * it grows when an allocation had to wait for the daemon (stopped with
+ * SIGSTOP), up to its cap and no further, and gives all back on 0.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -16,6 +21,12 @@
 
 #define REGION "r1"
 #define MIB ITEST_MIB
+/*
+ * The depth's cap for these 1 MiB leases when 4 are asked for: an eighth of
+ * the region's extents (63 of 64 MiB: the rest is metadata), below the
+ * caller's 4 x 8 (the test checks the extent count in STAT).
+ */
+#define DEPTH_CAP 7
 
 static int setup(void **state)
 {
@@ -122,8 +133,9 @@ static void test_serve_and_release(void **state)
 		free(bits);
 	}
 	free(seen);
-	/* Refilled in batches: between half and all of the reserve outstanding. */
-	wait_leased(e, 10 + 2, 10 + 4);
+	/* Refilled in batches: at least a lease outstanding, and at most the
+	 * depth's cap (it may grow from 4 when the daemon answers late). */
+	wait_leased(e, 10 + 1, 10 + DEPTH_CAP);
 
 	/* A reserved lease commits and reopens like any other. */
 	itest_fill_alloc(r, a[0], 42);
@@ -135,7 +147,7 @@ static void test_serve_and_release(void **state)
 	assert_int_equal(pmemz_alloc_release(a[0]), 0);
 	for (int i = 1; i < 10; i++)
 		assert_int_equal(pmemz_alloc_release(a[i]), 0);
-	wait_leased(e, 2, 4);
+	wait_leased(e, 1, DEPTH_CAP);
 
 	/* NOWAIT is served from the reserve too. */
 	a[0] = alloc_ok(r, MIB, PMEMZ_ALLOC_NOWAIT);
@@ -253,6 +265,187 @@ static void test_threads(void **state)
 	pmemz_client_free(c);
 }
 
+struct taker {
+	struct pmemz_region *r;
+	struct pmemz_alloc *a[16];
+	int n_want;
+	int n_done; /* atomic */
+	pid_t tid;  /* atomic */
+	int rc;
+};
+
+static void *take_thread(void *arg)
+{
+	struct taker *t = arg;
+
+	__atomic_store_n(&t->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	for (int i = 0; i < t->n_want && t->rc == 0; i++) {
+		t->rc = pmemz_alloc_new(t->r, MIB, 0, &t->a[i]);
+		if (t->rc == 0)
+			__atomic_add_fetch(&t->n_done, 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+/* The thread's scheduler state ('S': asleep, here: waiting for the daemon). */
+static char thread_state(pid_t tid)
+{
+	char path[64], buf[256], *p;
+	FILE *f;
+	size_t n;
+
+	(void)snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return '?';
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	(void)fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : '?';
+}
+
+/*
+ * With the daemon stopped, take `n` allocations, more than the reserve
+ * holds: the reserved ones were answered before, then the taker must wait
+ * for a refill's answer.  The daemon goes on once the taker sleeps for it.
+ */
+static void take_with_daemon_stopped(struct itest_env *e, struct taker *t, int n)
+{
+	pthread_t th;
+	uint64_t t0;
+
+	memset(t->a, 0, sizeof(t->a));
+	t->n_want = n;
+	t->n_done = 0;
+	t->tid = 0;
+	t->rc = 0;
+	assert_int_equal(kill(e->pid, SIGSTOP), 0);
+	assert_int_equal(pthread_create(&th, NULL, take_thread, t), 0);
+	t0 = itest_now_ms();
+	/* It cannot finish: at most n - 1 answers are there. */
+	while (!__atomic_load_n(&t->tid, __ATOMIC_ACQUIRE) ||
+	       thread_state(__atomic_load_n(&t->tid, __ATOMIC_ACQUIRE)) != 'S') {
+		if (itest_now_ms() - t0 > 10000) {
+			(void)kill(e->pid, SIGCONT);
+			fail_msg("the taker did not get to wait for the daemon (%d allocations)",
+				 __atomic_load_n(&t->n_done, __ATOMIC_ACQUIRE));
+		}
+		itest_msleep(1);
+	}
+	assert_int_equal(kill(e->pid, SIGCONT), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	if (t->rc)
+		fail_msg("pmemz_alloc_new: %s (%s)", strerror(-t->rc), pmemz_errormsg());
+}
+
+static void test_grows_when_dry(void **state)
+{
+	struct itest_env *e = *state;
+	struct taker t[2] = {{0}};
+	struct itest_stat st;
+	struct pmemz_client *c;
+	struct pmemz_region *r;
+
+	itest_stat(e->sock, REGION, &st);
+	assert_int_equal(st.extent_count / 8, DEPTH_CAP);
+	open_client(e, &c, &r);
+	assert_int_equal(pmemz_region_set_reserve(r, 4 * MIB), 0);
+	wait_leased(e, 4, 4);
+
+	/* Four answered, the fifth waits for the stopped daemon: the depth
+	 * doubles (to 8, capped to 7).  Refilled when half is used, a depth of
+	 * 7 keeps 4-7 out, so more than 4 out means it grew. */
+	t[0].r = r;
+	take_with_daemon_stopped(e, &t[0], 5);
+	wait_leased(e, 5 + 5, 5 + DEPTH_CAP);
+
+	/* Running dry again (at most 7 are out: the eighth waits) keeps it
+	 * deep, and does not take it past the cap. */
+	t[1].r = r;
+	take_with_daemon_stopped(e, &t[1], DEPTH_CAP + 1);
+	wait_leased(e, 5 + DEPTH_CAP + 1 + 5, 5 + DEPTH_CAP + 1 + DEPTH_CAP);
+
+	/* 0 gives every reserved lease back, grown ones included. */
+	assert_int_equal(pmemz_region_set_reserve(r, 0), 0);
+	wait_leased(e, 5 + DEPTH_CAP + 1, 5 + DEPTH_CAP + 1);
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < t[k].n_want; i++) {
+			itest_assert_alloc_zero(r, t[k].a[i]);
+			pmemz_alloc_close(t[k].a[i]);
+		}
+	wait_leased(e, 0, 0);
+	pmemz_region_close(r);
+	pmemz_client_free(c);
+}
+
+static int setup_quota(void **state)
+{
+	struct itest_env *e;
+	int r = itest_setup(state);
+
+	if (r)
+		return r;
+	e = *state;
+	itest_write_conf(e,
+			 "[region " REGION "]\n"
+			 "path = %s/r1.img\n"
+			 "size = 64M\n"
+			 "extent_size = 1M\n"
+			 "uid_quota = 10M\n",
+			 e->dir);
+	itest_daemon_start(e);
+	return 0;
+}
+
+/*
+ * A grown reserve meets the uid's quota: the refused refills cut it, the
+ * caller gets every lease the quota allows and then -EDQUOT (no hang, no
+ * refill loop), never more than the quota is leased, and after frees the
+ * reserve serves again.
+ */
+static void test_quota_cuts(void **state)
+{
+	struct itest_env *e = *state;
+	struct pmemz_alloc *a[16] = {0};
+	struct taker t = {0};
+	struct pmemz_client *c;
+	struct pmemz_region *r;
+	int n = 0, rc;
+
+	open_client(e, &c, &r);
+	assert_int_equal(pmemz_region_set_reserve(r, 4 * MIB), 0);
+	wait_leased(e, 4, 4);
+	/* Grows to 7 deep while the caller holds 5: 12 would exceed 10. */
+	t.r = r;
+	take_with_daemon_stopped(e, &t, 5);
+	wait_leased(e, 10, 10);
+	while (n < 16) {
+		rc = pmemz_alloc_new(r, MIB, 0, &a[n]);
+		if (rc == -EDQUOT)
+			break;
+		if (rc)
+			fail_msg("pmemz_alloc_new: %s (%s)", strerror(-rc), pmemz_errormsg());
+		n++;
+		wait_leased(e, 5 + (uint64_t)n, 10);
+	}
+	/* Everything the quota allows went to the caller. */
+	assert_int_equal(5 + n, 10);
+	wait_leased(e, 10, 10);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(pmemz_alloc_release(a[i]), 0);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(pmemz_alloc_release(t.a[i]), 0);
+	a[0] = alloc_ok(r, MIB, 0);
+	/* Refilled after the caller's own ALLOCATE, within the floor's 4. */
+	wait_leased(e, 1 + 1, 1 + 4);
+	pmemz_alloc_close(a[0]);
+	assert_int_equal(pmemz_region_set_reserve(r, 0), 0);
+	wait_leased(e, 0, 0);
+	pmemz_region_close(r);
+	pmemz_client_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -261,6 +454,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_close_releases, setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_follows_size, setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_threads, setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_grows_when_dry, setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_quota_cuts, setup_quota, itest_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

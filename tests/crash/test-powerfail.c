@@ -16,7 +16,7 @@
  * kept or dropped, per seed), and each is recovered (region_open) and
  * checked:
  *   - recovery accepts the image, the volatile index agrees with the media
- *     (region_verify) and nothing is LEASED;
+ *     (region_index_verify) and nothing is LEASED;
  *   - the media after recovery, read raw: both headers valid, every record
  *     valid, no LEASED record, no WRITTEN slot, every COMMITTED record names
  *     a VALID slot, every ZEROED extent reads zero (I1), I3 by construction;
@@ -250,8 +250,8 @@ static void sync_iter(struct wl *w)
 					  l->ext[j]);
 		}
 	}
-	if (region_verify(w->r) < 0)
-		violation("region_verify failed after region_sync");
+	if (region_index_verify(w->r) < 0)
+		violation("region_index_verify failed after region_sync");
 }
 
 static void iter_add_tag(struct wl *w, size_t idx)
@@ -797,8 +797,8 @@ static void recover_and_check(const uint8_t *img, const struct wl *w)
 		violation("recovery refused the image: region_open: %s", strerror(-ret));
 		return;
 	}
-	if (region_verify(r) < 0)
-		violation("region_verify failed after recovery");
+	if (region_index_verify(r) < 0)
+		violation("region_index_verify failed after recovery");
 	region_get_stats(r, &st);
 	if (st.count[EXT_LEASED])
 		violation("%" PRIu64 " extents LEASED after recovery", st.count[EXT_LEASED]);

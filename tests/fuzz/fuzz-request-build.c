@@ -30,6 +30,7 @@ size_t fuzz_req_build(const struct fuzz_req_args *a, Pmemz__Request *req, uint8_
 	Pmemz__NoopReq noop = PMEMZ__NOOP_REQ__INIT;
 	Pmemz__MapReq map = PMEMZ__MAP_REQ__INIT;
 	Pmemz__ZeroerReq zeroer = PMEMZ__ZEROER_REQ__INIT;
+	Pmemz__ClaimReq claim = PMEMZ__CLAIM_REQ__INIT;
 	char *region = fuzz_mut(fuzz_req_regions[a->region % 4]);
 	char *tag = fuzz_mut(tags[a->tag % (sizeof(tags) / sizeof(tags[0]))]);
 	static const uint8_t payload[64];
@@ -99,6 +100,13 @@ size_t fuzz_req_build(const struct fuzz_req_args *a, Pmemz__Request *req, uint8_
 		list.tag = a->flags & FUZZ_REQ_F_NO_REGION ? NULL : tag;
 		list.has_all_users = true;
 		list.all_users = a->flags & FUZZ_REQ_F_NOWAIT;
+		if (a->flags & FUZZ_REQ_F_FLUSH) { /* a page from slot num, names "t..." */
+			list.prefix = (char *)"t";
+			list.has_start_slot = true;
+			list.start_slot = a->num;
+			list.has_more_runs_ok = true;
+			list.more_runs_ok = true;
+		}
 		req->op_case = PMEMZ__REQUEST__OP_LIST;
 		req->list = &list;
 		break;
@@ -127,6 +135,14 @@ size_t fuzz_req_build(const struct fuzz_req_args *a, Pmemz__Request *req, uint8_
 		zeroer.rate = (uint64_t)a->num << 20;
 		req->op_case = PMEMZ__REQUEST__OP_ZEROER;
 		req->zeroer = &zeroer;
+		break;
+	case FUZZ_REQ_CLAIM:
+		claim.region = region;
+		claim.name = tag;
+		claim.has_release = true;
+		claim.release = a->flags & FUZZ_REQ_F_BY_TAG;
+		req->op_case = PMEMZ__REQUEST__OP_CLAIM;
+		req->claim = &claim;
 		break;
 	}
 	len = pmemz__request__get_packed_size(req);

@@ -40,13 +40,14 @@ enum {
 	FUZZ_REQ_NOOP,
 	FUZZ_REQ_MAP,
 	FUZZ_REQ_ZEROER,
+	FUZZ_REQ_CLAIM, /* after ZEROER: the kinds before keep their numbers */
 	FUZZ_REQ_N_KINDS,
 };
 
 /* Flag bits of FUZZ_REQ_OP_REQUEST. */
 #define FUZZ_REQ_F_NOWAIT 0x01u /* ALLOCATE nowait; FLUSH deep; LIST all_users; ZEROER pause */
-#define FUZZ_REQ_F_FLUSH 0x02u	/* COMMIT flush_data; ZEROER set rate */
-#define FUZZ_REQ_F_BY_TAG 0x04u /* FREE by tag instead of lease */
+#define FUZZ_REQ_F_FLUSH 0x02u	/* COMMIT flush_data; ZEROER set rate; LIST a page (prefix, num) */
+#define FUZZ_REQ_F_BY_TAG 0x04u /* FREE by tag instead of lease; CLAIM release */
 #define FUZZ_REQ_F_NO_REGION 0x08u /* STAT of every region; LIST without a tag filter */
 #define FUZZ_REQ_F_BAD_VERSION 0x40u
 #define FUZZ_REQ_F_SEEN_LEASE 0x80u /* lease: one seen in a reply (num picks it) */

@@ -113,7 +113,7 @@ static void gen_frames(void)
 {
 	static const char *const kinds[FUZZ_REQ_N_KINDS] = {
 	    "hello", "open-region", "allocate", "commit", "free",  "flush",
-	    "list",  "stat",	    "noop",	"map",	  "zeroer"};
+	    "list",  "stat",	    "noop",	"map",	  "zeroer", "claim"};
 	uint8_t all[8192], one[512];
 	size_t n_all = 0;
 
@@ -177,6 +177,24 @@ static void gen_requests(void)
 	req(&p, 1, FUZZ_REQ_ZEROER, 3, 0, FUZZ_REQ_F_BY_TAG | FUZZ_REQ_F_NOWAIT, 0);
 	req(&p, 1, FUZZ_REQ_LIST, 0, 0, FUZZ_REQ_F_NOWAIT | FUZZ_REQ_F_NO_REGION, 0);
 	put("request", "waiters", p.b, p.n);
+
+	/* Claims on two connections of one identity; the holder hangs up; paged LIST. */
+	p.n = 0;
+	connect_(&p, 0, 1);
+	connect_(&p, 1, 1);
+	emit(&p, 3, FUZZ_REQ_OP_ZERO, 0, 8);
+	req(&p, 0, FUZZ_REQ_CLAIM, 0, 0, 0, 0);
+	req(&p, 1, FUZZ_REQ_CLAIM, 0, 0, 0, 0);
+	req(&p, 1, FUZZ_REQ_CLAIM, 0, 0, FUZZ_REQ_F_BY_TAG, 0);
+	req(&p, 0, FUZZ_REQ_CLAIM, 1, 0, 0, 1);
+	req(&p, 0, FUZZ_REQ_ALLOCATE, 0, 4, FUZZ_REQ_F_NOWAIT, 0);
+	req(&p, 0, FUZZ_REQ_COMMIT, 0, 0, FUZZ_REQ_F_SEEN_LEASE, 1);
+	req(&p, 0, FUZZ_REQ_LIST, 0, 0, FUZZ_REQ_F_FLUSH | FUZZ_REQ_F_NO_REGION, 0);
+	req(&p, 0, FUZZ_REQ_LIST, 0, 2, FUZZ_REQ_F_FLUSH | FUZZ_REQ_F_NO_REGION, 0);
+	emit(&p, 2, FUZZ_REQ_OP_CLOSE, 0);
+	req(&p, 1, FUZZ_REQ_CLAIM, 0, 0, 0, 0);
+	req(&p, 1, FUZZ_REQ_CLAIM, 0, 0, FUZZ_REQ_F_BY_TAG, 0);
+	put("request", "claims", p.b, p.n);
 
 	/* Leases held across a disconnect; an other user's lease; a bad version. */
 	p.n = 0;

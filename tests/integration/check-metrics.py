@@ -39,6 +39,11 @@ FAMILIES = {
     "pmemzerod_uid_tags": "gauge",
     "pmemzerod_uid_waiters": "gauge",
     "pmemzerod_uid_rezeroed_bytes": "counter",
+    "pmemzerod_tenant_leased_bytes": "gauge",
+    "pmemzerod_tenant_committed_bytes": "gauge",
+    "pmemzerod_tenant_tags": "gauge",
+    "pmemzerod_tenant_waiters": "gauge",
+    "pmemzerod_tenant_rezeroed_bytes": "counter",
 }
 # per-uid sample name -> key of a uid's row in `pmemzctl --json usage REGION`
 UID_KEYS = {
@@ -47,6 +52,14 @@ UID_KEYS = {
     "pmemzerod_uid_tags": "tags",
     "pmemzerod_uid_waiters": "waiters",
     "pmemzerod_uid_rezeroed_bytes_total": "rezeroed",
+}
+# per-tenant sample name -> key of a row (tenant = cgroup: one per cgroup)
+TENANT_KEYS = {
+    "pmemzerod_tenant_leased_bytes": "leased",
+    "pmemzerod_tenant_committed_bytes": "committed",
+    "pmemzerod_tenant_tags": "tags",
+    "pmemzerod_tenant_waiters": "waiters",
+    "pmemzerod_tenant_rezeroed_bytes_total": "rezeroed",
 }
 STATES = ("zeroed", "dirty", "leased", "committed", "bad")
 # sample name -> key of the region in `pmemzctl --json status`
@@ -168,7 +181,13 @@ def main():
 
     for rname, path in kv_args(a.usage, str).items():
         with open(path, encoding="utf-8") as f:
-            rows = {str(u["uid"]): u for u in json.load(f)["uids"]}
+            usage_rows = json.load(f)["uids"]
+        # The uid families sum a uid's rows (tenant = cgroup has one per cgroup).
+        rows = {}
+        for u in usage_rows:
+            acc = rows.setdefault(str(u["uid"]), {k: 0 for k in UID_KEYS.values()})
+            for k in UID_KEYS.values():
+                acc[k] += u[k]
         check(rows, f"{rname}: usage has no uid")
         for sname, key in UID_KEYS.items():
             got = {dict(k[1:])["uid"]: v for k, v in samples.get(sname, {}).items()
@@ -177,6 +196,18 @@ def main():
             for uid, row in rows.items():
                 check(got.get(uid) == row[key],
                       f"{rname}: {sname}{{uid={uid}}} = {got.get(uid)}, usage says {row[key]}")
+        tenants = {}
+        for u in usage_rows:
+            t = u.get("tenant", "-")
+            tenants[f"uid:{u['uid']}" if t == "-" else t] = u
+        for sname, key in TENANT_KEYS.items():
+            got = {dict(k[1:])["tenant"]: v for k, v in samples.get(sname, {}).items()
+                   if k[0] == rname}
+            check(set(got) == set(tenants),
+                  f"{rname}: {sname} tenants {sorted(got)} != {sorted(tenants)}")
+            for t, row in tenants.items():
+                check(got.get(t) == row[key],
+                      f"{rname}: {sname}{{tenant={t}}} = {got.get(t)}, usage says {row[key]}")
 
     v = get("pmemzerod_connections", None)
     check(v == status["connections"], f"connections = {v}, status says {status['connections']}")

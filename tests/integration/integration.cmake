@@ -26,10 +26,25 @@ if(TARGET pmemzctl)
   target_compile_definitions(pmemz_itest PRIVATE PMEMZ_CTL_PATH="$<TARGET_FILE:pmemzctl>")
 endif()
 
+# nbdkit (not instrumented) loads a sanitizer build's plugin only with ASan's
+# runtime preloaded: gcc's libasan.so; without it (clang) the tests that run
+# nbdkit skip.
+set(PMEMZ_NBDKIT_PRELOAD "")
+set(PMEMZ_NBDKIT_RUNNABLE ON)
+if(PMEMZ_SANITIZE)
+  execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=libasan.so
+    OUTPUT_VARIABLE PMEMZ_NBDKIT_PRELOAD OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT IS_ABSOLUTE "${PMEMZ_NBDKIT_PRELOAD}" OR NOT EXISTS "${PMEMZ_NBDKIT_PRELOAD}")
+    set(PMEMZ_NBDKIT_PRELOAD "")
+    set(PMEMZ_NBDKIT_RUNNABLE OFF)
+  endif()
+endif()
+
 # name -> source; ctl (json-c), quota (json-c), metrics and bare need pmemzctl
-set(_itests alloc zero kill isolation nospace robust startup concurrent systemd reconnect attack fragment)
+set(_itests alloc zero kill isolation nospace robust startup concurrent systemd reconnect attack fragment
+  claim tags)
 if(TARGET pmemzctl)
-  list(APPEND _itests ctl quota metrics bare policy)
+  list(APPEND _itests ctl quota metrics bare policy disks)
 else()
   message(STATUS "integration tests ctl, bare skipped: target pmemzctl not defined yet")
 endif()
@@ -40,8 +55,19 @@ foreach(t ${_itests})
   if(t STREQUAL "ctl" OR t STREQUAL "quota" OR t STREQUAL "policy")
     target_link_libraries(itest-${t} PRIVATE PkgConfig::JSONC)
   endif()
-  if(t STREQUAL "ctl" OR t STREQUAL "bare")
+  if(t STREQUAL "ctl" OR t STREQUAL "bare" OR (t STREQUAL "tags" AND TARGET pmemzctl))
     add_dependencies(itest-${t} pmemzctl)
+  endif()
+  if(t STREQUAL "disks")
+    # the disk format of nbdkit-pmemz-plugin, to make disks' tags by hand
+    target_link_libraries(itest-${t} PRIVATE PkgConfig::JSONC pmemzdisk)
+    add_dependencies(itest-${t} pmemzctl)
+    if(TARGET nbdkit-pmemz-plugin AND PMEMZ_NBDKIT_RUNNABLE)
+      target_compile_definitions(itest-${t} PRIVATE
+        PMEMZ_NBDKIT_PLUGIN="$<TARGET_FILE:nbdkit-pmemz-plugin>"
+        PMEMZ_NBDKIT_PRELOAD="${PMEMZ_NBDKIT_PRELOAD}")
+      add_dependencies(itest-${t} nbdkit-pmemz-plugin)
+    endif()
   endif()
   if(t STREQUAL "metrics")
     # check-metrics.py is run from the source tree.
@@ -60,3 +86,15 @@ foreach(t ${_itests})
     ENVIRONMENT_MODIFICATION "PMEM2_FORCE_GRANULARITY=unset:"
     SKIP_RETURN_CODE 77 TIMEOUT 180 LABELS "integration")
 endforeach()
+
+# pmemzerod-nbd@.service: systemd-analyze verify, and its ExecStart expanded
+# with the example configuration serves a disk (nbd-unit.sh).
+if(TARGET nbdkit-pmemz-plugin AND TARGET pmemzctl AND PMEMZ_NBDKIT_RUNNABLE)
+  add_test(NAME integ-nbd-unit COMMAND bash ${_itest_dir}/nbd-unit.sh
+    ${PROJECT_BINARY_DIR}/systemd/pmemzerod-nbd@.service
+    ${PROJECT_SOURCE_DIR}/systemd/pmemzerod.socket ${PROJECT_SOURCE_DIR}/etc/nbd-disk.conf
+    $<TARGET_FILE:pmemzerod> $<TARGET_FILE:pmemzctl> $<TARGET_FILE:nbdkit-pmemz-plugin>)
+  set_tests_properties(integ-nbd-unit PROPERTIES
+    ENVIRONMENT "PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_NBDKIT_PRELOAD=${PMEMZ_NBDKIT_PRELOAD}"
+    SKIP_RETURN_CODE 77 TIMEOUT 180 LABELS "integration")
+endif()

@@ -650,6 +650,72 @@ static void test_non_admin(void **state)
 	itest_daemon_stop(e);
 }
 
+/*
+ * A member of admin_group by a supplementary group only: an admin once
+ * connected (HELLO says so) and so, by the same rule, exempt from
+ * max_connections_per_uid at accept.  The listener used to judge the
+ * primary group only and refused its second connection.
+ */
+static void child_supplementary_admin(const char *sock, gid_t admin_gid)
+{
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__ClientsReq cl = PMEMZ__CLIENTS_REQ__INIT;
+	int fd[3], r;
+
+	CHILD_CHECK(setgroups(1, &admin_gid) == 0, "setgroups: %s", strerror(errno));
+	CHILD_CHECK(setgid(OTHER_GID) == 0, "setgid: %s", strerror(errno));
+	CHILD_CHECK(setuid(OTHER_UID) == 0, "setuid: %s", strerror(errno));
+	req.op_case = PMEMZ__REQUEST__OP_CLIENTS;
+	req.clients = &cl;
+	for (int i = 0; i < 3; i++) {
+		fd[i] = itest_raw_connect(sock);
+		CHILD_CHECK(fd[i] >= 0, "connect %d: %s", i, strerror(-fd[i]));
+		/* CLIENTS is admin only; a refused connection fails the call. */
+		r = itest_child_call(fd[i], &req);
+		CHILD_CHECK(r == 0, "CLIENTS on connection %d of a supplementary admin: %d", i, r);
+	}
+	for (int i = 0; i < 3; i++)
+		close(fd[i]);
+	_exit(0);
+}
+
+static void test_supplementary_admin(void **state)
+{
+	struct itest_env *e = *state;
+	struct itest_stat st;
+	struct group *g = getgrnam("staff");
+	pid_t pid;
+
+	if (getuid() != 0) {
+		print_message("SKIP: needs root to run a client as uid %d\n", OTHER_UID);
+		skip();
+	}
+	if (!g || g->gr_gid == OTHER_GID) {
+		print_message("SKIP: needs a group 'staff' (Debian's gid 50)\n");
+		skip();
+	}
+	itest_write_conf(e,
+			 "[daemon]\n"
+			 "admin_group = staff\n"
+			 "max_connections_per_uid = 1\n"
+			 "[region " REGION "]\n"
+			 "path = %s/adm.img\n"
+			 "size = 32M\n"
+			 "extent_size = 1M\n"
+			 "allow_users = root, %d\n",
+			 e->dir, OTHER_UID);
+	assert_int_equal(chmod(e->dir, 0711), 0);
+	itest_daemon_start(e);
+	itest_wait_zeroed(e->sock, REGION, 30000, &st);
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		child_supplementary_admin(e->sock, g->gr_gid);
+	itest_wait_child_ok(pid, 30000, "a supplementary admin's connections");
+	itest_daemon_stop(e);
+}
+
 /* Unknown regions, bad requests, bad command lines. */
 static void test_bad_inputs(void **state)
 {
@@ -825,6 +891,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_pause_resume, itest_setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_set_rate, itest_setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_non_admin, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_supplementary_admin, itest_setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_bad_inputs, itest_setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_map_big, itest_setup, itest_teardown),
 	};

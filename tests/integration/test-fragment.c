@@ -5,7 +5,8 @@
  * checkerboard is one allocation of some 16 k runs, more than one reply
  * frame holds.  The library reads the rest with RUNS, for the lease
  * (ALLOCATE) and for the tag (pmemz_alloc_open); the handle describes
- * exactly the free extents, zeroed; commit and release take it whole.  A
+ * exactly the free extents, zeroed; commit and release take it whole, and
+ * pmemz_tag_foreach (a paged LIST) finds the tag whole too.  A
  * client that does not announce more_runs_ok still gets -EMSGSIZE, and RUNS
  * refuses other connections' leases and runs past the end.
  */
@@ -111,6 +112,19 @@ static void assert_is_free_half(struct pmemz_region *r, struct pmemz_alloc *a, c
 	free(bits);
 }
 
+/* pmemz_tag_foreach callback: keep the one tag (a second one fails). */
+static int take_one(struct pmemz_alloc *a, const char *tag, void *arg)
+{
+	struct pmemz_alloc **out = arg;
+
+	if (*out) {
+		pmemz_alloc_close(a);
+		return -EEXIST;
+	}
+	*out = a;
+	return 0;
+}
+
 static void test_checkerboard_half(void **state)
 {
 	struct itest_env *e = *state;
@@ -175,6 +189,14 @@ static void test_checkerboard_half(void **state)
 
 	/* The tag comes back whole through LIST's first slice and RUNS. */
 	assert_int_equal(pmemz_alloc_open(r, "board", &a), 0);
+	assert_is_free_half(r, a, kept);
+	itest_check_alloc(r, a, 12);
+	pmemz_alloc_close(a);
+	/* And through a paged LIST (pmemz_tag_foreach): alone on its page, the rest by RUNS. */
+	a = NULL;
+	assert_int_equal(pmemz_tag_foreach(r, "bo", take_one, &a), 0);
+	assert_non_null(a);
+	assert_string_equal(pmemz_alloc_tag(a), "board");
 	assert_is_free_half(r, a, kept);
 	itest_check_alloc(r, a, 12);
 	assert_int_equal(pmemz_alloc_release(a), 0);

@@ -235,6 +235,49 @@ static void test_restart(void **state)
 	itest_daemon_stop(e);
 }
 
+/*
+ * Regression: the reserve holds ALLOCATE answers that arrived before the
+ * daemon died.  Their leases died with it (recovery makes them DIRTY, the
+ * zeroer re-zeroes them, someone else may get them), so pmemz_alloc_new
+ * must not hand one out for the caller to write into: it fails with
+ * -ECONNRESET instead (before the fix it returned the dead lease).
+ */
+static void test_reserve_dead_daemon(void **state)
+{
+	struct itest_env *e = *state;
+	struct pmemz_client *c = NULL;
+	struct pmemz_region *r = NULL;
+	struct pmemz_alloc *a = NULL;
+	struct itest_stat st;
+	uint64_t deadline;
+	int rc;
+
+	write_conf(e);
+	itest_daemon_start(e);
+	itest_wait_zeroed(e->sock, "rc", 30000, &st);
+	CHECK_RC(pmemz_client_new(e->sock, &c), 0);
+	CHECK_RC(pmemz_region_open(c, "rc", &r), 0);
+	CHECK_RC(pmemz_region_set_reserve(r, 2 * MIB), 0);
+	deadline = itest_now_ms() + 10000;
+	for (itest_stat(e->sock, "rc", &st); st.leased < 2; itest_stat(e->sock, "rc", &st)) {
+		if (itest_now_ms() > deadline)
+			fail_msg("the reserve holds %llu leases, want 2", (unsigned long long)st.leased);
+		itest_msleep(5);
+	}
+	itest_daemon_kill(e);
+	rc = pmemz_alloc_new(r, MIB, 0, &a);
+	if (rc != -ECONNRESET && rc != -ENOTCONN)
+		fail_msg("ALLOCATE from the reserve of a dead daemon: %d (%s)", rc,
+			 rc == 0 ? "a dead lease was handed out" : pmemz_errormsg());
+	assert_null(a);
+	pmemz_region_close(r);
+	pmemz_client_free(c);
+	itest_daemon_start(e);
+	itest_wait_zeroed(e->sock, "rc", 30000, &st);
+	itest_assert_accounting(&st, "after the restart");
+	itest_daemon_stop(e);
+}
+
 static void test_reformatted(void **state)
 {
 	struct itest_env *e = *state;
@@ -361,6 +404,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_restart, itest_setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_live, itest_setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_reformatted, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_reserve_dead_daemon, itest_setup, itest_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

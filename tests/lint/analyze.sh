@@ -51,9 +51,8 @@ echo "analyzing $n files"
 no_checks="-Wno-analyzer-malloc-leak -Wno-analyzer-double-free -Wno-analyzer-use-after-free"
 no_checks+=" -Wno-analyzer-use-of-uninitialized-value"
 declare -A per_file=(
-	# conn_read_frame() and resolve_path() set their out-parameter on every
-	# 0 return, through loops the analyzer does not follow to the end; it
-	# then takes a response or path as NULL after a successful call.
+	# resolve_path() sets its out-parameter on every 0 return; the
+	# analyzer then takes the path as NULL after a successful call.
 	[client/lib/client.c]="-Wno-analyzer-null-dereference -Wno-analyzer-null-argument"
 )
 i=0

@@ -17,3 +17,19 @@ set_tests_properties(lint-cppcheck lint-gcc-analyzer PROPERTIES
 if(NOT CMAKE_C_COMPILER_ID STREQUAL "GNU")
   set_tests_properties(lint-gcc-analyzer PROPERTIES DISABLED TRUE)
 endif()
+
+# Layering, label "lint": within each folder no file calls (through a
+# function another file defines) a file that calls it; read with nm from
+# the object files.  Every folder of the product is checked.
+find_program(PMEMZ_PYTHON3 python3)
+if(PMEMZ_PYTHON3)
+  add_test(NAME lint-call-cycles
+    COMMAND ${PMEMZ_PYTHON3} ${PMEMZ_TEST_SRC}/lint/call-cycles.py --src ${PROJECT_SOURCE_DIR}
+            ${PROJECT_BINARY_DIR} common proto daemon daemon/config daemon/media daemon/storage
+            daemon/server daemon/tools client/lib client/pmemzctl client/nbdkit)
+  add_test(NAME lint-call-cycles-selftest
+    COMMAND ${PMEMZ_TEST_SRC}/lint/call-cycles-selftest.sh ${PMEMZ_TEST_SRC}/lint/call-cycles.py
+            ${CMAKE_C_COMPILER})
+  set_tests_properties(lint-call-cycles lint-call-cycles-selftest PROPERTIES
+    LABELS "lint" ENVIRONMENT "NM=${CMAKE_NM}" SKIP_RETURN_CODE 77)
+endif()

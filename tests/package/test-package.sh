@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: MIT
 # test-package.sh SRC_DIR BUILD_DIR WORK_DIR: the .deb that scripts/package
 # makes installs what Debian expects, and cpack refuses BUILD_DIR when its
-# prefix is not /usr.  Exits 77 without dpkg-deb, dpkg-shlibdeps or lintian.
+# prefix is not /usr.  With nbdkit-pmemz-plugin, package-disk.sh also runs
+# the packaged daemon, plugin and pmemzctl as `apt install` then `nbdkit
+# pmemz` would, in a mount namespace.  Exits 77 without dpkg-deb,
+# dpkg-shlibdeps or lintian.
 set -euo pipefail
 src=$1
 build=$2
@@ -98,6 +101,23 @@ units=$(grep -E '^(/usr)?/lib/systemd/system/pmemzerod\.(service|socket)$' "$wor
 [[ $(wc -w <<<"$units") -eq 2 ]] || fail "units not in /lib/systemd/system or /usr/lib/systemd/system: $units"
 ok "files: $(wc -l <"$work/files") entries, no /usr/local"
 
+# ---- the disk: nbdkit-pmemz-plugin, where nbdkit looks, with its unit -------
+# Built when nbdkit's plugin header is there (nbdkit.pc), as here.
+nbd_plugindir=
+if pkg-config --exists nbdkit; then
+	nbd_plugindir=$(pkg-config --variable=plugindir nbdkit)
+	has "$nbd_plugindir/nbdkit-pmemz-plugin.so"
+	has /usr/share/man/man1/nbdkit-pmemz-plugin.1.gz
+	has /usr/share/doc/pmemzerod/examples/nbd-disk.conf
+	nbd_unit=$(grep -E '^(/usr)?/lib/systemd/system/pmemzerod-nbd@\.service$' "$work/files" || true)
+	[[ -n $nbd_unit ]] || fail "the package lacks the unit pmemzerod-nbd@.service"
+	field Recommends | grep -Eq '(^|, )nbdkit( |,|$)' ||
+		fail "Recommends lacks nbdkit: '$(field Recommends)'"
+	ok "disk: plugin in $nbd_plugindir, man page, pmemzerod-nbd@.service, Recommends: nbdkit"
+else
+	echo "note: nbdkit.pc not found: the package has no nbdkit-pmemz-plugin, not tested"
+fi
+
 # ---- control files: conffiles, maintainer scripts, shlibs, triggers ------------
 dpkg-deb -e "$deb" "$work/control"
 grep -qxF /etc/pmemzerod/pmemzerod.conf "$work/control/conffiles" ||
@@ -141,6 +161,44 @@ pc_libdir=$(PKG_CONFIG_PATH="$work/root/usr/lib/$multiarch/pkgconfig" \
 [[ -n $pc_libdir && $(realpath -m "$pc_libdir") == "$work/root/usr/lib/$multiarch" ]] ||
 	fail "libpmemzclient.pc: libdir '$pc_libdir' is not /usr/lib/$multiarch"
 ok "unit: ExecStart=$exec_start; ListenStream=$listen"
+
+# The disk's template: nbdkit (the package's own, Debian's /usr/bin/nbdkit)
+# runs the plugin on a socket under /run/pmemzerod, configured by
+# /etc/pmemzerod/nbd/%i.conf; the plugin loads with the packaged library
+# (every symbol resolved: nbdkit --dump-plugin dlopen()s it).
+if [[ -n $nbd_plugindir ]]; then
+	nbd_exec=$(sed -n 's/^ExecStart=//p' "$work/root$nbd_unit")
+	read -r -a cmd <<<"$nbd_exec"
+	# Debian's nbdkit is /usr/bin/nbdkit (the package's own list says so when installed)
+	nbdkit_path=$(dpkg -L nbdkit 2>/dev/null | grep -E '^/usr/s?bin/nbdkit$' || true)
+	nbdkit_path=${nbdkit_path%%$'\n'*}
+	[[ ${cmd[0]} == "${nbdkit_path:-/usr/bin/nbdkit}" ]] ||
+		fail "pmemzerod-nbd@.service runs ${cmd[0]}, not ${nbdkit_path:-/usr/bin/nbdkit}"
+	[[ " $nbd_exec " == *" -U /run/pmemzerod/nbd/%i.sock "* && " $nbd_exec " == *" pmemz region=\${REGION} "* ]] ||
+		fail "pmemzerod-nbd@.service: ExecStart=$nbd_exec"
+	grep -qx 'EnvironmentFile=/etc/pmemzerod/nbd/%i.conf' "$work/root$nbd_unit" ||
+		fail "pmemzerod-nbd@.service does not read /etc/pmemzerod/nbd/%i.conf"
+	grep -Eqx 'REGION=[^ ]+' "$work/root/usr/share/doc/pmemzerod/examples/nbd-disk.conf" &&
+		grep -Eqx 'SIZE=[^ ]+' "$work/root/usr/share/doc/pmemzerod/examples/nbd-disk.conf" ||
+		fail "the example disk configuration sets no REGION= or SIZE="
+	if command -v nbdkit >/dev/null; then
+		if LD_LIBRARY_PATH="$work/root/usr/lib/$multiarch" nbdkit --dump-plugin \
+			"$work/root$nbd_plugindir/nbdkit-pmemz-plugin.so" >"$work/dump-plugin" 2>&1 &&
+			grep -qx 'name=pmemz' "$work/dump-plugin"; then
+			ok "nbdkit loads the packaged plugin: $(grep -m1 '^version=' "$work/dump-plugin")"
+		else
+			fail "nbdkit cannot load the packaged plugin:"
+			cat "$work/dump-plugin"
+		fi
+	else
+		echo "note: nbdkit is not installed: the packaged plugin is not loaded"
+	fi
+	st=0
+	"$src/tests/package/package-disk.sh" "$work/root" "$multiarch" "$nbd_plugindir" \
+		"$work/disk" || st=$?
+	((st == 0 || st == 77)) || fail "the packaged disk (above)"
+	ok "disk unit: ExecStart=$nbd_exec"
+fi
 
 # ---- lintian ---------------------------------------------------------------------
 # (--show-overrides would count the overridden tags: only to display them.)

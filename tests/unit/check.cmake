@@ -5,7 +5,7 @@ target_link_libraries(test-check PRIVATE pmemzd_check pmemzd_storage PkgConfig::
 add_test(NAME unit-check COMMAND test-check)
 set_tests_properties(unit-check PROPERTIES LABELS "unit" TIMEOUT 120)
 
-# Regression tests: region_open (layout_load + recovery) on damaged media.
+# Regression tests: region_open (format_load + recovery) on damaged media.
 add_executable(test-damage-recovery ${PMEMZ_TEST_SRC}/unit/test-damage-recovery.c
   ${PMEMZ_TEST_SRC}/unit/media-fixture.c)
 target_link_libraries(test-damage-recovery PRIVATE pmemzd_check pmemzd_storage

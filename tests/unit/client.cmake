@@ -49,3 +49,9 @@ set_tests_properties(client-ctl-metrics-units PROPERTIES SKIP_RETURN_CODE 77
 add_test(NAME client-ctl-cli
   COMMAND sh ${PMEMZ_TEST_SRC}/unit/test-pmemzctl-cli.sh $<TARGET_FILE:pmemzctl>)
 set_tests_properties(client-ctl-cli PROPERTIES LABELS "unit;client")
+
+# The client reserve's depth policy, with simulated latency and allocation rate.
+add_executable(test-reserve-depth ${PMEMZ_TEST_SRC}/unit/test-reserve-depth.c)
+target_link_libraries(test-reserve-depth PRIVATE pmemzclient_static PkgConfig::CMOCKA)
+add_test(NAME client-reserve-depth COMMAND test-reserve-depth)
+set_tests_properties(client-reserve-depth PROPERTIES TIMEOUT 60 LABELS "unit;client")

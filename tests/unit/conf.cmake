@@ -9,6 +9,12 @@ target_link_libraries(test-conf PRIVATE pmemzd_conf PkgConfig::CMOCKA)
 add_test(NAME unit-conf COMMAND test-conf)
 set_tests_properties(unit-conf PROPERTIES LABELS "unit" TIMEOUT 60)
 
+# pmemz_parse_rate: one rate syntax for the file and pmemzctl set-rate.
+add_executable(test-rate ${PMEMZ_TEST_SRC}/unit/test-rate.c)
+target_link_libraries(test-rate PRIVATE pmemzcommon PkgConfig::CMOCKA)
+add_test(NAME unit-rate COMMAND test-rate)
+set_tests_properties(unit-rate PROPERTIES LABELS "unit" TIMEOUT 60)
+
 # log_escape: client-chosen strings in the log.
 add_executable(test-log ${PMEMZ_TEST_SRC}/unit/test-log.c)
 target_link_libraries(test-log PRIVATE pmemzd_conf PkgConfig::CMOCKA)

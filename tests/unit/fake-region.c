@@ -48,6 +48,13 @@ static struct region *fake_regions[FAKE_MAX_REGIONS];
 static unsigned fake_n_regions;
 static long fake_sync_delay_ns = 2 * 1000 * 1000;
 
+static long fake_tag_delay_ns;
+
+void fake_region_set_tag_delay(long ns)
+{
+	__atomic_store_n(&fake_tag_delay_ns, ns, __ATOMIC_RELAXED);
+}
+
 void fake_region_set_sync_delay(long ns)
 {
 	fake_sync_delay_ns = ns;
@@ -298,6 +305,13 @@ uint32_t region_tag_next(const struct region *r, uint32_t after)
 
 int region_tag_get(const struct region *r, uint32_t id, const char **name, uid_t *uid)
 {
+	long delay = __atomic_load_n(&fake_tag_delay_ns, __ATOMIC_RELAXED);
+
+	if (delay) {
+		struct timespec ts = {.tv_nsec = delay};
+
+		(void)nanosleep(&ts, NULL);
+	}
 	if (id == 0 || id > FAKE_TAGS || !r->tags[id].used)
 		return -ENOENT;
 	*name = r->tags[id].name;

@@ -28,6 +28,11 @@ void fake_region_reset(void);
  * fuzzer, which checks the state itself and needs speed.
  */
 void fake_region_set_sync_delay(long ns);
+/*
+ * Thread-safe: region_tag_get() sleeps ns first (0: not), so that a walk
+ * of the tag table (LIST) takes more than one step.
+ */
+void fake_region_set_tag_delay(long ns);
 /* A fault in the region: region_failed() says so, region_sync() fails with -EIO. */
 void fake_region_fail(struct region *r);
 

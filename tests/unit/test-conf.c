@@ -3,7 +3,7 @@
  * Configuration tests.
  *
  *   test-conf                        cmocka unit tests (sizes, --region specs,
- *                                    conf_load, conf_region_allows)
+ *                                    conf_load, conf_access_region)
  *   test-conf --check FILE           FILE loads (the shipped example)
  *   test-conf --golden DIR NAME      one golden case from tests/golden/:
  *
@@ -192,9 +192,9 @@ static void test_region_spec_good(void **state)
 	struct capture cap;
 
 	capture_open(&cap);
-	assert_int_equal(conf_add_region_spec(&c, "a=/x/a.region,size=64M,extent=1M", cap.f), 0);
-	assert_int_equal(conf_add_region_spec(&c, "b.2_c-d=/dev/dax0.0", cap.f), 0);
-	assert_int_equal(conf_add_region_spec(&c, "e=/e,extent_size=8K", cap.f), 0);
+	assert_int_equal(conf_cmdline_region(&c, "a=/x/a.region,size=64M,extent=1M", cap.f), 0);
+	assert_int_equal(conf_cmdline_region(&c, "b.2_c-d=/dev/dax0.0", cap.f), 0);
+	assert_int_equal(conf_cmdline_region(&c, "e=/e,extent_size=8K", cap.f), 0);
 	assert_string_equal(capture_text(&cap), "");
 	assert_int_equal(c.n_regions, 3);
 	assert_string_equal(c.regions[0].name, "a");
@@ -207,7 +207,7 @@ static void test_region_spec_good(void **state)
 	assert_true(c.regions[1].size == 0);
 	assert_true(c.regions[2].extent_size == 8192);
 
-	assert_int_equal(conf_finish(&c, cap.f), 0);
+	assert_int_equal(conf_check(&c, cap.f), 0);
 	assert_string_equal(capture_text(&cap), "");
 	assert_true(c.regions[1].extent_size == CONF_DEFAULT_EXTENT_SIZE);
 	assert_int_equal(c.regions[1].zeroer_threads, 1);
@@ -229,7 +229,7 @@ static void test_region_spec_relative(void **state)
 
 	assert_non_null(cwd);
 	assert_true(asprintf(&want, "%s/sub/r.region", strcmp(cwd, "/") ? cwd : "") > 0);
-	assert_int_equal(conf_add_region_spec(&c, "r=sub/r.region", NULL), 0);
+	assert_int_equal(conf_cmdline_region(&c, "r=sub/r.region", NULL), 0);
 	assert_string_equal(c.regions[0].path, want);
 	conf_free(&c);
 }
@@ -281,7 +281,7 @@ static void test_region_spec_bad(void **state)
 		struct capture cap;
 
 		capture_open(&cap);
-		assert_int_equal(conf_add_region_spec(&c, cases[i].spec, cap.f), -EINVAL);
+		assert_int_equal(conf_cmdline_region(&c, cases[i].spec, cap.f), -EINVAL);
 		assert_string_equal(capture_text(&cap), cases[i].error);
 		assert_int_equal(c.n_regions, 0);
 		conf_free(&c);
@@ -296,10 +296,10 @@ static void test_region_spec_name_length(void **state)
 
 	memset(spec, 'n', 63);
 	strcpy(spec + 63, "=/x");
-	assert_int_equal(conf_add_region_spec(&c, spec, NULL), 0);
+	assert_int_equal(conf_cmdline_region(&c, spec, NULL), 0);
 	memset(spec, 'm', 64);
 	strcpy(spec + 64, "=/y");
-	assert_int_equal(conf_add_region_spec(&c, spec, NULL), -EINVAL);
+	assert_int_equal(conf_cmdline_region(&c, spec, NULL), -EINVAL);
 	assert_int_equal(c.n_regions, 1);
 	assert_int_equal(strlen(c.regions[0].name), 63);
 	conf_free(&c);
@@ -358,7 +358,7 @@ static void test_region_spec_twice(void **state)
 	capture_close(&cap);
 }
 
-/* ---- conf_region_allows ---- */
+/* ---- conf_access_region ---- */
 
 static void test_region_allows(void **state)
 {
@@ -375,15 +375,63 @@ static void test_region_allows(void **state)
 	const gid_t sup_yes[] = {10, 20, 60};
 	const gid_t sup_no[] = {10, 20, 30};
 
-	assert_true(conf_region_allows(&rc, 0, 12345, NULL, 0));     /* root */
-	assert_true(conf_region_allows(&nobody, 0, 0, NULL, 0));     /* root, empty lists */
-	assert_true(conf_region_allows(&rc, 1001, 999, NULL, 0));    /* uid */
-	assert_true(conf_region_allows(&rc, 2000, 50, NULL, 0));     /* primary gid */
-	assert_true(conf_region_allows(&rc, 2000, 999, sup_yes, 3)); /* supplementary */
-	assert_false(conf_region_allows(&rc, 2000, 999, sup_no, 3));
-	assert_false(conf_region_allows(&rc, 2000, 999, NULL, 0));
-	assert_false(conf_region_allows(&nobody, 1000, 50, sup_yes, 3));
-	assert_false(conf_region_allows(&rc, 1002, 1000, NULL, 0)); /* gid 1000 != uid 1000 */
+	assert_true(conf_access_region(&rc, 0, 12345, NULL, 0));     /* root */
+	assert_true(conf_access_region(&nobody, 0, 0, NULL, 0));     /* root, empty lists */
+	assert_true(conf_access_region(&rc, 1001, 999, NULL, 0));    /* uid */
+	assert_true(conf_access_region(&rc, 2000, 50, NULL, 0));     /* primary gid */
+	assert_true(conf_access_region(&rc, 2000, 999, sup_yes, 3)); /* supplementary */
+	assert_false(conf_access_region(&rc, 2000, 999, sup_no, 3));
+	assert_false(conf_access_region(&rc, 2000, 999, NULL, 0));
+	assert_false(conf_access_region(&nobody, 1000, 50, sup_yes, 3));
+	assert_false(conf_access_region(&rc, 1002, 1000, NULL, 0)); /* gid 1000 != uid 1000 */
+}
+
+/* ---- cgroups: allow_cgroups, admin_cgroups, tenant = cgroup:N ---- */
+
+static void test_cgroup_rules(void **state)
+{
+	char *allowed[] = {(char *)"/kubepods.slice/pod1", (char *)"/system.slice/x.service"};
+	char *adm[] = {(char *)"/system.slice/ops.service"};
+	const struct region_conf rc = {
+	    .name = (char *)"r",
+	    .allow_cgroups = allowed,
+	    .n_allow_cgroups = 2,
+	    .tenant_cgroup = true,
+	    .tenant_levels = 2,
+	};
+	const struct region_conf whole = {.name = (char *)"w", .tenant_cgroup = true};
+	struct daemon_conf dc = {.admin_cgroups = adm, .n_admin_cgroups = 1};
+	const struct daemon_conf any = {0};
+	char buf[64];
+
+	/* Whole path components only: /a holds /a/b, not /ab. */
+	assert_true(conf_access_cgroup_under("/kubepods.slice/pod1", "/kubepods.slice/pod1"));
+	assert_true(conf_access_cgroup_under("/kubepods.slice/pod1/c1", "/kubepods.slice/pod1"));
+	assert_false(conf_access_cgroup_under("/kubepods.slice/pod10", "/kubepods.slice/pod1"));
+	assert_false(conf_access_cgroup_under("/kubepods.slice", "/kubepods.slice/pod1"));
+	assert_true(conf_access_cgroup_under("/anything", "/"));
+	assert_false(conf_access_cgroup_under(NULL, "/"));
+	assert_true(conf_access_region_cgroup(&rc, "/system.slice/x.service"));
+	assert_false(conf_access_region_cgroup(&rc, "/system.slice/y.service"));
+	assert_false(conf_access_region_cgroup(&rc, NULL));
+	/* root is allowed; the lists alone do not name root. */
+	assert_true(conf_access_region(&rc, 0, 0, NULL, 0));
+	assert_false(conf_access_region_lists(&rc, 0, 0, NULL, 0));
+
+	assert_true(conf_access_admin_cgroup(&any, NULL));
+	assert_true(conf_access_admin_cgroup(&dc, "/system.slice/ops.service"));
+	assert_false(conf_access_admin_cgroup(&dc, "/kubepods.slice/pod1"));
+	assert_false(conf_access_admin_cgroup(&dc, NULL)); /* an unknown cgroup is outside */
+
+	assert_string_equal(conf_tenant_cgroup(&rc, "/kubepods.slice/pod1/c1", buf, sizeof(buf)),
+			    "/kubepods.slice/pod1");
+	assert_string_equal(conf_tenant_cgroup(&rc, "/kubepods.slice", buf, sizeof(buf)),
+			    "/kubepods.slice");
+	assert_string_equal(conf_tenant_cgroup(&rc, "/", buf, sizeof(buf)), "/");
+	assert_string_equal(conf_tenant_cgroup(&whole, "/a/b/c", buf, sizeof(buf)), "/a/b/c");
+	assert_null(conf_tenant_cgroup(&rc, NULL, buf, sizeof(buf)));
+	assert_null(conf_tenant_cgroup(&whole, "/a/b/c", buf, 4)); /* does not fit */
+	(void)dc;
 }
 
 /* ---- conf_load ---- */
@@ -629,8 +677,8 @@ static void test_region_diff(void **state)
 	assert_non_null(rb);
 	assert_null(conf_find_region(&a, "t"));
 	/* The order of sections and of ids in a list does not matter. */
-	assert_int_equal(conf_region_diff(ra, rb), 0);
-	assert_int_equal(conf_region_diff(conf_find_region(&a, "s"), conf_find_region(&b, "s")),
+	assert_int_equal(conf_diff_region(ra, rb), 0);
+	assert_int_equal(conf_diff_region(conf_find_region(&a, "s"), conf_find_region(&b, "s")),
 			 0);
 	conf_free(&b);
 
@@ -638,24 +686,42 @@ static void test_region_diff(void **state)
 		      "metadata = /m\nallow_users = 1\nzeroer_threads = 3\nzero_rate = 1M\n"
 		      "batch_extents = 8\nuid_quota = 8M\n");
 	rb = conf_find_region(&b, "r");
-	assert_int_equal(conf_region_diff(ra, rb),
+	assert_int_equal(conf_diff_region(ra, rb),
 			 CONF_CHANGE_PATH | CONF_CHANGE_EXTENT_SIZE | CONF_CHANGE_METADATA |
 			     CONF_CHANGE_ALLOW | CONF_CHANGE_ZEROER_THREADS |
 			     CONF_CHANGE_ZERO_RATE | CONF_CHANGE_BATCH_EXTENTS |
 			     CONF_CHANGE_UID_LIMITS);
-	assert_string_equal(conf_change_names(conf_region_diff(ra, rb) & CONF_CHANGE_FIXED, names,
+	assert_string_equal(conf_diff_names(conf_diff_region(ra, rb) & CONF_CHANGE_FIXED, names,
 					      sizeof(names)),
 			    "path, extent_size, metadata");
-	assert_string_equal(conf_change_names(CONF_CHANGE_SIZE | CONF_CHANGE_ZERO_RATE, names, 11),
+	assert_string_equal(conf_diff_names(CONF_CHANGE_SIZE | CONF_CHANGE_ZERO_RATE, names, 11),
 			    "size, zero");
 	/* The running values of the fixed keys stay; the others are the new ones. */
-	assert_int_equal(conf_region_keep_fixed(rb, ra), 0);
-	assert_int_equal(conf_region_diff(ra, rb) & CONF_CHANGE_FIXED, 0);
+	assert_int_equal(conf_diff_keep_fixed(rb, ra), 0);
+	assert_int_equal(conf_diff_region(ra, rb) & CONF_CHANGE_FIXED, 0);
 	assert_string_equal(rb->path, "/r");
 	assert_null(rb->metadata);
 	assert_true(rb->extent_size_default);
 	assert_int_equal(rb->zeroer_threads, 3);
 	assert_true(rb->uid_quota == 8ull << 20);
+	conf_free(&b);
+
+	/* tenant, allow_cgroups (a set: order and repeats aside), the new limit names. */
+	load_text(&b, "[region r]\npath = /r\nsize = 64M\nallow_users = 1, 2\n"
+		      "zeroer_threads = 2\ntenant = cgroup:2\nallow_cgroups = /b /a\n"
+		      "tenant_max_tags = 3\n");
+	rb = conf_find_region(&b, "r");
+	assert_int_equal(conf_diff_region(ra, rb),
+			 CONF_CHANGE_TENANT | CONF_CHANGE_ALLOW | CONF_CHANGE_UID_LIMITS);
+	assert_string_equal(conf_diff_names(CONF_CHANGE_TENANT, names, sizeof(names)), "tenant");
+	assert_true(rb->tenant_cgroup);
+	assert_int_equal(rb->tenant_levels, 2);
+	assert_int_equal(rb->uid_max_tags, 3);
+	conf_free(&a);
+	load_text(&a, "[region r]\npath = /r\nsize = 64M\nallow_users = 1, 2\n"
+		      "zeroer_threads = 2\ntenant = cgroup:2\nallow_cgroups = /a /b /a\n"
+		      "uid_max_tags = 3\n");
+	assert_int_equal(conf_diff_region(conf_find_region(&a, "r"), rb), 0);
 	conf_free(&a);
 	conf_free(&b);
 }
@@ -902,6 +968,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_load_file_errors_all_reported),
 	    cmocka_unit_test(test_load_twice),
 	    cmocka_unit_test(test_region_diff),
+	    cmocka_unit_test(test_cgroup_rules),
 	};
 
 	setenv("RUNTIME_DIRECTORY", TEST_RUNTIME_DIR, 1);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Regression tests: the storage core (region_open: layout_load + recovery)
+ * Regression tests: the storage core (region_open: format_load + recovery)
  * on damaged media crafted in files under /dev/shm.  Each case was a bug:
  *
  *  - a COMMITTED record whose tag id flipped to a FREE slot was released and

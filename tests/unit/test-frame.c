@@ -74,6 +74,38 @@ static void test_peek_zero(void **state)
 	assert_int_equal(pmemz_frame_peek(b, 4, &len), -EBADMSG);
 }
 
+/*
+ * pmemz_frame_len is the one decoder of the header (the daemon and the
+ * client quote it when they refuse a frame): it agrees with
+ * pmemz_frame_peek on every length peek accepts, and decodes the ones peek
+ * refuses in full, the top byte included.
+ */
+static void test_frame_len(void **state)
+{
+	static const uint32_t lens[] = {
+	    0, 1, 0xff, 0x100, 0x1234, PMEMZ_FRAME_MAX, PMEMZ_FRAME_MAX + 1,
+	    0x00ff0000, 0x7fffffff, 0x80000000, 0x80000001, UINT32_MAX,
+	};
+	uint8_t b[4];
+
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		size_t len = 7;
+		int r;
+
+		put_len(b, lens[i]);
+		assert_int_equal(pmemz_frame_len(b), lens[i]);
+		r = pmemz_frame_peek(b, sizeof(b), &len);
+		if (lens[i] == 0) {
+			assert_int_equal(r, -EBADMSG);
+		} else if (lens[i] > PMEMZ_FRAME_MAX) {
+			assert_int_equal(r, -EMSGSIZE);
+		} else {
+			assert_int_equal(r, 0);
+			assert_int_equal(len, pmemz_frame_len(b));
+		}
+	}
+}
+
 static void test_request_round_trip(void **state)
 {
 	Pmemz__Request req = PMEMZ__REQUEST__INIT;
@@ -190,6 +222,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_peek_short_header),  cmocka_unit_test(test_peek_exact),
 	    cmocka_unit_test(test_peek_oversize),      cmocka_unit_test(test_peek_zero),
+	    cmocka_unit_test(test_frame_len),
 	    cmocka_unit_test(test_request_round_trip), cmocka_unit_test(test_response_round_trip),
 	    cmocka_unit_test(test_pack_too_large),     cmocka_unit_test(test_unpack_garbage),
 	};

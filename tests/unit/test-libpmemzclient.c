@@ -5,7 +5,7 @@
  * Unix socket) — HELLO version check, region mapping from a passed memfd,
  * extent address arithmetic, request contents, daemon error pass-through,
  * out-of-order and multi-threaded replies, fd routing, oversize and
- * undecodable frames.
+ * undecodable frames; the region hooks the layers above region.c register.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -295,6 +295,13 @@ static void test_invalid_args(void **state)
 	assert_int_equal(pmemz_region_extent_size(NULL), 0);
 	assert_int_equal(pmemz_region_size(NULL), 0);
 	assert_null(pmemz_region_address(NULL));
+	/* 1.3 */
+	assert_int_equal(pmemz_region_claim(NULL, "n"), -EINVAL);
+	assert_int_equal(pmemz_region_unclaim(NULL, "n"), -EINVAL);
+	assert_int_equal(pmemz_tag_foreach(NULL, "", NULL, NULL), -EINVAL);
+	assert_null(pmemz_alloc_tag(NULL));
+	assert_int_equal(pmemz_memcpy(NULL, &x, &x, 1, 0), -EINVAL);
+	pmemz_drain(NULL);
 	pmemz_alloc_close(NULL);
 	pmemz_region_close(NULL);
 	pmemz_client_free(NULL);
@@ -868,6 +875,113 @@ static void test_bad_frames(void **state)
 	check_bad(BAD_STATUS, -EPROTO, -EPROTO);
 }
 
+/* ---- region hooks: how region.c reaches the layers above it ----------- */
+
+static char hook_log[32];
+
+static void hook_note(char what)
+{
+	size_t n = strlen(hook_log);
+
+	if (n + 1 < sizeof(hook_log)) {
+		hook_log[n] = what;
+		hook_log[n + 1] = '\0';
+	}
+}
+
+static int hook_a_reconnected(struct pmemz_region *r, int state)
+{
+	(void)r;
+	hook_note(state == 0 ? 'A' : 'a');
+	return 0;
+}
+
+static void hook_a_close(struct pmemz_region *r)
+{
+	(void)r;
+	hook_note('c');
+}
+
+static void hook_a_release(struct pmemz_region *r)
+{
+	(void)r;
+	hook_note('r');
+}
+
+static int hook_b_reconnected(struct pmemz_region *r, int state)
+{
+	(void)r;
+	(void)state;
+	hook_note('B');
+	return pmemz_err(-EBUSY, "b lost a name");
+}
+
+static int hook_c_reconnected(struct pmemz_region *r, int state)
+{
+	(void)r;
+	(void)state;
+	hook_note('C');
+	return pmemz_err(-EIO, "c failed too");
+}
+
+static const struct pmemz_region_hooks hooks_a = {
+    .reconnected = hook_a_reconnected,
+    .close = hook_a_close,
+    .release = hook_a_release,
+};
+static const struct pmemz_region_hooks hooks_b = {.reconnected = hook_b_reconnected};
+static const struct pmemz_region_hooks hooks_c = {.reconnected = hook_c_reconnected};
+
+static void test_region_hooks(void **state)
+{
+	static const struct pmemz_region_hooks empty[PMEMZ_REGION_HOOKS_MAX];
+	struct pmemz_reserve_stats st;
+	struct fake *f = region_fake();
+	struct pmemz_client *c;
+	struct pmemz_region *r;
+	struct pmemz_alloc *a;
+	size_t n = 3;
+
+	(void)state;
+	assert_int_equal(pmemz_client_new(f->path, &c), 0);
+	assert_int_equal(pmemz_region_open(c, "r", &r), 0);
+	/* No reserve until the first pmemz_region_set_reserve: empty statistics. */
+	memset(&st, 0xff, sizeof(st));
+	pmemz_reserve_get_stats(r, &st);
+	assert_int_equal(st.bytes + st.target + st.outstanding + st.hits + st.misses, 0);
+
+	hook_log[0] = '\0';
+	assert_int_equal(pmemz_region_add_hooks(r, &hooks_a), 0);
+	assert_int_equal(pmemz_region_add_hooks(r, &hooks_a), 0); /* once */
+	/* No layer failed: the caller's message (why re-opening failed) stays. */
+	(void)pmemz_err(-ESTALE, "why re-opening failed");
+	assert_int_equal(pmemz_region_reconnected(r, -ESTALE), 0);
+	assert_string_equal(pmemz_errormsg(), "why re-opening failed");
+	assert_string_equal(hook_log, "a");
+
+	assert_int_equal(pmemz_region_add_hooks(r, &hooks_b), 0);
+	assert_int_equal(pmemz_region_add_hooks(r, &hooks_c), 0);
+	for (size_t i = 0; n < PMEMZ_REGION_HOOKS_MAX; i++, n++)
+		assert_int_equal(pmemz_region_add_hooks(r, &empty[i]), 0);
+	assert_int_equal(pmemz_region_add_hooks(r, &empty[PMEMZ_REGION_HOOKS_MAX - 1]), -ENOSPC);
+	/* Every layer hears of it; the first failure is the one reported. */
+	hook_log[0] = '\0';
+	assert_int_equal(pmemz_region_reconnected(r, 0), -EBUSY);
+	assert_string_equal(pmemz_errormsg(), "b lost a name");
+	assert_string_equal(hook_log, "ABC");
+
+	/* close runs the close hooks; release waits for the last reference. */
+	assert_int_equal(pmemz_alloc_new(r, 1 << 20, 0, &a), 0);
+	hook_log[0] = '\0';
+	pmemz_region_close(r);
+	assert_string_equal(hook_log, "c");
+	pmemz_alloc_close(a);
+	assert_string_equal(hook_log, "cr");
+
+	pmemz_client_free(c);
+	fake_stop(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -877,6 +991,7 @@ int main(void)
 	    cmocka_unit_test(test_invalid_args),
 	    cmocka_unit_test(test_hello_version_mismatch),
 	    cmocka_unit_test(test_region_and_alloc),
+	    cmocka_unit_test(test_region_hooks),
 	    cmocka_unit_test(test_out_of_order),
 	    cmocka_unit_test(test_threads),
 	    cmocka_unit_test(test_fd_routing),

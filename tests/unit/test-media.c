@@ -528,7 +528,7 @@ static struct region *recover_image(struct fx *f, const uint8_t *img)
 	write_at(f->path, 0, img, f->rc.size);
 	expect_checker(f, 0, CHECK_CLEAN, NULL, NULL);
 	assert_int_equal(region_open(&f->rc, &r), 0);
-	assert_int_equal(region_verify(r), 0);
+	assert_int_equal(region_index_verify(r), 0);
 	assert_int_equal(count_of(r, EXT_LEASED), 0);
 	assert_int_equal(count_of(r, EXT_BAD), 0);
 	return r;
@@ -553,7 +553,7 @@ static void expect_tag(struct fx *f, struct region *r, const char *name, const u
 	assert_int_equal(region_tag_lookup(r, name, 1000, &id), 0);
 	for (size_t k = 0; k < n; k++) {
 		assert_int_equal(r->vstate[ext[k]], EXT_COMMITTED);
-		assert_int_equal(layout_rec_tag(region_rec_load(r, ext[k])), id);
+		assert_int_equal(layout_rec_tag(region_index_rec_load(r, ext[k])), id);
 		assert_true(extent_is(f, ext[k], v));
 	}
 }
@@ -752,7 +752,7 @@ static void test_commit_and_free_one_iteration(void **state)
 	assert_int_equal(region_tag_free(r, id, NULL), 0);
 	assert_int_equal(region_sync(r), 2);
 	snaps_stop(&s, r);
-	assert_int_equal(region_verify(r), 0);
+	assert_int_equal(region_index_verify(r), 0);
 	assert_int_equal(count_of(r, EXT_DIRTY) + count_of(r, EXT_ZEROED), f->h.extent_count);
 	region_close(r);
 	for (unsigned k = 0; k < s.n; k++) {

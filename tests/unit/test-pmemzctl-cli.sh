@@ -45,6 +45,18 @@ expect 2 'Usage' -s /nonexistent-pmemz/sock regions --frobnicate
 expect 2 "^pmemzctl: unrecognized option '--no-such-option'" --no-such-option status
 expect 2 'Usage' # no command
 
+# set-rate takes zero_rate's syntax (pmemz_parse_rate): a valid rate gets as
+# far as connecting, an invalid one is a usage error before that.
+for rate in 2G/s 300k/S Unlimited 1GiB/s 0; do
+	expect 1 '^pmemzctl: cannot connect to ' -s /nonexistent-pmemz/sock set-rate r "$rate"
+done
+# 64 characters or more: set-rate once refused them, the file took them.
+expect 1 '^pmemzctl: cannot connect to ' -s /nonexistent-pmemz/sock set-rate r \
+	"$(printf '%070d' 0)1M/s"
+for rate in 1M/sec /s unlimited/s fast; do
+	expect 2 "invalid rate '$rate'" -s /nonexistent-pmemz/sock set-rate r "$rate"
+done
+
 "$ctl" --help | grep -q '^Commands:' || { echo "FAIL: --help"; fail=1; }
 "$ctl" tags --help | grep -q -- '--all' || { echo "FAIL: tags --help"; fail=1; }
 # help: the command list, then every listed command's own usage

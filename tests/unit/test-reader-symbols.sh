@@ -6,7 +6,7 @@
 # The offline checker reads; it must not carry the writer.  For each FILE
 # (the pmemzctl binary, the pmemzd_check archive), nm must show no symbol,
 # defined or referenced, of the pmem store module (pstore_*), of the format
-# writer (layout_format, layout_load, format_*) or of libpmem2's mapping and
+# writer (format_*: format.c) or of libpmem2's mapping and
 # store functions -- and must show the checker and the media module's rules,
 # so that an empty or wrong file cannot pass.
 set -eu
@@ -14,7 +14,7 @@ set -eu
 command -v nm >/dev/null 2>&1 || { echo "SKIP: nm not found"; exit 77; }
 [ $# -ge 1 ] || { echo "usage: $0 FILE..." >&2; exit 2; }
 
-forbidden='^(pstore_.*|layout_format|layout_load|format_.*|pmem2_(map_.*|config_.*|source_.*|get_.*|memset|memcpy|memmove|deep_flush|persist|flush|drain))$'
+forbidden='^(pstore_.*|format_.*|pmem2_(map_.*|config_.*|source_.*|get_.*|memset|memcpy|memmove|deep_flush|persist|flush|drain))$'
 fail=0
 for f in "$@"; do
 	[ -r "$f" ] || { echo "FAIL: cannot read $f"; fail=1; continue; }

@@ -168,7 +168,7 @@ static void check_i3(struct region *r)
 		sum += st.count[s];
 	assert_int_equal(sum, info.extent_count);
 	assert_int_equal(region_count_free(r), st.count[EXT_DIRTY] + st.count[EXT_ZEROED]);
-	assert_int_equal(region_verify(r), 0);
+	assert_int_equal(region_index_verify(r), 0);
 }
 
 static uint64_t count_of(struct region *r, enum extent_state s)
@@ -1535,7 +1535,7 @@ static void test_index_batch(void **state)
 		(void)poll(&p, 1, 100);
 		(void)region_zeroer_collect(r);
 	}
-	assert_int_equal(region_verify(r), 0);
+	assert_int_equal(region_index_verify(r), 0);
 	ready = region_index_ready(r);
 	assert_int_equal(ready, region_count_free(r) - region_count_zeroed(r));
 	assert_true(ready >= 3);
@@ -1543,7 +1543,7 @@ static void test_index_batch(void **state)
 	k = region_index_take_batch(r, ext, 3);
 	assert_int_equal(k, 3);
 	assert_int_equal(region_index_ready(r), ready - 3);
-	assert_int_equal(region_verify(r), 0);
+	assert_int_equal(region_index_verify(r), 0);
 	for (k = 0; k < 3; k++) {
 		assert_int_equal(region_get_states(r, st, ext[k], 1), 0);
 		assert_int_equal(st[0], EXT_MAP_ZEROING);
@@ -1551,7 +1551,7 @@ static void test_index_batch(void **state)
 	/* Not zeroed: all three are ready again, and taken again in turn. */
 	region_index_return_batch(r, ext, 3, 0);
 	assert_int_equal(region_index_ready(r), ready);
-	assert_int_equal(region_verify(r), 0);
+	assert_int_equal(region_index_verify(r), 0);
 	assert_int_equal(region_get_states(r, st, ext[0], 1), 0);
 	assert_int_equal(st[0], EXT_DIRTY);
 	if (ready > 3) {
@@ -1565,7 +1565,7 @@ static void test_index_batch(void **state)
 	wait_all_zeroed(r);
 	assert_int_equal(region_index_ready(r), 0);
 	assert_int_equal(region_index_take_batch(r, ext, 3), 0);
-	assert_int_equal(region_verify(r), 0);
+	assert_int_equal(region_index_verify(r), 0);
 	region_close(r);
 }
 

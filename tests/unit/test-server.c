@@ -37,6 +37,7 @@
 #include "listener.h"
 #include "log.h"
 #include "manager.h"
+#include "peer.h"
 
 #define MiB (1ull << 20)
 #define OTHER_UID 65534
@@ -290,6 +291,47 @@ static Pmemz__Response *do_list(int fd, const char *region, const char *tag, boo
 	return cli_call(fd, &req);
 }
 
+static Pmemz__Response *do_list_page(int fd, const char *region, const char *prefix, uint64_t start)
+{
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__ListReq l = PMEMZ__LIST_REQ__INIT;
+
+	l.region = mut(region);
+	l.prefix = mut(prefix);
+	l.has_start_slot = true;
+	l.start_slot = start;
+	req.id = next_id++;
+	req.op_case = PMEMZ__REQUEST__OP_LIST;
+	req.list = &l;
+	return cli_call(fd, &req);
+}
+
+/* CLAIM's status (the message, when wanted, into msg). */
+static int do_claim(int fd, const char *region, const char *name, bool release, char *msg,
+		    size_t len)
+{
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__ClaimReq c = PMEMZ__CLAIM_REQ__INIT;
+	Pmemz__Response *resp;
+	int status;
+
+	c.region = mut(region);
+	c.name = mut(name);
+	c.has_release = release;
+	c.release = release;
+	req.id = next_id++;
+	req.op_case = PMEMZ__REQUEST__OP_CLAIM;
+	req.claim = &c;
+	resp = cli_call(fd, &req);
+	status = resp->status;
+	if (status == 0)
+		assert_int_equal(resp->op_case, PMEMZ__RESPONSE__OP_CLAIM);
+	if (msg)
+		(void)snprintf(msg, len, "%s", resp->message ? resp->message : "");
+	resp_free(resp);
+	return status;
+}
+
 static Pmemz__Response *do_stat(int fd, const char *region)
 {
 	Pmemz__Request req = PMEMZ__REQUEST__INIT;
@@ -477,6 +519,153 @@ static void test_hello(void **state)
 	assert_int_equal(resp->hello->admin, getuid() == 0);
 	resp_free(resp);
 	close(fd);
+}
+
+/* Our own cgroup v2 path, as the daemon reads it; NULL when there is none. */
+static char *self_cgroup(void)
+{
+	char buf[8192];
+	int fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	return n > 0 ? peer_parse_cgroup(buf, (size_t)n) : NULL;
+}
+
+static Pmemz__Response *do_clients(int fd, uint64_t after)
+{
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__ClientsReq cr = PMEMZ__CLIENTS_REQ__INIT;
+
+	cr.has_after = after != 0;
+	cr.after = after;
+	req.op_case = PMEMZ__REQUEST__OP_CLIENTS;
+	req.clients = &cr;
+	return cli_call(fd, &req);
+}
+
+/* HELLO and CLIENTS show the identity taken at accept; CLIENTS is an admin's. */
+static void test_identity_and_clients(void **state)
+{
+	_cleanup_free_ char *cg = self_cgroup();
+	int fd = cli_connect(), fd2 = cli_connect();
+	Pmemz__Response *resp;
+	uint64_t lease = 0;
+	bool found = false;
+
+	assert_true(fd >= 0 && fd2 >= 0);
+	resp = do_hello(fd);
+	assert_int_equal(resp->status, 0);
+	assert_true(resp->hello->has_pid);
+	assert_int_equal(resp->hello->pid, getpid());
+	assert_non_null(resp->hello->identity);
+	if (cg) {
+		assert_non_null(resp->hello->cgroup);
+		assert_string_equal(resp->hello->cgroup, cg);
+		/* This kernel (6.5+) has SO_PEERPIDFD: never the racy path. */
+		assert_true(strncmp(resp->hello->identity, "pidfd", 5) == 0);
+	}
+	resp_free(resp);
+	resp = do_alloc(fd2, "test", MiB, true);
+	if (resp->status == 0)
+		lease = resp->allocate->lease;
+	resp_free(resp);
+
+	resp = do_clients(fd, 0);
+	if (getuid() != 0) {
+		assert_int_equal(resp->status, -EPERM);
+		resp_free(resp);
+		close(fd);
+		close(fd2);
+		return;
+	}
+	assert_int_equal(resp->status, 0);
+	assert_true(resp->clients->n_clients >= 2);
+	for (size_t i = 0; i < resp->clients->n_clients; i++) {
+		const Pmemz__ClientInfo *ci = resp->clients->clients[i];
+
+		assert_int_equal(ci->pid, getpid());
+		assert_true(ci->admin);
+		if (cg)
+			assert_string_equal(ci->cgroup, cg);
+		if (i)
+			assert_true(ci->serial > resp->clients->clients[i - 1]->serial);
+		if (ci->leases == 1 && ci->leased_bytes == MiB)
+			found = true;
+	}
+	assert_true(found == (lease != 0));
+	assert_false(resp->clients->has_next);
+	/* Paging: after the last serial, nothing. */
+	{
+		uint64_t last = resp->clients->clients[resp->clients->n_clients - 1]->serial;
+		Pmemz__Response *r2 = do_clients(fd, last);
+
+		assert_int_equal(r2->status, 0);
+		assert_int_equal(r2->clients->n_clients, 0);
+		resp_free(r2);
+	}
+	resp_free(resp);
+	close(fd2);
+	wait_no_leases(fd, "test");
+	close(fd);
+}
+
+/*
+ * admin_cgroups: root outside them is no admin (HELLO, ZEROER, CLIENTS),
+ * judged at connect: a connection made before keeps its rights.
+ */
+static void test_admin_cgroups(void **state)
+{
+	char *adm[] = {mut("/pmemz-no-such-cgroup")};
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__ZeroerReq z = PMEMZ__ZEROER_REQ__INIT;
+	Pmemz__Response *resp;
+	int before, fd;
+
+	if (getuid() != 0)
+		skip();
+	/* A reply means the loop accepted the connection: under which conf is then sure. */
+	before = cli_connect();
+	assert_true(before >= 0);
+	resp = do_hello(before);
+	assert_true(resp->hello->admin);
+	resp_free(resp);
+	conf.admin_cgroups = adm;
+	conf.n_admin_cgroups = 1;
+	fd = cli_connect();
+	assert_true(fd >= 0);
+	resp = do_hello(fd);
+	conf.admin_cgroups = NULL;
+	conf.n_admin_cgroups = 0;
+	assert_false(resp->hello->admin);
+	resp_free(resp);
+	z.region = mut("test");
+	z.has_pause = true;
+	z.pause = false;
+	req.op_case = PMEMZ__REQUEST__OP_ZEROER;
+	req.zeroer = &z;
+	resp = cli_call(fd, &req);
+	assert_int_equal(resp->status, -EPERM);
+	resp_free(resp);
+	resp = do_clients(fd, 0);
+	assert_int_equal(resp->status, -EPERM);
+	resp_free(resp);
+	/* The test regions name nobody when we are root: root's pass was an admin's. */
+	resp = do_open(fd, "secret", NULL);
+	assert_int_equal(resp->status, -EACCES);
+	resp_free(resp);
+	{
+		int passed = -1;
+
+		resp = do_open(before, "secret", &passed);
+		assert_int_equal(resp->status, 0);
+		resp_free(resp);
+		if (passed >= 0)
+			close(passed);
+	}
+	close(fd);
+	close(before);
 }
 
 static void test_socket_mode(void **state)
@@ -1094,6 +1283,208 @@ static void test_other_user(void **state)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* CLAIM: one holder per (region, uid, name), released with its connection. */
+static void test_claims(void **state)
+{
+	int a = cli_connect(), b = cli_connect();
+	char msg[256], want[64], name[16];
+
+	assert_int_equal(do_claim(a, "test", "disk", false, NULL, 0), 0);
+	assert_int_equal(do_claim(a, "test", "disk", false, NULL, 0), 0);
+	assert_int_equal(do_claim(b, "test", "disk", false, msg, sizeof(msg)), -EBUSY);
+	(void)snprintf(want, sizeof(want), "pid %d", (int)getpid());
+	assert_non_null(strstr(msg, want));
+	assert_int_equal(do_claim(b, "wait", "disk", false, NULL, 0), 0); /* another region */
+	assert_int_equal(do_claim(b, "test", "disk", true, NULL, 0), -ENOENT);
+	assert_int_equal(do_claim(b, "nope", "disk", true, NULL, 0), -ENOENT);
+	assert_int_equal(do_claim(a, "test", "disk", true, NULL, 0), 0);
+	assert_int_equal(do_claim(a, "test", "disk", true, NULL, 0), -ENOENT);
+	assert_int_equal(do_claim(b, "test", "disk", false, NULL, 0), 0);
+
+	/* What may not be claimed. */
+	assert_int_equal(do_claim(a, "nope", "x", false, NULL, 0), -ENOENT);
+	assert_int_equal(do_claim(a, "", "x", false, NULL, 0), -EINVAL);
+	assert_int_equal(do_claim(a, "", "x", true, NULL, 0), -EINVAL);
+	assert_int_equal(do_claim(a, "test", "", false, NULL, 0), -EINVAL);
+	assert_int_equal(do_claim(a, "test", "a\tb", false, NULL, 0), -EINVAL);
+	assert_int_equal(do_claim(a, "test", "\xe2\x80\xae", false, NULL, 0), -EINVAL); /* RLO */
+	assert_int_equal(
+	    do_claim(a, "test", "0123456789012345678901234567890123456789012345678901234567890123",
+		     false, NULL, 0),
+	    -EINVAL); /* 64 bytes */
+	assert_int_equal(do_claim(a, "test",
+				  "012345678901234567890123456789012345678901234567890123456789012",
+				  false, NULL, 0),
+			 0);
+	if (getuid() != 0)
+		assert_int_equal(do_claim(a, "secret", "x", false, NULL, 0), -EACCES);
+
+	/* The cap per connection, counted over regions. */
+	for (int i = 1; i < 64; i++) {
+		(void)snprintf(name, sizeof(name), "n%d", i);
+		assert_int_equal(do_claim(a, i % 2 ? "test" : "wait", name, false, NULL, 0), 0);
+	}
+	assert_int_equal(do_claim(a, "test", "more", false, NULL, 0), -EMFILE);
+	assert_int_equal(do_claim(a, "test", "n1", false, NULL, 0), 0); /* held */
+	assert_int_equal(do_claim(a, "test", "n1", true, NULL, 0), 0);
+	assert_int_equal(do_claim(a, "test", "more", false, NULL, 0), 0);
+	assert_int_equal(do_claim(a, "test", "n1", false, NULL, 0), -EMFILE);
+
+	/* A closed holder's claims are free for the next request. */
+	close(b);
+	assert_int_equal(do_claim(a, "test", "disk", true, NULL, 0), -ENOENT);
+	b = cli_connect();
+	assert_int_equal(do_claim(b, "test", "disk", false, NULL, 0), 0);
+	assert_int_equal(do_claim(b, "test", "more", false, NULL, 0), -EBUSY);
+	close(a);
+	assert_int_equal(do_claim(b, "test", "more", false, NULL, 0), 0);
+	close(b);
+}
+
+/* LIST with a prefix and pages. */
+static void test_list_pages(void **state)
+{
+	static const char *const names[] = {"nbd/d/0", "nbd/d/1", "x/0", "nbd/d/2"};
+	struct region *r = fake_region_get(R_TEST);
+	int fd = cli_connect();
+	Pmemz__Response *resp;
+	uint64_t second;
+
+	fake_region_zero(r, 4);
+	for (size_t i = 0; i < 4; i++) {
+		resp = do_alloc(fd, "test", MiB, false);
+		assert_int_equal(resp->status, 0);
+		{
+			uint64_t lease = resp->allocate->lease;
+
+			resp_free(resp);
+			resp = do_commit(fd, "test", lease, names[i]);
+		}
+		assert_int_equal(resp->status, 0);
+		resp_free(resp);
+	}
+	resp = do_list_page(fd, "test", "nbd/d/", 0);
+	assert_int_equal(resp->status, 0);
+	assert_int_equal(resp->list->n_tags, 3);
+	assert_false(resp->list->has_next_slot);
+	assert_string_equal(resp->list->tags[0]->name, "nbd/d/0");
+	assert_string_equal(resp->list->tags[2]->name, "nbd/d/2");
+	resp_free(resp);
+	resp = do_list_page(fd, "test", NULL, 0);
+	assert_int_equal(resp->list->n_tags, 4);
+	resp_free(resp);
+	/* From the second tag's slot on (slots are ids from 1, in commit order here). */
+	resp = do_list_page(fd, "test", "", 1);
+	assert_int_equal(resp->list->n_tags, 4);
+	resp_free(resp);
+	second = 2;
+	resp = do_list_page(fd, "test", "", second);
+	assert_int_equal(resp->list->n_tags, 3);
+	assert_string_equal(resp->list->tags[0]->name, "nbd/d/1");
+	resp_free(resp);
+	resp = do_list_page(fd, "test", "", UINT32_MAX);
+	assert_int_equal(resp->list->n_tags, 0);
+	resp_free(resp);
+	resp = do_list_page(fd, "test", "", (uint64_t)UINT32_MAX + 1);
+	assert_int_equal(resp->status, 0);
+	assert_int_equal(resp->list->n_tags, 0);
+	assert_false(resp->list->has_next_slot);
+	resp_free(resp);
+	resp = do_list_page(fd, "test", "", UINT64_MAX);
+	assert_int_equal(resp->list->n_tags, 0);
+	resp_free(resp);
+	/* Unpaged: the prefix too; a named tag outside the prefix is not listed. */
+	{
+		Pmemz__Request req = PMEMZ__REQUEST__INIT;
+		Pmemz__ListReq l = PMEMZ__LIST_REQ__INIT;
+
+		l.region = mut("test");
+		l.prefix = mut("x/");
+		req.id = next_id++;
+		req.op_case = PMEMZ__REQUEST__OP_LIST;
+		req.list = &l;
+		resp = cli_call(fd, &req);
+		assert_int_equal(resp->status, 0);
+		assert_int_equal(resp->list->n_tags, 1);
+		assert_false(resp->list->has_next_slot);
+		resp_free(resp);
+		l.tag = mut("nbd/d/0");
+		req.id = next_id++;
+		resp = cli_call(fd, &req);
+		assert_int_equal(resp->status, -ENOENT);
+		resp_free(resp);
+	}
+	for (size_t i = 0; i < 4; i++) {
+		resp = do_free(fd, "test", false, 0, names[i]);
+		assert_int_equal(resp->status, 0);
+		resp_free(resp);
+	}
+	close(fd);
+}
+
+/*
+ * A LIST that takes several steps (slow tag reads: about 3 tags per 1 ms
+ * step) sees every tag once: a step that ends resumes with the next tag.
+ */
+static void test_list_sliced(void **state)
+{
+	enum { N = 10 };
+	struct region *r = fake_region_get(R_TEST);
+	int fd = cli_connect();
+	Pmemz__Response *resp;
+	char name[16];
+	bool seen[N] = {false};
+
+	fake_region_zero(r, N);
+	for (int i = 0; i < N; i++) {
+		uint64_t lease;
+
+		resp = do_alloc(fd, "test", MiB, false);
+		assert_int_equal(resp->status, 0);
+		lease = resp->allocate->lease;
+		resp_free(resp);
+		(void)snprintf(name, sizeof(name), "s%d", i);
+		resp = do_commit(fd, "test", lease, name);
+		assert_int_equal(resp->status, 0);
+		resp_free(resp);
+	}
+	fake_region_set_tag_delay(300 * 1000);
+	for (int paged = 0; paged < 2; paged++) {
+		resp = paged ? do_list_page(fd, "test", "s", 0) : do_list(fd, "test", NULL, false);
+		assert_int_equal(resp->status, 0);
+		assert_int_equal(resp->list->n_tags, N);
+		assert_false(resp->list->has_next_slot);
+		memset(seen, 0, sizeof(seen));
+		for (size_t i = 0; i < resp->list->n_tags; i++) {
+			int k = atoi(resp->list->tags[i]->name + 1);
+
+			assert_true(k >= 0 && k < N && !seen[k]);
+			seen[k] = true;
+		}
+		resp_free(resp);
+	}
+	fake_region_set_tag_delay(0);
+	for (int i = 0; i < N; i++) {
+		(void)snprintf(name, sizeof(name), "s%d", i);
+		resp = do_free(fd, "test", false, 0, name);
+		assert_int_equal(resp->status, 0);
+		resp_free(resp);
+	}
+	close(fd);
+}
+
+/* A failed region takes no claims; releasing needs no region. */
+static void test_claim_failed_region(void **state)
+{
+	int fd = cli_connect();
+
+	assert_int_equal(do_claim(fd, "wait", "disk", false, NULL, 0), -EIO);
+	assert_int_equal(do_claim(fd, "wait", "disk", true, NULL, 0), -ENOENT);
+	assert_int_equal(do_claim(fd, "test", "disk", false, NULL, 0), 0);
+	assert_int_equal(do_claim(fd, "test", "disk", true, NULL, 0), 0);
+	close(fd);
+}
+
 static void expect_protocol_error(const void *bytes, size_t len, uint64_t id, int status)
 {
 	int fd = cli_connect();
@@ -1377,6 +1768,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_hello),
+	    cmocka_unit_test(test_identity_and_clients),
+	    cmocka_unit_test(test_admin_cgroups),
 	    cmocka_unit_test(test_socket_mode),
 	    cmocka_unit_test(test_second_daemon_refused),
 	    cmocka_unit_test(test_open_region),
@@ -1391,7 +1784,11 @@ int main(void)
 	    cmocka_unit_test(test_other_user),
 	    cmocka_unit_test(test_protocol_errors),
 	    cmocka_unit_test(test_backpressure),
+	    cmocka_unit_test(test_claims),
+	    cmocka_unit_test(test_list_pages),
+	    cmocka_unit_test(test_list_sliced),
 	    cmocka_unit_test(test_region_failure),
+	    cmocka_unit_test(test_claim_failed_region),
 	    cmocka_unit_test(test_shutdown),
 	};
 

@@ -32,9 +32,9 @@ static void test_full_policy_stays_fast(void **state)
 
 	(void)state;
 	c.adaptive = false;
-	zpolicy_init(&p, &c, EXT, 1000, 0);
-	assert_int_equal(zpolicy_decide(&p, 0, false, 0), ZP_FAST);
-	assert_int_equal(zpolicy_decide(&p, 1000, false, 1000 * MS), ZP_FAST);
+	zeroer_policy_init(&p, &c, EXT, 1000, 0);
+	assert_int_equal(zeroer_policy_decide(&p, 0, false, 0), ZP_FAST);
+	assert_int_equal(zeroer_policy_decide(&p, 1000, false, 1000 * MS), ZP_FAST);
 	assert_int_equal(p.changes, 0);
 }
 
@@ -44,23 +44,23 @@ static void test_zones_and_hysteresis(void **state)
 	uint64_t t = 0;
 
 	(void)state;
-	zpolicy_init(&p, &adaptive, EXT, 1000, t);
+	zeroer_policy_init(&p, &adaptive, EXT, 1000, t);
 	assert_int_equal(p.low, 16); /* set before the first decision */
 	/* No allocations yet: low = the floor, high = twice it. */
-	assert_int_equal(zpolicy_decide(&p, 0, false, t), ZP_FAST);
+	assert_int_equal(zeroer_policy_decide(&p, 0, false, t), ZP_FAST);
 	assert_int_equal(p.low, 16);
 	assert_int_equal(p.high, 32);
-	assert_int_equal(zpolicy_decide(&p, 15, false, t), ZP_FAST);
-	assert_int_equal(zpolicy_decide(&p, 16, false, t), ZP_PACED);
-	assert_int_equal(zpolicy_decide(&p, 31, false, t), ZP_PACED);
-	assert_int_equal(zpolicy_decide(&p, 32, false, t), ZP_IDLE);
+	assert_int_equal(zeroer_policy_decide(&p, 15, false, t), ZP_FAST);
+	assert_int_equal(zeroer_policy_decide(&p, 16, false, t), ZP_PACED);
+	assert_int_equal(zeroer_policy_decide(&p, 31, false, t), ZP_PACED);
+	assert_int_equal(zeroer_policy_decide(&p, 32, false, t), ZP_IDLE);
 	/* Down between the watermarks: still idle (hysteresis). */
-	assert_int_equal(zpolicy_decide(&p, 20, false, t), ZP_IDLE);
+	assert_int_equal(zeroer_policy_decide(&p, 20, false, t), ZP_IDLE);
 	/* A waiting allocation: fast whatever the reserve, then back. */
-	assert_int_equal(zpolicy_decide(&p, 20, true, t), ZP_FAST);
-	assert_int_equal(zpolicy_decide(&p, 20, false, t), ZP_PACED);
-	assert_int_equal(zpolicy_decide(&p, 40, false, t), ZP_IDLE);
-	assert_int_equal(zpolicy_decide(&p, 15, false, t), ZP_FAST);
+	assert_int_equal(zeroer_policy_decide(&p, 20, true, t), ZP_FAST);
+	assert_int_equal(zeroer_policy_decide(&p, 20, false, t), ZP_PACED);
+	assert_int_equal(zeroer_policy_decide(&p, 40, false, t), ZP_IDLE);
+	assert_int_equal(zeroer_policy_decide(&p, 15, false, t), ZP_FAST);
 	assert_int_equal(p.changes, 6);
 }
 
@@ -70,21 +70,21 @@ static void test_rate_sizes_the_reserve(void **state)
 	uint64_t t = 0;
 
 	(void)state;
-	zpolicy_init(&p, &adaptive, EXT, 100000, t);
+	zeroer_policy_init(&p, &adaptive, EXT, 100000, t);
 	/* A burst of 0.2 s at 10000/s barely moves the estimate ... */
 	for (int i = 0; i < 2; i++) {
 		t += 100 * MS;
-		zpolicy_note_alloc(&p, 1000, t);
+		zeroer_policy_note_alloc(&p, 1000, t);
 	}
-	(void)zpolicy_decide(&p, 0, false, t + 100 * MS);
+	(void)zeroer_policy_decide(&p, 0, false, t + 100 * MS);
 	assert_true(p.rate < 1000);
 	assert_true(p.low < 200); /* a tenth of the 2000 extents the burst took */
 	/* ... 1000 extents per 100 ms = 10000/s for twenty seconds does. */
 	for (int i = 0; i < 200; i++) {
 		t += 100 * MS;
-		zpolicy_note_alloc(&p, 1000, t);
+		zeroer_policy_note_alloc(&p, 1000, t);
 	}
-	(void)zpolicy_decide(&p, 0, false, t + 100 * MS);
+	(void)zeroer_policy_decide(&p, 0, false, t + 100 * MS);
 	assert_in_range((uint64_t)p.rate, 8000, 10000);
 	/* low = rate x 250 ms, high = rate x 2000 ms */
 	assert_in_range(p.low, 2000, 2500);
@@ -92,7 +92,7 @@ static void test_rate_sizes_the_reserve(void **state)
 
 	/* A quiet minute: the estimate decays, the watermarks with it. */
 	t += 60000 * MS;
-	(void)zpolicy_decide(&p, 0, false, t);
+	(void)zeroer_policy_decide(&p, 0, false, t);
 	assert_true(p.rate < 1000);
 	assert_true(p.low < 250);
 }
@@ -103,16 +103,16 @@ static void test_watermarks_capped(void **state)
 	uint64_t t = 0;
 
 	(void)state;
-	zpolicy_init(&p, &adaptive, EXT, 40, t);
+	zeroer_policy_init(&p, &adaptive, EXT, 40, t);
 	for (int i = 0; i < 200; i++) {
 		t += 100 * MS;
-		zpolicy_note_alloc(&p, 1000, t);
+		zeroer_policy_note_alloc(&p, 1000, t);
 	}
-	assert_int_equal(zpolicy_decide(&p, 39, false, t + 100 * MS), ZP_FAST);
+	assert_int_equal(zeroer_policy_decide(&p, 39, false, t + 100 * MS), ZP_FAST);
 	assert_int_equal(p.low, 40);
 	assert_int_equal(p.high, 40);
-	assert_int_equal(zpolicy_decide(&p, 40, false, t + 100 * MS), ZP_IDLE);
-	assert_string_equal(zpolicy_zone_name(ZP_PACED), "paced");
+	assert_int_equal(zeroer_policy_decide(&p, 40, false, t + 100 * MS), ZP_IDLE);
+	assert_string_equal(zeroer_policy_zone_name(ZP_PACED), "paced");
 }
 
 int main(void)

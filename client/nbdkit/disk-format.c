@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: MIT */
+/* The on-pmem disk format of nbdkit-pmemz-plugin: names, tags, superblock. */
+#include "disk-format.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+int pmemz_disk_name_valid(const char *name)
+{
+	size_t n;
+
+	if (!name)
+		return -EINVAL;
+	n = strlen(name);
+	if (n == 0 || n > PMEMZ_DISK_NAME_MAX)
+		return -EINVAL;
+	/* "." and ".." would read as path components in unit and socket names */
+	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '.' || c == '_' || c == '-'))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+int pmemz_disk_super_tag(char *buf, size_t len, const char *disk)
+{
+	int n;
+
+	if (pmemz_disk_name_valid(disk) < 0)
+		return -EINVAL;
+	n = snprintf(buf, len, PMEMZ_DISK_TAG_PREFIX "%s", disk);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int pmemz_disk_chunk_prefix(char *buf, size_t len, const char *disk)
+{
+	int n;
+
+	if (pmemz_disk_name_valid(disk) < 0)
+		return -EINVAL;
+	n = snprintf(buf, len, PMEMZ_DISK_TAG_PREFIX "%s/", disk);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int pmemz_disk_chunk_tag(char *buf, size_t len, const char *disk, uint64_t index)
+{
+	int n;
+
+	if (pmemz_disk_name_valid(disk) < 0 || index >= PMEMZ_DISK_MAX_CHUNKS)
+		return -EINVAL;
+	n = snprintf(buf, len, PMEMZ_DISK_TAG_PREFIX "%s/%llu", disk, (unsigned long long)index);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/* Canonical decimal (no sign, no leading zero unless "0") below the limit. */
+static int parse_index(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (*s == '\0' || (s[0] == '0' && s[1] != '\0'))
+		return -EINVAL;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(*s - '0');
+		if (v >= PMEMZ_DISK_MAX_CHUNKS)
+			return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+int pmemz_disk_tag_parse(const char *tag, char *disk, uint64_t *index)
+{
+	const char *name, *slash;
+	size_t n;
+
+	if (!tag || strncmp(tag, PMEMZ_DISK_TAG_PREFIX, strlen(PMEMZ_DISK_TAG_PREFIX)) != 0)
+		return -EINVAL;
+	name = tag + strlen(PMEMZ_DISK_TAG_PREFIX);
+	slash = strchr(name, '/');
+	n = slash ? (size_t)(slash - name) : strlen(name);
+	if (n == 0 || n > PMEMZ_DISK_NAME_MAX)
+		return -EINVAL;
+	char buf[PMEMZ_DISK_NAME_MAX + 1];
+	memcpy(buf, name, n);
+	buf[n] = '\0';
+	if (pmemz_disk_name_valid(buf) < 0)
+		return -EINVAL;
+	if (!slash) {
+		memcpy(disk, buf, n + 1);
+		return PMEMZ_DISK_TAG_SUPER;
+	}
+	uint64_t i;
+	if (parse_index(slash + 1, &i) < 0)
+		return -EINVAL;
+	memcpy(disk, buf, n + 1);
+	if (index)
+		*index = i;
+	return PMEMZ_DISK_TAG_CHUNK;
+}
+
+int pmemz_disk_size_valid(uint64_t size, uint64_t chunk_size, const char **why)
+{
+	if (chunk_size == 0 || chunk_size % 4096 != 0) {
+		*why = "the chunk size is not a multiple of 4 KiB";
+		return -EINVAL;
+	}
+	if (size == 0) {
+		*why = "the size is 0";
+		return -EINVAL;
+	}
+	if (pmemz_disk_chunks(size, chunk_size) > PMEMZ_DISK_MAX_CHUNKS) {
+		*why = "the size needs more chunks than the chunk map holds "
+		       "(at most 16777216 chunks of the region's extent size)";
+		return -EFBIG;
+	}
+	return 0;
+}
+
+/* FNV-1a, 64 bits: catches a stray or torn superblock, not an attacker (a
+ * tenant may write its own extents anyway). */
+uint64_t pmemz_disk_super_checksum(const struct pmemz_disk_super *sb)
+{
+	const unsigned char *p = (const unsigned char *)sb;
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < offsetof(struct pmemz_disk_super, checksum); i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+void pmemz_disk_super_init(struct pmemz_disk_super *sb, const char *disk, uint64_t size,
+			   uint64_t chunk_size, uint64_t created, const uint8_t uuid[16])
+{
+	memset(sb, 0, sizeof(*sb));
+	memcpy(sb->magic, PMEMZ_DISK_MAGIC, sizeof(sb->magic));
+	sb->version = PMEMZ_DISK_VERSION;
+	sb->super_size = sizeof(*sb);
+	sb->chunk_size = chunk_size;
+	sb->created = created;
+	memcpy(sb->uuid, uuid, sizeof(sb->uuid));
+	(void)snprintf(sb->name, sizeof(sb->name), "%s", disk);
+	sb->size = size;
+	sb->checksum = pmemz_disk_super_checksum(sb);
+}
+
+int pmemz_disk_super_check(const struct pmemz_disk_super *sb, const char *disk, uint64_t chunk_size,
+			   const char **why)
+{
+	if (memcmp(sb->magic, PMEMZ_DISK_MAGIC, sizeof(sb->magic)) != 0) {
+		*why = "no disk superblock (bad magic)";
+		return -EUCLEAN;
+	}
+	if (sb->version > PMEMZ_DISK_VERSION) {
+		*why = "the disk was made by a later version of the plugin";
+		return -EPROTO;
+	}
+	if (sb->version != PMEMZ_DISK_VERSION || sb->super_size != sizeof(*sb) ||
+	    sb->checksum != pmemz_disk_super_checksum(sb)) {
+		*why = "the disk superblock is damaged (checksum)";
+		return -EUCLEAN;
+	}
+	if (memchr(sb->name, '\0', sizeof(sb->name)) == NULL || strcmp(sb->name, disk) != 0) {
+		*why = "the superblock belongs to another disk (name)";
+		return -EUCLEAN;
+	}
+	if (sb->chunk_size != chunk_size) {
+		*why = "the disk was made with another chunk size than the region's extent size";
+		return -EINVAL;
+	}
+	return pmemz_disk_size_valid(sb->size, chunk_size, why) < 0 ? -EINVAL : 0;
+}

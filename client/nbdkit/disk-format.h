@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A thin-provisioned disk on pmemzerod (nbdkit-pmemz-plugin(1)): how it is
+ * kept in a region's tags.  Shared by the plugin and `pmemzctl disks`; no
+ * I/O, no logging, no libpmemzclient call: pure functions of names and
+ * bytes.
+ *
+ * A disk named D is a set of committed tags of one uid in one region:
+ *   nbd/D     its superblock: one extent, struct pmemz_disk_super at offset 0
+ *   nbd/D/I   chunk I of the disk (I in decimal, no leading zeros): one
+ *             extent holding the bytes [I * chunk_size, (I + 1) * chunk_size)
+ * A chunk without a tag was never written (or was trimmed) and reads as
+ * zeros.  Committing a chunk's tag is the durable update of the chunk map
+ * (the daemon's tag table is failure-atomic), so the disk needs no journal.
+ */
+#ifndef PMEMZ_DISK_FORMAT_H
+#define PMEMZ_DISK_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PMEMZ_DISK_TAG_PREFIX "nbd/"
+#define PMEMZ_DISK_NAME_MAX 32u /* [A-Za-z0-9._-]{1,32}, not "." or ".." */
+/* "nbd/" NAME "/" index: fits the daemon's 63-byte tag names */
+#define PMEMZ_DISK_TAG_MAX (sizeof(PMEMZ_DISK_TAG_PREFIX) + PMEMZ_DISK_NAME_MAX + 1 + 20)
+/*
+ * Chunks of one disk at most: the plugin's chunk map holds 24 bytes per
+ * chunk of the virtual size (reserved address space, touched only where
+ * chunks are written), 384 MiB at this limit: 32 TiB with 2 MiB extents.
+ */
+#define PMEMZ_DISK_MAX_CHUNKS (1ull << 24)
+
+#define PMEMZ_DISK_MAGIC "PMEMZNBD" /* 8 bytes, no NUL on media */
+#define PMEMZ_DISK_VERSION 1u
+
+/*
+ * The superblock, at offset 0 of the extent of tag nbd/D; little-endian
+ * (the daemon's media are too).  checksum covers bytes [0, 88): everything
+ * that never changes.  size is outside it: the plugin grows a disk with
+ * one aligned 8-byte store of size then a flush -- failure-atomic on pmem,
+ * so after a crash the superblock holds the old size or the new one, both
+ * valid.  The rest of the extent is zero.
+ */
+struct pmemz_disk_super {
+	char magic[8];	      /*   0 PMEMZ_DISK_MAGIC */
+	uint32_t version;     /*   8 PMEMZ_DISK_VERSION */
+	uint32_t super_size;  /*  12 sizeof(struct pmemz_disk_super) */
+	uint64_t chunk_size;  /*  16 the region's extent size at creation */
+	uint64_t created;     /*  24 seconds since the epoch */
+	uint8_t uuid[16];     /*  32 random, told apart from a re-created disk */
+	char name[40];	      /*  48 the disk's name, NUL-padded */
+	uint64_t checksum;    /*  88 pmemz_disk_super_checksum() */
+	uint64_t size;	      /*  96 virtual size in bytes */
+	uint8_t reserved[24]; /* 104 zero */
+};
+_Static_assert(sizeof(struct pmemz_disk_super) == 128, "superblock size");
+_Static_assert(__builtin_offsetof(struct pmemz_disk_super, size) % 8 == 0,
+	       "size is stored atomically");
+
+/* 0 when name is a valid disk name, else -EINVAL. */
+int pmemz_disk_name_valid(const char *name);
+
+/* "nbd/NAME" into buf: 0, -EINVAL (bad name), -ENAMETOOLONG (buf too small). */
+int pmemz_disk_super_tag(char *buf, size_t len, const char *disk);
+/* "nbd/NAME/INDEX" into buf: 0, -EINVAL, -ENAMETOOLONG. */
+int pmemz_disk_chunk_tag(char *buf, size_t len, const char *disk, uint64_t index);
+/* The prefix of a disk's chunk tags, "nbd/NAME/" (for pmemz_tag_foreach). */
+int pmemz_disk_chunk_prefix(char *buf, size_t len, const char *disk);
+
+enum pmemz_disk_tag_kind {
+	PMEMZ_DISK_TAG_SUPER = 1, /* nbd/NAME */
+	PMEMZ_DISK_TAG_CHUNK = 2, /* nbd/NAME/INDEX */
+};
+/*
+ * What a tag is: PMEMZ_DISK_TAG_SUPER or _CHUNK, with the disk's name
+ * copied to disk (at least PMEMZ_DISK_NAME_MAX + 1 bytes) and, for a
+ * chunk, its index (< PMEMZ_DISK_MAX_CHUNKS, canonical decimal) in *index.
+ * -EINVAL when the tag is not one of a disk's (another application's, or
+ * damaged: "nbd/x/007", "nbd/x/y/1").
+ */
+int pmemz_disk_tag_parse(const char *tag, char *disk, uint64_t *index);
+
+/* Chunks of a disk of size bytes (the last one may be partly outside it). */
+static inline uint64_t pmemz_disk_chunks(uint64_t size, uint64_t chunk_size)
+{
+	return size / chunk_size + (size % chunk_size != 0);
+}
+
+/*
+ * Whether a disk of size bytes in chunks of chunk_size fits the chunk map:
+ * 0, or -EINVAL (size 0, chunk size 0 or not a multiple of 4 KiB) or
+ * -EFBIG (more than PMEMZ_DISK_MAX_CHUNKS chunks) with *why saying so.
+ */
+int pmemz_disk_size_valid(uint64_t size, uint64_t chunk_size, const char **why);
+
+uint64_t pmemz_disk_super_checksum(const struct pmemz_disk_super *sb);
+/* A new superblock (checksum set); uuid: 16 random bytes. */
+void pmemz_disk_super_init(struct pmemz_disk_super *sb, const char *disk, uint64_t size,
+			   uint64_t chunk_size, uint64_t created, const uint8_t uuid[16]);
+/*
+ * Check a superblock read from media (a copy: media may change under the
+ * check) for the disk named disk in a region of extent chunk_size: 0, or
+ * -EUCLEAN (not a superblock, damaged, another disk's) or -EPROTO (a
+ * later version) or -EINVAL (another chunk size, or a size out of range)
+ * with *why, a static string, saying which.
+ */
+int pmemz_disk_super_check(const struct pmemz_disk_super *sb, const char *disk, uint64_t chunk_size,
+			   const char **why);
+
+#endif

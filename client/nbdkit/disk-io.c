@@ -1,0 +1,406 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nbdkit-pmemz-plugin: the data path (disk.h has the locking rules).
+ *
+ * A write into a present chunk is NT stores into the mapping under the
+ * chunk's stripe read lock and one drain at the end: no daemon, no global
+ * lock.  The first write into a chunk takes a zeroed extent (from the
+ * client reserve, so usually without a round trip) before any lock, then,
+ * under the stripe write lock, either queues it for write-back with the
+ * data in a buffer (disk-wb.c), or commits it under the chunk's tag -- the
+ * durable chunk-map update --, writes the data and publishes it.  A
+ * request that lost the race for the same chunk finds it published (or
+ * queued) under the write lock, writes there instead and gives its spare
+ * extent back.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define NBDKIT_API_VERSION 2
+#include <nbdkit-plugin.h>
+
+#include "disk.h"
+#include "libpmemzclient.h"
+
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+
+static const char zeroes[64 * 1024];
+
+/*
+ * nbdkit -D pmemz.lease_delay=MS: sleep that long between leasing a fresh
+ * chunk's extent and taking its stripe lock again, so that concurrent
+ * requests for the chunk lose the race for it (tests only).
+ */
+NBDKIT_DLL_PUBLIC int pmemz_debug_lease_delay;
+
+#define TAKE_LEASE(a)                                                                              \
+	({                                                                                         \
+		struct pmemz_alloc *_a = (a);                                                      \
+		(a) = NULL;                                                                        \
+		_a;                                                                                \
+	})
+
+static pthread_rwlock_t *stripe(struct disk *d, uint64_t idx)
+{
+	return &d->stripes[idx % DISK_STRIPES].lock;
+}
+
+static char *chunk_addr(struct disk *d, uint64_t idx)
+{
+	return __atomic_load_n(&d->map[idx].addr, __ATOMIC_ACQUIRE);
+}
+
+static struct wb_pending *chunk_pend(struct disk *d, uint64_t idx)
+{
+	return __atomic_load_n(&d->map[idx].pend, __ATOMIC_ACQUIRE);
+}
+
+static int failed(struct disk *d)
+{
+	return __atomic_load_n(&d->failed, __ATOMIC_ACQUIRE);
+}
+
+/* Split [offset, offset + count) at chunk boundaries: chunk idx, offset in it, length. */
+#define FOR_EACH_CHUNK_PIECE(d, offset, count, idx, off, len)                                      \
+	for (uint64_t _pos = (offset), _end = (offset) + (count), idx, off, len;                   \
+	     _pos < _end &&                                                                        \
+	     (idx = _pos / (d)->chunk_size, off = _pos % (d)->chunk_size,                          \
+	     len = (d)->chunk_size - off < _end - _pos ? (d)->chunk_size - off : _end - _pos, 1);  \
+	     _pos += len)
+
+int disk_read(struct disk *d, void *buf, uint32_t count, uint64_t offset)
+{
+	char *out = buf;
+
+	FOR_EACH_CHUNK_PIECE(d, offset, count, idx, off, len)
+	{
+		pthread_rwlock_t *l = stripe(d, idx);
+		struct wb_pending *pd;
+		char *p;
+
+		pthread_rwlock_rdlock(l);
+		p = chunk_addr(d, idx);
+		if (p)
+			memcpy(out, p + off, len);
+		else if ((pd = chunk_pend(d, idx)))
+			wb_read(d, pd, off, out, len);
+		else
+			memset(out, 0, len); /* never written: no pmem touched */
+		pthread_rwlock_unlock(l);
+		out += len;
+	}
+	return 0;
+}
+
+static int copy_in(struct disk *d, char *dst, const void *src, size_t len)
+{
+	int r = pmemz_memcpy(d->r, dst, src, len, PMEMZ_MEM_NODRAIN);
+
+	if (r < 0)
+		nbdkit_error("pmemz: copy into the region failed: %s", pmemz_errormsg());
+	return r;
+}
+
+/*
+ * Fault the extent's pages in (writable) in one call, before a large copy
+ * into it: the first touch of each 4 KiB page otherwise costs a fault in
+ * the middle of the copy, under the stripe write lock.  No byte is
+ * written, so it is safe on a lease not yet committed.  Best effort: a
+ * kernel before 5.14 says EINVAL once and it stops being tried.
+ */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+static void prefault(struct disk *d, struct pmemz_alloc *a)
+{
+	static bool unsupported;
+	size_t len = 0;
+	char *p;
+
+	if (!d->cfg.prefault || __atomic_load_n(&unsupported, __ATOMIC_RELAXED))
+		return;
+	p = pmemz_alloc_range(a, 0, &len);
+	if (p && madvise(p, len, MADV_POPULATE_WRITE) < 0 && (errno == EINVAL || errno == ENOSYS)) {
+		nbdkit_debug("pmemz: no MADV_POPULATE_WRITE (%m): chunks are not pre-faulted");
+		__atomic_store_n(&unsupported, true, __ATOMIC_RELAXED);
+	}
+}
+
+/*
+ * The write into chunk idx when the caller found it absent (taking the
+ * stripe write lock).  *staged: the write-back sequence the data went
+ * behind, when it went into a buffer.
+ */
+static int write_slow(struct disk *d, uint64_t idx, const void *buf, uint64_t off, uint64_t len,
+		      uint64_t *staged)
+{
+	pthread_rwlock_t *l = stripe(d, idx);
+	struct pmemz_alloc *a = NULL, *spare = NULL;
+	struct wb_pending *pd, *mine = NULL;
+	uint64_t spare_gen = 0;
+	char *p;
+	int r = 0;
+
+	pthread_rwlock_wrlock(l);
+	for (;;) {
+		p = chunk_addr(d, idx);
+		pd = chunk_pend(d, idx);
+		if (p) {
+			r = copy_in(d, p + off, buf, len);
+			break;
+		}
+		if (pd) {
+			wb_stage(d, pd, off, buf, len);
+			*staged = MAX(*staged, wb_seq(pd));
+			break;
+		}
+		if (!spare) {
+			/*
+			 * Absent: lease an extent (usually from the reserve) and a
+			 * buffer without the lock, then look again.  Half a chunk
+			 * or more gains little from a buffer (the round trip is
+			 * short next to the copy, and the buffer adds a copy):
+			 * commit, then write into it.
+			 */
+			bool stage = wb_on(d) && len < d->chunk_size / 2;
+
+			pthread_rwlock_unlock(l);
+			r = disk_chunk_lease(d, &spare, &spare_gen);
+			if (r < 0)
+				return r;
+			if (pmemz_debug_lease_delay > 0)
+				usleep((useconds_t)pmemz_debug_lease_delay * 1000);
+			if (stage)
+				mine = wb_get(d);
+			else
+				prefault(d, spare);
+			pthread_rwlock_wrlock(l);
+			continue;
+		}
+		if (mine) {
+			wb_stage(d, mine, off, buf, len);
+			__atomic_store_n(&d->map[idx].pend, mine, __ATOMIC_RELEASE);
+			uint64_t seq = wb_submit(d, mine, idx, TAKE_LEASE(spare));
+
+			*staged = MAX(*staged, seq);
+			mine = NULL;
+			break;
+		}
+		r = disk_commit_chunk(d, idx, TAKE_LEASE(spare), &a, &p);
+		if (r == 0) {
+			if (d->cfg.zeroing == DISK_ZEROING_INLINE)
+				disk_zero_inline(p, d->chunk_size);
+			r = copy_in(d, p + off, buf, len);
+			/* published even if the copy failed: the tag is committed */
+			disk_publish(d, idx, a, p);
+		}
+		break;
+	}
+	pthread_rwlock_unlock(l);
+	if (spare) {
+		/* another request made the chunk meanwhile: keep the lease for the next one */
+		nbdkit_debug("pmemz: chunk %" PRIu64 ": lost the race for it", idx);
+		disk_spare_put(d, spare, spare_gen);
+	}
+	if (mine)
+		wb_put(d, mine);
+	return r;
+}
+
+int disk_write(struct disk *d, const void *buf, uint32_t count, uint64_t offset, uint64_t *staged)
+{
+	const char *in = buf;
+	int r = failed(d);
+
+	*staged = 0;
+	if (r < 0)
+		return r;
+	FOR_EACH_CHUNK_PIECE(d, offset, count, idx, off, len)
+	{
+		pthread_rwlock_t *l = stripe(d, idx);
+		char *p;
+
+		pthread_rwlock_rdlock(l);
+		p = chunk_addr(d, idx);
+		if (p)
+			r = copy_in(d, p + off, in, len);
+		pthread_rwlock_unlock(l);
+		if (!p)
+			r = write_slow(d, idx, in, off, len, staged);
+		if (r < 0)
+			break;
+		in += len;
+	}
+	/* what went to pmem is durable on return: FLUSH finds nothing of this thread's left */
+	pmemz_drain(d->r);
+	return r;
+}
+
+/* Chunk idx's extent, published again (the tag is still committed). */
+static int chunk_keep(struct disk *d, uint64_t idx, const char *tag, struct pmemz_alloc *a)
+{
+	size_t l = 0;
+	char *p;
+
+	if (!a && pmemz_alloc_open(d->r, tag, &a) < 0) {
+		/* committed or not, we cannot tell: stop rather than serve wrong data */
+		nbdkit_error("pmemz: chunk %" PRIu64 " in an unknown state: %s", idx,
+			     pmemz_errormsg());
+		__atomic_store_n(&d->failed, -EIO, __ATOMIC_RELEASE);
+		return -EIO;
+	}
+	p = pmemz_alloc_range(a, 0, &l);
+	d->map[idx].a = a;
+	__atomic_store_n(&d->map[idx].addr, p, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/*
+ * Give chunk idx back to the daemon, which re-zeroes it; the caller holds
+ * the stripe write lock, so no copy is using the extent, and nobody can
+ * commit the chunk's tag again before the FREE is done.
+ */
+static int chunk_free(struct disk *d, uint64_t idx)
+{
+	char tag[PMEMZ_DISK_TAG_MAX];
+	struct pmemz_alloc *a = d->map[idx].a;
+	uint64_t gen;
+	int r;
+
+	(void)pmemz_disk_chunk_tag(tag, sizeof(tag), d->cfg.name, idx);
+	__atomic_store_n(&d->map[idx].addr, NULL, __ATOMIC_RELEASE);
+	d->map[idx].a = NULL;
+	for (int tries = 0;; tries++) {
+		gen = disk_gen(d);
+		r = pmemz_alloc_release(a); /* the handle is gone even on error */
+		a = NULL;
+		if (r == 0)
+			break;
+		if (!disk_conn_lost(r) || tries == 2) {
+			nbdkit_error("pmemz: cannot give chunk %" PRIu64 " back: %s", idx,
+				     pmemz_errormsg());
+			(void)chunk_keep(d, idx, tag, NULL);
+			return r;
+		}
+		if (disk_reconnect(d, gen) < 0) {
+			(void)chunk_keep(d, idx, tag, NULL);
+			return -EIO;
+		}
+		/* the FREE's answer was lost: freed or not, the tag tells */
+		r = pmemz_alloc_open(d->r, tag, &a);
+		if (r == -ENOENT)
+			break;
+		if (r < 0) {
+			nbdkit_error("pmemz: chunk %" PRIu64 ": %s", idx, pmemz_errormsg());
+			(void)chunk_keep(d, idx, tag, NULL);
+			return -EIO;
+		}
+	}
+	__atomic_sub_fetch(&d->allocated, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* Zero [off, off + len) of chunk idx, present or being written back (stripe write lock held). */
+static int zero_part(struct disk *d, uint64_t idx, uint64_t off, uint64_t len)
+{
+	struct wb_pending *pd = chunk_pend(d, idx);
+	char *p = chunk_addr(d, idx);
+	int r = 0;
+
+	if (pd) {
+		wb_stage(d, pd, off, NULL, len);
+		return 0;
+	}
+	for (uint64_t done = 0; p && r == 0 && done < len; done += sizeof(zeroes)) {
+		uint64_t n = len - done < sizeof(zeroes) ? len - done : sizeof(zeroes);
+
+		r = copy_in(d, p + off + done, zeroes, n);
+	}
+	return r;
+}
+
+/* Give whole chunk idx back; one being written back is waited for first. */
+static int zero_whole(struct disk *d, uint64_t idx)
+{
+	pthread_rwlock_t *l = stripe(d, idx);
+	struct wb_pending *pd;
+	int r = 0;
+
+	pthread_rwlock_wrlock(l);
+	for (int tries = 0; (pd = chunk_pend(d, idx)); tries++) {
+		uint64_t seq = wb_seq(pd);
+
+		if (tries == 2) {
+			/* written again and again meanwhile: let it read zero, allocated */
+			wb_discard(d, pd);
+			break;
+		}
+		pthread_rwlock_unlock(l);
+		wb_wait(d, seq);
+		pthread_rwlock_wrlock(l);
+	}
+	if (!pd && chunk_addr(d, idx))
+		r = chunk_free(d, idx);
+	pthread_rwlock_unlock(l);
+	return r;
+}
+
+int disk_zero(struct disk *d, uint32_t count, uint64_t offset, bool write_zeroes)
+{
+	int r = failed(d);
+
+	if (r < 0)
+		return r;
+	FOR_EACH_CHUNK_PIECE(d, offset, count, idx, off, len)
+	{
+		pthread_rwlock_t *l = stripe(d, idx);
+		bool whole = off == 0 && (len == d->chunk_size || offset + count == d->size);
+
+		if (!chunk_addr(d, idx) && !chunk_pend(d, idx))
+			continue; /* reads zero already */
+		if (whole) {
+			r = zero_whole(d, idx);
+		} else if (write_zeroes) {
+			pthread_rwlock_wrlock(l);
+			r = zero_part(d, idx, off, len);
+			pthread_rwlock_unlock(l);
+		}
+		/* a partial TRIM is advisory: the data stays */
+		if (r < 0)
+			break;
+	}
+	pmemz_drain(d->r);
+	return r;
+}
+
+int disk_extents(struct disk *d, uint32_t count, uint64_t offset, bool req_one,
+		 struct nbdkit_extents *e)
+{
+	uint64_t run_start = offset, run_len = 0;
+	uint32_t run_type = 0;
+
+	FOR_EACH_CHUNK_PIECE(d, offset, count, idx, off, len)
+	{
+		bool data = chunk_addr(d, idx) || chunk_pend(d, idx);
+		uint32_t type = data ? 0 : NBDKIT_EXTENT_HOLE | NBDKIT_EXTENT_ZERO;
+
+		if (run_len && type != run_type) {
+			if (nbdkit_add_extent(e, run_start, run_len, run_type) < 0)
+				return -errno;
+			if (req_one)
+				return 0;
+			run_start += run_len;
+			run_len = 0;
+		}
+		run_type = type;
+		run_len += len;
+		(void)off;
+	}
+	if (run_len && nbdkit_add_extent(e, run_start, run_len, run_type) < 0)
+		return -errno;
+	return 0;
+}

@@ -1,0 +1,467 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nbdkit-pmemz-plugin: opening a disk.  Connect, claim nbd/DISK (one
+ * process per disk), find or create its superblock, settle its size, and
+ * build the chunk map from the disk's chunk tags.  Everything is checked
+ * before the first request: a refusal names its reason.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <time.h>
+
+#define NBDKIT_API_VERSION 2
+#include <nbdkit-plugin.h>
+
+#include "disk.h"
+#include "libpmemzclient.h"
+
+struct found_chunk {
+	uint64_t index;
+	char *addr;
+	struct pmemz_alloc *a;
+};
+
+struct walk {
+	struct disk *d;
+	struct found_chunk *v;
+	size_t n, cap;
+	int bad;
+	char why[200];
+};
+
+/* One extent of the region, whole: what every tag of the disk must be. */
+static char *one_extent(struct disk *d, struct pmemz_alloc *a)
+{
+	size_t len = 0;
+	char *p;
+
+	if (pmemz_alloc_count(a) != 1)
+		return NULL;
+	p = pmemz_alloc_range(a, 0, &len);
+	if (!p || len != d->chunk_size || p < d->base || (size_t)(p - d->base) > d->region_size ||
+	    d->region_size - (size_t)(p - d->base) < len)
+		return NULL;
+	return p;
+}
+
+static int walk_one(struct pmemz_alloc *a, const char *tag, void *arg)
+{
+	struct walk *w = arg;
+	char name[PMEMZ_DISK_NAME_MAX + 1];
+	uint64_t idx = 0;
+	char *p;
+
+	if (pmemz_disk_tag_parse(tag, name, &idx) != PMEMZ_DISK_TAG_CHUNK ||
+	    strcmp(name, w->d->cfg.name) != 0) {
+		(void)snprintf(w->why, sizeof(w->why), "tag '%s' is not a chunk of the disk", tag);
+		goto bad;
+	}
+	p = one_extent(w->d, a);
+	if (!p) {
+		(void)snprintf(w->why, sizeof(w->why),
+			       "tag '%s' is not one extent of the region's extent size", tag);
+		goto bad;
+	}
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 256;
+		struct found_chunk *v = reallocarray(w->v, cap, sizeof(*v));
+
+		if (!v) {
+			pmemz_alloc_close(a);
+			return -ENOMEM;
+		}
+		w->v = v;
+		w->cap = cap;
+	}
+	w->v[w->n++] = (struct found_chunk){.index = idx, .addr = p, .a = a};
+	return 0;
+bad:
+	pmemz_alloc_close(a);
+	w->bad = -EUCLEAN;
+	return -EUCLEAN;
+}
+
+static int disk_connect(struct disk *d)
+{
+	char claim[PMEMZ_DISK_TAG_MAX];
+	int r;
+
+	r = pmemz_client_new(d->cfg.socket, &d->c);
+	if (r < 0) {
+		nbdkit_error("pmemz: cannot connect to pmemzerod: %s", pmemz_errormsg());
+		return r;
+	}
+	r = pmemz_region_open(d->c, d->cfg.region, &d->r);
+	if (r < 0) {
+		nbdkit_error("pmemz: cannot open region '%s': %s", d->cfg.region, pmemz_errormsg());
+		return r;
+	}
+	d->base = pmemz_region_address(d->r);
+	d->region_size = pmemz_region_size(d->r);
+	d->chunk_size = pmemz_region_extent_size(d->r);
+	(void)pmemz_disk_super_tag(claim, sizeof(claim), d->cfg.name);
+	r = pmemz_region_claim(d->r, claim);
+	if (r == -EBUSY) {
+		nbdkit_error(
+		    "pmemz: disk '%s' of region '%s' is served by another process already: %s",
+		    d->cfg.name, d->cfg.region, pmemz_errormsg());
+		return r;
+	}
+	if (r < 0) {
+		nbdkit_error("pmemz: cannot claim disk '%s' of region '%s': %s", d->cfg.name,
+			     d->cfg.region, pmemz_errormsg());
+		return r;
+	}
+	return 0;
+}
+
+static int found_one(struct pmemz_alloc *a, const char *tag, void *arg)
+{
+	pmemz_alloc_close(a);
+	return 1;
+}
+
+/* A disk may be made only where no chunk tag is: those of an earlier disk would show. */
+static int no_chunk_tags(struct disk *d)
+{
+	char prefix[PMEMZ_DISK_TAG_MAX];
+	int r;
+
+	(void)pmemz_disk_chunk_prefix(prefix, sizeof(prefix), d->cfg.name);
+	r = pmemz_tag_foreach(d->r, prefix, found_one, NULL);
+	if (r > 0) {
+		nbdkit_error("pmemz: disk '%s' has no superblock but chunk tags (%s*): refusing to "
+			     "make a new disk over an earlier one's data",
+			     d->cfg.name, prefix);
+		return -EEXIST;
+	}
+	if (r < 0)
+		nbdkit_error("pmemz: cannot list the tags of disk '%s': %s", d->cfg.name,
+			     pmemz_errormsg());
+	return r;
+}
+
+/* Write a new superblock of size= into the committed extent p, durably. */
+static int super_write(struct disk *d, char *p)
+{
+	struct pmemz_disk_super sb;
+	uint8_t uuid[16];
+	const char *why;
+	int r;
+
+	if (d->cfg.size == 0) {
+		nbdkit_error(
+		    "pmemz: disk '%s' does not exist in region '%s': give size= to create it",
+		    d->cfg.name, d->cfg.region);
+		return -ENOENT;
+	}
+	if (pmemz_disk_size_valid(d->cfg.size, d->chunk_size, &why) < 0) {
+		nbdkit_error("pmemz: size=%" PRIu64 " refused: %s", d->cfg.size, why);
+		return -EFBIG;
+	}
+	if (getrandom(uuid, sizeof(uuid), 0) != (ssize_t)sizeof(uuid)) {
+		nbdkit_error("pmemz: getrandom: %m");
+		return -EIO;
+	}
+	pmemz_disk_super_init(&sb, d->cfg.name, d->cfg.size, d->chunk_size, (uint64_t)time(NULL),
+			      uuid);
+	r = pmemz_memcpy(d->r, p, &sb, sizeof(sb), 0);
+	if (r < 0) {
+		nbdkit_error("pmemz: cannot write the superblock of disk '%s': %s", d->cfg.name,
+			     pmemz_errormsg());
+		return r;
+	}
+	nbdkit_debug("pmemz: created disk '%s' of %" PRIu64 " bytes in region '%s'", d->cfg.name,
+		     d->cfg.size, d->cfg.region);
+	d->size = d->cfg.size;
+	return 0;
+}
+
+/*
+ * A new disk.  Its superblock's extent is committed first and written
+ * after (as every chunk is, disk-io.c says why): a crash in between
+ * leaves a zero superblock, which the next open completes.
+ */
+static int super_create(struct disk *d, const char *tag)
+{
+	struct pmemz_alloc *a = NULL;
+	const char *why;
+	char *p;
+	int r;
+
+	if (d->cfg.size == 0)
+		return super_write(d, NULL); /* refuses, with the reason */
+	if (pmemz_disk_size_valid(d->cfg.size, d->chunk_size, &why) < 0)
+		return super_write(d, NULL);
+	r = no_chunk_tags(d);
+	if (r < 0)
+		return r;
+	r = pmemz_alloc_new(d->r, d->chunk_size, 0, &a);
+	if (r == 0 && !one_extent(d, a)) {
+		pmemz_alloc_close(a);
+		nbdkit_error("pmemz: the daemon returned an allocation that is not one extent");
+		return -EPROTO;
+	}
+	if (r == 0)
+		r = pmemz_alloc_commit(a, tag, 0);
+	if (r < 0) {
+		nbdkit_error("pmemz: cannot allocate the superblock of disk '%s': %s", d->cfg.name,
+			     pmemz_errormsg());
+		if (a)
+			pmemz_alloc_close(a);
+		return r;
+	}
+	d->super_a = a;
+	p = one_extent(d, a);
+	return super_write(d, p);
+}
+
+static bool all_zero(const void *p, size_t len)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < len; i++)
+		if (b[i])
+			return false;
+	return true;
+}
+
+static int super_load(struct disk *d)
+{
+	char tag[PMEMZ_DISK_TAG_MAX];
+	struct pmemz_disk_super sb;
+	const char *why;
+	char *p;
+	int r;
+
+	(void)pmemz_disk_super_tag(tag, sizeof(tag), d->cfg.name);
+	r = pmemz_alloc_open(d->r, tag, &d->super_a);
+	if (r == -ENOENT)
+		return super_create(d, tag);
+	if (r < 0) {
+		nbdkit_error("pmemz: cannot open disk '%s': %s", d->cfg.name, pmemz_errormsg());
+		return r;
+	}
+	p = one_extent(d, d->super_a);
+	if (!p) {
+		nbdkit_error("pmemz: disk '%s': its superblock tag '%s' is not one extent of the "
+			     "region's extent size",
+			     d->cfg.name, tag);
+		return -EUCLEAN;
+	}
+	/* a copy: the checks must see what the rest of the code uses */
+	memcpy(&sb, p, sizeof(sb));
+	if (all_zero(&sb, sizeof(sb))) {
+		/* the creation was cut short after the commit: complete it */
+		nbdkit_debug("pmemz: disk '%s': completing an interrupted creation", d->cfg.name);
+		r = no_chunk_tags(d);
+		return r < 0 ? r : super_write(d, p);
+	}
+	r = pmemz_disk_super_check(&sb, d->cfg.name, d->chunk_size, &why);
+	if (r < 0) {
+		nbdkit_error("pmemz: disk '%s' refused: %s", d->cfg.name, why);
+		return r;
+	}
+	d->size = sb.size;
+	return 0;
+}
+
+/* Are the bytes [from, to) of chunk c (absent: zero) all zero? */
+static bool chunk_tail_zero(const struct found_chunk *c, uint64_t from, uint64_t to)
+{
+	for (uint64_t i = from; i < to; i++)
+		if (c->addr[i] != 0)
+			return false;
+	return true;
+}
+
+/*
+ * size= other than the recorded size.  Bytes beyond the size are zero
+ * (nbdkit refuses requests past it), so growing is one 8-byte store of the
+ * new size: failure-atomic, a crash leaves the old size or the new one.
+ * Shrinking would drop data, and growing back would show it again: it is
+ * allowed only when every byte past the new size reads zero.
+ */
+static int settle_size(struct disk *d, const struct found_chunk *v, size_t n)
+{
+	struct pmemz_disk_super *sb = (struct pmemz_disk_super *)one_extent(d, d->super_a);
+	uint64_t want = d->cfg.size, keep;
+	const char *why;
+
+	if (want == 0 || want == d->size)
+		return 0;
+	if (pmemz_disk_size_valid(want, d->chunk_size, &why) < 0) {
+		nbdkit_error("pmemz: size=%" PRIu64 " refused: %s", want, why);
+		return -EFBIG;
+	}
+	if (want < d->size) {
+		keep = pmemz_disk_chunks(want, d->chunk_size);
+		for (size_t i = 0; i < n; i++) {
+			uint64_t tail = want % d->chunk_size;
+
+			if (v[i].index >= keep || (v[i].index == keep - 1 && tail != 0 &&
+						   !chunk_tail_zero(&v[i], tail, d->chunk_size))) {
+				nbdkit_error("pmemz: size=%" PRIu64 " refused: disk '%s' has data "
+					     "beyond it (chunk %" PRIu64 ", at byte %" PRIu64
+					     "; its size is %" PRIu64 ")",
+					     want, d->cfg.name, v[i].index,
+					     v[i].index * d->chunk_size, d->size);
+				return -EFBIG;
+			}
+		}
+	}
+	__atomic_store_n(&sb->size, want, __ATOMIC_RELEASE);
+	if (pmemz_persist(d->r, &sb->size, sizeof(sb->size)) < 0) {
+		nbdkit_error("pmemz: cannot make the new size of disk '%s' durable: %s",
+			     d->cfg.name, pmemz_errormsg());
+		return -EIO;
+	}
+	nbdkit_debug("pmemz: disk '%s' resized from %" PRIu64 " to %" PRIu64 " bytes", d->cfg.name,
+		     d->size, want);
+	d->size = want;
+	return 0;
+}
+
+static int map_load(struct disk *d)
+{
+	char prefix[PMEMZ_DISK_TAG_MAX];
+	struct walk w = {.d = d};
+	int r;
+
+	(void)pmemz_disk_chunk_prefix(prefix, sizeof(prefix), d->cfg.name);
+	r = pmemz_tag_foreach(d->r, prefix, walk_one, &w);
+	if (r < 0) {
+		if (w.bad)
+			nbdkit_error("pmemz: disk '%s' refused: %s", d->cfg.name, w.why);
+		else
+			nbdkit_error("pmemz: cannot list the chunks of disk '%s': %s", d->cfg.name,
+				     r == -ENOMEM ? "out of memory" : pmemz_errormsg());
+		goto out;
+	}
+	r = settle_size(d, w.v, w.n);
+	if (r < 0)
+		goto out;
+	d->nchunks = pmemz_disk_chunks(d->size, d->chunk_size);
+	for (size_t i = 0; i < w.n; i++)
+		if (w.v[i].index >= d->nchunks) {
+			/* settle_size refuses this for size=; here the superblock says less */
+			nbdkit_error("pmemz: disk '%s' refused: chunk %" PRIu64
+				     " lies beyond its size of %" PRIu64 " bytes",
+				     d->cfg.name, w.v[i].index, d->size);
+			r = -EUCLEAN;
+			goto out;
+		}
+	/* reserved, not touched: a 32 TiB disk costs address space, not memory */
+	d->map_bytes = d->nchunks * sizeof(*d->map);
+	d->map = mmap(NULL, d->map_bytes, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (d->map == MAP_FAILED) {
+		d->map = NULL;
+		nbdkit_error("pmemz: cannot map the chunk map of %" PRIu64 " chunks: %m",
+			     d->nchunks);
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < w.n; i++) {
+		d->map[w.v[i].index] = (struct disk_chunk){.addr = w.v[i].addr, .a = w.v[i].a};
+		w.v[i].a = NULL;
+	}
+	d->allocated = w.n;
+	nbdkit_debug("pmemz: disk '%s': %" PRIu64 " bytes, %" PRIu64 " chunks of %" PRIu64
+		     ", %zu present",
+		     d->cfg.name, d->size, d->nchunks, d->chunk_size, w.n);
+	r = 0;
+out:
+	for (size_t i = 0; i < w.n; i++)
+		if (w.v[i].a)
+			pmemz_alloc_close(w.v[i].a);
+	free(w.v);
+	return r;
+}
+
+int disk_open(struct disk *d, const struct disk_config *cfg)
+{
+	int r;
+
+	memset(d, 0, sizeof(*d));
+	d->cfg = *cfg;
+	pthread_mutex_init(&d->reconnect_lock, NULL);
+	pthread_mutex_init(&d->spares.lock, NULL);
+	if (d->cfg.spares > DISK_SPARES_MAX)
+		d->cfg.spares = DISK_SPARES_MAX;
+	if (disk_spares_init(d) < 0) {
+		nbdkit_error("pmemz: out of memory");
+		return -ENOMEM;
+	}
+	d->stripes = calloc(DISK_STRIPES, sizeof(*d->stripes));
+	if (!d->stripes) {
+		nbdkit_error("pmemz: out of memory");
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < DISK_STRIPES; i++)
+		pthread_rwlock_init(&d->stripes[i].lock, NULL);
+
+	r = disk_connect(d);
+	if (r < 0)
+		return r;
+	r = super_load(d);
+	if (r < 0)
+		return r;
+	r = map_load(d);
+	if (r < 0)
+		return r;
+	r = wb_init(d);
+	if (r < 0) {
+		nbdkit_error("pmemz: no memory for %" PRIu64 " bytes of write-back buffers",
+			     d->cfg.writeback);
+		return r;
+	}
+	if (d->cfg.reserve) {
+		uint64_t bytes = d->cfg.reserve;
+
+		/* the reserve is held out of everyone's reach: at most half the region */
+		if (bytes > d->region_size / 2)
+			bytes = d->region_size / 2;
+		if (bytes >= d->chunk_size && pmemz_region_set_reserve(d->r, bytes) < 0)
+			/* an optimisation: serve without it */
+			nbdkit_debug("pmemz: no allocation reserve: %s", pmemz_errormsg());
+	}
+	return 0;
+}
+
+void disk_close(struct disk *d)
+{
+	/* first: the write-backs still queued commit and publish their chunks */
+	wb_stop(d);
+	disk_spares_fini(d);
+	if (d->map) {
+		for (uint64_t i = 0; i < d->nchunks; i++)
+			if (d->map[i].a)
+				pmemz_alloc_close(d->map[i].a);
+		munmap(d->map, d->map_bytes);
+		d->map = NULL;
+	}
+	if (d->super_a)
+		pmemz_alloc_close(d->super_a);
+	d->super_a = NULL;
+	/* closing the region gives the reserve and the claim back */
+	if (d->r)
+		pmemz_region_close(d->r);
+	d->r = NULL;
+	if (d->c)
+		pmemz_client_free(d->c);
+	d->c = NULL;
+	if (d->stripes) {
+		for (unsigned i = 0; i < DISK_STRIPES; i++)
+			pthread_rwlock_destroy(&d->stripes[i].lock);
+		free(d->stripes);
+		d->stripes = NULL;
+	}
+	pthread_mutex_destroy(&d->reconnect_lock);
+	pthread_mutex_destroy(&d->spares.lock);
+}

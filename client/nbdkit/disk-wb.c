@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nbdkit-pmemz-plugin: write-back of fresh chunks.
+ *
+ * A fresh chunk's extent must be committed before a byte is written into
+ * it (disk-io.c, disk_commit_chunk, says why), and a commit is a round trip to
+ * pmemzerod.  A write smaller than half a chunk does not wait for it: the lease
+ * is taken at once (so ENOSPC still fails the write), the data goes to a
+ * chunk-sized buffer in DRAM, and the write is acknowledged.  Workers
+ * commit the extent, copy the written pages into it under the stripe
+ * write lock and publish it; FLUSH, and FUA writes, wait for the
+ * write-backs queued before them.  So the commit's latency is off the
+ * write path, as the NBD protocol allows: a write is durable only once a
+ * FLUSH or its FUA says so.  A write-back that fails loses data that was
+ * never reported durable; the next FLUSH of every connection reports it.
+ *
+ * Buffers come from a fixed pool (writeback= bytes of them): a write that
+ * finds none free waits for a worker, which bounds the memory and the
+ * work behind the acknowledgements.  A buffer's pages that were not
+ * written read as zeros (the dirty bitmap), so buffers are never cleared.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define NBDKIT_API_VERSION 2
+#include <nbdkit-plugin.h>
+
+#include "disk.h"
+#include "libpmemzclient.h"
+
+#define PAGE 4096u
+#define WB_MAX_WORKERS 16u
+
+struct wb_pending {
+	uint64_t idx, seq;
+	struct pmemz_alloc *lease;
+	char *buf;		      /* chunk_size bytes */
+	uint64_t *dirty;	      /* one bit per page of buf that was written */
+	TAILQ_ENTRY(wb_pending) all;  /* queued or being written back, by seq */
+	TAILQ_ENTRY(wb_pending) todo; /* waiting for a worker */
+	struct wb_pending *next_free;
+};
+
+static bool test_bit(const uint64_t *b, uint64_t i)
+{
+	return b[i / 64] & (1ull << (i % 64));
+}
+
+static void set_bit(uint64_t *b, uint64_t i)
+{
+	b[i / 64] |= 1ull << (i % 64);
+}
+
+void wb_stage(struct disk *d, struct wb_pending *pd, uint64_t off, const void *src, uint64_t len)
+{
+	const char *s = src;
+
+	while (len) {
+		uint64_t page = off / PAGE, in = off % PAGE;
+		uint64_t n = PAGE - in < len ? PAGE - in : len;
+		char *p = pd->buf + page * PAGE;
+
+		if (!test_bit(pd->dirty, page)) {
+			if (n != PAGE)
+				memset(p, 0, PAGE);
+			set_bit(pd->dirty, page);
+		}
+		if (s)
+			memcpy(p + in, s, n);
+		else
+			memset(p + in, 0, n);
+		if (s)
+			s += n;
+		off += n;
+		len -= n;
+	}
+}
+
+void wb_read(struct disk *d, const struct wb_pending *pd, uint64_t off, void *dst, uint64_t len)
+{
+	char *o = dst;
+
+	while (len) {
+		uint64_t page = off / PAGE, in = off % PAGE;
+		uint64_t n = PAGE - in < len ? PAGE - in : len;
+
+		if (test_bit(pd->dirty, page))
+			memcpy(o, pd->buf + page * PAGE + in, n);
+		else
+			memset(o, 0, n);
+		o += n;
+		off += n;
+		len -= n;
+	}
+}
+
+void wb_discard(struct disk *d, struct wb_pending *pd)
+{
+	/* the chunk still gets committed, with zeros: reads are right, space comes back on TRIM */
+	memset(pd->dirty, 0, d->chunk_size / PAGE / 8 + 8);
+}
+
+uint64_t wb_seq(const struct wb_pending *pd)
+{
+	return pd->seq;
+}
+
+struct wb_pending *wb_get(struct disk *d)
+{
+	struct wb_pending *pd;
+
+	pthread_mutex_lock(&d->wb.lock);
+	while (!d->wb.free)
+		pthread_cond_wait(&d->wb.done, &d->wb.lock);
+	pd = d->wb.free;
+	d->wb.free = pd->next_free;
+	pthread_mutex_unlock(&d->wb.lock);
+	return pd;
+}
+
+void wb_put(struct disk *d, struct wb_pending *pd)
+{
+	wb_discard(d, pd);
+	pthread_mutex_lock(&d->wb.lock);
+	pd->next_free = d->wb.free;
+	d->wb.free = pd;
+	pthread_cond_broadcast(&d->wb.done);
+	pthread_mutex_unlock(&d->wb.lock);
+}
+
+uint64_t wb_submit(struct disk *d, struct wb_pending *pd, uint64_t idx, struct pmemz_alloc *lease)
+{
+	pthread_mutex_lock(&d->wb.lock);
+	pd->idx = idx;
+	pd->lease = lease;
+	pd->seq = ++d->wb.next_seq;
+	TAILQ_INSERT_TAIL(&d->wb.all, pd, all);
+	TAILQ_INSERT_TAIL(&d->wb.todo, pd, todo);
+	pthread_cond_signal(&d->wb.work);
+	pthread_mutex_unlock(&d->wb.lock);
+	return pd->seq;
+}
+
+void wb_wait(struct disk *d, uint64_t seq)
+{
+	pthread_mutex_lock(&d->wb.lock);
+	if (seq == UINT64_MAX)
+		seq = d->wb.next_seq;
+	while (!TAILQ_EMPTY(&d->wb.all) && TAILQ_FIRST(&d->wb.all)->seq <= seq)
+		pthread_cond_wait(&d->wb.done, &d->wb.lock);
+	pthread_mutex_unlock(&d->wb.lock);
+}
+
+/* Copy the written pages of pd into the committed extent p (NT stores, no drain). */
+static int wb_copy(struct disk *d, struct wb_pending *pd, char *p)
+{
+	uint64_t pages = d->chunk_size / PAGE;
+	int r = 0;
+
+	for (uint64_t i = 0; i < pages && r == 0;) {
+		uint64_t j;
+
+		if (!test_bit(pd->dirty, i)) {
+			i++;
+			continue;
+		}
+		for (j = i; j < pages && test_bit(pd->dirty, j); j++)
+			;
+		r = pmemz_memcpy(d->r, p + i * PAGE, pd->buf + i * PAGE, (j - i) * PAGE,
+				 PMEMZ_MEM_NODRAIN);
+		i = j;
+	}
+	if (r < 0)
+		nbdkit_error("pmemz: copy into the region failed: %s", pmemz_errormsg());
+	return r;
+}
+
+static void wb_one(struct disk *d, struct wb_pending *pd)
+{
+	pthread_rwlock_t *l = &d->stripes[pd->idx % DISK_STRIPES].lock;
+	struct pmemz_alloc *a = NULL;
+	char *p = NULL;
+	int r;
+
+	r = disk_commit_chunk(d, pd->idx, pd->lease, &a, &p);
+	pd->lease = NULL;
+	pthread_rwlock_wrlock(l);
+	if (r == 0) {
+		if (d->cfg.zeroing == DISK_ZEROING_INLINE)
+			disk_zero_inline(p, d->chunk_size);
+		r = wb_copy(d, pd, p);
+		/* published even if the copy failed: the tag is committed */
+		disk_publish(d, pd->idx, a, p);
+	}
+	__atomic_store_n(&d->map[pd->idx].pend, NULL, __ATOMIC_RELEASE);
+	pthread_rwlock_unlock(l);
+	pmemz_drain(d->r);
+	if (r < 0) {
+		/* acknowledged, never reported durable, and now lost: FLUSH says so */
+		nbdkit_error("pmemz: write-back of chunk %" PRIu64 " failed: the data written "
+			     "into it since it was fresh is lost",
+			     pd->idx);
+		__atomic_store_n(&d->wb.last_error, r, __ATOMIC_RELEASE);
+		__atomic_add_fetch(&d->wb.errors, 1, __ATOMIC_ACQ_REL);
+	}
+	pthread_mutex_lock(&d->wb.lock);
+	TAILQ_REMOVE(&d->wb.all, pd, all);
+	memset(pd->dirty, 0, d->chunk_size / PAGE / 8 + 8);
+	pd->next_free = d->wb.free;
+	d->wb.free = pd;
+	pthread_cond_broadcast(&d->wb.done);
+	pthread_mutex_unlock(&d->wb.lock);
+}
+
+static void *wb_worker(void *arg)
+{
+	struct disk *d = arg;
+
+	pthread_mutex_lock(&d->wb.lock);
+	for (;;) {
+		struct wb_pending *pd = TAILQ_FIRST(&d->wb.todo);
+
+		if (!pd) {
+			if (d->wb.stop)
+				break;
+			pthread_cond_wait(&d->wb.work, &d->wb.lock);
+			continue;
+		}
+		TAILQ_REMOVE(&d->wb.todo, pd, todo);
+		pthread_mutex_unlock(&d->wb.lock);
+		wb_one(d, pd);
+		pthread_mutex_lock(&d->wb.lock);
+	}
+	pthread_mutex_unlock(&d->wb.lock);
+	return NULL;
+}
+
+int wb_init(struct disk *d)
+{
+	uint64_t n = d->cfg.writeback / d->chunk_size;
+	size_t bitmap = d->chunk_size / PAGE / 8 + 8;
+
+	pthread_mutex_init(&d->wb.lock, NULL);
+	pthread_cond_init(&d->wb.work, NULL);
+	pthread_cond_init(&d->wb.done, NULL);
+	TAILQ_INIT(&d->wb.all);
+	TAILQ_INIT(&d->wb.todo);
+	d->wb.initialised = true;
+	if (n < 2) {
+		if (d->cfg.writeback)
+			nbdkit_debug("pmemz: writeback=%" PRIu64 " holds less than two chunks: off",
+				     d->cfg.writeback);
+		return 0;
+	}
+	d->wb.pool = calloc(n, sizeof(*d->wb.pool));
+	if (!d->wb.pool)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < n; i++) {
+		struct wb_pending *pd = &d->wb.pool[i];
+
+		pd->buf = mmap(NULL, d->chunk_size, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		pd->dirty = calloc(1, bitmap);
+		if (pd->buf == MAP_FAILED || !pd->dirty) {
+			if (pd->buf == MAP_FAILED)
+				pd->buf = NULL;
+			d->wb.n_pool = i + 1;
+			return -ENOMEM;
+		}
+		pd->next_free = d->wb.free;
+		d->wb.free = pd;
+	}
+	d->wb.n_pool = n;
+	return 0;
+}
+
+int wb_start(struct disk *d)
+{
+	unsigned n = d->wb.n_pool < WB_MAX_WORKERS ? (unsigned)d->wb.n_pool : WB_MAX_WORKERS;
+
+	for (unsigned i = 0; i < n; i++) {
+		int r = pthread_create(&d->wb.workers[i], NULL, wb_worker, d);
+
+		if (r) {
+			nbdkit_error("pmemz: cannot start a write-back thread: %s", strerror(r));
+			return -r;
+		}
+		d->wb.n_workers = i + 1;
+	}
+	/* only now: writes stage into buffers only when someone writes them back */
+	__atomic_store_n(&d->wb.on, d->wb.n_workers > 0, __ATOMIC_RELEASE);
+	return 0;
+}
+
+void wb_stop(struct disk *d)
+{
+	if (!d->wb.initialised)
+		return;
+	__atomic_store_n(&d->wb.on, false, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&d->wb.lock);
+	d->wb.stop = true;
+	pthread_cond_broadcast(&d->wb.work);
+	pthread_mutex_unlock(&d->wb.lock);
+	/* the workers finish the queue first: a clean shutdown loses nothing */
+	for (unsigned i = 0; i < d->wb.n_workers; i++)
+		pthread_join(d->wb.workers[i], NULL);
+	d->wb.n_workers = 0;
+	for (uint64_t i = 0; i < d->wb.n_pool; i++) {
+		if (d->wb.pool[i].buf)
+			munmap(d->wb.pool[i].buf, d->chunk_size);
+		free(d->wb.pool[i].dirty);
+	}
+	free(d->wb.pool);
+	d->wb.pool = NULL;
+	d->wb.n_pool = 0;
+	pthread_cond_destroy(&d->wb.work);
+	pthread_cond_destroy(&d->wb.done);
+	pthread_mutex_destroy(&d->wb.lock);
+	d->wb.initialised = false;
+}

@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nbdkit-pmemz-plugin: one thin-provisioned disk on pmemzerod, served by
+ * one nbdkit process (disk-format.h has its bytes on pmem).
+ *
+ * The chunk map: map[i] is chunk i's extent (address in the region's
+ * mapping and its committed allocation), or none (reads zero).  Lookups
+ * are lock-free loads; what keeps an extent alive under a copy is the
+ * stripe lock of its chunk: every copy from or into a chunk holds its
+ * stripe's read lock, and only publishing a fresh chunk or giving one back
+ * (TRIM, ZERO) takes the write lock.  So a TRIM never frees an extent a
+ * copy is still using (a late store there would leak into the next
+ * tenant's extent, a late load would read it), and a write that finds its
+ * chunk present needs no daemon and no global lock.
+ */
+#ifndef PMEMZ_NBD_DISK_H
+#define PMEMZ_NBD_DISK_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include "disk-format.h"
+
+struct pmemz_client;
+struct pmemz_region;
+struct pmemz_alloc;
+
+#define DISK_STRIPES 1024u	  /* stripe locks, chunk i uses i % DISK_STRIPES */
+#define DISK_RECONNECT_SECONDS 60 /* how long a request waits for the daemon to come back */
+#define DISK_SPARES_MAX 64	  /* bound of spares= */
+
+enum disk_zeroing {
+	DISK_ZEROING_SERVICE, /* extents come zeroed from pmemzerod */
+	DISK_ZEROING_INLINE,  /* and are zeroed again here (the benchmark's baseline) */
+};
+
+struct wb_pending;
+
+/*
+ * A chunk is absent (both NULL), being written back (pend: its data is in
+ * DRAM until its extent is committed, disk-wb.c), or present (addr).
+ */
+struct disk_chunk {
+	char *addr;		 /* the extent in the mapping, NULL when absent (atomic) */
+	struct pmemz_alloc *a;	 /* its committed allocation (under the stripe write lock) */
+	struct wb_pending *pend; /* atomic; set and cleared under the stripe write lock */
+};
+
+struct disk_stripe {
+	pthread_rwlock_t lock;
+} __attribute__((aligned(64)));
+
+struct disk_config {
+	const char *region; /* required */
+	const char *name;   /* default "disk0" */
+	const char *socket; /* NULL: the library's default */
+	uint64_t size;	    /* 0: the size recorded in the superblock */
+	uint64_t reserve;   /* client reserve in bytes; 0: none */
+	uint64_t writeback; /* write-back buffers in bytes; less than two chunks: none */
+	enum disk_zeroing zeroing;
+	unsigned reconnect_seconds;
+	unsigned spares; /* lost races' leases kept for the next fresh chunk; 0: none */
+	bool prefault;	 /* MADV_POPULATE_WRITE a fresh chunk's extent before a large copy */
+};
+
+/*
+ * A lease left over by a lost race, kept for the next fresh chunk instead
+ * of being freed (and re-zeroed by the daemon).  gen: the connection it
+ * was leased on; one of an older connection is dropped, never used (it
+ * died with its connection and may be zeroed and leased to someone else).
+ */
+struct disk_spare {
+	struct pmemz_alloc *a;
+	uint64_t gen;
+};
+
+TAILQ_HEAD(wb_pending_list, wb_pending);
+
+struct disk {
+	struct disk_config cfg;
+	struct pmemz_client *c;
+	struct pmemz_region *r;
+	char *base; /* the region's mapping */
+	size_t region_size;
+	uint64_t chunk_size;
+	uint64_t size; /* virtual size (the superblock's) */
+	uint64_t nchunks;
+	struct disk_chunk *map; /* nchunks entries, anonymous memory: touched where written */
+	size_t map_bytes;
+	struct disk_stripe *stripes;
+	struct pmemz_alloc *super_a;
+
+	/* Reconnection: one thread at a time; gen counts connections. */
+	pthread_mutex_t reconnect_lock;
+	uint64_t gen;	    /* atomic */
+	int failed;	    /* atomic: 0, or why every request fails (-errno) */
+	uint64_t allocated; /* chunks present (atomic), for debug output */
+
+	struct {
+		pthread_mutex_t lock; /* all below */
+		struct disk_spare *v; /* cfg.spares entries */
+		unsigned n;
+		uint64_t kept, used, dropped; /* for the debug line at close */
+	} spares;
+
+	struct {
+		bool initialised;
+		bool on; /* atomic: workers run, writes may stage */
+		bool stop;
+		pthread_mutex_t lock; /* all below */
+		pthread_cond_t work;  /* todo has entries, or stop */
+		pthread_cond_t done;  /* a write-back finished: a buffer is free */
+		struct wb_pending_list all, todo;
+		struct wb_pending *free, *pool;
+		uint64_t n_pool, next_seq;
+		pthread_t workers[16];
+		unsigned n_workers;
+		uint64_t errors; /* atomic: failed write-backs so far */
+		int last_error;	 /* atomic */
+	} wb;
+};
+
+/* Connect, claim the disk, create or check its superblock, load the chunk map. */
+int disk_open(struct disk *d, const struct disk_config *cfg);
+/* Give everything back (the claim, the reserve) and free. */
+void disk_close(struct disk *d);
+
+/*
+ * The data path; each returns 0 or a negative errno, and calls
+ * nbdkit_error() itself.  A write into a present chunk is durable on
+ * return (NT stores and a drain of the calling thread); a write into a
+ * fresh chunk may be staged for write-back (disk-wb.c), and FLUSH waits
+ * for those.
+ */
+int disk_read(struct disk *d, void *buf, uint32_t count, uint64_t offset);
+/*
+ * *staged: the last write-back sequence this write queued data behind (0
+ * none); wb_wait() on it makes the write durable (FUA).
+ */
+int disk_write(struct disk *d, const void *buf, uint32_t count, uint64_t offset, uint64_t *staged);
+/* Whole chunks are given back; a partial chunk is zeroed (zero) or left (trim). */
+int disk_zero(struct disk *d, uint32_t count, uint64_t offset, bool write_zeroes);
+struct nbdkit_extents;
+int disk_extents(struct disk *d, uint32_t count, uint64_t offset, bool req_one,
+		 struct nbdkit_extents *e);
+
+/* ---- disk-spare.c: the pool of lost races' leases ---- */
+int disk_spares_init(struct disk *d);
+/* Keep lease a of connection gen, or close it (pool full, gen not current). */
+void disk_spare_put(struct disk *d, struct pmemz_alloc *a, uint64_t gen);
+/* A kept lease of the current connection, or NULL; older ones are dropped. */
+struct pmemz_alloc *disk_spare_take(struct disk *d);
+void disk_spares_fini(struct disk *d); /* close them all (before the region) */
+
+/* ---- disk-chunk.c: a fresh chunk's extent, for disk-io.c and disk-wb.c ---- */
+/*
+ * disk-chunk.c: a zeroed extent of one chunk (a lost race's spare first,
+ * then the client reserve), leased on connection *gen_out when not NULL;
+ * not written before it is committed.  0, or -errno after nbdkit_error().
+ */
+int disk_chunk_lease(struct disk *d, struct pmemz_alloc **out, uint64_t *gen_out);
+int disk_commit_chunk(struct disk *d, uint64_t idx, struct pmemz_alloc *lease,
+		      struct pmemz_alloc **out, char **addr);
+void disk_publish(struct disk *d, uint64_t idx, struct pmemz_alloc *a, char *p);
+void disk_zero_inline(char *p, size_t len);
+
+/* ---- disk-wb.c: write-back of fresh chunks ---- */
+int wb_init(struct disk *d);  /* the buffers (disk_open) */
+int wb_start(struct disk *d); /* the workers (after nbdkit forked) */
+void wb_stop(struct disk *d); /* finish the queue, stop the workers, free */
+static inline bool wb_on(struct disk *d)
+{
+	return __atomic_load_n(&d->wb.on, __ATOMIC_ACQUIRE);
+}
+/* A free buffer; waits for one. */
+struct wb_pending *wb_get(struct disk *d);
+void wb_put(struct disk *d, struct wb_pending *pd);
+/* Queue pd as chunk idx's write-back of lease (stripe write lock held): its seq. */
+uint64_t wb_submit(struct disk *d, struct wb_pending *pd, uint64_t idx, struct pmemz_alloc *lease);
+uint64_t wb_seq(const struct wb_pending *pd);
+/* Wait for the write-backs queued up to seq (UINT64_MAX: all queued now). */
+void wb_wait(struct disk *d, uint64_t seq);
+/* Bytes of a chunk being written back (stage: stripe write lock; read: read lock). */
+void wb_stage(struct disk *d, struct wb_pending *pd, uint64_t off, const void *src, uint64_t len);
+void wb_read(struct disk *d, const struct wb_pending *pd, uint64_t off, void *dst, uint64_t len);
+/* Forget what was staged: the chunk reads zero (stripe write lock held). */
+void wb_discard(struct disk *d, struct wb_pending *pd);
+
+/* ---- disk-conn.c: the daemon, and coming back after it went away ---- */
+
+/* Is r a broken connection (the daemon restarted, or went away)? */
+bool disk_conn_lost(int r);
+/*
+ * Reconnect after a call made on connection gen failed with a broken
+ * connection: once for all threads that saw the same break, retrying for
+ * cfg.reconnect_seconds.  0 when the caller may retry its call; else the
+ * disk has failed (every request then fails: its claim was lost, the
+ * region turned stale) or the daemon did not come back.
+ */
+int disk_reconnect(struct disk *d, uint64_t gen);
+static inline uint64_t disk_gen(struct disk *d)
+{
+	return __atomic_load_n(&d->gen, __ATOMIC_ACQUIRE);
+}
+/* NBD's errno for a libpmemzclient error (ENOSPC for quota, else EIO...). */
+int disk_nbd_errno(int r);
+
+#endif

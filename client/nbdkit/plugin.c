@@ -1,0 +1,347 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nbdkit-pmemz-plugin(1): a thin-provisioned disk on pre-zeroed persistent
+ * memory from pmemzerod.  The nbdkit callbacks and parameters; the disk
+ * itself is disk-*.c.  One disk, one connection to the daemon per nbdkit
+ * process; any number of NBD connections share it (multi-conn).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NBDKIT_API_VERSION 2
+#include <nbdkit-plugin.h>
+
+#include "disk.h"
+#include "libpmemzclient.h"
+
+#define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
+
+#define DEFAULT_DISK "disk0"
+#define DEFAULT_RESERVE (64ull << 20)
+#define DEFAULT_WRITEBACK (64ull << 20)
+
+static struct disk_config cfg = {
+    .name = DEFAULT_DISK,
+    .reserve = DEFAULT_RESERVE,
+    .writeback = DEFAULT_WRITEBACK,
+    .zeroing = DISK_ZEROING_SERVICE,
+    .reconnect_seconds = DISK_RECONNECT_SECONDS,
+    .spares = 16,
+    .prefault = false,
+};
+static struct disk disk;
+static bool opened;
+/* The process that serves (after_fork): nbdkit's parent exits after forking. */
+static pid_t server_pid;
+
+static int pz_config(const char *key, const char *value)
+{
+	if (strcmp(key, "region") == 0) {
+		cfg.region = value;
+	} else if (strcmp(key, "disk") == 0) {
+		if (pmemz_disk_name_valid(value) < 0) {
+			nbdkit_error("pmemz: disk=%s: a disk name is 1-%u characters of A-Z a-z "
+				     "0-9 . _ - (not . or ..)",
+				     value, PMEMZ_DISK_NAME_MAX);
+			return -1;
+		}
+		cfg.name = value;
+	} else if (strcmp(key, "size") == 0) {
+		int64_t s = nbdkit_parse_size(value);
+
+		if (s < 0)
+			return -1;
+		if (s == 0) {
+			nbdkit_error("pmemz: size=0: a disk needs at least one byte");
+			return -1;
+		}
+		cfg.size = (uint64_t)s;
+	} else if (strcmp(key, "socket") == 0) {
+		cfg.socket = value;
+	} else if (strcmp(key, "zeroing") == 0) {
+		if (strcmp(value, "service") == 0) {
+			cfg.zeroing = DISK_ZEROING_SERVICE;
+		} else if (strcmp(value, "inline") == 0) {
+			cfg.zeroing = DISK_ZEROING_INLINE;
+		} else {
+			nbdkit_error("pmemz: zeroing=%s: expected service or inline", value);
+			return -1;
+		}
+	} else if (strcmp(key, "reserve") == 0) {
+		int64_t s = nbdkit_parse_size(value);
+
+		if (s < 0)
+			return -1;
+		cfg.reserve = (uint64_t)s;
+	} else if (strcmp(key, "writeback") == 0) {
+		int64_t s = nbdkit_parse_size(value);
+
+		if (s < 0)
+			return -1;
+		cfg.writeback = (uint64_t)s;
+	} else if (strcmp(key, "reconnect-timeout") == 0) {
+		unsigned v;
+
+		if (nbdkit_parse_unsigned(key, value, &v) < 0)
+			return -1;
+		cfg.reconnect_seconds = v;
+	} else if (strcmp(key, "spares") == 0) {
+		unsigned v;
+
+		if (nbdkit_parse_unsigned(key, value, &v) < 0)
+			return -1;
+		if (v > DISK_SPARES_MAX) {
+			nbdkit_error("pmemz: spares=%u: at most %u", v, DISK_SPARES_MAX);
+			return -1;
+		}
+		cfg.spares = v;
+	} else if (strcmp(key, "prefault") == 0) {
+		int v = nbdkit_parse_bool(value);
+
+		if (v < 0)
+			return -1;
+		cfg.prefault = v;
+	} else {
+		nbdkit_error("pmemz: unknown parameter '%s'", key);
+		return -1;
+	}
+	return 0;
+}
+
+static int pz_config_complete(void)
+{
+	if (!cfg.region) {
+		nbdkit_error("pmemz: region= is required (a region of pmemzerod; see "
+			     "'pmemzctl regions')");
+		return -1;
+	}
+	return 0;
+}
+
+#define pz_config_help                                                                             \
+	"region=<NAME>     (required) pmemzerod region holding the disk.\n"                        \
+	"disk=<NAME>       The disk's name in the region (default " DEFAULT_DISK ").\n"            \
+	"size=<SIZE>       Virtual size; creates the disk, or grows it.\n"                         \
+	"socket=<PATH>     pmemzerod's socket (default: libpmemzclient's).\n"                      \
+	"zeroing=service|inline  inline zeroes fresh chunks here (benchmark only).\n"              \
+	"reserve=<SIZE>    Zeroed extents kept leased ahead (default 64M).\n"                      \
+	"writeback=<SIZE>  Buffers for fresh chunks being committed (default 64M; 0: off).\n"      \
+	"reconnect-timeout=<SECONDS>  Wait for a restarting pmemzerod (default 60).\n"           \
+	"spares=<N>        Lost races' leases kept for fresh chunks (default 16; 0: none).\n"     \
+	"prefault=true|false  Pre-fault a fresh chunk before a large write (default false)."
+
+/*
+ * Everything that can refuse happens here, before nbdkit forks into the
+ * background, so the user sees why.  libpmemzclient starts no thread, and
+ * the connection and the mapping are inherited by the forked server.
+ */
+static int pz_get_ready(void)
+{
+	int r = disk_open(&disk, &cfg);
+
+	opened = true;
+	return r < 0 ? -1 : 0;
+}
+
+static int pz_after_fork(void)
+{
+	server_pid = getpid();
+	/* threads do not survive fork: the write-back workers start here */
+	return wb_start(&disk) < 0 ? -1 : 0;
+}
+
+static void pz_cleanup(void)
+{
+	/* never in the parent that exited after the fork: the server owns the connection */
+	if (opened && server_pid == getpid())
+		disk_close(&disk);
+	opened = false;
+}
+
+static void pz_dump_plugin(void)
+{
+	printf("pmemz_client_api=%d.%d\n", PMEMZ_CLIENT_MAJOR, PMEMZ_CLIENT_MINOR);
+	printf("pmemz_disk_format=%u\n", PMEMZ_DISK_VERSION);
+	printf("pmemz_max_chunks=%llu\n", (unsigned long long)PMEMZ_DISK_MAX_CHUNKS);
+}
+
+/* A connection: which failed write-backs it was told about (its FLUSH reports each once). */
+struct conn {
+	uint64_t errors_seen;
+};
+
+static void *pz_open(int readonly)
+{
+	struct conn *c = malloc(sizeof(*c));
+
+	if (!c) {
+		nbdkit_error("pmemz: out of memory");
+		return NULL;
+	}
+	c->errors_seen = __atomic_load_n(&disk.wb.errors, __ATOMIC_ACQUIRE);
+	return c;
+}
+
+static void pz_close(void *handle)
+{
+	free(handle);
+}
+
+/* Wait for the write-backs up to seq; then a write-back that failed since the last time fails this.
+ */
+static int durable(struct conn *c, uint64_t seq)
+{
+	uint64_t n;
+
+	if (seq)
+		wb_wait(&disk, seq);
+	n = __atomic_load_n(&disk.wb.errors, __ATOMIC_ACQUIRE);
+	if (n != c->errors_seen) {
+		c->errors_seen = n;
+		nbdkit_error(
+		    "pmemz: data written earlier was lost (see the write-back error above)");
+		return __atomic_load_n(&disk.wb.last_error, __ATOMIC_ACQUIRE);
+	}
+	return 0;
+}
+
+static int64_t pz_get_size(void *handle)
+{
+	return (int64_t)disk.size;
+}
+
+static int pz_block_size(void *handle, uint32_t *minimum, uint32_t *preferred, uint32_t *maximum)
+{
+	*minimum = 1;
+	*preferred = 4096;
+	*maximum = 0xffffffff;
+	return 0;
+}
+
+static int one(void *handle)
+{
+	return 1;
+}
+
+static int zero_ret(void *handle)
+{
+	return 0;
+}
+
+static int pz_can_fua(void *handle)
+{
+	return NBDKIT_FUA_NATIVE;
+}
+
+static int pz_can_cache(void *handle)
+{
+	/* the data is in memory already: CACHE has nothing to do */
+	return NBDKIT_CACHE_NATIVE;
+}
+
+static int fail(int r)
+{
+	nbdkit_set_error(disk_nbd_errno(r));
+	return -1;
+}
+
+static int pz_pread(void *handle, void *buf, uint32_t count, uint64_t offset, uint32_t flags)
+{
+	int r = disk_read(&disk, buf, count, offset);
+
+	return r < 0 ? fail(r) : 0;
+}
+
+static int pz_pwrite(void *handle, const void *buf, uint32_t count, uint64_t offset, uint32_t flags)
+{
+	uint64_t staged = 0;
+	int r = disk_write(&disk, buf, count, offset, &staged);
+
+	if (r == 0 && (flags & NBDKIT_FLAG_FUA))
+		r = durable(handle, staged);
+	return r < 0 ? fail(r) : 0;
+}
+
+static int pz_flush(void *handle, uint32_t flags)
+{
+	/* writes into present chunks drained their stores before they were acknowledged */
+	int r = __atomic_load_n(&disk.failed, __ATOMIC_ACQUIRE);
+
+	if (r == 0)
+		r = durable(handle, UINT64_MAX);
+	return r < 0 ? fail(r) : 0;
+}
+
+static int pz_trim(void *handle, uint32_t count, uint64_t offset, uint32_t flags)
+{
+	int r = disk_zero(&disk, count, offset, false);
+
+	return r < 0 ? fail(r) : 0;
+}
+
+static int pz_zero(void *handle, uint32_t count, uint64_t offset, uint32_t flags)
+{
+	/* whole chunks are given back, partial ones written: never slower than writing zeroes */
+	int r = disk_zero(&disk, count, offset, true);
+
+	/* zeros into a chunk being written back are staged like writes */
+	if (r == 0 && (flags & NBDKIT_FLAG_FUA))
+		r = durable(handle, UINT64_MAX);
+	return r < 0 ? fail(r) : 0;
+}
+
+static int pz_extents(void *handle, uint32_t count, uint64_t offset, uint32_t flags,
+		      struct nbdkit_extents *extents)
+{
+	int r = disk_extents(&disk, count, offset, flags & NBDKIT_FLAG_REQ_ONE, extents);
+
+	return r < 0 ? fail(r) : 0;
+}
+
+static int pz_cache(void *handle, uint32_t count, uint64_t offset, uint32_t flags)
+{
+	return 0;
+}
+
+static struct nbdkit_plugin plugin = {
+    .name = "pmemz",
+    .longname = "nbdkit pmemzerod plugin",
+    .version = PMEMZ_VERSION,
+    .description = "Thin-provisioned disk on pre-zeroed persistent memory from pmemzerod",
+    .config = pz_config,
+    .config_complete = pz_config_complete,
+    .config_help = pz_config_help,
+    .magic_config_key = "size",
+    .get_ready = pz_get_ready,
+    .after_fork = pz_after_fork,
+    .cleanup = pz_cleanup,
+    .dump_plugin = pz_dump_plugin,
+    .open = pz_open,
+    .close = pz_close,
+    .get_size = pz_get_size,
+    .block_size = pz_block_size,
+    .is_rotational = zero_ret,
+    .can_multi_conn = one,
+    .can_flush = one,
+    .can_trim = one,
+    .can_zero = one,
+    .can_fast_zero = one,
+    .can_extents = one,
+    .can_fua = pz_can_fua,
+    .can_cache = pz_can_cache,
+    .pread = pz_pread,
+    .pwrite = pz_pwrite,
+    .flush = pz_flush,
+    .trim = pz_trim,
+    .zero = pz_zero,
+    .extents = pz_extents,
+    .cache = pz_cache,
+};
+
+NBDKIT_REGISTER_PLUGIN(plugin)

@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pmemzctl disks REGION: the nbd disks of a region (nbdkit-pmemz-plugin(1)).
+ *
+ * A disk is a set of tags: its superblock "nbd/DISK" (one extent: the
+ * virtual size) and one tag "nbd/DISK/INDEX" per chunk written.  The tags
+ * come from LIST (every uid's for an admin, the caller's otherwise: a disk
+ * is (uid, name)), in pages; the superblock is read through the region's
+ * mapping, where any tenant of the region may have written anything, so
+ * it is checked like any input.
+ *
+ * Whether an nbdkit serves a disk now is not shown: the only probe is the
+ * disk's claim, and a try-claim + unclaim makes an nbdkit that starts at
+ * that instant fail with -EBUSY (and claims are per uid: an admin could not
+ * probe another uid's disk anyway).
+ */
+#include <errno.h>
+#include <search.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "disk-format.h"
+#include "pmemzctl.h"
+
+struct disk {
+	uint32_t uid;
+	char name[PMEMZ_DISK_NAME_MAX + 1];
+	uint64_t chunks, allocated; /* chunk tags and their bytes */
+	bool has_sb;
+	uint64_t sb_extent; /* the superblock's first extent */
+	uint64_t size;	    /* virtual size, from the superblock */
+	const char *state;
+};
+
+static int disk_cmp(const void *a, const void *b)
+{
+	const struct disk *x = a, *y = b;
+
+	if (x->uid != y->uid)
+		return x->uid < y->uid ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+struct disk_set {
+	void *root; /* tsearch tree of struct disk, keyed by (uid, name) */
+	size_t n;
+};
+
+static void disk_set_done(struct disk_set *s)
+{
+	tdestroy(s->root, free);
+}
+
+static int disk_get(struct disk_set *s, uint32_t uid, const char *name, struct disk **out)
+{
+	struct disk key = {.uid = uid}, *d, **slot;
+
+	(void)snprintf(key.name, sizeof(key.name), "%s", name);
+	slot = tfind(&key, &s->root, disk_cmp);
+	if (slot) {
+		*out = *slot;
+		return 0;
+	}
+	d = malloc(sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	*d = key;
+	slot = tsearch(d, &s->root, disk_cmp);
+	if (!slot) {
+		free(d);
+		return -ENOMEM;
+	}
+	s->n++;
+	*out = d;
+	return 0;
+}
+
+/* One tag of the LIST: a disk's superblock or chunk, or not a disk's (ignored). */
+static int disk_add_tag(struct disk_set *s, const Pmemz__TagInfo *t)
+{
+	char name[PMEMZ_DISK_NAME_MAX + 1];
+	struct disk *d;
+	uint64_t index;
+	int kind, r;
+
+	kind = pmemz_disk_tag_parse(t->name, name, &index);
+	if (kind < 0)
+		return 0;
+	r = disk_get(s, t->uid, name, &d);
+	if (r < 0)
+		return r;
+	if (kind == PMEMZ_DISK_TAG_SUPER) {
+		/* One extent, as the plugin writes it; anything else is not a superblock. */
+		d->has_sb = t->n_runs == 1 && t->runs[0]->count == 1;
+		if (d->has_sb)
+			d->sb_extent = t->runs[0]->first;
+		return 0;
+	}
+	d->chunks++;
+	d->allocated += t->bytes;
+	return 0;
+}
+
+/* Every disk tag of the region (every uid's when all), page by page. */
+static int disks_list(struct ctl *ctl, const char *region, bool all, struct disk_set *s)
+{
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__ListReq ls = PMEMZ__LIST_REQ__INIT;
+	uint64_t slot = 0;
+	int r;
+
+	ls.region = (char *)(uintptr_t)region;
+	ls.prefix = (char *)(uintptr_t)PMEMZ_DISK_TAG_PREFIX;
+	ls.has_all_users = ls.all_users = all;
+	/* Chunks are one run, but a tag under the prefix may be anything. */
+	ls.has_more_runs_ok = ls.more_runs_ok = true;
+	req.op_case = PMEMZ__REQUEST__OP_LIST;
+	req.list = &ls;
+	for (;;) {
+		_cleanup_response_ Pmemz__Response *resp = NULL;
+		const Pmemz__ListResp *l;
+
+		ls.has_start_slot = true;
+		ls.start_slot = slot;
+		r = pmemz_client_call(ctl->client, &req, &resp);
+		if (r < 0)
+			return r;
+		l = resp->list;
+		for (size_t i = 0; i < l->n_tags; i++) {
+			r = disk_add_tag(s, l->tags[i]);
+			if (r < 0)
+				return pmemz_err(r, "out of memory");
+		}
+		/* A daemon without paging answers everything at once, without next_slot. */
+		if (!l->has_next_slot)
+			return 0;
+		if (l->next_slot <= slot)
+			return pmemz_err(
+			    -EPROTO, "LIST paging went backwards (slot %llu after %llu)",
+			    (unsigned long long)l->next_slot, (unsigned long long)slot);
+		slot = l->next_slot;
+	}
+}
+
+/* The superblock's verdict ("ok" or what is wrong), and the virtual size when it is sound. */
+static void disk_read_sb(struct pmemz_region *r, struct disk *d)
+{
+	struct pmemz_disk_super sb;
+	const char *why = NULL;
+
+	d->state = "no superblock";
+	if (!d->has_sb)
+		return;
+	d->state = "superblock outside the region";
+	if (d->sb_extent >= r->extent_count || r->extent_size < sizeof(sb))
+		return;
+	/* A copy: other tenants of the region may write it while it is checked. */
+	memcpy(&sb, r->base + r->data_offset + d->sb_extent * r->extent_size, sizeof(sb));
+	if (pmemz_disk_super_check(&sb, d->name, r->extent_size, &why) < 0) {
+		d->state = why ? why : "bad superblock";
+		return;
+	}
+	d->size = sb.size;
+	d->state = "ok";
+}
+
+struct disks_emit {
+	struct out *o;
+	struct pmemz_region *r;
+};
+
+static void disks_emit_one(const void *node, VISIT which, void *arg)
+{
+	struct disk *d = *(struct disk *const *)node;
+	const struct disks_emit *e = arg;
+	struct out *o = e->o;
+
+	/* In order: an inner node after its left subtree. */
+	if (which != postorder && which != leaf)
+		return;
+	disk_read_sb(e->r, d);
+	o->ops->item_begin(o);
+	out_str(o, "name", "disk", d->name);
+	out_u64(o, "uid", "uid", d->uid);
+	/* Unknown without a sound superblock: a string where a number would be (as "unlimited"). */
+	if (strcmp(d->state, "ok") == 0)
+		out_size(o, "size", "size", d->size);
+	else
+		out_str(o, "size", "size", "unknown");
+	out_size(o, "allocated", "allocated", d->allocated);
+	out_u64(o, "chunks", "chunks", d->chunks);
+	out_str(o, "state", "state", d->state);
+	o->ops->item_end(o);
+}
+
+struct disk_delete {
+	const char *disk;
+	uint64_t chunks, bytes;
+};
+
+/* One tag under nbd/DISK/: freed when it is one of DISK's chunks, else left alone. */
+static int disk_delete_one(struct pmemz_alloc *a, const char *tag, void *arg)
+{
+	char name[PMEMZ_DISK_NAME_MAX + 1];
+	struct disk_delete *del = arg;
+	size_t bytes = pmemz_alloc_size(a);
+	uint64_t index;
+
+	if (pmemz_disk_tag_parse(tag, name, &index) != PMEMZ_DISK_TAG_CHUNK ||
+	    strcmp(name, del->disk) != 0) {
+		pmemz_alloc_close(a);
+		return 0;
+	}
+	if (pmemz_alloc_release(a) < 0)
+		return -1; /* the message is set */
+	del->chunks++;
+	del->bytes += bytes;
+	return 0;
+}
+
+/*
+ * Free the caller's disk: its chunks, then its superblock, all under the
+ * disk's claim, so no nbdkit serves it meanwhile.  Chunks first: an
+ * interrupted delete leaves a disk that opens, with chunks that read as
+ * zeros, and is deleted again; the superblock first would leave chunks that
+ * no disk owns.
+ */
+static int disks_delete(struct ctl *ctl, struct pmemz_region *reg, const char *region,
+			const char *disk)
+{
+	char sb_tag[PMEMZ_DISK_TAG_MAX], prefix[PMEMZ_DISK_TAG_MAX];
+	struct disk_delete del = {.disk = disk};
+	struct pmemz_alloc *sb = NULL;
+	uint64_t sb_bytes = 0;
+	int r;
+
+	if (pmemz_disk_super_tag(sb_tag, sizeof(sb_tag), disk) < 0 ||
+	    pmemz_disk_chunk_prefix(prefix, sizeof(prefix), disk) < 0)
+		return ctl_usage_error(&cmd_disks, "'%s' is not a disk name ([A-Za-z0-9._-]{1,%u})",
+				       disk, PMEMZ_DISK_NAME_MAX);
+	if (pmemz_region_claim(reg, sb_tag) < 0) {
+		(void)fprintf(stderr, "pmemzctl: disk '%s' is in use, not deleted: %s\n", disk,
+			      pmemz_errormsg());
+		return CTL_EXIT_FAIL;
+	}
+	r = pmemz_tag_foreach(reg, prefix, disk_delete_one, &del);
+	if (r == 0) {
+		r = pmemz_alloc_open(reg, sb_tag, &sb);
+		if (r == 0) {
+			sb_bytes = pmemz_alloc_size(sb);
+			r = pmemz_alloc_release(sb);
+		} else if (r == -ENOENT && del.chunks) {
+			r = 0; /* chunks without a superblock: gone now too */
+		} else if (r == -ENOENT) {
+			(void)pmemz_region_unclaim(reg, sb_tag);
+			(void)fprintf(stderr, "pmemzctl: no disk '%s' of uid %u in region '%s'\n",
+				      disk, (unsigned)pmemz_client_hello(ctl->client)->uid, region);
+			return CTL_EXIT_FAIL;
+		}
+	}
+	if (r != 0) {
+		/* the message is the library's; the claim goes with the connection */
+		(void)fprintf(stderr,
+			      "pmemzctl: deleting disk '%s' stopped after %llu chunks: %s\n", disk,
+			      (unsigned long long)del.chunks, pmemz_errormsg());
+		return CTL_EXIT_FAIL;
+	}
+	(void)pmemz_region_unclaim(reg, sb_tag);
+
+	r = ctl_output(ctl);
+	if (r)
+		return r;
+	out_str(ctl->out, "region", "region", region);
+	out_str(ctl->out, "deleted", "deleted", disk);
+	out_u64(ctl->out, "chunks", "chunks", del.chunks);
+	out_size(ctl->out, "freed", "freed", del.bytes + sb_bytes);
+	return ctl_finish(ctl);
+}
+
+static int disks_exec(struct ctl *ctl, int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    CTL_COMMON_OPTS,
+	    {"delete", required_argument, NULL, 'D'},
+	    {},
+	};
+	_cleanup_(disk_set_done) struct disk_set set = {};
+	const char *delete = NULL;
+	struct pmemz_region *reg = NULL;
+	struct disks_emit emit;
+	const char *region;
+	bool all;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, CTL_COMMON_SHORT, opts, NULL)) != -1) {
+		if (c == 'D') {
+			delete = optarg;
+			continue;
+		}
+		if ((r = ctl_common_opt(ctl, &cmd_disks, c)) >= 0)
+			return r;
+	}
+	if (optind >= argc)
+		return ctl_usage_error(&cmd_disks, "which region?");
+	region = argv[optind++];
+	if (optind < argc)
+		return ctl_usage_error(&cmd_disks, "unexpected argument '%s'", argv[optind]);
+
+	r = ctl_connect(ctl);
+	if (r)
+		return r;
+	/* An admin sees every uid's disks, anyone else their own. */
+	all = pmemz_client_hello(ctl->client)->admin;
+	/* The mapping first: it also says whether the caller may use the region. */
+	if (pmemz_region_open_mapped(ctl->client, region, &pmemz_region_readonly_mapper, &reg) < 0)
+		return ctl_fail();
+	if (delete) {
+		r = disks_delete(ctl, reg, region, delete);
+		pmemz_region_close(reg);
+		return r;
+	}
+	r = disks_list(ctl, region, all, &set);
+	if (r < 0) {
+		pmemz_region_close(reg);
+		return ctl_fail();
+	}
+	r = ctl_output(ctl);
+	if (r) {
+		pmemz_region_close(reg);
+		return r;
+	}
+
+	out_str(ctl->out, "region", "region", region);
+	out_size(ctl->out, "chunk_size", "chunk size", reg->extent_size);
+	ctl->out->ops->list_begin(ctl->out, "disks", "no disks");
+	emit = (struct disks_emit){.o = ctl->out, .r = reg};
+	twalk_r(set.root, disks_emit_one, &emit);
+	ctl->out->ops->list_end(ctl->out);
+	pmemz_region_close(reg);
+	return ctl_finish(ctl);
+}
+
+const struct ctl_cmd cmd_disks = {
+    .name = "disks",
+    .args = "REGION [--delete DISK]",
+    .summary = "nbd disks of a region (nbdkit-pmemz-plugin): size, allocated bytes, chunks",
+    .options = "      --delete DISK  free the caller's disk DISK (refused while an nbdkit\n"
+	       "                     serves it)\n",
+    .exec = disks_exec,
+};

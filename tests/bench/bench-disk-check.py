@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+# The smoke test of scripts/bench-disk (ctest bench-disk-quick): runs it with
+# --quick and checks that it completed, printed one table row per target and
+# workload, and wrote a figure for each of them to its JSON, with the
+# daemon's zeroing report for the plugin targets.  No speed is asserted.
+#   bench-disk-check.py SCRIPT BUILD_DIR TARGETS JSON
+import json
+import subprocess
+import sys
+
+WORKLOADS = ("fresh-seq", "fresh-rand4k", "over-seq", "over-rand4k", "read-seq", "read-rand4k")
+
+
+def fail(msg):
+    print(f"bench-disk-check: FAIL: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def main():
+    script, build_dir, targets, json_path = sys.argv[1:5]
+    keys = targets.split(",")
+    r = subprocess.run([sys.executable, script, "--quick", "--build-dir", build_dir,
+                        "--targets", targets, "--json", json_path],
+                       capture_output=True, text=True, check=False)
+    sys.stdout.write(r.stdout)
+    sys.stderr.write(r.stderr)
+    if r.returncode == 77:
+        sys.exit(77)
+    if r.returncode != 0:
+        fail(f"bench-disk exited with status {r.returncode}")
+    lines = r.stdout.splitlines()
+    if not any(line.startswith("workload ") and "p99 us" in line for line in lines):
+        fail("no table header in the output")
+    for w in WORKLOADS:
+        for k in keys:
+            if not any(line.startswith(w + " ") and f"({k}) " in line for line in lines):
+                fail(f"no table row for workload {w}, target ({k})")
+    with open(json_path, encoding="utf-8") as f:
+        doc = json.load(f)
+    rows = {(row["target"], row["workload"]): row for row in doc["rows"]}
+    for w in WORKLOADS:
+        for k in keys:
+            row = rows.get((k, w))
+            if row is None:
+                fail(f"no JSON row for workload {w}, target ({k})")
+            if row["bytes"] <= 0 or row["bw_bytes"] <= 0 or not row["lat_p99_ns"]:
+                fail(f"JSON row {k}/{w} has no figures: {row}")
+            if k in "ab" and ("zero_wait_s" not in row or "daemon_during" not in row):
+                fail(f"JSON row {k}/{w} lacks the daemon's zeroing report")
+            if k in "ab" and row["daemon_before"]["dirty"] != 0:
+                fail(f"({k}) {w} started before zeroing finished: {row['daemon_before']}")
+    print(f"bench-disk-check: OK: {len(keys)} targets x {len(WORKLOADS)} workloads")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,43 @@
+# nbdkit-pmemz-plugin against the real pmemzerod, through libnbd's Python
+# bindings (tests/nbd/test-nbd.py, harness nbdtest.py): one ctest per
+# scenario, label nbd, with PMEM2_FORCE_GRANULARITY=CACHE_LINE (the NT-store
+# and fence path the plugin's durability rests on).  They skip (77) when
+# nbdkit, python3-libnbd, qemu-img or nbdcopy is missing.
+#
+#   ctest -L nbd                     all of them
+#   PMEMZ_NBD_SEED=N                 repeat the random operations of a run
+#   PMEMZ_ITEST_KEEP=1               keep the temp dirs (logs, region)
+if(NOT PMEMZ_NBDKIT_PLUGIN_FOUND OR NOT TARGET pmemzerod OR NOT TARGET pmemzctl)
+  message(STATUS "nbd tests skipped: nbdkit-pmemz-plugin, pmemzerod or pmemzctl not built")
+  return()
+endif()
+
+# Debian's interpreter: python3-libnbd installs there (not in a pyenv's).
+find_program(PMEMZ_NBD_PYTHON python3 PATHS /usr/bin NO_DEFAULT_PATH)
+if(NOT PMEMZ_NBD_PYTHON)
+  find_program(PMEMZ_NBD_PYTHON python3)
+endif()
+
+set(_nbd_tests ops restart kill9 claim quota tags qemu sparse size multiconn spares)
+foreach(t ${_nbd_tests})
+  add_test(NAME nbd-${t}
+    COMMAND ${PMEMZ_NBD_PYTHON} ${PMEMZ_TEST_SRC}/nbd/test-nbd.py ${t})
+  set_tests_properties(nbd-${t} PROPERTIES
+    ENVIRONMENT "PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>"
+    SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS "nbd")
+endforeach()
+# Without write-back (writeback=0): every fresh chunk committed on the write path
+# (and pre-faulted first, prefault=true).
+foreach(t ops restart kill9 tags multiconn spares)
+  add_test(NAME nbd-${t}-sync
+    COMMAND ${PMEMZ_NBD_PYTHON} ${PMEMZ_TEST_SRC}/nbd/test-nbd.py ${t})
+  set_tests_properties(nbd-${t}-sync PROPERTIES
+    ENVIRONMENT "PMEMZ_NBD_ARGS=writeback=0 prefault=true;PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>"
+    SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS "nbd")
+endforeach()
+# 'ops' once more on the mapping's own granularity (PAGE on tmpfs: msync).
+add_test(NAME nbd-ops-default COMMAND ${PMEMZ_NBD_PYTHON} ${PMEMZ_TEST_SRC}/nbd/test-nbd.py ops)
+set_tests_properties(nbd-ops-default PROPERTIES
+  ENVIRONMENT "PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>"
+  ENVIRONMENT_MODIFICATION "PMEM2_FORCE_GRANULARITY=unset:"
+  SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS "nbd")
