@@ -18,12 +18,19 @@ if(NOT PMEMZ_NBD_PYTHON)
   find_program(PMEMZ_NBD_PYTHON python3)
 endif()
 
+# A sanitizer build's plugin needs the ASan runtime first in nbdkit's process:
+# the tests skip, loudly, unless PMEMZ_NBDKIT names a wrapper that preloads it.
+set(_nbd_san "")
+if(PMEMZ_SANITIZE)
+  set(_nbd_san ";PMEMZ_NBD_SANITIZED=1")
+endif()
+
 set(_nbd_tests ops restart kill9 claim quota tags qemu sparse size multiconn spares)
 foreach(t ${_nbd_tests})
   add_test(NAME nbd-${t}
     COMMAND ${PMEMZ_NBD_PYTHON} ${PMEMZ_TEST_SRC}/nbd/test-nbd.py ${t})
   set_tests_properties(nbd-${t} PROPERTIES
-    ENVIRONMENT "PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>"
+    ENVIRONMENT "PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_san}"
     SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS "nbd")
 endforeach()
 # Without write-back (writeback=0): every fresh chunk committed on the write path
@@ -32,12 +39,12 @@ foreach(t ops restart kill9 tags multiconn spares)
   add_test(NAME nbd-${t}-sync
     COMMAND ${PMEMZ_NBD_PYTHON} ${PMEMZ_TEST_SRC}/nbd/test-nbd.py ${t})
   set_tests_properties(nbd-${t}-sync PROPERTIES
-    ENVIRONMENT "PMEMZ_NBD_ARGS=writeback=0 prefault=true;PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>"
+    ENVIRONMENT "PMEMZ_NBD_ARGS=writeback=0 prefault=true;PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_san}"
     SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS "nbd")
 endforeach()
 # 'ops' once more on the mapping's own granularity (PAGE on tmpfs: msync).
 add_test(NAME nbd-ops-default COMMAND ${PMEMZ_NBD_PYTHON} ${PMEMZ_TEST_SRC}/nbd/test-nbd.py ops)
 set_tests_properties(nbd-ops-default PROPERTIES
-  ENVIRONMENT "PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>"
+  ENVIRONMENT "PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_san}"
   ENVIRONMENT_MODIFICATION "PMEM2_FORCE_GRANULARITY=unset:"
   SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS "nbd")

@@ -9,6 +9,7 @@ Environment (set by tests/nbd/nbd.cmake):
   PMEMZ_PLUGIN   nbdkit-pmemz-plugin.so
   PMEMZ_NBD_ARGS      more plugin parameters (the -sync variants: writeback=0)
   PMEMZ_NBDKIT        the nbdkit to run (e.g. a wrapper preloading the sanitizers)
+  PMEMZ_NBD_SANITIZED=1  the plugin is an ASan build: skip (77) unless PMEMZ_NBDKIT is set
   PMEMZ_ITEST_KEEP=1  keep the directory (logs, region)
 """
 import ctypes
@@ -38,6 +39,10 @@ def skip(why):
 
 
 def need_tools(*tools):
+    if os.environ.get("PMEMZ_NBD_SANITIZED") == "1" and not os.environ.get("PMEMZ_NBDKIT"):
+        skip("the plugin is built with the sanitizers (PMEMZ_SANITIZE=ON) and Debian's nbdkit "
+             "cannot load it (the ASan runtime must come first in the process); set "
+             "PMEMZ_NBDKIT to an nbdkit wrapper that preloads libasan to run these tests")
     if nbd is None:
         skip("python3-libnbd is not installed (apt-get install python3-libnbd)")
     for t in ("nbdkit",) + tools:
