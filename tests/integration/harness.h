@@ -37,6 +37,17 @@
 
 #define ITEST_MAX_ARGS 32
 
+/*
+ * A libpmemzclient call must return want; else fail with the call, its
+ * result and pmemz_errormsg() (the test includes libpmemzclient.h).
+ */
+#define CHECK_RC(call, want)                                                                       \
+	do {                                                                                       \
+		int rc_ = (call);                                                                  \
+		if (rc_ != (want))                                                                 \
+			fail_msg("%s = %d (%s), want %d", #call, rc_, pmemz_errormsg(), (want));   \
+	} while (0)
+
 struct itest_env {
 	char name[64];
 	char dir[PATH_MAX];  /* /dev/shm/pmemz-itest-NAME-XXXXXX */

@@ -50,13 +50,6 @@ static void write_conf(struct itest_env *e)
 			 (unsigned)getgid(), e->dir, e->dir);
 }
 
-#define CHECK_RC(call, want)                                                                       \
-	do {                                                                                       \
-		int rc_ = (call);                                                                  \
-		if (rc_ != (want))                                                                 \
-			fail_msg("%s = %d (%s), want %d", #call, rc_, pmemz_errormsg(), (want));   \
-	} while (0)
-
 struct waiter {
 	struct pmemz_region *r;
 	struct pmemz_alloc *a;

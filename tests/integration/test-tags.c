@@ -29,13 +29,6 @@
 #define OTHER_UID 65534
 #define OTHER_GID 65534
 
-#define CHECK_RC(call, want)                                                                       \
-	do {                                                                                       \
-		int rc_ = (call);                                                                  \
-		if (rc_ != (want))                                                                 \
-			fail_msg("%s = %d (%s), want %d", #call, rc_, pmemz_errormsg(), (want));   \
-	} while (0)
-
 static int setup(void **state)
 {
 	struct itest_env *e;
