@@ -60,6 +60,18 @@ static void write_conf(struct itest_env *e)
 			 e->dir, OTHER_UID, e->dir);
 }
 
+/* The daemon on REGION, zeroed, and a connection with REGION open. */
+static void start(struct itest_env *e, struct pmemz_client **c, struct pmemz_region **r)
+{
+	struct itest_stat st;
+
+	write_conf(e);
+	itest_daemon_start(e);
+	itest_wait_zeroed(e->sock, REGION, 60000, &st);
+	assert_int_equal(pmemz_client_new(e->sock, c), 0);
+	assert_int_equal(pmemz_region_open(*c, REGION, r), 0);
+}
+
 /* One extent committed under tag; the superblock of disk when sb_disk (garbage when bad). */
 static int commit_extent(struct pmemz_region *r, const char *tag, const char *sb_disk,
 			 uint64_t size, bool bad)
@@ -207,14 +219,9 @@ static void test_own_disks(void **state)
 	struct pmemz_region *r = NULL;
 	struct json_object *j, *arr;
 	char *out = NULL, *err = NULL;
-	struct itest_stat st;
 	int status;
 
-	write_conf(e);
-	itest_daemon_start(e);
-	itest_wait_zeroed(e->sock, REGION, 60000, &st);
-	assert_int_equal(pmemz_client_new(e->sock, &c), 0);
-	assert_int_equal(pmemz_region_open(c, REGION, &r), 0);
+	start(e, &c, &r);
 
 	/* 100 MiB virtual on a 32 MiB region: thin */
 	assert_int_equal(make_disk(r, "d1", 100 * MIB, true, d1_chunks, 3), 0);
@@ -320,18 +327,13 @@ static void test_uids(void **state)
 	struct pmemz_client *c = NULL;
 	struct pmemz_region *r = NULL;
 	struct json_object *j, *arr;
-	struct itest_stat st;
 	pid_t pid;
 
 	if (geteuid() != 0)
 		skip(); /* setuid, and root is the admin */
-	write_conf(e);
 	/* uid 65534 reaches the socket in the test's directory */
 	assert_int_equal(chmod(e->dir, 0711), 0);
-	itest_daemon_start(e);
-	itest_wait_zeroed(e->sock, REGION, 60000, &st);
-	assert_int_equal(pmemz_client_new(e->sock, &c), 0);
-	assert_int_equal(pmemz_region_open(c, REGION, &r), 0);
+	start(e, &c, &r);
 	assert_int_equal(make_disk(r, "d1", 10 * MIB, true, chunks, 2), 0);
 
 	fflush(NULL);
@@ -386,11 +388,7 @@ static void test_delete(void **state)
 	uint64_t before;
 	int status;
 
-	write_conf(e);
-	itest_daemon_start(e);
-	itest_wait_zeroed(e->sock, REGION, 60000, &st);
-	assert_int_equal(pmemz_client_new(e->sock, &c), 0);
-	assert_int_equal(pmemz_region_open(c, REGION, &r), 0);
+	start(e, &c, &r);
 	assert_int_equal(make_disk(r, "d1", 20 * MIB, true, d1_chunks, 2), 0);
 	assert_int_equal(commit_extent(r, "nbd/d1/007", NULL, 0, false), 0); /* not a chunk */
 	assert_int_equal(make_disk(r, "d2", 20 * MIB, true, d2_chunks, 1), 0);
@@ -592,14 +590,9 @@ static void test_truncated(void **state)
 	const char *kept, *lost;
 	uint64_t off_a, off_b;
 	struct json_object *j;
-	struct itest_stat st;
 	int status;
 
-	write_conf(e);
-	itest_daemon_start(e);
-	itest_wait_zeroed(e->sock, REGION, 60000, &st);
-	assert_int_equal(pmemz_client_new(e->sock, &c), 0);
-	assert_int_equal(pmemz_region_open(c, REGION, &r), 0);
+	start(e, &c, &r);
 	assert_int_equal(make_disk(r, "alpha", 8 * MIB, true, NULL, 0), 0);
 	assert_int_equal(make_disk(r, "beta", 8 * MIB, true, NULL, 0), 0);
 	/* where the allocator placed them is the daemon's choice: cut at the later one */
