@@ -7,7 +7,9 @@
  * come from LIST (every uid's for an admin, the caller's otherwise: a disk
  * is (uid, name)), in pages; the superblock is read through the region's
  * mapping, where any tenant of the region may have written anything, so
- * it is checked like any input.
+ * it is checked like any input.  Any tenant may also truncate the region's
+ * file (or it is shorter than the daemon thinks): a load past its end raises
+ * SIGBUS, caught (common/sigbus.h) and reported for that disk alone.
  *
  * Whether an nbdkit serves a disk now is not shown: the only probe is the
  * disk's claim, and a try-claim + unclaim makes an nbdkit that starts at
@@ -21,6 +23,7 @@
 
 #include "disk-format.h"
 #include "pmemzctl.h"
+#include "sigbus.h"
 
 struct disk {
 	uint32_t uid;
@@ -142,43 +145,62 @@ static int disks_list(struct ctl *ctl, const char *region, bool all, struct disk
 	}
 }
 
-/* The superblock's verdict ("ok" or what is wrong), and the virtual size when it is sound. */
-static void disk_read_sb(struct pmemz_region *r, struct disk *d)
+/*
+ * The superblock's verdict ("ok" or what is wrong), and the virtual size
+ * when it is sound; -EIO when it cannot be read (SIGBUS: the caller has
+ * the handler installed).
+ */
+static int disk_read_sb(struct pmemz_region *r, struct disk *d)
 {
 	struct pmemz_disk_super sb;
 	const char *why = NULL;
 
 	d->state = "no superblock";
 	if (!d->has_sb)
-		return;
+		return 0;
 	d->state = "superblock outside the region";
 	if (d->sb_extent >= r->extent_count || r->extent_size < sizeof(sb))
-		return;
+		return 0;
 	/* A copy: other tenants of the region may write it while it is checked. */
-	memcpy(&sb, r->base + r->data_offset + d->sb_extent * r->extent_size, sizeof(sb));
+	if (pmemz_sigbus_copy(&sb, r->base + r->data_offset + d->sb_extent * r->extent_size,
+			      sizeof(sb)) < 0) {
+		d->state = "unreadable superblock";
+		return -EIO;
+	}
 	if (pmemz_disk_super_check(&sb, d->name, r->extent_size, &why) < 0) {
 		d->state = why ? why : "bad superblock";
-		return;
+		return 0;
 	}
 	d->size = sb.size;
 	d->state = "ok";
+	return 0;
 }
 
 struct disks_emit {
 	struct out *o;
 	struct pmemz_region *r;
+	const char *region;
+	unsigned unreadable; /* disks whose superblock faulted */
 };
 
 static void disks_emit_one(const void *node, VISIT which, void *arg)
 {
 	struct disk *d = *(struct disk *const *)node;
-	const struct disks_emit *e = arg;
+	struct disks_emit *e = arg;
 	struct out *o = e->o;
 
 	/* In order: an inner node after its left subtree. */
 	if (which != postorder && which != leaf)
 		return;
-	disk_read_sb(e->r, d);
+	if (disk_read_sb(e->r, d) < 0) {
+		(void)fprintf(
+		    stderr,
+		    "pmemzctl: region '%s', disk '%s' of uid %u: I/O error (SIGBUS) reading "
+		    "its superblock: the region file is shorter than its mapping, or a "
+		    "media error\n",
+		    e->region, d->name, (unsigned)d->uid);
+		e->unreadable++;
+	}
 	o->ops->item_begin(o);
 	out_str(o, "name", "disk", d->name);
 	out_u64(o, "uid", "uid", d->uid);
@@ -287,6 +309,7 @@ static int disks_exec(struct ctl *ctl, int argc, char **argv)
 	_cleanup_(disk_set_done) struct disk_set set = {};
 	const char *delete = NULL;
 	struct pmemz_region *reg = NULL;
+	struct sigaction old_bus;
 	struct disks_emit emit;
 	const char *region;
 	bool all;
@@ -333,11 +356,17 @@ static int disks_exec(struct ctl *ctl, int argc, char **argv)
 	out_str(ctl->out, "region", "region", region);
 	out_size(ctl->out, "chunk_size", "chunk size", reg->extent_size);
 	ctl->out->ops->list_begin(ctl->out, "disks", "no disks");
-	emit = (struct disks_emit){.o = ctl->out, .r = reg};
+	emit = (struct disks_emit){.o = ctl->out, .r = reg, .region = region};
+	pmemz_sigbus_catch(&old_bus);
 	twalk_r(set.root, disks_emit_one, &emit);
+	pmemz_sigbus_restore(&old_bus);
 	ctl->out->ops->list_end(ctl->out);
 	pmemz_region_close(reg);
-	return ctl_finish(ctl);
+	r = ctl_finish(ctl);
+	/* every disk is listed; one that could not be read fails the command */
+	if (r == CTL_EXIT_OK && emit.unreadable)
+		r = CTL_EXIT_FAIL;
+	return r;
 }
 
 const struct ctl_cmd cmd_disks = {

@@ -32,17 +32,17 @@ static uint64_t first_nonzero(const uint8_t *p, uint64_t len)
 static int extent_zero(const uint8_t *p, uint64_t len, uint64_t *nz)
 {
 	sigjmp_buf jb;
-	sigjmp_buf *volatile outer = check_bus_jmp;
+	sigjmp_buf *volatile outer = pmemz_bus_jmp;
 
 	if (sigsetjmp(jb, 1)) {
-		check_bus_jmp = outer;
+		pmemz_bus_jmp = outer;
 		*nz =
-		    check_bus_addr >= (uintptr_t)p ? (uint64_t)(check_bus_addr - (uintptr_t)p) : 0;
+		    pmemz_bus_addr >= (uintptr_t)p ? (uint64_t)(pmemz_bus_addr - (uintptr_t)p) : 0;
 		return -EIO;
 	}
-	check_bus_jmp = &jb;
+	pmemz_bus_jmp = &jb;
 	*nz = first_nonzero(p, len);
-	check_bus_jmp = outer;
+	pmemz_bus_jmp = outer;
 	return *nz == UINT64_MAX ? 0 : 1;
 }
 

@@ -6,7 +6,7 @@
  *   check-path.c                      files and devices, mapped read-only
  *     check.c                         the check: phases in order, SIGBUS armed
  *       check-header.c check-slots.c check-records.c check-data.c
- *         check-report.c check-sigbus.c
+ *         check-report.c, and common/sigbus.c (the SIGBUS guard)
  */
 #ifndef PMEMZ_CHECK_INTERNAL_H
 #define PMEMZ_CHECK_INTERNAL_H
@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "check.h"
+#include "sigbus.h"
 #include "util.h"
 
 /* On the heap: it must survive a siglongjmp with defined contents. */
@@ -67,13 +68,6 @@ void check_report_refuse(struct checker *c, enum media_refusal why, const char *
 const char *check_report_safe_name(const char name[64], char out[LAYOUT_TAG_NAME_MAX + 1]);
 const char *check_report_state_name(unsigned s);
 void check_report_add_tag(struct checker *c, uint32_t id, const struct layout_tag *t);
-
-/* ---- check-sigbus.c ---- */
-/* The innermost reader's jump (NULL: none) and the faulting address. */
-extern __thread sigjmp_buf *volatile check_bus_jmp;
-extern __thread volatile uintptr_t check_bus_addr;
-void check_sigbus_catch(struct sigaction *old);
-void check_sigbus_restore(const struct sigaction *old);
 
 /* ---- the phases, in the order check.c runs them ---- */
 /* false: no header to check the tables with. */
