@@ -11,9 +11,11 @@
  * the free pages inside every arena back with MADV_DONTNEED.  glibc cannot
  * tell pages it gave back from pages touched since (its free total counts
  * both), so the trim repeats every HEAP_TRIM_INTERVAL ticks while over
- * HEAP_TRIM_FREE_MIN is free; on a heap of a few MiB it costs tens of
- * microseconds (test-heap prints it), madvise of pages already gone being
- * cheap.
+ * HEAP_TRIM_FREE_MIN is free.  A trim costs about what freeing its pages
+ * costs (a few ms for a few MiB on a loaded 2-CPU machine, test-heap
+ * prints it), once after a burst; repeating it over pages already gone
+ * takes microseconds.  The heap it walks is bounded by the per-connection
+ * budgets, so no client can make it long.
  */
 #include <malloc.h>
 
