@@ -49,6 +49,11 @@ static int status_exec(struct ctl *ctl, int argc, char **argv)
 	out_u64(o, "protocol_version", "protocol", hello->version);
 	out_u64(o, "uid", "uid", hello->uid);
 	out_bool(o, "admin", "admin", hello->admin);
+	if (s->has_heap_in_use) {
+		out_size(o, "heap_in_use", "heap in use", s->heap_in_use);
+		out_size(o, "heap_free", "heap free", s->heap_free);
+		out_u64(o, "heap_trims", "heap trims", s->heap_trims);
+	}
 	out_details(o, false);
 
 	o->ops->list_begin(o, "regions", "no regions");

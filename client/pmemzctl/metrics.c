@@ -217,6 +217,22 @@ static void emit_connections(FILE *f, const Pmemz__StatResp *s,
 	(void)fprintf(f, "pmemzerod_connections %" PRIu64 "\n", s->connections);
 }
 
+/* The daemon's malloc heap; the daemon tells admins only. */
+static void emit_heap(FILE *f, const Pmemz__StatResp *s, const Pmemz__UsageResp *const *usage)
+{
+	if (!s->has_heap_in_use)
+		return;
+	family(f, "pmemzerod_heap_in_use_bytes", "gauge",
+	       "Bytes of the daemon's malloc heap in use now.");
+	(void)fprintf(f, "pmemzerod_heap_in_use_bytes %" PRIu64 "\n", s->heap_in_use);
+	family(f, "pmemzerod_heap_free_bytes", "gauge",
+	       "Bytes the daemon's malloc holds free now (returned to the kernel or not).");
+	(void)fprintf(f, "pmemzerod_heap_free_bytes %" PRIu64 "\n", s->heap_free);
+	family(f, "pmemzerod_heap_trims_total", "counter",
+	       "Times the daemon returned free heap pages to the kernel.");
+	(void)fprintf(f, "pmemzerod_heap_trims_total %" PRIu64 "\n", s->heap_trims);
+}
+
 /* The per-uid families, one USAGE answer per region (pmemzctl usage). */
 struct uid_metric {
 	const char *name, *type, *help;
@@ -339,7 +355,8 @@ static void emit_tenant_usage(FILE *f, const Pmemz__StatResp *s,
 static void (*const emitters[])(FILE *f, const Pmemz__StatResp *s,
 				const Pmemz__UsageResp *const *usage) = {
     emit_extents,     emit_region_metrics, emit_allocate_wait,
-    emit_connections, emit_uid_usage,	   emit_tenant_usage,
+    emit_connections, emit_heap,	   emit_uid_usage,
+    emit_tenant_usage,
 };
 
 int ctl_metrics_write(FILE *f, const Pmemz__StatResp *s)

@@ -11,7 +11,7 @@
 #include "commit.h"
 #include "connection.h"
 #include "dispatch.h"
-#include "dispatch.h"
+#include "heap.h"
 #include "lease.h"
 #include "listener.h"
 #include "log.h"
@@ -109,6 +109,7 @@ static void manager_status_cb(evutil_socket_t fd, short what, void *arg)
 		manager_check_region(m->regions[i]);
 	reload_reap_removed(m);
 	status_update(m);
+	heap_tick();
 }
 
 static void manager_watchdog_cb(evutil_socket_t fd, short what, void *arg)

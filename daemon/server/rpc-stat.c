@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "connection.h"
+#include "heap.h"
 #include "lease.h"
 #include "regions.h"
 #include "rpc.h"
@@ -177,6 +178,15 @@ static int rpc_stat_handler(struct rpc_call *call)
 	sr.group_commits = m->group_commits;
 	sr.has_leases = true;
 	sr.leases = lease_table_count(m->leases);
+	if (call->c->admin) {
+		struct heap_stats hs;
+
+		heap_stats_get(&hs);
+		sr.has_heap_in_use = sr.has_heap_free = sr.has_heap_trims = true;
+		sr.heap_in_use = hs.in_use;
+		sr.heap_free = hs.free;
+		sr.heap_trims = hs.trims;
+	}
 	resp.op_case = PMEMZ__RESPONSE__OP_STAT;
 	resp.stat = &sr;
 	if (!rpc_response_fits(&resp))

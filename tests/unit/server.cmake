@@ -26,3 +26,11 @@ target_link_libraries(test-server PRIVATE pmemzd_server PkgConfig::CMOCKA)
 target_link_options(test-server PRIVATE "LINKER:--wrap=calloc")
 add_test(NAME unit-server COMMAND test-server)
 set_tests_properties(unit-server PROPERTIES LABELS "unit" TIMEOUT 120)
+
+# heap.c alone: the trim of a heap a burst left free.
+add_executable(test-heap ${PMEMZ_TEST_SRC}/unit/test-heap.c
+  ${PROJECT_SOURCE_DIR}/daemon/server/heap.c)
+target_include_directories(test-heap PRIVATE ${PROJECT_SOURCE_DIR}/daemon/server)
+target_link_libraries(test-heap PRIVATE PkgConfig::CMOCKA)
+add_test(NAME unit-heap COMMAND test-heap)
+set_tests_properties(unit-heap PROPERTIES LABELS "unit" TIMEOUT 60 SKIP_RETURN_CODE 77)

@@ -1208,6 +1208,10 @@ static void test_flush_and_misc(void **state)
 	assert_int_equal(resp->stat->n_regions, N_REGIONS);
 	assert_true(resp->stat->connections >= 1);
 	assert_true(resp->stat->has_group_commits && resp->stat->group_commits > 0);
+	/* The daemon's heap is for admins (root here, unless run as another user). */
+	assert_int_equal(resp->stat->has_heap_in_use, getuid() == 0);
+	if (getuid() == 0)
+		assert_true(resp->stat->heap_in_use > 0);
 	for (size_t i = 0; i < resp->stat->n_regions; i++) {
 		const Pmemz__RegionStat *rs = resp->stat->regions[i];
 
@@ -1247,7 +1251,8 @@ static int other_user_checks(void)
 	bad |= (resp->status != -EACCES) << 2;
 	resp_free(resp);
 	resp = do_stat(fd, NULL); /* open to everyone, regions not allowed by name only */
-	bad |= (resp->status != 0) << 3;
+	bad |= (resp->status != 0 || resp->stat->has_heap_in_use || resp->stat->has_heap_free)
+	       << 3;
 	for (size_t i = 0; !resp->status && i < resp->stat->n_regions; i++) {
 		const Pmemz__RegionStat *rs = resp->stat->regions[i];
 
