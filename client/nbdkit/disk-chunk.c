@@ -18,15 +18,30 @@
 
 #define CACHE_LINE 64u
 
-/* The 2015 write path, for the benchmark: zero with cached stores, flush every line. */
-void disk_zero_inline(char *p, size_t len)
+struct zero_inline {
+	char *p;
+	size_t len;
+};
+
+static int zero_lines(void *arg)
 {
-	memset(p, 0, len);
+	struct zero_inline *z = arg;
+
+	memset(z->p, 0, z->len);
 #if defined(__x86_64__) || defined(__i386__)
-	for (size_t i = 0; i < len; i += CACHE_LINE)
-		__builtin_ia32_clflush(p + i);
+	for (size_t i = 0; i < z->len; i += CACHE_LINE)
+		__builtin_ia32_clflush(z->p + i);
 	__builtin_ia32_sfence();
 #endif
+	return 0;
+}
+
+/* The 2015 write path, for the benchmark: zero with cached stores, flush every line. */
+int disk_zero_inline(struct disk *d, char *p, size_t len)
+{
+	struct zero_inline z = {.p = p, .len = len};
+
+	return disk_guard(d, zero_lines, &z);
 }
 
 /*

@@ -80,29 +80,23 @@ int disk_read(struct disk *d, void *buf, uint32_t count, uint64_t offset)
 	{
 		pthread_rwlock_t *l = stripe(d, idx);
 		struct wb_pending *pd;
+		int r = 0;
 		char *p;
 
 		pthread_rwlock_rdlock(l);
 		p = chunk_addr(d, idx);
 		if (p)
-			memcpy(out, p + off, len);
+			r = disk_load(d, out, p + off, len);
 		else if ((pd = chunk_pend(d, idx)))
 			wb_read(d, pd, off, out, len);
 		else
 			memset(out, 0, len); /* never written: no pmem touched */
 		pthread_rwlock_unlock(l);
+		if (r < 0)
+			return r;
 		out += len;
 	}
 	return 0;
-}
-
-static int copy_in(struct disk *d, char *dst, const void *src, size_t len)
-{
-	int r = pmemz_memcpy(d->r, dst, src, len, PMEMZ_MEM_NODRAIN);
-
-	if (r < 0)
-		nbdkit_error("pmemz: copy into the region failed: %s", pmemz_errormsg());
-	return r;
 }
 
 /*
@@ -150,7 +144,7 @@ static int write_slow(struct disk *d, uint64_t idx, const void *buf, uint64_t of
 		p = chunk_addr(d, idx);
 		pd = chunk_pend(d, idx);
 		if (p) {
-			r = copy_in(d, p + off, buf, len);
+			r = disk_store(d, p + off, buf, len);
 			break;
 		}
 		if (pd) {
@@ -193,8 +187,9 @@ static int write_slow(struct disk *d, uint64_t idx, const void *buf, uint64_t of
 		r = disk_commit_chunk(d, idx, TAKE_LEASE(spare), &a, &p);
 		if (r == 0) {
 			if (d->cfg.zeroing == DISK_ZEROING_INLINE)
-				disk_zero_inline(p, d->chunk_size);
-			r = copy_in(d, p + off, buf, len);
+				r = disk_zero_inline(d, p, d->chunk_size);
+			if (r == 0)
+				r = disk_store(d, p + off, buf, len);
 			/* published even if the copy failed: the tag is committed */
 			disk_publish(d, idx, a, p);
 		}
@@ -227,7 +222,7 @@ int disk_write(struct disk *d, const void *buf, uint32_t count, uint64_t offset,
 		pthread_rwlock_rdlock(l);
 		p = chunk_addr(d, idx);
 		if (p)
-			r = copy_in(d, p + off, in, len);
+			r = disk_store(d, p + off, in, len);
 		pthread_rwlock_unlock(l);
 		if (!p)
 			r = write_slow(d, idx, in, off, len, staged);
@@ -318,7 +313,7 @@ static int zero_part(struct disk *d, uint64_t idx, uint64_t off, uint64_t len)
 	for (uint64_t done = 0; p && r == 0 && done < len; done += sizeof(zeroes)) {
 		uint64_t n = len - done < sizeof(zeroes) ? len - done : sizeof(zeroes);
 
-		r = copy_in(d, p + off + done, zeroes, n);
+		r = disk_store(d, p + off + done, zeroes, n);
 	}
 	return r;
 }

@@ -170,10 +170,10 @@ static int super_write(struct disk *d, char *p)
 	}
 	pmemz_disk_super_init(&sb, d->cfg.name, d->cfg.size, d->chunk_size, (uint64_t)time(NULL),
 			      uuid);
-	r = pmemz_memcpy(d->r, p, &sb, sizeof(sb), 0);
+	r = disk_store(d, p, &sb, sizeof(sb));
+	pmemz_drain(d->r);
 	if (r < 0) {
-		nbdkit_error("pmemz: cannot write the superblock of disk '%s': %s", d->cfg.name,
-			     pmemz_errormsg());
+		nbdkit_error("pmemz: cannot write the superblock of disk '%s'", d->cfg.name);
 		return r;
 	}
 	nbdkit_debug("pmemz: created disk '%s' of %" PRIu64 " bytes in region '%s'", d->cfg.name,
@@ -255,7 +255,11 @@ static int super_load(struct disk *d)
 		return -EUCLEAN;
 	}
 	/* a copy: the checks must see what the rest of the code uses */
-	memcpy(&sb, p, sizeof(sb));
+	r = disk_load(d, &sb, p, sizeof(sb));
+	if (r < 0) {
+		nbdkit_error("pmemz: cannot read the superblock of disk '%s'", d->cfg.name);
+		return r;
+	}
 	if (all_zero(&sb, sizeof(sb))) {
 		/* the creation was cut short after the commit: complete it */
 		nbdkit_debug("pmemz: disk '%s': completing an interrupted creation", d->cfg.name);
@@ -271,13 +275,41 @@ static int super_load(struct disk *d)
 	return 0;
 }
 
-/* Are the bytes [from, to) of chunk c (absent: zero) all zero? */
-static bool chunk_tail_zero(const struct found_chunk *c, uint64_t from, uint64_t to)
+struct tail {
+	const char *p;
+	uint64_t from, to;
+};
+
+static int tail_zero(void *arg)
 {
-	for (uint64_t i = from; i < to; i++)
-		if (c->addr[i] != 0)
-			return false;
-	return true;
+	const struct tail *t = arg;
+
+	for (uint64_t i = t->from; i < t->to; i++)
+		if (t->p[i] != 0)
+			return 0;
+	return 1;
+}
+
+/* Are the bytes [from, to) of chunk c (absent: zero) all zero?  1, 0, or -EIO. */
+static int chunk_tail_zero(struct disk *d, const struct found_chunk *c, uint64_t from, uint64_t to)
+{
+	struct tail t = {.p = c->addr, .from = from, .to = to};
+
+	return disk_guard(d, tail_zero, &t);
+}
+
+struct new_size {
+	struct disk *d;
+	struct pmemz_disk_super *sb;
+	uint64_t size;
+};
+
+static int store_size(void *arg)
+{
+	struct new_size *n = arg;
+
+	__atomic_store_n(&n->sb->size, n->size, __ATOMIC_RELEASE);
+	return pmemz_persist(n->d->r, &n->sb->size, sizeof(n->sb->size));
 }
 
 /*
@@ -291,7 +323,9 @@ static int settle_size(struct disk *d, const struct found_chunk *v, size_t n)
 {
 	struct pmemz_disk_super *sb = (struct pmemz_disk_super *)one_extent(d, d->super_a);
 	uint64_t want = d->cfg.size, keep;
+	struct new_size ns = {.d = d, .sb = sb, .size = want};
 	const char *why;
+	int r;
 
 	if (want == 0 || want == d->size)
 		return 0;
@@ -304,8 +338,12 @@ static int settle_size(struct disk *d, const struct found_chunk *v, size_t n)
 		for (size_t i = 0; i < n; i++) {
 			uint64_t tail = want % d->chunk_size;
 
-			if (v[i].index >= keep || (v[i].index == keep - 1 && tail != 0 &&
-						   !chunk_tail_zero(&v[i], tail, d->chunk_size))) {
+			r = v[i].index == keep - 1 && tail != 0
+				? chunk_tail_zero(d, &v[i], tail, d->chunk_size)
+				: 1;
+			if (r < 0)
+				return r;
+			if (v[i].index >= keep || r == 0) {
 				nbdkit_error("pmemz: size=%" PRIu64 " refused: disk '%s' has data "
 					     "beyond it (chunk %" PRIu64 ", at byte %" PRIu64
 					     "; its size is %" PRIu64 ")",
@@ -315,8 +353,12 @@ static int settle_size(struct disk *d, const struct found_chunk *v, size_t n)
 			}
 		}
 	}
-	__atomic_store_n(&sb->size, want, __ATOMIC_RELEASE);
-	if (pmemz_persist(d->r, &sb->size, sizeof(sb->size)) < 0) {
+	r = disk_guard(d, store_size, &ns);
+	if (r == -EIO) {
+		nbdkit_error("pmemz: cannot make the new size of disk '%s' durable", d->cfg.name);
+		return r;
+	}
+	if (r < 0) {
 		nbdkit_error("pmemz: cannot make the new size of disk '%s' durable: %s",
 			     d->cfg.name, pmemz_errormsg());
 		return -EIO;
@@ -390,6 +432,7 @@ int disk_open(struct disk *d, const struct disk_config *cfg)
 
 	memset(d, 0, sizeof(*d));
 	d->cfg = *cfg;
+	disk_guard_init();
 	pthread_mutex_init(&d->reconnect_lock, NULL);
 	pthread_mutex_init(&d->spares.lock, NULL);
 	if (d->cfg.spares > DISK_SPARES_MAX)

@@ -154,9 +154,19 @@ void wb_wait(struct disk *d, uint64_t seq)
 	pthread_mutex_unlock(&d->wb.lock);
 }
 
-/* Copy the written pages of pd into the committed extent p (NT stores, no drain). */
-static int wb_copy(struct disk *d, struct wb_pending *pd, char *p)
+struct wb_copy {
+	struct disk *d;
+	struct wb_pending *pd;
+	char *p;
+};
+
+/* The written pages of a buffer into its extent, under one guard (disk_guard). */
+static int copy_pages(void *arg)
 {
+	struct wb_copy *c = arg;
+	struct disk *d = c->d;
+	struct wb_pending *pd = c->pd;
+	char *p = c->p;
 	uint64_t pages = d->chunk_size / PAGE;
 	int r = 0;
 
@@ -173,7 +183,17 @@ static int wb_copy(struct disk *d, struct wb_pending *pd, char *p)
 				 PMEMZ_MEM_NODRAIN);
 		i = j;
 	}
-	if (r < 0)
+	return r;
+}
+
+/* Copy the written pages of pd into the committed extent p (NT stores, no drain). */
+static int wb_copy(struct disk *d, struct wb_pending *pd, char *p)
+{
+	struct wb_copy c = {.d = d, .pd = pd, .p = p};
+	int r = disk_guard(d, copy_pages, &c);
+
+	/* -EIO: a fault, logged by the guard; pmemz_memcpy's own errors are others */
+	if (r < 0 && r != -EIO)
 		nbdkit_error("pmemz: copy into the region failed: %s", pmemz_errormsg());
 	return r;
 }
@@ -190,8 +210,9 @@ static void wb_one(struct disk *d, struct wb_pending *pd)
 	pthread_rwlock_wrlock(l);
 	if (r == 0) {
 		if (d->cfg.zeroing == DISK_ZEROING_INLINE)
-			disk_zero_inline(p, d->chunk_size);
-		r = wb_copy(d, pd, p);
+			r = disk_zero_inline(d, p, d->chunk_size);
+		if (r == 0)
+			r = wb_copy(d, pd, p);
 		/* published even if the copy failed: the tag is committed */
 		disk_publish(d, pd->idx, a, p);
 	}

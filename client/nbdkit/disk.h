@@ -147,6 +147,20 @@ struct nbdkit_extents;
 int disk_extents(struct disk *d, uint32_t count, uint64_t offset, bool req_one,
 		 struct nbdkit_extents *e);
 
+/* ---- disk-guard.c: loads and stores into the mapping, which may fault ---- */
+/*
+ * A tenant can truncate the region's file under the mapping (SIGBUS): each
+ * of these is -EIO then, logged, and the request fails alone.
+ * disk_guard_init installs the handler (once, before the first access).
+ */
+void disk_guard_init(void);
+/* fn(arg) (no lock taken, nothing owned in it): its result, or -EIO on a fault. */
+int disk_guard(struct disk *d, int (*fn)(void *arg), void *arg);
+/* memcpy from the mapping. */
+int disk_load(struct disk *d, void *dst, const char *src, size_t len);
+/* NT stores into the mapping, not drained; a failure is logged. */
+int disk_store(struct disk *d, char *dst, const void *src, size_t len);
+
 /* ---- disk-spare.c: the pool of lost races' leases ---- */
 int disk_spares_init(struct disk *d);
 /* Keep lease a of connection gen, or close it (pool full, gen not current). */
@@ -165,7 +179,7 @@ int disk_chunk_lease(struct disk *d, struct pmemz_alloc **out, uint64_t *gen_out
 int disk_commit_chunk(struct disk *d, uint64_t idx, struct pmemz_alloc *lease,
 		      struct pmemz_alloc **out, char **addr);
 void disk_publish(struct disk *d, uint64_t idx, struct pmemz_alloc *a, char *p);
-void disk_zero_inline(char *p, size_t len);
+int disk_zero_inline(struct disk *d, char *p, size_t len);
 
 /* ---- disk-wb.c: write-back of fresh chunks ---- */
 int wb_init(struct disk *d);  /* the buffers (disk_open) */

@@ -309,7 +309,6 @@ static int disks_exec(struct ctl *ctl, int argc, char **argv)
 	_cleanup_(disk_set_done) struct disk_set set = {};
 	const char *delete = NULL;
 	struct pmemz_region *reg = NULL;
-	struct sigaction old_bus;
 	struct disks_emit emit;
 	const char *region;
 	bool all;
@@ -357,9 +356,8 @@ static int disks_exec(struct ctl *ctl, int argc, char **argv)
 	out_size(ctl->out, "chunk_size", "chunk size", reg->extent_size);
 	ctl->out->ops->list_begin(ctl->out, "disks", "no disks");
 	emit = (struct disks_emit){.o = ctl->out, .r = reg, .region = region};
-	pmemz_sigbus_catch(&old_bus);
+	pmemz_sigbus_install();
 	twalk_r(set.root, disks_emit_one, &emit);
-	pmemz_sigbus_restore(&old_bus);
 	ctl->out->ops->list_end(ctl->out);
 	pmemz_region_close(reg);
 	r = ctl_finish(ctl);

@@ -32,17 +32,17 @@ static uint64_t first_nonzero(const uint8_t *p, uint64_t len)
 static int extent_zero(const uint8_t *p, uint64_t len, uint64_t *nz)
 {
 	sigjmp_buf jb;
-	sigjmp_buf *volatile outer = pmemz_bus_jmp;
+	sigjmp_buf *volatile outer = pmemz_bus.jmp;
 
 	if (sigsetjmp(jb, 1)) {
-		pmemz_bus_jmp = outer;
+		pmemz_bus.jmp = outer;
 		*nz =
-		    pmemz_bus_addr >= (uintptr_t)p ? (uint64_t)(pmemz_bus_addr - (uintptr_t)p) : 0;
+		    pmemz_bus.addr >= (uintptr_t)p ? (uint64_t)(pmemz_bus.addr - (uintptr_t)p) : 0;
 		return -EIO;
 	}
-	pmemz_bus_jmp = &jb;
+	pmemz_bus.jmp = &jb;
 	*nz = first_nonzero(p, len);
-	pmemz_bus_jmp = outer;
+	pmemz_bus.jmp = outer;
 	return *nz == UINT64_MAX ? 0 : 1;
 }
 

@@ -101,9 +101,8 @@ int check_run(const void *meta, uint64_t meta_size, const void *data, uint64_t d
 	      size_t n_bbs, const struct media_badblock *data_bbs, size_t n_data_bbs,
 	      struct check_report *rep)
 {
-	struct sigaction old;
 	sigjmp_buf jb;
-	sigjmp_buf *volatile outer = pmemz_bus_jmp;
+	sigjmp_buf *volatile outer = pmemz_bus.jmp;
 	struct checker *c;
 	int r;
 
@@ -126,24 +125,23 @@ int check_run(const void *meta, uint64_t meta_size, const void *data, uint64_t d
 	c->n_data_bbs = n_data_bbs;
 	rep->badblocks = n_bbs + (split ? n_data_bbs : 0);
 
-	pmemz_sigbus_catch(&old);
+	pmemz_sigbus_install();
 	if (sigsetjmp(jb, 1)) {
-		pmemz_bus_jmp = outer;
-		if (split && pmemz_bus_addr >= (uintptr_t)data &&
-		    pmemz_bus_addr - (uintptr_t)data < data_size)
+		pmemz_bus.jmp = outer;
+		if (split && pmemz_bus.addr >= (uintptr_t)data &&
+		    pmemz_bus.addr - (uintptr_t)data < data_size)
 			check_report_unusable(
 			    c, "media error (SIGBUS) reading the data file at offset %" PRIu64,
-			    (uint64_t)(pmemz_bus_addr - (uintptr_t)data));
+			    (uint64_t)(pmemz_bus.addr - (uintptr_t)data));
 		else
 			check_report_unusable(
 			    c, "media error (SIGBUS) reading the metadata at offset %" PRIu64,
-			    (uint64_t)(pmemz_bus_addr - (uintptr_t)meta));
+			    (uint64_t)(pmemz_bus.addr - (uintptr_t)meta));
 	} else {
-		pmemz_bus_jmp = &jb;
+		pmemz_bus.jmp = &jb;
 		run_checks(c);
-		pmemz_bus_jmp = outer;
+		pmemz_bus.jmp = outer;
 	}
-	pmemz_sigbus_restore(&old);
 
 	r = finish(c);
 	if (r < 0)

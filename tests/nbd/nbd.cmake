@@ -48,3 +48,16 @@ set_tests_properties(nbd-ops-default PROPERTIES
   ENVIRONMENT "PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_san}"
   ENVIRONMENT_MODIFICATION "PMEM2_FORCE_GRANULARITY=unset:"
   SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS "nbd")
+# A region file truncated under the plugin's mapping (tests/nbd/test-nbd-fault.py):
+# with write-back, and without (every fresh chunk written on the request's thread).
+foreach(v "" "-sync")
+  set(_args "")
+  if(v STREQUAL "-sync")
+    set(_args "PMEMZ_NBD_ARGS=writeback=0;")
+  endif()
+  add_test(NAME nbd-truncated${v}
+    COMMAND ${PMEMZ_NBD_PYTHON} ${PMEMZ_TEST_SRC}/nbd/test-nbd-fault.py truncated)
+  set_tests_properties(nbd-truncated${v} PROPERTIES
+    ENVIRONMENT "${_args}PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_san}"
+    SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS "nbd")
+endforeach()
