@@ -223,9 +223,9 @@ def main():
     if a.connections is not None:
         check(v == a.connections, f"connections = {v}, want {a.connections}")
 
-    if "heap_in_use" in status:
-        v = get("pmemzerod_heap_in_use_bytes", None)
-        check(v is not None and v > 0, f"pmemzerod_heap_in_use_bytes = {v}, want > 0")
+    # The heap's values are not checked: they move between the two calls,
+    # and a sanitizer build's daemon has no glibc heap (all three are 0).
+    # unit-server and unit-heap check them.
 
     for e in errors:
         print("FAIL:", e)

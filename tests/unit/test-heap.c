@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "heap.h"
+#include "sanitizer.h"
 
 #define BURST 2048
 #define CHUNK 4000 /* below the mmap threshold: from the heap */
@@ -107,21 +108,13 @@ static void test_small_free_left_alone(void **state)
 	assert_int_equal(after.trims, before.trims);
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-#define ASAN_BUILD 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ASAN_BUILD 1
-#endif
-#endif
-
 int main(void)
 {
-#ifdef ASAN_BUILD
-	/* ASan's allocator replaces glibc's: there is no glibc heap to trim. */
-	fprintf(stderr, "SKIP: test-heap measures glibc's malloc; this build uses ASan's\n");
-	return 77;
-#endif
+	if (PMEMZ_TEST_ASAN) {
+		/* ASan's allocator replaces glibc's: there is no glibc heap to trim. */
+		fprintf(stderr, "SKIP: test-heap measures glibc's malloc; this build uses ASan's\n");
+		return 77;
+	}
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_small_free_left_alone),
 	    cmocka_unit_test(test_burst_given_back),
