@@ -29,12 +29,9 @@ void disk_guard_init(void)
 	pmemz_sigbus_install();
 }
 
-int disk_guard(struct disk *d, int (*fn)(void *arg), void *arg)
+/* A fault the guard caught (-EIO with its address): one log line, with the offset. */
+static int disk_fault(struct disk *d, int r)
 {
-	int r;
-
-	pmemz_bus.addr = 0;
-	r = pmemz_sigbus_run(d->base, d->region_size, fn, arg);
 	if (r == -EIO && pmemz_bus.addr) {
 		uintptr_t off = pmemz_bus.addr - (uintptr_t)d->base;
 
@@ -46,27 +43,24 @@ int disk_guard(struct disk *d, int (*fn)(void *arg), void *arg)
 	return r;
 }
 
+int disk_guard(struct disk *d, int (*fn)(void *arg), void *arg)
+{
+	pmemz_bus.addr = 0;
+	return disk_fault(d, pmemz_sigbus_run(d->base, d->region_size, fn, arg));
+}
+
+int disk_load(struct disk *d, void *dst, const char *src, size_t len)
+{
+	pmemz_bus.addr = 0;
+	return disk_fault(d, pmemz_sigbus_copy(dst, src, len));
+}
+
 struct copy {
 	struct disk *d;
 	void *dst;
 	const void *src;
 	size_t len;
 };
-
-static int load(void *arg)
-{
-	struct copy *c = arg;
-
-	memcpy(c->dst, c->src, c->len);
-	return 0;
-}
-
-int disk_load(struct disk *d, void *dst, const char *src, size_t len)
-{
-	struct copy c = {.d = d, .dst = dst, .src = src, .len = len};
-
-	return disk_guard(d, load, &c);
-}
 
 static int store(void *arg)
 {
