@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define PMEMZ_CLIENT_MAJOR 1
-#define PMEMZ_CLIENT_MINOR 3
+#define PMEMZ_CLIENT_MINOR 4
 
 /* Environment variable naming the daemon socket when the path is NULL. */
 #define PMEMZ_SOCKET_ENV "PMEMZ_SOCKET"
@@ -197,6 +197,65 @@ const char *pmemz_alloc_tag(const struct pmemz_alloc *a);
 int pmemz_memcpy(struct pmemz_region *r, void *dst, const void *src, size_t len, unsigned flags);
 /* Wait for the calling thread's earlier pmemz_memcpy(NODRAIN) stores to be durable. */
 void pmemz_drain(struct pmemz_region *r);
+
+/*
+ * Batches (since 1.4): commits and moves sent together, without blocking.
+ * Queue entries with pmemz_batch_commit and pmemz_batch_move, send them
+ * all in one write with pmemz_batch_submit (which returns at once), then
+ * pmemz_batch_wait for the answers or pmemz_batch_poll for them.  The
+ * daemon handles the whole batch in one loop iteration, so every entry
+ * shares one group commit (one set of drains) and one round trip.
+ *
+ * What is atomic:
+ *  - the moves of one batch are one MOVE request: after a crash at any
+ *    instant, either all of them happened or none did;
+ *  - each commit succeeds or fails on its own, as pmemz_alloc_commit
+ *    would (a batch's commits are pipelined COMMIT requests).
+ *
+ * A batch is used once: entries may be queued until it is submitted.
+ * Its handles (the leases and allocations named in it) must stay open
+ * until it is answered.  Not thread-safe per batch; batches of different
+ * threads may run at once on one region.
+ */
+struct pmemz_batch;
+
+#define PMEMZ_BATCH_MOVES_MAX 256 /* moves in one batch (one MOVE request) */
+
+int pmemz_batch_new(struct pmemz_region *r, struct pmemz_batch **out);
+/*
+ * Queue a commit of lease a under tag (flags as pmemz_alloc_commit).  Once
+ * the batch is answered, a is the committed allocation when the entry
+ * succeeded (pmemz_batch_status), and still a lease otherwise.
+ */
+int pmemz_batch_commit(struct pmemz_batch *b, struct pmemz_alloc *a, const char *tag,
+		       unsigned flags);
+/*
+ * Queue a move of one extent, the one that starts at addr, of the
+ * committed allocation from, to the new tag `tag` of the caller's uid.
+ * When the batch succeeds, *out (if not NULL) is set to a handle for the
+ * new tag (one extent), and the extent leaves from's ranges; a from left
+ * with no extent is a handle of nothing (its tag is gone).  -EINVAL when
+ * addr is not the start of one of from's extents, or from is a lease;
+ * -E2BIG past PMEMZ_BATCH_MOVES_MAX moves.
+ */
+int pmemz_batch_move(struct pmemz_batch *b, struct pmemz_alloc *from, void *addr, const char *tag,
+		     struct pmemz_alloc **out);
+/* Entries queued so far. */
+size_t pmemz_batch_count(const struct pmemz_batch *b);
+/* Send every queued entry in one write, without waiting; -EALREADY when submitted before. */
+int pmemz_batch_submit(struct pmemz_batch *b);
+/*
+ * Wait for every answer: 0 when every entry succeeded, else the first
+ * failure (-errno, message set).  A batch that was not submitted yet is
+ * submitted first.
+ */
+int pmemz_batch_wait(struct pmemz_batch *b);
+/* Never blocks: -EINPROGRESS while answers are missing, else as pmemz_batch_wait. */
+int pmemz_batch_poll(struct pmemz_batch *b);
+/* Entry i's own result (in the order queued): 0, -errno, or -EINPROGRESS. */
+int pmemz_batch_status(const struct pmemz_batch *b, size_t i);
+/* Waits for a submitted batch's answers first, then frees it (not its handles). */
+void pmemz_batch_free(struct pmemz_batch *b);
 
 #ifdef __cplusplus
 }

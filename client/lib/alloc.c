@@ -423,6 +423,18 @@ int pmemz_alloc_from_taginfo(struct pmemz_region *r, const Pmemz__TagInfo *t,
 	return 0;
 }
 
+int pmemz_alloc_from_runs(struct pmemz_region *r, Pmemz__Run *const *wr, size_t n, char *tag,
+			  struct pmemz_alloc **out)
+{
+	int ret = alloc_make(r, wr, n, 0, 0, tag, out);
+
+	if (ret < 0)
+		return ret;
+	(*out)->tag = tag;
+	(*out)->committed = true;
+	return 0;
+}
+
 PMEMZ_EXPORT const char *pmemz_alloc_tag(const struct pmemz_alloc *a)
 {
 	return a && a->committed ? a->tag : NULL;
@@ -434,9 +446,14 @@ PMEMZ_EXPORT int pmemz_alloc_release(struct pmemz_alloc *a)
 
 	if (!a)
 		return pmemz_err(-EINVAL, "pmemz_alloc_release: allocation is NULL");
-	/* A lost lease is free already: the daemon released it with its connection. */
-	ret =
-	    alloc_lease_lost(a) ? 0 : alloc_free_rpc(a->r, a->lease, a->committed ? a->tag : NULL);
+	/*
+	 * A lost lease is free already: the daemon released it with its
+	 * connection; a tag whose every extent a batch moved away is gone.
+	 */
+	if (alloc_lease_lost(a) || (a->committed && a->n_runs == 0))
+		ret = 0;
+	else
+		ret = alloc_free_rpc(a->r, a->lease, a->committed ? a->tag : NULL);
 	alloc_free(a);
 	return ret;
 }

@@ -358,6 +358,9 @@ struct pmemz_alloc {
  */
 int pmemz_alloc_from_taginfo(struct pmemz_region *r, const Pmemz__TagInfo *t,
 			     struct pmemz_alloc **out);
+/* A committed handle of tag (which it takes on success) over runs from the wire, checked. */
+int pmemz_alloc_from_runs(struct pmemz_region *r, Pmemz__Run *const *wr, size_t n, char *tag,
+			  struct pmemz_alloc **out);
 /* Runs from the wire, checked against the region's extent count (-EPROTO). */
 int pmemz_runs_from_wire(const struct pmemz_region *r, Pmemz__Run *const *wr, size_t n,
 			 struct pmemz_run **out, size_t *total_extents);
