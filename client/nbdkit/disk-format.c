@@ -58,8 +58,19 @@ int pmemz_disk_chunk_tag(char *buf, size_t len, const char *disk, uint64_t index
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-/* Canonical decimal (no sign, no leading zero unless "0") below the limit. */
-static int parse_index(const char *s, uint64_t *out)
+int pmemz_disk_ahead_tag(char *buf, size_t len, const char *disk, uint64_t seq)
+{
+	int n;
+
+	if (pmemz_disk_name_valid(disk) < 0 || seq > PMEMZ_DISK_AHEAD_SEQ_MAX)
+		return -EINVAL;
+	n = snprintf(buf, len, PMEMZ_DISK_TAG_PREFIX "%s/ahead/%llu", disk,
+		     (unsigned long long)seq);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/* Canonical decimal (no sign, no leading zero unless "0") up to max. */
+static int parse_decimal(const char *s, uint64_t max, uint64_t *out)
 {
 	uint64_t v = 0;
 
@@ -69,11 +80,16 @@ static int parse_index(const char *s, uint64_t *out)
 		if (*s < '0' || *s > '9')
 			return -EINVAL;
 		v = v * 10 + (uint64_t)(*s - '0');
-		if (v >= PMEMZ_DISK_MAX_CHUNKS)
+		if (v > max)
 			return -EINVAL;
 	}
 	*out = v;
 	return 0;
+}
+
+static int parse_index(const char *s, uint64_t *out)
+{
+	return parse_decimal(s, PMEMZ_DISK_MAX_CHUNKS - 1, out);
 }
 
 int pmemz_disk_tag_parse(const char *tag, char *disk, uint64_t *index)
@@ -98,12 +114,18 @@ int pmemz_disk_tag_parse(const char *tag, char *disk, uint64_t *index)
 		return PMEMZ_DISK_TAG_SUPER;
 	}
 	uint64_t i;
-	if (parse_index(slash + 1, &i) < 0)
+	int kind = PMEMZ_DISK_TAG_CHUNK;
+	if (strncmp(slash + 1, "ahead/", 6) == 0) {
+		if (parse_decimal(slash + 7, PMEMZ_DISK_AHEAD_SEQ_MAX, &i) < 0)
+			return -EINVAL;
+		kind = PMEMZ_DISK_TAG_AHEAD;
+	} else if (parse_index(slash + 1, &i) < 0) {
 		return -EINVAL;
+	}
 	memcpy(disk, buf, n + 1);
 	if (index)
 		*index = i;
-	return PMEMZ_DISK_TAG_CHUNK;
+	return kind;
 }
 
 int pmemz_disk_size_valid(uint64_t size, uint64_t chunk_size, const char **why)

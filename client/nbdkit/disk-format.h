@@ -9,9 +9,16 @@
  *   nbd/D     its superblock: one extent, struct pmemz_disk_super at offset 0
  *   nbd/D/I   chunk I of the disk (I in decimal, no leading zeros): one
  *             extent holding the bytes [I * chunk_size, (I + 1) * chunk_size)
+ *   nbd/D/ahead/S  extents the disk owns ahead of need (S: a sequence
+ *             number in decimal): zeroed when taken, then written into
+ *             by a fresh chunk whose mapping is not durable yet
  * A chunk without a tag was never written (or was trimmed) and reads as
- * zeros.  Committing a chunk's tag is the durable update of the chunk map
- * (the daemon's tag table is failure-atomic), so the disk needs no journal.
+ * zeros.  Committing a chunk's tag, or moving an extent from an ahead tag
+ * to it (pmemz_batch_move: all the moves of a sync point at once, failure-
+ * atomic), is the durable update of the chunk map, so the disk needs no
+ * journal.  An ahead tag found when a disk is opened may hold the bytes of
+ * writes whose mapping never became durable: it is freed (the daemon zeroes
+ * it again), never used.
  */
 #ifndef PMEMZ_DISK_FORMAT_H
 #define PMEMZ_DISK_FORMAT_H
@@ -22,8 +29,9 @@
 
 #define PMEMZ_DISK_TAG_PREFIX "nbd/"
 #define PMEMZ_DISK_NAME_MAX 32u /* [A-Za-z0-9._-]{1,32}, not "." or ".." */
-/* "nbd/" NAME "/" index: fits the daemon's 63-byte tag names */
-#define PMEMZ_DISK_TAG_MAX (sizeof(PMEMZ_DISK_TAG_PREFIX) + PMEMZ_DISK_NAME_MAX + 1 + 20)
+/* "nbd/" NAME "/ahead/" sequence: fits the daemon's 63-byte tag names */
+#define PMEMZ_DISK_TAG_MAX (sizeof(PMEMZ_DISK_TAG_PREFIX) + PMEMZ_DISK_NAME_MAX + 7 + 20)
+#define PMEMZ_DISK_AHEAD_SEQ_MAX UINT64_C(99999999999999999) /* 17 digits */
 /*
  * Chunks of one disk at most: the plugin's chunk map holds 24 bytes per
  * chunk of the virtual size (reserved address space, touched only where
@@ -65,17 +73,21 @@ int pmemz_disk_name_valid(const char *name);
 int pmemz_disk_super_tag(char *buf, size_t len, const char *disk);
 /* "nbd/NAME/INDEX" into buf: 0, -EINVAL, -ENAMETOOLONG. */
 int pmemz_disk_chunk_tag(char *buf, size_t len, const char *disk, uint64_t index);
+/* "nbd/NAME/ahead/SEQ" into buf (PMEMZ_DISK_TAG_MAX bytes): 0, -EINVAL, -ENAMETOOLONG. */
+int pmemz_disk_ahead_tag(char *buf, size_t len, const char *disk, uint64_t seq);
 /* The prefix of a disk's chunk tags, "nbd/NAME/" (for pmemz_tag_foreach). */
 int pmemz_disk_chunk_prefix(char *buf, size_t len, const char *disk);
 
 enum pmemz_disk_tag_kind {
 	PMEMZ_DISK_TAG_SUPER = 1, /* nbd/NAME */
 	PMEMZ_DISK_TAG_CHUNK = 2, /* nbd/NAME/INDEX */
+	PMEMZ_DISK_TAG_AHEAD = 3, /* nbd/NAME/ahead/SEQ (*index: SEQ) */
 };
 /*
- * What a tag is: PMEMZ_DISK_TAG_SUPER or _CHUNK, with the disk's name
- * copied to disk (at least PMEMZ_DISK_NAME_MAX + 1 bytes) and, for a
- * chunk, its index (< PMEMZ_DISK_MAX_CHUNKS, canonical decimal) in *index.
+ * What a tag is: PMEMZ_DISK_TAG_SUPER, _CHUNK or _AHEAD, with the disk's
+ * name copied to disk (at least PMEMZ_DISK_NAME_MAX + 1 bytes) and, for a
+ * chunk, its index (< PMEMZ_DISK_MAX_CHUNKS, canonical decimal) in *index;
+ * for an ahead tag, its sequence number (at most PMEMZ_DISK_AHEAD_SEQ_MAX).
  * -EINVAL when the tag is not one of a disk's (another application's, or
  * damaged: "nbd/x/007", "nbd/x/y/1").
  */

@@ -124,10 +124,46 @@ static void prefault(struct disk *d, struct pmemz_alloc *a)
 	}
 }
 
+static bool all_zero(const void *buf, uint64_t len)
+{
+	const unsigned char *p = buf;
+
+	/* the first bytes decide for almost every write that is not zeros */
+	for (uint64_t i = 0; i < len && i < 64; i++)
+		if (p[i])
+			return false;
+	return len <= 64 || memcmp(p, p + 64, len - 64) == 0;
+}
+
+/*
+ * Chunk idx is absent (stripe write lock held): write into an extent owned
+ * ahead and publish it, its move left to the next sync point.  1 when
+ * done, 0 when none is left (the caller falls back), or -errno.
+ */
+static int write_ahead(struct disk *d, uint64_t idx, const void *buf, uint64_t off, uint64_t len)
+{
+	struct ahead_ext e;
+	int r;
+
+	if (!disk_ahead_take(d, &e))
+		return 0;
+	r = disk_store(d, e.addr + off, buf, len);
+	/* published even if the copy failed: the extent is the chunk's now */
+	if (disk_sync_add(d, idx, &e) < 0) {
+		/* cannot queue its move: the extent stays under its ahead tag, freed at close */
+		nbdkit_error("pmemz: out of memory for chunk %" PRIu64 "'s mapping", idx);
+		return -ENOMEM;
+	}
+	disk_publish(d, idx, NULL, e.addr);
+	return r < 0 ? r : 1;
+}
+
 /*
  * The write into chunk idx when the caller found it absent (taking the
  * stripe write lock).  *staged: the write-back sequence the data went
- * behind, when it went into a buffer.
+ * behind, when it went into a buffer.  A write of zeros into an absent
+ * chunk leaves it a hole: it reads zero already (the kernel's nbd driver
+ * sends a file system's zeroing as such writes, not as WRITE_ZEROES).
  */
 static int write_slow(struct disk *d, uint64_t idx, const void *buf, uint64_t off, uint64_t len,
 		      uint64_t *staged)
@@ -150,6 +186,12 @@ static int write_slow(struct disk *d, uint64_t idx, const void *buf, uint64_t of
 		if (pd) {
 			wb_stage(d, pd, off, buf, len);
 			*staged = MAX(*staged, wb_seq(pd));
+			break;
+		}
+		if (!spare && all_zero(buf, len))
+			break;
+		if (!spare && (r = write_ahead(d, idx, buf, off, len)) != 0) {
+			r = r < 0 ? r : 0;
 			break;
 		}
 		if (!spare) {
@@ -326,6 +368,14 @@ static int zero_whole(struct disk *d, uint64_t idx)
 	int r = 0;
 
 	pthread_rwlock_wrlock(l);
+	while (chunk_addr(d, idx) && !d->map[idx].a) {
+		/* its mapping waits for the sync point: make it durable, then free the tag */
+		pthread_rwlock_unlock(l);
+		r = disk_sync(d);
+		if (r < 0)
+			return r;
+		pthread_rwlock_wrlock(l);
+	}
 	for (int tries = 0; (pd = chunk_pend(d, idx)); tries++) {
 		uint64_t seq = wb_seq(pd);
 

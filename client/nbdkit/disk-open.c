@@ -458,13 +458,19 @@ int disk_open(struct disk *d, const struct disk_config *cfg)
 	r = map_load(d);
 	if (r < 0)
 		return r;
+	r = disk_sync_init(d);
+	if (r == 0)
+		r = disk_ahead_open(d);
+	if (r < 0)
+		return r;
 	r = wb_init(d);
 	if (r < 0) {
 		nbdkit_error("pmemz: no memory for %" PRIu64 " bytes of write-back buffers",
 			     d->cfg.writeback);
 		return r;
 	}
-	if (d->cfg.reserve) {
+	/* extents owned ahead serve fresh chunks; the reserve serves them only without */
+	if (d->cfg.reserve && !disk_ahead_on(d)) {
 		uint64_t bytes = d->cfg.reserve;
 
 		/* the reserve is held out of everyone's reach: at most half the region */
@@ -481,6 +487,11 @@ void disk_close(struct disk *d)
 {
 	/* first: the write-backs still queued commit and publish their chunks */
 	wb_stop(d);
+	/* then every mapping becomes durable, and what is still held ahead goes back */
+	if (d->sync.initialised)
+		disk_sync_stop(d);
+	if (d->ahead.initialised)
+		disk_ahead_close(d);
 	disk_spares_fini(d);
 	if (d->map) {
 		for (uint64_t i = 0; i < d->nchunks; i++)

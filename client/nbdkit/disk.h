@@ -31,6 +31,9 @@ struct pmemz_alloc;
 #define DISK_STRIPES 1024u	  /* stripe locks, chunk i uses i % DISK_STRIPES */
 #define DISK_RECONNECT_SECONDS 60 /* how long a request waits for the daemon to come back */
 #define DISK_SPARES_MAX 64	  /* bound of spares= */
+#define DISK_AHEAD_BATCH 64u	  /* extents one refill takes: one ALLOCATE, one COMMIT */
+#define DISK_AHEAD_FLOOR 16u	  /* extents held ahead at least (when the cap allows) */
+#define DISK_SYNC_INTERVAL_MS 1000u /* sync-interval= default, as dm-thin's COMMIT_PERIOD */
 
 enum disk_zeroing {
 	DISK_ZEROING_SERVICE, /* extents come zeroed from pmemzerod */
@@ -40,13 +43,34 @@ enum disk_zeroing {
 struct wb_pending;
 
 /*
- * A chunk is absent (both NULL), being written back (pend: its data is in
- * DRAM until its extent is committed, disk-wb.c), or present (addr).
+ * A chunk is absent (all NULL), being written back (pend: its data is in
+ * DRAM until its extent is committed, disk-wb.c), present and mapped
+ * durably (addr and a), or present in an extent owned ahead whose move to
+ * the chunk's tag waits for the next sync point (addr, a NULL; disk-sync.c).
  */
 struct disk_chunk {
 	char *addr;		 /* the extent in the mapping, NULL when absent (atomic) */
-	struct pmemz_alloc *a;	 /* its committed allocation (under the stripe write lock) */
+	struct pmemz_alloc *a;	 /* its chunk tag (under the stripe write lock); NULL: not yet */
 	struct wb_pending *pend; /* atomic; set and cleared under the stripe write lock */
+};
+
+/* An ahead tag: nbd/D/ahead/SEQ, committed, of up to DISK_AHEAD_BATCH extents. */
+struct ahead_pool {
+	struct pmemz_alloc *a;
+	unsigned refs; /* its extents not moved to a chunk yet (under ahead.lock) */
+};
+
+/* An extent owned ahead: zeroed while it is in the stack, then a chunk's until moved. */
+struct ahead_ext {
+	char *addr;
+	struct ahead_pool *pool;
+};
+
+/* A chunk written into an extent owned ahead: its move at the next sync point. */
+struct sync_entry {
+	uint64_t idx;
+	struct ahead_ext e;
+	struct pmemz_alloc *out; /* the chunk tag's handle, once moved */
 };
 
 struct disk_stripe {
@@ -63,6 +87,8 @@ struct disk_config {
 	enum disk_zeroing zeroing;
 	unsigned reconnect_seconds;
 	unsigned spares; /* lost races' leases kept for the next fresh chunk; 0: none */
+	uint64_t ahead;	 /* bytes of extents owned ahead at most; 0: none (disk-ahead.c) */
+	unsigned sync_interval_ms; /* mappings made durable at least this often; 0: only FLUSH, FUA */
 	bool prefault;	 /* MADV_POPULATE_WRITE a fresh chunk's extent before a large copy */
 };
 
@@ -105,6 +131,41 @@ struct disk {
 		unsigned n;
 		uint64_t kept, used, dropped; /* for the debug line at close */
 	} spares;
+
+	/* disk-ahead.c: zeroed extents owned ahead, and the thread that refills them */
+	struct {
+		pthread_mutex_t lock; /* all below */
+		pthread_cond_t wake;  /* below target, or stop */
+		pthread_cond_t filled; /* a refill ended */
+		struct ahead_ext *v;  /* the zeroed ones, a stack */
+		size_t n, cap_v;
+		struct ahead_pool **pools; /* every pool with refs (for close) */
+		size_t n_pools, cap_pools;
+		uint64_t next_seq;
+		size_t floor, target, cap, ceiling; /* extents; ceiling: after a refusal */
+		uint64_t taken, empty, refills, refused;
+		uint64_t lat_ns, rate_t_ns, rate_taken; /* refill latency; rate's last sample */
+		double rate;				/* extents taken per second, smoothed */
+		uint64_t backoff_until_ns;
+		pthread_t thread;
+		bool initialised, running, stop;
+		bool refilling; /* the thread is between wanting and getting extents */
+	} ahead;
+
+	/* disk-sync.c: the mappings made since the last sync point */
+	struct {
+		pthread_mutex_t lock; /* all below */
+		pthread_cond_t done;  /* a sync finished */
+		pthread_cond_t tick;  /* stop */
+		struct sync_entry *v;
+		size_t n, cap;
+		uint64_t made, synced; /* mappings made, and made durable (counts) */
+		bool running;	       /* a sync is moving extents now */
+		int last_error;
+		uint64_t syncs, moves, requests;
+		pthread_t timer;
+		bool initialised, timer_on, stop;
+	} sync;
 
 	struct {
 		bool initialised;
@@ -180,6 +241,49 @@ int disk_commit_chunk(struct disk *d, uint64_t idx, struct pmemz_alloc *lease,
 		      struct pmemz_alloc **out, char **addr);
 void disk_publish(struct disk *d, uint64_t idx, struct pmemz_alloc *a, char *p);
 int disk_zero_inline(struct disk *d, char *p, size_t len);
+
+/* ---- disk-ahead.c: extents owned ahead (ahead=) ---- */
+/*
+ * disk_ahead_open frees the ahead tags of an earlier process (they may hold
+ * writes whose mapping never became durable) and takes the first extents;
+ * disk_ahead_start starts the refill thread (after nbdkit forked).
+ */
+int disk_ahead_open(struct disk *d);
+int disk_ahead_start(struct disk *d);
+/* Stop the thread; give every extent still held back (after the last sync). */
+void disk_ahead_close(struct disk *d);
+static inline bool disk_ahead_on(const struct disk *d)
+{
+	return d->cfg.ahead >= d->chunk_size && d->cfg.zeroing == DISK_ZEROING_SERVICE;
+}
+/* A zeroed extent owned ahead into *e; false when none is left (the caller falls back). */
+bool disk_ahead_take(struct disk *d, struct ahead_ext *e);
+/* Extent e is now its chunk's for good (moved): the pool lets go of it. */
+void disk_ahead_moved(struct disk *d, const struct ahead_ext *e);
+/* Bytes owned ahead now: zeroed and waiting, and mapped but not yet moved. */
+uint64_t disk_ahead_held(struct disk *d);
+
+/* ---- disk-sync.c: the sync point ---- */
+int disk_sync_init(struct disk *d);
+int disk_sync_start(struct disk *d); /* the timer (after nbdkit forked) */
+/* Stop the timer and make every mapping durable (disk_close). */
+void disk_sync_stop(struct disk *d);
+/*
+ * Chunk idx now lives in e, not durably (stripe write lock held): its move
+ * waits for the next sync point.
+ */
+int disk_sync_add(struct disk *d, uint64_t idx, const struct ahead_ext *e);
+/*
+ * Make every mapping made before the call durable: one MOVE request per
+ * PMEMZ_BATCH_MOVES_MAX of them, all sent before any answer is waited for.
+ * 0, or -errno after nbdkit_error() (the mappings stay queued).
+ */
+int disk_sync(struct disk *d);
+static inline bool disk_sync_pending(struct disk *d)
+{
+	return __atomic_load_n(&d->sync.made, __ATOMIC_ACQUIRE) !=
+	       __atomic_load_n(&d->sync.synced, __ATOMIC_ACQUIRE);
+}
 
 /* ---- disk-wb.c: write-back of fresh chunks ---- */
 int wb_init(struct disk *d);  /* the buffers (disk_open) */

@@ -25,6 +25,7 @@
 #define DEFAULT_DISK "disk0"
 #define DEFAULT_RESERVE (64ull << 20)
 #define DEFAULT_WRITEBACK (64ull << 20)
+#define DEFAULT_AHEAD (256ull << 20)
 
 static struct disk_config cfg = {
     .name = DEFAULT_DISK,
@@ -34,6 +35,8 @@ static struct disk_config cfg = {
     .reconnect_seconds = DISK_RECONNECT_SECONDS,
     .spares = 16,
     .prefault = false,
+    .ahead = DEFAULT_AHEAD,
+    .sync_interval_ms = DISK_SYNC_INTERVAL_MS,
 };
 static struct disk disk;
 static bool opened;
@@ -101,6 +104,22 @@ static int pz_config(const char *key, const char *value)
 			return -1;
 		}
 		cfg.spares = v;
+	} else if (strcmp(key, "ahead") == 0) {
+		int64_t s = nbdkit_parse_size(value);
+
+		if (s < 0)
+			return -1;
+		cfg.ahead = (uint64_t)s;
+	} else if (strcmp(key, "sync-interval") == 0) {
+		unsigned v;
+
+		if (nbdkit_parse_unsigned(key, value, &v) < 0)
+			return -1;
+		if (v > 3600000) {
+			nbdkit_error("pmemz: sync-interval=%u: at most 3600000 ms (an hour)", v);
+			return -1;
+		}
+		cfg.sync_interval_ms = v;
 	} else if (strcmp(key, "prefault") == 0) {
 		int v = nbdkit_parse_bool(value);
 
@@ -130,7 +149,9 @@ static int pz_config_complete(void)
 	"size=<SIZE>       Virtual size; creates the disk, or grows it.\n"                         \
 	"socket=<PATH>     pmemzerod's socket (default: libpmemzclient's).\n"                      \
 	"zeroing=service|inline  inline zeroes fresh chunks here (benchmark only).\n"              \
-	"reserve=<SIZE>    Zeroed extents kept leased ahead (default 64M).\n"                      \
+	"ahead=<SIZE>      Zeroed extents the disk owns ahead of need (default 256M; 0: off).\n"  \
+	"sync-interval=<MS>  Chunk mappings made durable at least this often (default 1000).\n" \
+	"reserve=<SIZE>    Zeroed extents kept leased ahead, with ahead=0 (default 64M).\n"        \
 	"writeback=<SIZE>  Buffers for fresh chunks being committed (default 64M; 0: off).\n"      \
 	"reconnect-timeout=<SECONDS>  Wait for a restarting pmemzerod (default 60).\n"           \
 	"spares=<N>        Lost races' leases kept for fresh chunks (default 16; 0: none).\n"     \
@@ -152,8 +173,10 @@ static int pz_get_ready(void)
 static int pz_after_fork(void)
 {
 	server_pid = getpid();
-	/* threads do not survive fork: the write-back workers start here */
-	return wb_start(&disk) < 0 ? -1 : 0;
+	/* threads do not survive fork: the write-back workers, refills and the timer start here */
+	if (wb_start(&disk) < 0 || disk_ahead_start(&disk) < 0 || disk_sync_start(&disk) < 0)
+		return -1;
+	return 0;
 }
 
 static void pz_cleanup(void)
@@ -263,8 +286,12 @@ static int pz_pwrite(void *handle, const void *buf, uint32_t count, uint64_t off
 	uint64_t staged = 0;
 	int r = disk_write(&disk, buf, count, offset, &staged);
 
-	if (r == 0 && (flags & NBDKIT_FLAG_FUA))
+	if (r == 0 && (flags & NBDKIT_FLAG_FUA)) {
 		r = durable(handle, staged);
+		/* its chunk's mapping may wait for the sync point: this is one */
+		if (r == 0 && disk_sync_pending(&disk))
+			r = disk_sync(&disk);
+	}
 	return r < 0 ? fail(r) : 0;
 }
 
@@ -275,6 +302,8 @@ static int pz_flush(void *handle, uint32_t flags)
 
 	if (r == 0)
 		r = durable(handle, UINT64_MAX);
+	if (r == 0 && disk_sync_pending(&disk))
+		r = disk_sync(&disk);
 	return r < 0 ? fail(r) : 0;
 }
 

@@ -29,6 +29,7 @@ struct disk {
 	uint32_t uid;
 	char name[PMEMZ_DISK_NAME_MAX + 1];
 	uint64_t chunks, allocated; /* chunk tags and their bytes */
+	uint64_t ahead;		    /* bytes of its ahead tags: owned, not mapped (yet) */
 	bool has_sb;
 	uint64_t sb_extent; /* the superblock's first extent */
 	uint64_t size;	    /* virtual size, from the superblock */
@@ -97,6 +98,10 @@ static int disk_add_tag(struct disk_set *s, const Pmemz__TagInfo *t)
 		d->has_sb = t->n_runs == 1 && t->runs[0]->count == 1;
 		if (d->has_sb)
 			d->sb_extent = t->runs[0]->first;
+		return 0;
+	}
+	if (kind == PMEMZ_DISK_TAG_AHEAD) {
+		d->ahead += t->bytes;
 		return 0;
 	}
 	d->chunks++;
@@ -211,6 +216,7 @@ static void disks_emit_one(const void *node, VISIT which, void *arg)
 		out_str(o, "size", "size", "unknown");
 	out_size(o, "allocated", "allocated", d->allocated);
 	out_u64(o, "chunks", "chunks", d->chunks);
+	out_size(o, "ahead", "ahead", d->ahead);
 	out_str(o, "state", "state", d->state);
 	o->ops->item_end(o);
 }
@@ -220,7 +226,7 @@ struct disk_delete {
 	uint64_t chunks, bytes;
 };
 
-/* One tag under nbd/DISK/: freed when it is one of DISK's chunks, else left alone. */
+/* One tag under nbd/DISK/: freed when it is one of DISK's chunks or ahead tags, else left alone. */
 static int disk_delete_one(struct pmemz_alloc *a, const char *tag, void *arg)
 {
 	char name[PMEMZ_DISK_NAME_MAX + 1];
@@ -228,14 +234,17 @@ static int disk_delete_one(struct pmemz_alloc *a, const char *tag, void *arg)
 	size_t bytes = pmemz_alloc_size(a);
 	uint64_t index;
 
-	if (pmemz_disk_tag_parse(tag, name, &index) != PMEMZ_DISK_TAG_CHUNK ||
+	int kind = pmemz_disk_tag_parse(tag, name, &index);
+
+	if ((kind != PMEMZ_DISK_TAG_CHUNK && kind != PMEMZ_DISK_TAG_AHEAD) ||
 	    strcmp(name, del->disk) != 0) {
 		pmemz_alloc_close(a);
 		return 0;
 	}
 	if (pmemz_alloc_release(a) < 0)
 		return -1; /* the message is set */
-	del->chunks++;
+	if (kind == PMEMZ_DISK_TAG_CHUNK)
+		del->chunks++;
 	del->bytes += bytes;
 	return 0;
 }

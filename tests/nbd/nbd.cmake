@@ -48,6 +48,20 @@ set_tests_properties(nbd-ops-default PROPERTIES
   ENVIRONMENT "PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_san}"
   ENVIRONMENT_MODIFICATION "PMEM2_FORCE_GRANULARITY=unset:"
   SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS "nbd")
+# The crash loop (tests/nbd/test-nbd-crash.py): kill -9 of nbdkit or of
+# pmemzerod at random points of writes, FUA writes and FLUSHes, each chunk
+# checked against a model after every restart; and the fallback without
+# extents owned ahead (ahead=0: every fresh chunk committed on its own).
+add_test(NAME nbd-crash-loop
+  COMMAND ${PMEMZ_NBD_PYTHON} ${PMEMZ_TEST_SRC}/nbd/test-nbd-crash.py loop)
+add_test(NAME nbd-crash-loop-noahead
+  COMMAND ${PMEMZ_NBD_PYTHON} ${PMEMZ_TEST_SRC}/nbd/test-nbd-crash.py loop)
+set_tests_properties(nbd-crash-loop PROPERTIES
+  ENVIRONMENT "PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_san}"
+  SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS "nbd")
+set_tests_properties(nbd-crash-loop-noahead PROPERTIES
+  ENVIRONMENT "PMEMZ_NBD_ARGS=ahead=0;PMEMZ_NBD_ROUNDS=4;PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_san}"
+  SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS "nbd")
 # A region file truncated under the plugin's mapping (tests/nbd/test-nbd-fault.py):
 # with write-back, and without (every fresh chunk written on the request's thread).
 foreach(v "" "-sync")

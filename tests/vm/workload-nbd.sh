@@ -224,6 +224,9 @@ if [ "$VMTEST_BOOT" -eq 1 ]; then
 		xfs) run mkfs.xfs -q -f -L pmemz-vm "$NBD_DEV" ;;
 		esac
 		step "mkfs.$fs done"
+		# what mkfs made the thin disk allocate: its zero-filled writes stay holes
+		[ "$NBD_BACKEND" = pmemz ] && say "DISK vm-$fs after mkfs.$fs:" \
+			"$(pmemzctl --socket "$SOCK" disks "$REGION" | grep -w "vm-$fs" || true)"
 		run mount -t "$fs" "$NBD_DEV" "$MNT"
 		run cp -a "$TREE" "$MNT/tree"
 		step "tree copied to $MNT ($(du -sk "$MNT/tree" | cut -f1) KiB)"

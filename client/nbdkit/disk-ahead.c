@@ -1,0 +1,473 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nbdkit-pmemz-plugin: zeroed extents the disk owns ahead of need, so that
+ * the first write into a chunk waits for no daemon round trip.
+ *
+ * They are committed under the disk's ahead tags (nbd/D/ahead/SEQ, one
+ * ALLOCATE and one COMMIT for up to DISK_AHEAD_BATCH extents), so they
+ * survive a restart of pmemzerod: a write into one is safe whenever it
+ * lands.  (A lease would not be: it dies with the connection, and the
+ * restarted daemon may zero it and grant it to someone else while a late
+ * store of ours is on its way.)  A fresh chunk takes one (disk_ahead_take)
+ * and is written at once; disk-sync.c moves it to the chunk's tag at the
+ * next sync point.  An ahead tag found at open may hold such writes whose
+ * move never happened: it is freed, and pmemzerod zeroes it again.
+ *
+ * Depth: the floor (DISK_AHEAD_FLOOR extents) at least; it doubles each
+ * time a fresh chunk finds none left, and otherwise follows the rate the
+ * disk takes them at times the refill latency, twice over; an eighth of
+ * the excess goes each quiet second.  Never above the cap (ahead=, at most
+ * an eighth of the region), nor above the ceiling a refusal (-ENOSPC,
+ * -EDQUOT) left: half of what was held then, until a refill succeeds.
+ * The refills charge the uid's quota like any allocation.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define NBDKIT_API_VERSION 2
+#include <nbdkit-plugin.h>
+
+#include "disk.h"
+#include "libpmemzclient.h"
+
+#define NS 1000000000ull
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NS + (uint64_t)ts.tv_nsec;
+}
+
+static size_t clamp(size_t v, size_t lo, size_t hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+static size_t limit(const struct disk *d)
+{
+	return d->ahead.ceiling < d->ahead.cap ? d->ahead.ceiling : d->ahead.cap;
+}
+
+/* v within [floor, limit], the limit winning (a refusal may put it under the floor) */
+static size_t bound(const struct disk *d, size_t v)
+{
+	size_t hi = limit(d);
+
+	return clamp(v, d->ahead.floor < hi ? d->ahead.floor : hi, hi);
+}
+
+/* ---- the stack and the pools (ahead.lock held) ---- */
+
+static int push_pool(struct disk *d, struct ahead_pool *p)
+{
+	if (d->ahead.n_pools == d->ahead.cap_pools) {
+		size_t cap = d->ahead.cap_pools ? d->ahead.cap_pools * 2 : 16;
+		struct ahead_pool **nv = reallocarray(d->ahead.pools, cap, sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		d->ahead.pools = nv;
+		d->ahead.cap_pools = cap;
+	}
+	d->ahead.pools[d->ahead.n_pools++] = p;
+	return 0;
+}
+
+static int reserve_stack(struct disk *d, size_t more)
+{
+	if (d->ahead.n + more > d->ahead.cap_v) {
+		size_t cap = d->ahead.cap_v ? d->ahead.cap_v : 64;
+		struct ahead_ext *nv;
+
+		while (cap < d->ahead.n + more)
+			cap *= 2;
+		nv = reallocarray(d->ahead.v, cap, sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		d->ahead.v = nv;
+		d->ahead.cap_v = cap;
+	}
+	return 0;
+}
+
+/* The pool's extents, onto the stack; 0 or -ENOMEM (nothing added). */
+static int pool_add(struct disk *d, struct ahead_pool *p)
+{
+	size_t n = pmemz_alloc_count(p->a), total = 0;
+	int r;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t len = 0;
+
+		(void)pmemz_alloc_range(p->a, i, &len);
+		total += len / d->chunk_size;
+	}
+	r = reserve_stack(d, total);
+	if (r == 0)
+		r = push_pool(d, p);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		size_t len = 0;
+		char *base = pmemz_alloc_range(p->a, i, &len);
+
+		for (size_t off = 0; off + d->chunk_size <= len; off += d->chunk_size)
+			d->ahead.v[d->ahead.n++] = (struct ahead_ext){base + off, p};
+	}
+	p->refs = (unsigned)total;
+	return 0;
+}
+
+/* ---- refills ---- */
+
+/*
+ * Commit lease a under the next ahead tag.  The lease is never written
+ * before its commit is confirmed: a lost answer is settled by the tag.
+ */
+static int commit_pool(struct disk *d, struct pmemz_alloc *a, char *tag, size_t len)
+{
+	uint64_t gen = disk_gen(d);
+	int r;
+
+	pthread_mutex_lock(&d->ahead.lock);
+	r = pmemz_disk_ahead_tag(tag, len, d->cfg.name, d->ahead.next_seq++);
+	pthread_mutex_unlock(&d->ahead.lock);
+	if (r < 0)
+		return r;
+	r = pmemz_alloc_commit(a, tag, 0);
+	if (r == 0 || !disk_conn_lost(r))
+		return r;
+	if (disk_reconnect(d, gen) < 0)
+		return r;
+	return -EAGAIN; /* committed or not, the tag tells (the caller looks) */
+}
+
+/* One refill of n extents: 0 with the pool on the stack, or -errno. */
+static int refill(struct disk *d, size_t n)
+{
+	struct ahead_pool *p = calloc(1, sizeof(*p));
+	char tag[PMEMZ_DISK_TAG_MAX];
+	struct pmemz_alloc *a = NULL;
+	uint64_t gen;
+	int r;
+
+	if (!p)
+		return -ENOMEM;
+	gen = disk_gen(d);
+	r = pmemz_alloc_new(d->r, n * d->chunk_size, 0, &a);
+	if (r < 0 && disk_conn_lost(r) && disk_reconnect(d, gen) == 0)
+		r = -EAGAIN; /* try again at once, on the new connection */
+	else if (r == 0) {
+		r = commit_pool(d, a, tag, sizeof(tag));
+		if (r == -EAGAIN) {
+			pmemz_alloc_close(a); /* the lease died with its connection */
+			a = NULL;
+			r = pmemz_alloc_open(d->r, tag, &a);
+		}
+	}
+	if (r < 0) {
+		pmemz_alloc_close(a);
+		free(p);
+		return r;
+	}
+	p->a = a;
+	pthread_mutex_lock(&d->ahead.lock);
+	r = pool_add(d, p);
+	pthread_mutex_unlock(&d->ahead.lock);
+	if (r < 0) {
+		(void)pmemz_alloc_release(a);
+		free(p);
+	}
+	return r;
+}
+
+/* The depth from the rate seen since the last sample, and the refill latency. */
+static void retarget(struct disk *d, uint64_t now)
+{
+	uint64_t dt = now - d->ahead.rate_t_ns;
+	size_t want;
+
+	if (dt < NS / 10)
+		return;
+	d->ahead.rate = 0.5 * d->ahead.rate +
+			0.5 * (double)(d->ahead.taken - d->ahead.rate_taken) * (double)NS / (double)dt;
+	d->ahead.rate_taken = d->ahead.taken;
+	d->ahead.rate_t_ns = now;
+	want = (size_t)(2.0 * d->ahead.rate * (double)d->ahead.lat_ns / (double)NS) + 1;
+	if (want > d->ahead.target)
+		d->ahead.target = want;
+	else if (dt >= NS)
+		d->ahead.target -= (d->ahead.target - want) / 8;
+	d->ahead.target = bound(d, d->ahead.target);
+}
+
+/* What one refill should take now (ahead.lock held); 0: nothing. */
+static size_t wanted(struct disk *d, uint64_t now)
+{
+	if (d->ahead.stop || now < d->ahead.backoff_until_ns)
+		return 0;
+	retarget(d, now);
+	if (d->ahead.n >= d->ahead.target)
+		return 0;
+	return clamp(d->ahead.target - d->ahead.n, 1, DISK_AHEAD_BATCH);
+}
+
+static void refused(struct disk *d, int r, uint64_t now)
+{
+	pthread_mutex_lock(&d->ahead.lock);
+	d->ahead.refused++;
+	if (r == -ENOSPC || r == -EDQUOT) {
+		d->ahead.ceiling = d->ahead.n / 2 > 1 ? d->ahead.n / 2 : 1;
+		d->ahead.target = bound(d, d->ahead.target);
+	}
+	d->ahead.backoff_until_ns = now + NS;
+	pthread_mutex_unlock(&d->ahead.lock);
+	nbdkit_debug("pmemz: no extents ahead for now: %s", pmemz_errormsg());
+}
+
+static void *refill_thread(void *arg)
+{
+	struct disk *d = arg;
+
+	pthread_mutex_lock(&d->ahead.lock);
+	while (!d->ahead.stop) {
+		uint64_t t0 = now_ns();
+		size_t n = wanted(d, t0);
+		struct timespec until;
+		int r;
+
+		if (n == 0) {
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_nsec += 100000000;
+			if (until.tv_nsec >= (long)NS) {
+				until.tv_sec++;
+				until.tv_nsec -= (long)NS;
+			}
+			(void)pthread_cond_timedwait(&d->ahead.wake, &d->ahead.lock, &until);
+			continue;
+		}
+		d->ahead.refilling = true;
+		pthread_mutex_unlock(&d->ahead.lock);
+		r = __atomic_load_n(&d->failed, __ATOMIC_ACQUIRE);
+		if (r == 0)
+			r = refill(d, n);
+		if (r == -EAGAIN) {
+			/* reconnected: nothing was refused */
+		} else if (r < 0) {
+			refused(d, r, now_ns());
+		} else {
+			uint64_t lat = now_ns() - t0;
+
+			pthread_mutex_lock(&d->ahead.lock);
+			d->ahead.refills++;
+			d->ahead.ceiling = SIZE_MAX;
+			/* a slowly decaying maximum: one slow answer deepens for a while */
+			d->ahead.lat_ns = lat > d->ahead.lat_ns ? lat : d->ahead.lat_ns - d->ahead.lat_ns / 16;
+			pthread_mutex_unlock(&d->ahead.lock);
+		}
+		pthread_mutex_lock(&d->ahead.lock);
+		d->ahead.refilling = false;
+		pthread_cond_broadcast(&d->ahead.filled);
+	}
+	pthread_mutex_unlock(&d->ahead.lock);
+	return NULL;
+}
+
+/* ---- the disk's side ---- */
+
+bool disk_ahead_take(struct disk *d, struct ahead_ext *e)
+{
+	bool got = false;
+
+	if (!disk_ahead_on(d))
+		return false;
+	pthread_mutex_lock(&d->ahead.lock);
+	if (!d->ahead.n) {
+		d->ahead.empty++;
+		/* ran dry: deepen at once, as the client reserve does */
+		d->ahead.target = bound(d, d->ahead.target * 2);
+		pthread_cond_signal(&d->ahead.wake);
+		/*
+		 * A refill on its way is as quick as the fallback's own round
+		 * trip, and waiting for it keeps ENOSPC for when nothing is
+		 * held: the fallback would be refused what the refill holds.
+		 */
+		while (!d->ahead.n && d->ahead.refilling)
+			pthread_cond_wait(&d->ahead.filled, &d->ahead.lock);
+	}
+	if (d->ahead.n) {
+		*e = d->ahead.v[--d->ahead.n];
+		d->ahead.taken++;
+		got = true;
+	}
+	if (d->ahead.n < d->ahead.target)
+		pthread_cond_signal(&d->ahead.wake);
+	pthread_mutex_unlock(&d->ahead.lock);
+	return got;
+}
+
+/* Forget pool p (ahead.lock held): it has no extent left, its tag is gone. */
+static void pool_drop(struct disk *d, struct ahead_pool *p)
+{
+	for (size_t i = 0; i < d->ahead.n_pools; i++)
+		if (d->ahead.pools[i] == p) {
+			d->ahead.pools[i] = d->ahead.pools[--d->ahead.n_pools];
+			break;
+		}
+}
+
+void disk_ahead_moved(struct disk *d, const struct ahead_ext *e)
+{
+	struct ahead_pool *p = e->pool;
+	bool last;
+
+	pthread_mutex_lock(&d->ahead.lock);
+	last = --p->refs == 0;
+	if (last)
+		pool_drop(d, p);
+	pthread_mutex_unlock(&d->ahead.lock);
+	if (last) {
+		pmemz_alloc_close(p->a); /* its tag went with its last extent */
+		free(p);
+	}
+}
+
+uint64_t disk_ahead_held(struct disk *d)
+{
+	uint64_t n = 0;
+
+	pthread_mutex_lock(&d->ahead.lock);
+	for (size_t i = 0; i < d->ahead.n_pools; i++)
+		n += d->ahead.pools[i]->refs;
+	pthread_mutex_unlock(&d->ahead.lock);
+	return n * d->chunk_size;
+}
+
+struct stale {
+	struct disk *d;
+	uint64_t max_seq, freed;
+	int error;
+};
+
+static int free_stale(struct pmemz_alloc *a, const char *tag, void *arg)
+{
+	struct stale *s = arg;
+	char name[PMEMZ_DISK_NAME_MAX + 1];
+	uint64_t seq = 0;
+
+	if (pmemz_disk_tag_parse(tag, name, &seq) != PMEMZ_DISK_TAG_AHEAD ||
+	    strcmp(name, s->d->cfg.name) != 0) {
+		pmemz_alloc_close(a);
+		return 0;
+	}
+	if (seq > s->max_seq)
+		s->max_seq = seq;
+	if (pmemz_alloc_release(a) < 0 && !s->error) {
+		s->error = -EIO;
+		nbdkit_error("pmemz: cannot free ahead tag '%s' of an earlier run: %s", tag,
+			     pmemz_errormsg());
+	}
+	s->freed++;
+	return 0;
+}
+
+int disk_ahead_open(struct disk *d)
+{
+	char prefix[PMEMZ_DISK_TAG_MAX];
+	struct stale s = {.d = d};
+	int r;
+
+	pthread_mutex_init(&d->ahead.lock, NULL);
+	pthread_cond_init(&d->ahead.wake, NULL);
+	pthread_cond_init(&d->ahead.filled, NULL);
+	d->ahead.ceiling = SIZE_MAX;
+	d->ahead.initialised = true;
+	/* what an earlier process held, and maybe wrote into: zeroed again, never used */
+	(void)pmemz_disk_chunk_prefix(prefix, sizeof(prefix), d->cfg.name);
+	strcat(prefix, "ahead/");
+	r = pmemz_tag_foreach(d->r, prefix, free_stale, &s);
+	if (r == 0)
+		r = s.error;
+	if (r < 0) {
+		if (!s.error)
+			nbdkit_error("pmemz: cannot list the ahead tags of disk '%s': %s",
+				     d->cfg.name, pmemz_errormsg());
+		return r;
+	}
+	if (s.freed)
+		nbdkit_debug("pmemz: freed %" PRIu64 " ahead tag(s) of an earlier run", s.freed);
+	d->ahead.next_seq = s.max_seq + 1;
+	if (!disk_ahead_on(d))
+		return 0;
+	d->ahead.cap = d->cfg.ahead / d->chunk_size;
+	if (d->ahead.cap > d->region_size / 8 / d->chunk_size)
+		d->ahead.cap = d->region_size / 8 / d->chunk_size;
+	if (d->ahead.cap == 0)
+		d->ahead.cap = 1;
+	d->ahead.floor = d->ahead.cap < DISK_AHEAD_FLOOR ? d->ahead.cap : DISK_AHEAD_FLOOR;
+	d->ahead.target = d->ahead.floor;
+	d->ahead.rate_t_ns = now_ns();
+	/* the first ones now, so that the first writes find them; a refusal is no error */
+	r = refill(d, d->ahead.floor);
+	if (r < 0)
+		nbdkit_debug("pmemz: no extents ahead at start: %s", pmemz_errormsg());
+	return 0;
+}
+
+int disk_ahead_start(struct disk *d)
+{
+	int r;
+
+	if (!disk_ahead_on(d))
+		return 0;
+	r = pthread_create(&d->ahead.thread, NULL, refill_thread, d);
+	if (r) {
+		nbdkit_error("pmemz: cannot start the ahead thread: %s", strerror(r));
+		return -r;
+	}
+	d->ahead.running = true;
+	return 0;
+}
+
+void disk_ahead_close(struct disk *d)
+{
+	size_t n_free;
+
+	pthread_mutex_lock(&d->ahead.lock);
+	d->ahead.stop = true;
+	pthread_cond_broadcast(&d->ahead.wake);
+	pthread_cond_broadcast(&d->ahead.filled);
+	pthread_mutex_unlock(&d->ahead.lock);
+	if (d->ahead.running)
+		pthread_join(d->ahead.thread, NULL);
+	d->ahead.running = false;
+	n_free = d->ahead.n;
+	/* every move is done (disk-sync.c ran last): what is left is zeroed, or lost */
+	for (size_t i = 0; i < d->ahead.n_pools; i++) {
+		struct ahead_pool *p = d->ahead.pools[i];
+
+		if (pmemz_alloc_release(p->a) < 0)
+			nbdkit_debug("pmemz: an ahead tag stays until the next start: %s",
+				     pmemz_errormsg());
+		free(p);
+	}
+	if (disk_ahead_on(d))
+		nbdkit_debug("pmemz: ahead: %" PRIu64 " taken, %" PRIu64 " refills, %" PRIu64
+			     " times none left, %" PRIu64 " refused; %zu given back at close",
+			     d->ahead.taken, d->ahead.refills, d->ahead.empty, d->ahead.refused,
+			     n_free);
+	free(d->ahead.pools);
+	free(d->ahead.v);
+	d->ahead.pools = NULL;
+	d->ahead.v = NULL;
+	d->ahead.n = d->ahead.n_pools = 0;
+	pthread_mutex_destroy(&d->ahead.lock);
+	pthread_cond_destroy(&d->ahead.wake);
+	pthread_cond_destroy(&d->ahead.filled);
+	d->ahead.initialised = false;
+}

@@ -1,0 +1,237 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""The disk's crash guarantees, against a model, through libnbd.
+
+  test-nbd-crash.py loop
+
+A loop of rounds: 4 KiB writes into random chunks (some FUA), FLUSHes at
+random points, and at a random instant kill -9 of nbdkit or of pmemzerod.
+After every round each block is checked against the model (NBD's rules,
+and the plugin's sync point: docs in disk-sync.c):
+  - a block covered by a completed FLUSH or FUA reads its data, or a
+    later write of it;
+  - any other block reads its data, an older one, or zero if its chunk's
+    mapping was never made durable -- never anything else;
+  - when only pmemzerod died, nbdkit lost nothing: every acknowledged
+    write reads back;
+  - `pmemzctl check` of the crash image is clean (pmemzerod killed), the
+    ahead tags of a killed nbdkit are freed at its next start, and a clean
+    stop leaves exactly one chunk tag per chunk written and no ahead tag.
+"""
+import os
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from nbdtest import MIB, nbd, run, wait_for  # noqa: E402
+
+BLOCK = 4096
+ZERO = bytes(BLOCK)
+
+
+def seeded():
+    import random
+    seed = int(os.environ.get("PMEMZ_NBD_SEED", random.randrange(1 << 32)))
+    print(f"seed {seed} (PMEMZ_NBD_SEED={seed} repeats this run)")
+    return random.Random(seed)
+
+
+class Model:
+    """Per block: the value a sync point covered, and the values written since."""
+
+    def __init__(self, size, chunk):
+        self.chunk = chunk
+        self.n = size // BLOCK
+        self.durable = [ZERO] * self.n  # covered by a completed FLUSH or FUA
+        self.since = [[] for _ in range(self.n)]  # written (or in flight) since, in order
+        self.synced = set()  # chunks whose mapping a sync point covered
+        self.lock = threading.Lock()
+
+    def chunk_of(self, b):
+        return b * BLOCK // self.chunk
+
+    def writing(self, b, v):
+        with self.lock:
+            self.since[b].append(v)
+
+    def fua_done(self, b, v):
+        with self.lock:
+            self.durable[b] = v
+            self.since[b] = []
+            self.synced.add(self.chunk_of(b))
+
+    def flush_done(self, acked):
+        """acked: the blocks written before the FLUSH was sent, with their last values."""
+        with self.lock:
+            for b, v in acked.items():
+                self.durable[b] = v
+                if v in self.since[b]:
+                    self.since[b] = self.since[b][self.since[b].index(v) + 1:]
+                self.synced.add(self.chunk_of(b))
+
+    def allowed(self, b):
+        ok = [self.durable[b], *self.since[b]]
+        if self.chunk_of(b) not in self.synced:
+            ok.append(ZERO)
+        return ok
+
+    def check(self, h, strict):
+        """strict: nothing was lost (only the daemon died): the last write of each block."""
+        torn = 0
+        for start in range(0, self.n, 256):
+            cnt = min(256, self.n - start)
+            data = h.pread(cnt * BLOCK, start * BLOCK)
+            for i in range(cnt):
+                b = start + i
+                got = data[i * BLOCK:(i + 1) * BLOCK]
+                last = self.since[b][-1] if self.since[b] else self.durable[b]
+                if strict:
+                    assert got == last, f"block {b}: an acknowledged write was lost"
+                    continue
+                ok = self.allowed(b)
+                if got in ok:
+                    continue
+                # a write in flight at the kill: torn, every byte from an allowed value
+                assert all(any(got[j] == v[j] for v in ok) for j in range(BLOCK)), \
+                    f"block {b} (chunk {self.chunk_of(b)}): reads bytes it was never written"
+                torn += 1
+        return torn
+
+    def settle(self, h):
+        """After a check: what the disk reads now is durable (a restarted nbdkit maps only that)."""
+        for start in range(0, self.n, 256):
+            cnt = min(256, self.n - start)
+            data = h.pread(cnt * BLOCK, start * BLOCK)
+            for i in range(cnt):
+                b = start + i
+                self.durable[b] = data[i * BLOCK:(i + 1) * BLOCK]
+                self.since[b] = []
+                if self.durable[b] != ZERO:
+                    self.synced.add(self.chunk_of(b))
+
+
+class Writer(threading.Thread):
+    """Writes, FUA writes and FLUSHes until told to stop or the server dies."""
+
+    def __init__(self, k, m, rng):
+        super().__init__()
+        self.k, self.m, self.rng = k, m, rng
+        self.stop = threading.Event()
+        self.ops = self.flushes = self.fuas = 0
+        self.error = None
+
+    def run(self):
+        try:
+            h = self.k.connect()
+        except nbd.Error as e:
+            self.error = e
+            return
+        acked = {}
+        try:
+            while not self.stop.is_set():
+                op = self.rng.random()
+                if op < 0.08:
+                    sent = dict(acked)
+                    h.flush()
+                    self.m.flush_done(sent)
+                    acked.clear()
+                    self.flushes += 1
+                    continue
+                b = self.rng.randrange(self.m.n)
+                v = self.rng.randbytes(BLOCK)
+                fua = op < 0.16
+                self.m.writing(b, v)
+                h.pwrite(v, b * BLOCK, nbd.CMD_FLAG_FUA if fua else 0)
+                if fua:
+                    self.m.fua_done(b, v)
+                    self.fuas += 1
+                acked[b] = v
+                self.ops += 1
+        except nbd.Error as e:
+            self.error = e  # the server died under us
+        finally:
+            try:
+                h.shutdown()
+            except nbd.Error:
+                pass
+
+
+def ahead_seqs(env):
+    return {int(t["name"].rsplit("/", 1)[1]) for t in env.tags("nbd/d/ahead/")}
+
+
+def round_kill_nbdkit(env, k, m, rng):
+    w = Writer(k, m, rng)
+    w.start()
+    wait_for(lambda: w.ops >= 30 or not w.is_alive(), "writes under way", proc=k.proc, log=k.log)
+    time.sleep(rng.uniform(0.0, 0.3))
+    before = ahead_seqs(env)
+    k.kill()
+    w.stop.set()
+    w.join()
+    k.start()
+    h = k.connect()
+    torn = m.check(h, strict=False)
+    m.settle(h)
+    h.shutdown()
+    # the killed process's ahead tags: freed at this start, never used again
+    left = before & ahead_seqs(env)
+    assert not left, f"ahead tags {sorted(left)} of the killed nbdkit survived its restart"
+    return f"nbdkit killed after {w.ops} writes ({w.fuas} FUA, {w.flushes} flushes), {torn} torn"
+
+
+def round_kill_daemon(env, k, m, rng):
+    w = Writer(k, m, rng)
+    w.start()
+    wait_for(lambda: w.ops >= 30 or not w.is_alive(), "writes under way", proc=k.proc, log=k.log)
+    time.sleep(rng.uniform(0.0, 0.3))
+    env.kill_daemon()
+    # the crash image: every MOVE in it whole or not at all, nothing else to report
+    p = subprocess.run([env.ctl_path, "check", env.image], capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, f"pmemzctl check of the crash image: {p.returncode}\n" \
+                              f"{p.stdout}{p.stderr}"
+    ops = w.ops
+    time.sleep(rng.uniform(0.05, 0.3))
+    env.start_daemon()
+    wait_for(lambda: w.ops >= ops + 20 or not w.is_alive(), "writes after the restart",
+             proc=k.proc, log=k.log, timeout=60)
+    w.stop.set()
+    w.join()
+    assert w.error is None, f"a request failed across the daemon's restart: {w.error}"
+    h = k.connect()
+    h.flush()
+    m.check(h, strict=True)
+    m.settle(h)
+    h.shutdown()
+    return f"pmemzerod killed under {w.ops} writes ({ops} before the kill), nothing lost"
+
+
+def test_loop(env):
+    rng = seeded()
+    rounds = int(os.environ.get("PMEMZ_NBD_ROUNDS", "10"))
+    size = 40 * MIB
+    env.start_daemon()
+    k = env.nbdkit(size=str(size), extra=["reconnect-timeout=30", "sync-interval=150"])
+    m = Model(size, env.extent)
+    for i in range(rounds):
+        kill_daemon = rng.random() < 0.5
+        how = round_kill_daemon if kill_daemon else round_kill_nbdkit
+        print(f"round {i}: {how(env, k, m, rng)}", flush=True)
+    k.stop()
+    # a clean stop: one tag per chunk written, no ahead tag
+    present = {m.chunk_of(b) for b in range(m.n) if m.durable[b] != ZERO}
+    names = {t["name"] for t in env.tags("nbd/d/")}
+    assert not [n for n in names if "/ahead/" in n], f"ahead tags after a clean stop: {names}"
+    chunks = {int(n.rsplit("/", 1)[1]) for n in names}
+    assert present <= chunks, f"chunks {sorted(present - chunks)} written but not tagged"
+    env.stop_daemon()
+    env.check_region()
+
+
+TESTS = {"loop": (test_loop, {"region_size": "96M", "extent": "1M"})}
+
+if __name__ == "__main__":
+    sys.exit(run(TESTS, sys.argv))
