@@ -4,7 +4,7 @@
  * the first write into a chunk waits for no daemon round trip.
  *
  * They are committed under the disk's ahead tags (nbd/D/ahead/SEQ, one
- * ALLOCATE and one COMMIT for up to DISK_AHEAD_BATCH extents), so they
+ * extent each; up to DISK_AHEAD_BATCH commits in one batch), so they
  * survive a restart of pmemzerod: a write into one is safe whenever it
  * lands.  (A lease would not be: it dies with the connection, and the
  * restarted daemon may zero it and grant it to someone else while a late
@@ -125,65 +125,100 @@ static int pool_add(struct disk *d, struct ahead_pool *p)
 
 /* ---- refills ---- */
 
-/*
- * Commit lease a under the next ahead tag.  The lease is never written
- * before its commit is confirmed: a lost answer is settled by the tag.
- */
-static int commit_pool(struct disk *d, struct pmemz_alloc *a, char *tag, size_t len)
-{
-	uint64_t gen = disk_gen(d);
-	int r;
-
-	pthread_mutex_lock(&d->ahead.lock);
-	r = pmemz_disk_ahead_tag(tag, len, d->cfg.name, d->ahead.next_seq++);
-	pthread_mutex_unlock(&d->ahead.lock);
-	if (r < 0)
-		return r;
-	r = pmemz_alloc_commit(a, tag, 0);
-	if (r == 0 || !disk_conn_lost(r))
-		return r;
-	if (disk_reconnect(d, gen) < 0)
-		return r;
-	return -EAGAIN; /* committed or not, the tag tells (the caller looks) */
-}
-
-/* One refill of n extents: 0 with the pool on the stack, or -errno. */
-static int refill(struct disk *d, size_t n)
+/* Extent p (committed under its own ahead tag), onto the stack. */
+static int keep(struct disk *d, struct pmemz_alloc *a)
 {
 	struct ahead_pool *p = calloc(1, sizeof(*p));
-	char tag[PMEMZ_DISK_TAG_MAX];
-	struct pmemz_alloc *a = NULL;
-	uint64_t gen;
-	int r;
+	int r = p ? 0 : -ENOMEM;
 
-	if (!p)
-		return -ENOMEM;
-	gen = disk_gen(d);
-	r = pmemz_alloc_new(d->r, n * d->chunk_size, 0, &a);
-	if (r < 0 && disk_conn_lost(r) && disk_reconnect(d, gen) == 0)
-		r = -EAGAIN; /* try again at once, on the new connection */
-	else if (r == 0) {
-		r = commit_pool(d, a, tag, sizeof(tag));
-		if (r == -EAGAIN) {
-			pmemz_alloc_close(a); /* the lease died with its connection */
-			a = NULL;
-			r = pmemz_alloc_open(d->r, tag, &a);
-		}
+	if (p) {
+		p->a = a;
+		pthread_mutex_lock(&d->ahead.lock);
+		r = pool_add(d, p);
+		pthread_mutex_unlock(&d->ahead.lock);
 	}
-	if (r < 0) {
-		pmemz_alloc_close(a);
-		free(p);
-		return r;
-	}
-	p->a = a;
-	pthread_mutex_lock(&d->ahead.lock);
-	r = pool_add(d, p);
-	pthread_mutex_unlock(&d->ahead.lock);
 	if (r < 0) {
 		(void)pmemz_alloc_release(a);
 		free(p);
 	}
 	return r;
+}
+
+/*
+ * Lease up to n extents, one by one (the client reserve answers them
+ * without a round trip); 0 with *got of them, or -errno when none.
+ */
+static int lease(struct disk *d, struct pmemz_alloc **v, size_t n, size_t *got)
+{
+	uint64_t gen = disk_gen(d);
+	int r = 0;
+
+	*got = 0;
+	while (*got < n) {
+		r = pmemz_alloc_new(d->r, d->chunk_size, *got ? PMEMZ_ALLOC_NOWAIT : 0, &v[*got]);
+		if (r < 0)
+			break;
+		(*got)++;
+	}
+	if (*got)
+		return 0; /* enough for now: the next refill asks for the rest */
+	if (disk_conn_lost(r) && disk_reconnect(d, gen) == 0)
+		return -EAGAIN; /* try again at once, on the new connection */
+	return r;
+}
+
+/*
+ * One refill of up to n extents, each committed under its own ahead tag
+ * (so a move to a chunk's tag removes one tag as it makes one: the uid's
+ * tag limit is met at the refill, and a fresh write that cannot get an
+ * extent falls back and fails itself), all commits in one batch: one
+ * round trip.  A lease is never written before its commit is confirmed;
+ * a commit whose answer was lost is settled by its tag.  0 when at least
+ * one extent was added, else -errno.
+ */
+static int refill(struct disk *d, size_t n)
+{
+	struct pmemz_alloc *v[DISK_AHEAD_BATCH];
+	char tags[DISK_AHEAD_BATCH][PMEMZ_DISK_TAG_MAX];
+	struct pmemz_batch *b = NULL;
+	size_t got = 0, kept = 0;
+	uint64_t gen = disk_gen(d);
+	int r, first = 0;
+
+	r = lease(d, v, n < DISK_AHEAD_BATCH ? n : DISK_AHEAD_BATCH, &got);
+	if (r < 0)
+		return r;
+	r = pmemz_batch_new(d->r, &b);
+	pthread_mutex_lock(&d->ahead.lock);
+	for (size_t i = 0; r == 0 && i < got; i++)
+		r = pmemz_disk_ahead_tag(tags[i], sizeof(tags[i]), d->cfg.name, d->ahead.next_seq++);
+	pthread_mutex_unlock(&d->ahead.lock);
+	for (size_t i = 0; r == 0 && i < got; i++)
+		r = pmemz_batch_commit(b, v[i], tags[i], 0);
+	if (r == 0)
+		r = pmemz_batch_wait(b);
+	if (r < 0 && disk_conn_lost(r))
+		(void)disk_reconnect(d, gen);
+	for (size_t i = 0; i < got; i++) {
+		int s = b ? pmemz_batch_status(b, i) : r;
+
+		if (s != 0 && disk_conn_lost(s)) {
+			pmemz_alloc_close(v[i]); /* the lease died with its connection */
+			v[i] = NULL;
+			s = pmemz_alloc_open(d->r, tags[i], &v[i]);
+		}
+		if (s == 0)
+			s = keep(d, v[i]);
+		else
+			pmemz_alloc_close(v[i]);
+		kept += s == 0;
+		if (s < 0 && !first)
+			first = s == -ENOENT ? -EAGAIN : s;
+	}
+	pmemz_batch_free(b);
+	if (kept)
+		return 0;
+	return first ? first : r;
 }
 
 /* The depth from the rate seen since the last sample, and the refill latency. */

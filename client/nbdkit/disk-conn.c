@@ -35,6 +35,8 @@ int disk_nbd_errno(int r)
 		return EPERM;
 	case ESHUTDOWN:
 		return ESHUTDOWN;
+	case ENOTSUP:
+		return ENOTSUP; /* a FAST_ZERO that would be slow: the client writes zeros */
 	default:
 		return EIO;
 	}

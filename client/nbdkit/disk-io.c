@@ -64,20 +64,24 @@ static int failed(struct disk *d)
 	return __atomic_load_n(&d->failed, __ATOMIC_ACQUIRE);
 }
 
-/* Split [offset, offset + count) at chunk boundaries: chunk idx, offset in it, length. */
-#define FOR_EACH_CHUNK_PIECE(d, offset, count, idx, off, len)                                      \
-	for (uint64_t _pos = (offset), _end = (offset) + (count), idx, off, len;                   \
-	     _pos < _end &&                                                                        \
-	     (idx = _pos / (d)->chunk_size, off = _pos % (d)->chunk_size,                          \
-	     len = (d)->chunk_size - off < _end - _pos ? (d)->chunk_size - off : _end - _pos, 1);  \
-	     _pos += len)
+/*
+ * Requests are split at chunk boundaries: the piece of [pos, end) in pos's
+ * chunk is chunk *idx, from *off in it, *len bytes.
+ */
+static void chunk_piece(const struct disk *d, uint64_t pos, uint64_t end, uint64_t *idx,
+			uint64_t *off, uint64_t *len)
+{
+	*idx = pos / d->chunk_size;
+	*off = pos % d->chunk_size;
+	*len = d->chunk_size - *off < end - pos ? d->chunk_size - *off : end - pos;
+}
 
 int disk_read(struct disk *d, void *buf, uint32_t count, uint64_t offset)
 {
 	char *out = buf;
 
-	FOR_EACH_CHUNK_PIECE(d, offset, count, idx, off, len)
-	{
+	for (uint64_t pos = offset, end = offset + count, idx, off, len; pos < end; pos += len) {
+		chunk_piece(d, pos, end, &idx, &off, &len);
 		pthread_rwlock_t *l = stripe(d, idx);
 		struct wb_pending *pd;
 		int r = 0;
@@ -256,8 +260,8 @@ int disk_write(struct disk *d, const void *buf, uint32_t count, uint64_t offset,
 	*staged = 0;
 	if (r < 0)
 		return r;
-	FOR_EACH_CHUNK_PIECE(d, offset, count, idx, off, len)
-	{
+	for (uint64_t pos = offset, end = offset + count, idx, off, len; pos < end; pos += len) {
+		chunk_piece(d, pos, end, &idx, &off, &len);
 		pthread_rwlock_t *l = stripe(d, idx);
 		char *p;
 
@@ -394,14 +398,30 @@ static int zero_whole(struct disk *d, uint64_t idx)
 	return r;
 }
 
-int disk_zero(struct disk *d, uint32_t count, uint64_t offset, bool write_zeroes)
+/* Would zeroing [offset, offset + count) write zeros into a present chunk? */
+static bool zero_writes(struct disk *d, uint32_t count, uint64_t offset)
+{
+	for (uint64_t pos = offset, end = offset + count, idx, off, len; pos < end; pos += len) {
+		chunk_piece(d, pos, end, &idx, &off, &len);
+		if (off == 0 && (len == d->chunk_size || end == d->size))
+			continue; /* a whole chunk: given back */
+		if (chunk_addr(d, idx) || chunk_pend(d, idx))
+			return true;
+	}
+	return false;
+}
+
+int disk_zero(struct disk *d, uint32_t count, uint64_t offset, bool write_zeroes, bool fast)
 {
 	int r = failed(d);
 
 	if (r < 0)
 		return r;
-	FOR_EACH_CHUNK_PIECE(d, offset, count, idx, off, len)
-	{
+	/* nbdkit's rule: a fast zero that would be no faster than a write fails at once */
+	if (write_zeroes && fast && zero_writes(d, count, offset))
+		return -ENOTSUP;
+	for (uint64_t pos = offset, end = offset + count, idx, off, len; pos < end; pos += len) {
+		chunk_piece(d, pos, end, &idx, &off, &len);
 		pthread_rwlock_t *l = stripe(d, idx);
 		bool whole = off == 0 && (len == d->chunk_size || offset + count == d->size);
 
@@ -428,8 +448,8 @@ int disk_extents(struct disk *d, uint32_t count, uint64_t offset, bool req_one,
 	uint64_t run_start = offset, run_len = 0;
 	uint32_t run_type = 0;
 
-	FOR_EACH_CHUNK_PIECE(d, offset, count, idx, off, len)
-	{
+	for (uint64_t pos = offset, end = offset + count, idx, off, len; pos < end; pos += len) {
+		chunk_piece(d, pos, end, &idx, &off, &len);
 		bool data = chunk_addr(d, idx) || chunk_pend(d, idx);
 		uint32_t type = data ? 0 : NBDKIT_EXTENT_HOLE | NBDKIT_EXTENT_ZERO;
 

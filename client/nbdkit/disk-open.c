@@ -469,8 +469,8 @@ int disk_open(struct disk *d, const struct disk_config *cfg)
 			     d->cfg.writeback);
 		return r;
 	}
-	/* extents owned ahead serve fresh chunks; the reserve serves them only without */
-	if (d->cfg.reserve && !disk_ahead_on(d)) {
+	/* the reserve answers the refills of the extents owned ahead, or fresh chunks without */
+	if (d->cfg.reserve) {
 		uint64_t bytes = d->cfg.reserve;
 
 		/* the reserve is held out of everyone's reach: at most half the region */

@@ -31,7 +31,7 @@ struct pmemz_alloc;
 #define DISK_STRIPES 1024u	  /* stripe locks, chunk i uses i % DISK_STRIPES */
 #define DISK_RECONNECT_SECONDS 60 /* how long a request waits for the daemon to come back */
 #define DISK_SPARES_MAX 64	  /* bound of spares= */
-#define DISK_AHEAD_BATCH 64u	  /* extents one refill takes: one ALLOCATE, one COMMIT */
+#define DISK_AHEAD_BATCH 64u	  /* extents one refill commits, in one batch (one round trip) */
 #define DISK_AHEAD_FLOOR 16u	  /* extents held ahead at least (when the cap allows) */
 #define DISK_SYNC_INTERVAL_MS 1000u /* sync-interval= default, as dm-thin's COMMIT_PERIOD */
 
@@ -54,7 +54,7 @@ struct disk_chunk {
 	struct wb_pending *pend; /* atomic; set and cleared under the stripe write lock */
 };
 
-/* An ahead tag: nbd/D/ahead/SEQ, committed, of up to DISK_AHEAD_BATCH extents. */
+/* An ahead tag: nbd/D/ahead/SEQ, committed, of one extent (disk-ahead.c says why). */
 struct ahead_pool {
 	struct pmemz_alloc *a;
 	unsigned refs; /* its extents not moved to a chunk yet (under ahead.lock) */
@@ -202,8 +202,11 @@ int disk_read(struct disk *d, void *buf, uint32_t count, uint64_t offset);
  * none); wb_wait() on it makes the write durable (FUA).
  */
 int disk_write(struct disk *d, const void *buf, uint32_t count, uint64_t offset, uint64_t *staged);
-/* Whole chunks are given back; a partial chunk is zeroed (zero) or left (trim). */
-int disk_zero(struct disk *d, uint32_t count, uint64_t offset, bool write_zeroes);
+/*
+ * Whole chunks are given back; a partial chunk is zeroed (zero) or left
+ * (trim).  fast: -ENOTSUP, and nothing done, when zeros would be written.
+ */
+int disk_zero(struct disk *d, uint32_t count, uint64_t offset, bool write_zeroes, bool fast);
 struct nbdkit_extents;
 int disk_extents(struct disk *d, uint32_t count, uint64_t offset, bool req_one,
 		 struct nbdkit_extents *e);

@@ -5,6 +5,7 @@
  * itself is disk-*.c.  One disk, one connection to the daemon per nbdkit
  * process; any number of NBD connections share it (multi-conn).
  */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -151,7 +152,7 @@ static int pz_config_complete(void)
 	"zeroing=service|inline  inline zeroes fresh chunks here (benchmark only).\n"              \
 	"ahead=<SIZE>      Zeroed extents the disk owns ahead of need (default 256M; 0: off).\n"  \
 	"sync-interval=<MS>  Chunk mappings made durable at least this often (default 1000).\n" \
-	"reserve=<SIZE>    Zeroed extents kept leased ahead, with ahead=0 (default 64M).\n"        \
+	"reserve=<SIZE>    Zeroed extents kept leased for refills or fresh chunks (default 64M).\n" \
 	"writeback=<SIZE>  Buffers for fresh chunks being committed (default 64M; 0: off).\n"      \
 	"reconnect-timeout=<SECONDS>  Wait for a restarting pmemzerod (default 60).\n"           \
 	"spares=<N>        Lost races' leases kept for fresh chunks (default 16; 0: none).\n"     \
@@ -276,7 +277,10 @@ static int fail(int r)
 
 static int pz_pread(void *handle, void *buf, uint32_t count, uint64_t offset, uint32_t flags)
 {
-	int r = disk_read(&disk, buf, count, offset);
+	int r;
+
+	assert(!flags);
+	r = disk_read(&disk, buf, count, offset);
 
 	return r < 0 ? fail(r) : 0;
 }
@@ -284,7 +288,10 @@ static int pz_pread(void *handle, void *buf, uint32_t count, uint64_t offset, ui
 static int pz_pwrite(void *handle, const void *buf, uint32_t count, uint64_t offset, uint32_t flags)
 {
 	uint64_t staged = 0;
-	int r = disk_write(&disk, buf, count, offset, &staged);
+	int r;
+
+	assert(!(flags & ~NBDKIT_FLAG_FUA));
+	r = disk_write(&disk, buf, count, offset, &staged);
 
 	if (r == 0 && (flags & NBDKIT_FLAG_FUA)) {
 		r = durable(handle, staged);
@@ -300,6 +307,7 @@ static int pz_flush(void *handle, uint32_t flags)
 	/* writes into present chunks drained their stores before they were acknowledged */
 	int r = __atomic_load_n(&disk.failed, __ATOMIC_ACQUIRE);
 
+	assert(!flags);
 	if (r == 0)
 		r = durable(handle, UINT64_MAX);
 	if (r == 0 && disk_sync_pending(&disk))
@@ -307,17 +315,32 @@ static int pz_flush(void *handle, uint32_t flags)
 	return r < 0 ? fail(r) : 0;
 }
 
+/*
+ * A whole chunk is freed (FREE is durable on return, after its mapping
+ * was made durable if it waited for the sync point); a partial TRIM is
+ * advisory and changes nothing: so a TRIM is durable on return, with or
+ * without FUA.
+ */
 static int pz_trim(void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
-	int r = disk_zero(&disk, count, offset, false);
+	int r;
 
+	assert(!(flags & ~NBDKIT_FLAG_FUA));
+	r = disk_zero(&disk, count, offset, false, false);
 	return r < 0 ? fail(r) : 0;
 }
 
 static int pz_zero(void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
-	/* whole chunks are given back, partial ones written: never slower than writing zeroes */
-	int r = disk_zero(&disk, count, offset, true);
+	/*
+	 * Whole chunks are given back, partial ones written: never slower
+	 * than writing zeroes, but no faster either when a present chunk is
+	 * only partly covered, which FAST_ZERO refuses (ENOTSUP).
+	 */
+	int r;
+
+	assert(!(flags & ~(NBDKIT_FLAG_MAY_TRIM | NBDKIT_FLAG_FUA | NBDKIT_FLAG_FAST_ZERO)));
+	r = disk_zero(&disk, count, offset, true, flags & NBDKIT_FLAG_FAST_ZERO);
 
 	/* zeros into a chunk being written back are staged like writes */
 	if (r == 0 && (flags & NBDKIT_FLAG_FUA))
@@ -328,13 +351,17 @@ static int pz_zero(void *handle, uint32_t count, uint64_t offset, uint32_t flags
 static int pz_extents(void *handle, uint32_t count, uint64_t offset, uint32_t flags,
 		      struct nbdkit_extents *extents)
 {
-	int r = disk_extents(&disk, count, offset, flags & NBDKIT_FLAG_REQ_ONE, extents);
+	int r;
+
+	assert(!(flags & ~NBDKIT_FLAG_REQ_ONE));
+	r = disk_extents(&disk, count, offset, flags & NBDKIT_FLAG_REQ_ONE, extents);
 
 	return r < 0 ? fail(r) : 0;
 }
 
 static int pz_cache(void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
+	assert(!flags);
 	return 0;
 }
 

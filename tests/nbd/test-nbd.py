@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """nbdkit-pmemz-plugin against the real pmemzerod, through libnbd.
 
-  test-nbd.py ops|restart|kill9|claim|quota|tags|qemu|sparse|size|multiconn|spares
+  test-nbd.py ops|restart|kill9|claim|quota|tags|qemu|sparse|size|multiconn|spares|flags
 
 Each test is one ctest (tests/nbd/nbd.cmake, label nbd); nbdtest.py is
 the harness.  PMEMZ_NBD_SEED fixes the random operations of 'ops'.
@@ -620,7 +620,61 @@ def test_spares(env):
     env.check_region()
 
 
+def test_flags(env):
+    """The plugin honours NBD's flags: FAST_ZERO fails with ENOTSUP where
+    zeros would be written, and changes nothing; it frees whole chunks at
+    once; TRIM with FUA is durable on return (a kill -9 right after it
+    leaves the chunk a hole), also for a chunk whose mapping waited for the
+    sync point."""
+    ext = env.extent
+    env.start_daemon()
+    k = env.nbdkit(size=str(8 * ext), extra=["sync-interval=0"])
+    h = k.connect()
+    for c in range(4):
+        h.pwrite(bytes([0x40 + c]) * ext, c * ext)
+    h.flush()
+    h.pwrite(b"\x77" * 4096, 4 * ext)  # chunk 4: mapped, its move not yet durable
+    # a partial fast zero of a present chunk would write: ENOTSUP, nothing changed
+    try:
+        h.zero(4096, 1 * ext + 8192, nbd.CMD_FLAG_FAST_ZERO)
+        raise AssertionError("a slow FAST_ZERO succeeded")
+    except nbd.Error as e:
+        assert nbd_errno(e) == errno.ENOTSUP, f"FAST_ZERO: {e}"
+    assert h.pread(ext, 1 * ext) == bytes([0x41]) * ext
+    # ... also when only one piece of it would write
+    try:
+        h.zero(ext + 4096, 5 * ext, nbd.CMD_FLAG_FAST_ZERO)  # chunk 5 whole (absent), 6 absent
+        h.zero(ext + 4096, 2 * ext, nbd.CMD_FLAG_FAST_ZERO)  # chunk 2 whole, 3 partly
+        raise AssertionError("a partly slow FAST_ZERO succeeded")
+    except nbd.Error as e:
+        assert nbd_errno(e) == errno.ENOTSUP, f"FAST_ZERO: {e}"
+    assert h.pread(ext, 2 * ext) == bytes([0x42]) * ext, "a refused FAST_ZERO changed chunk 2"
+    # whole chunks: fast, given back, holes
+    h.zero(ext, 1 * ext, nbd.CMD_FLAG_FAST_ZERO)
+    assert h.pread(ext, 1 * ext) == bytes(ext)
+    assert [f for o, n, f in allocation(h, 8 * ext) if o == ext][0] & 2, "chunk 1 is not a hole"
+    # the slow way still works without the flag
+    h.zero(4096, 3 * ext + 4096)
+    assert h.pread(8192, 3 * ext) == bytes([0x43]) * 4096 + bytes(4096)
+    # TRIM + FUA of chunk 2 (durable) and of chunk 4 (mapping pending), then kill -9
+    h.trim(ext, 2 * ext, nbd.CMD_FLAG_FUA)
+    h.trim(ext, 4 * ext, nbd.CMD_FLAG_FUA)
+    k.kill()
+    k.start()
+    h = k.connect()
+    for c in (1, 2, 4):
+        assert h.pread(ext, c * ext) == bytes(ext), f"chunk {c} is not zero after the kill"
+    assert h.pread(ext, 0) == bytes([0x40]) * ext
+    names = {t["name"] for t in env.tags("nbd/d/")}
+    assert "nbd/d/2" not in names and "nbd/d/4" not in names, names
+    h.shutdown()
+    k.stop()
+    env.stop_daemon()
+    env.check_region()
+
+
 TESTS = {
+    "flags": (test_flags, {}),
     "ops": (test_ops, {}),
     "restart": (test_restart, {}),
     "kill9": (test_kill9, {}),
