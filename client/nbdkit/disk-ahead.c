@@ -339,6 +339,8 @@ bool disk_ahead_take(struct disk *d, struct ahead_ext *e)
 		*e = d->ahead.v[--d->ahead.n];
 		d->ahead.taken++;
 		got = true;
+	} else {
+		d->ahead.fallbacks++;
 	}
 	if (d->ahead.n < d->ahead.target)
 		pthread_cond_signal(&d->ahead.wake);
@@ -370,6 +372,14 @@ void disk_ahead_moved(struct disk *d, const struct ahead_ext *e)
 		pmemz_alloc_close(p->a); /* its tag went with its last extent */
 		free(p);
 	}
+}
+
+void disk_ahead_counts(struct disk *d, uint64_t *taken, uint64_t *fallbacks)
+{
+	pthread_mutex_lock(&d->ahead.lock);
+	*taken = d->ahead.taken;
+	*fallbacks = d->ahead.fallbacks;
+	pthread_mutex_unlock(&d->ahead.lock);
 }
 
 uint64_t disk_ahead_held(struct disk *d)
@@ -493,9 +503,10 @@ void disk_ahead_close(struct disk *d)
 	}
 	if (disk_ahead_on(d))
 		nbdkit_debug("pmemz: ahead: %" PRIu64 " taken, %" PRIu64 " refills, %" PRIu64
-			     " times none left, %" PRIu64 " refused; %zu given back at close",
-			     d->ahead.taken, d->ahead.refills, d->ahead.empty, d->ahead.refused,
-			     n_free);
+			     " times none left (%" PRIu64 " fell back), %" PRIu64
+			     " refused; %zu given back at close",
+			     d->ahead.taken, d->ahead.refills, d->ahead.empty, d->ahead.fallbacks,
+			     d->ahead.refused, n_free);
 	free(d->ahead.pools);
 	free(d->ahead.v);
 	d->ahead.pools = NULL;

@@ -143,7 +143,7 @@ struct disk {
 		size_t n_pools, cap_pools;
 		uint64_t next_seq;
 		size_t floor, target, cap, ceiling; /* extents; ceiling: after a refusal */
-		uint64_t taken, empty, refills, refused;
+		uint64_t taken, empty, fallbacks, refills, refused;
 		uint64_t lat_ns, rate_t_ns, rate_taken; /* refill latency; rate's last sample */
 		double rate;				/* extents taken per second, smoothed */
 		uint64_t backoff_until_ns;
@@ -263,6 +263,8 @@ static inline bool disk_ahead_on(const struct disk *d)
 bool disk_ahead_take(struct disk *d, struct ahead_ext *e);
 /* Extent e is now its chunk's for good (moved): the pool lets go of it. */
 void disk_ahead_moved(struct disk *d, const struct ahead_ext *e);
+/* Fresh chunks that took an extent owned ahead, and that fell back (none left), so far. */
+void disk_ahead_counts(struct disk *d, uint64_t *taken, uint64_t *fallbacks);
 /* Bytes owned ahead now: zeroed and waiting, and mapped but not yet moved. */
 uint64_t disk_ahead_held(struct disk *d);
 

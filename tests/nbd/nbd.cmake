@@ -33,13 +33,21 @@ foreach(t ${_nbd_tests})
     ENVIRONMENT "PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_san}"
     SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS "nbd")
 endforeach()
-# Without write-back (writeback=0): every fresh chunk committed on the write path
-# (and pre-faulted first, prefault=true).
+# The fallback paths, without extents owned ahead (ahead=0): write-back of
+# fresh chunks (-wb), and none (-sync: every fresh chunk committed on the write
+# path, pre-faulted first).
+foreach(t ops restart kill9 tags multiconn)
+  add_test(NAME nbd-${t}-wb
+    COMMAND ${PMEMZ_NBD_PYTHON} ${PMEMZ_TEST_SRC}/nbd/test-nbd.py ${t})
+  set_tests_properties(nbd-${t}-wb PROPERTIES
+    ENVIRONMENT "PMEMZ_NBD_ARGS=ahead=0;PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_san}"
+    SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS "nbd")
+endforeach()
 foreach(t ops restart kill9 tags multiconn spares)
   add_test(NAME nbd-${t}-sync
     COMMAND ${PMEMZ_NBD_PYTHON} ${PMEMZ_TEST_SRC}/nbd/test-nbd.py ${t})
   set_tests_properties(nbd-${t}-sync PROPERTIES
-    ENVIRONMENT "PMEMZ_NBD_ARGS=writeback=0 prefault=true;PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_san}"
+    ENVIRONMENT "PMEMZ_NBD_ARGS=ahead=0 writeback=0 prefault=true;PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_san}"
     SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS "nbd")
 endforeach()
 # 'ops' once more on the mapping's own granularity (PAGE on tmpfs: msync).

@@ -573,7 +573,8 @@ def test_spares(env):
     size = 48 * MIB
     env.start_daemon()
     # a lease delay makes the requests into one fresh chunk lose races
-    k = env.nbdkit(size=str(size), extra=["reconnect-timeout=30", "spares=8"],
+    # spares are of the fallback path: without extents owned ahead
+    k = env.nbdkit(size=str(size), extra=["reconnect-timeout=30", "spares=8", "ahead=0"],
                    opts=["-D", "pmemz.lease_delay=20"])
     h = k.connect()
     n = size // env.extent
