@@ -126,6 +126,10 @@ static uint64_t get_frees(const Pmemz__RegionStat *rs)
 {
 	return rs->frees;
 }
+static uint64_t get_moves(const Pmemz__RegionStat *rs)
+{
+	return rs->moves;
+}
 static uint64_t get_waiters(const Pmemz__RegionStat *rs)
 {
 	return rs->waiters;
@@ -154,6 +158,10 @@ static const struct region_metric region_metrics[] = {
      get_commits},
     {"pmemzerod_frees_total", "counter", "FREE requests served since the daemon started.",
      get_frees},
+    {"pmemzerod_moves_total", "counter",
+     "MOVE requests served (extents moved to new tags, all or nothing) since the daemon "
+     "started.",
+     get_moves},
     {"pmemzerod_waiters", "gauge", "ALLOCATE requests waiting for zeroing now.", get_waiters},
     {"pmemzerod_region_up", "gauge", "1 while the region serves, 0 when it has failed.",
      get_region_up},

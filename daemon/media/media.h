@@ -185,6 +185,38 @@ struct layout_tag {
 };
 _Static_assert(sizeof(struct layout_tag) == LAYOUT_TAG_SLOT_SIZE, "tag slot size");
 
+/*
+ * MOVE (docs/on-media-format.md, "Move"): the reserved bytes of a slot may
+ * carry a link.  A batch *marker* slot (never a tag: empty name, uid 0)
+ * decides a MOVE request: VALID with nonce N means every *member* slot
+ * whose link names it with nonce N rolls forward; anything else rolls
+ * WRITTEN members back.  A member is a new tag of one extent moved from
+ * a source slot.  Old regions have zero reserved bytes: no link.  A link
+ * is read only from a slot whose checksum is right (it covers them).
+ */
+#define LINK_NONE UINT64_C(0)
+#define LINK_MEMBER UINT64_C(0x424d454d45564f4d) /* "MOVEMEMB" */
+#define LINK_MARKER UINT64_C(0x4b52414d45564f4d) /* "MOVEMARK" */
+#define LAYOUT_MOVE_MAX 256u			 /* members of one batch */
+
+struct layout_link {
+	uint64_t kind;	 /*  96 LINK_NONE, LINK_MEMBER or LINK_MARKER */
+	uint32_t batch;	 /* 104 member: the marker's slot id */
+	uint32_t source; /* 108 member: the source slot id */
+	uint64_t nonce;	 /* 112 the batch's nonce (marker and members) */
+	uint64_t arg;	 /* 120 member: the extent index; marker: the number of members */
+};
+_Static_assert(sizeof(struct layout_link) == 32, "link size");
+
+static inline void layout_tag_link(const struct layout_tag *t, struct layout_link *l)
+{
+	__builtin_memcpy(l, t->reserved, sizeof(*l));
+}
+static inline void layout_tag_set_link(struct layout_tag *t, const struct layout_link *l)
+{
+	__builtin_memcpy(t->reserved, l, sizeof(*l));
+}
+
 struct layout_geometry {
 	uint64_t region_size;
 	uint64_t extent_size;
@@ -442,6 +474,48 @@ bool media_slot_blank(const struct layout_tag *s);
  */
 enum media_slot_kind media_named_slot(const struct layout_tag *s, enum media_slot_kind kind,
 				      uint64_t cnt);
+
+/* ---- MOVE batches ---- */
+
+/* What a slot is to the MOVE batches on the image (bit flags, media_moves_resolve). */
+#define MOVE_ROLE_MARKER 0x01u	/* a batch marker, WRITTEN or VALID: ends FREE */
+#define MOVE_ROLE_FORWARD 0x02u /* a member of a decided batch: VALID, its extent COMMITTED to it */
+#define MOVE_ROLE_BACK 0x04u	/* a WRITTEN member of an undecided batch: ends FREE */
+#define MOVE_ROLE_SOURCE 0x08u	/* VALID source of forward members: its count is recomputed */
+#define MOVE_ROLE_BAD 0x10u	/* a member of a decided batch whose link is wrong: damage */
+#define MOVE_ROLE_FWD_REC 0x20u /* forward, and its extent's record still names the source */
+
+struct media_moves {
+	uint64_t markers;  /* marker slots WRITTEN or VALID */
+	uint64_t decided;  /* of those, VALID (the batch rolls forward) */
+	uint64_t forward;  /* member slots rolled forward */
+	uint64_t back;	   /* member slots rolled back */
+	uint64_t bad;	   /* member slots with a bad link */
+	uint64_t records;  /* records that still name their source (to store) */
+	uint64_t emptied;  /* sources left with no extent */
+	uint32_t first_bad; /* slot id of the first bad member, 0: none */
+};
+
+/*
+ * The one rule for MOVE batches on an image (recovery applies it, the
+ * checker reports it).  slots[0..tag_count) is a copy of the tag table,
+ * recs the extent table (extent_count records, any alignment), cnt[id]
+ * the intact COMMITTED records naming id (id 1..tag_count).  Fills
+ * role[id] and turns slots and cnt into what they are once every decided
+ * batch has finished: forward members VALID and named by their extent,
+ * sources VALID with their new count (and checksum), so the other rules
+ * (media_slot_classify, media_named_slot, media_missing_extents) run on
+ * the result unchanged.  A member is forward only when its marker is a
+ * VALID, intact marker with its nonce, its source and extent are in
+ * range and the extent's record names the source or the member; a member
+ * of a decided batch otherwise (or one of two naming one extent) is
+ * MOVE_ROLE_BAD, to be taken as a damaged slot (media_moves_kind).
+ * -ENOMEM, or 0.
+ */
+int media_moves_resolve(struct layout_tag *slots, uint32_t tag_count, const void *recs,
+			uint64_t extent_count, uint64_t *cnt, uint8_t *role, struct media_moves *sum);
+/* A slot's kind after media_slot_classify and the moves: MOVE_ROLE_BAD is damage. */
+enum media_slot_kind media_moves_kind(enum media_slot_kind kind, uint8_t role);
 
 /* ---- committed extents missing from the table ---- */
 

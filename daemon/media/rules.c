@@ -5,10 +5,13 @@
  * about it, whether committed extents are missing.  Verdicts only: the
  * caller applies (daemon/storage) or reports (daemon/tools/check.c) them.
  */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "media-internal.h"
+#include "util.h"
 
 /* ---- header blocks ---- */
 
@@ -201,6 +204,17 @@ bool media_slot_blank(const struct layout_tag *s)
 	return layout_all_zero(s, sizeof(*s));
 }
 
+/* The kind of a slot's MOVE link; LINK_NONE unless its checksum is right (it covers the link). */
+static uint64_t slot_link_kind(const struct layout_tag *s)
+{
+	struct layout_link l;
+
+	layout_tag_link(s, &l);
+	if (l.kind != LINK_MEMBER && l.kind != LINK_MARKER)
+		return LINK_NONE;
+	return media_slot_sum_ok(s) ? l.kind : LINK_NONE;
+}
+
 static enum media_slot_kind damaged(enum media_slot_damage d, enum media_slot_damage *why)
 {
 	if (why)
@@ -212,6 +226,9 @@ enum media_slot_kind media_slot_classify(const struct layout_tag *s, enum media_
 {
 	if (why)
 		*why = SLOT_UNDAMAGED;
+	/* A MOVE batch marker is never a tag: in flight until it ends FREE. */
+	if ((s->state == TAG_WRITTEN || s->state == TAG_VALID) && slot_link_kind(s) == LINK_MARKER)
+		return SLOT_WRITTEN;
 	switch (s->state) {
 	case TAG_FREE:
 		return SLOT_FREE;
@@ -238,11 +255,189 @@ enum media_slot_kind media_named_slot(const struct layout_tag *s, enum media_slo
 {
 	if (!cnt)
 		return kind;
+	/*
+	 * A WRITTEN MOVE member is named by no record before its batch is
+	 * decided, and a decided one is VALID in media_moves_resolve's view.
+	 */
+	if (kind == SLOT_WRITTEN && slot_link_kind(s) == LINK_MEMBER)
+		return SLOT_DAMAGED;
 	if (kind == SLOT_WRITTEN || kind == SLOT_FREEING)
 		return media_slot_sum_ok(s) && cnt <= s->n_extents ? kind : SLOT_DAMAGED;
 	if (kind == SLOT_FREE)
 		return SLOT_ORPHANED;
 	return kind;
+}
+
+/* ---- MOVE batches ---- */
+
+/* Pass 1: the markers. */
+static void moves_markers(const struct layout_tag *slots, uint32_t tag_count, uint8_t *role,
+			  struct media_moves *sum)
+{
+	for (uint32_t id = 1; id <= tag_count; id++) {
+		const struct layout_tag *s = &slots[id - 1];
+
+		if ((s->state != TAG_WRITTEN && s->state != TAG_VALID) ||
+		    slot_link_kind(s) != LINK_MARKER)
+			continue;
+		role[id] |= MOVE_ROLE_MARKER;
+		sum->markers++;
+		if (s->state == TAG_VALID)
+			sum->decided++;
+	}
+}
+
+/* Is member id's batch decided: its marker VALID, intact, with the member's nonce? */
+static bool moves_decided(const struct layout_tag *slots, uint32_t tag_count, const uint8_t *role,
+			  uint32_t id, const struct layout_link *l)
+{
+	struct layout_link ml;
+
+	if (l->batch == 0 || l->batch > tag_count || l->batch == id ||
+	    !(role[l->batch] & MOVE_ROLE_MARKER) || slots[l->batch - 1].state != TAG_VALID)
+		return false;
+	layout_tag_link(&slots[l->batch - 1], &ml);
+	return ml.nonce == l->nonce;
+}
+
+/* Pass 2: one member of a decided batch: forward (its extent's record says where) or bad. */
+static uint8_t moves_member(const struct layout_tag *slots, uint32_t tag_count, const void *recs,
+			    uint64_t extent_count, const uint8_t *role, uint32_t id,
+			    const struct layout_link *l)
+{
+	uint64_t rec;
+	uint32_t tag;
+
+	if (l->source == 0 || l->source > tag_count || l->source == id || l->source == l->batch ||
+	    l->arg >= extent_count || slots[id - 1].n_extents != 1 ||
+	    (role[l->source] & MOVE_ROLE_MARKER))
+		return MOVE_ROLE_BAD;
+	memcpy(&rec, (const uint8_t *)recs + l->arg * 8, sizeof(rec));
+	if (media_rec_check(rec, tag_count) != REC_INTACT || layout_rec_state(rec) != EXT_COMMITTED)
+		return MOVE_ROLE_BAD;
+	tag = layout_rec_tag(rec);
+	if (tag == id)
+		return MOVE_ROLE_FORWARD; /* its record was moved before the crash */
+	/* The source is FREE once emptied, possibly before the record's store was durable. */
+	if (tag == l->source && (slots[l->source - 1].state == TAG_VALID ||
+				 slots[l->source - 1].state == TAG_FREE))
+		return MOVE_ROLE_FORWARD | MOVE_ROLE_FWD_REC;
+	return MOVE_ROLE_BAD;
+}
+
+struct moves_ext {
+	uint64_t extent;
+	uint32_t id;
+};
+
+static int cmp_moves_ext(const void *a, const void *b)
+{
+	const struct moves_ext *x = a, *y = b;
+
+	if (x->extent != y->extent)
+		return x->extent < y->extent ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Pass 3: two forward members naming one extent are both bad (no crash makes that). */
+static int moves_duplicates(const struct layout_tag *slots, uint32_t tag_count, uint8_t *role)
+{
+	struct moves_ext *v;
+	size_t n = 0;
+
+	v = malloc((size_t)MAX(tag_count, 1u) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (uint32_t id = 1; id <= tag_count; id++) {
+		struct layout_link l;
+
+		if (!(role[id] & MOVE_ROLE_FORWARD))
+			continue;
+		layout_tag_link(&slots[id - 1], &l);
+		v[n++] = (struct moves_ext){l.arg, id};
+	}
+	qsort(v, n, sizeof(*v), cmp_moves_ext);
+	for (size_t k = 1; k < n; k++)
+		if (v[k].extent == v[k - 1].extent) {
+			role[v[k].id] = (uint8_t)((role[v[k].id] & ~(MOVE_ROLE_FORWARD |
+								     MOVE_ROLE_FWD_REC)) |
+						  MOVE_ROLE_BAD);
+			role[v[k - 1].id] = (uint8_t)((role[v[k - 1].id] &
+						       ~(MOVE_ROLE_FORWARD | MOVE_ROLE_FWD_REC)) |
+						      MOVE_ROLE_BAD);
+		}
+	free(v);
+	return 0;
+}
+
+/* Pass 4: the view once the decided batches finished: members VALID, sources recounted. */
+static void moves_apply(struct layout_tag *slots, uint32_t tag_count, uint64_t *cnt, uint8_t *role,
+			struct media_moves *sum)
+{
+	for (uint32_t id = 1; id <= tag_count; id++) {
+		struct layout_link l;
+
+		if (role[id] & MOVE_ROLE_BAD) {
+			sum->bad++;
+			if (!sum->first_bad)
+				sum->first_bad = id;
+		}
+		if (!(role[id] & MOVE_ROLE_FORWARD))
+			continue;
+		layout_tag_link(&slots[id - 1], &l);
+		sum->forward++;
+		slots[id - 1].state = TAG_VALID;
+		if (role[id] & MOVE_ROLE_FWD_REC) {
+			cnt[l.source] -= cnt[l.source] > 0;
+			cnt[id]++;
+			sum->records++;
+		}
+		if (slots[l.source - 1].state == TAG_VALID)
+			role[l.source] |= MOVE_ROLE_SOURCE;
+	}
+	for (uint32_t id = 1; id <= tag_count; id++) {
+		struct layout_tag *s = &slots[id - 1];
+
+		if (!(role[id] & MOVE_ROLE_SOURCE))
+			continue;
+		s->n_extents = cnt[id];
+		s->checksum = layout_tag_checksum(s);
+		sum->emptied += cnt[id] == 0;
+	}
+}
+
+int media_moves_resolve(struct layout_tag *slots, uint32_t tag_count, const void *recs,
+			uint64_t extent_count, uint64_t *cnt, uint8_t *role, struct media_moves *sum)
+{
+	memset(sum, 0, sizeof(*sum));
+	memset(role, 0, (size_t)tag_count + 1);
+	moves_markers(slots, tag_count, role, sum);
+	if (!sum->markers)
+		return 0; /* no batch: no member can be decided, and no WRITTEN member is named */
+	for (uint32_t id = 1; id <= tag_count; id++) {
+		const struct layout_tag *s = &slots[id - 1];
+		struct layout_link l;
+
+		if ((s->state != TAG_WRITTEN && s->state != TAG_VALID) ||
+		    slot_link_kind(s) != LINK_MEMBER)
+			continue;
+		layout_tag_link(s, &l);
+		if (moves_decided(slots, tag_count, role, id, &l))
+			role[id] |= moves_member(slots, tag_count, recs, extent_count, role, id, &l);
+		else if (s->state == TAG_WRITTEN)
+			role[id] |= MOVE_ROLE_BACK;
+	}
+	for (uint32_t id = 1; id <= tag_count; id++)
+		sum->back += !!(role[id] & MOVE_ROLE_BACK);
+	if (moves_duplicates(slots, tag_count, role) < 0)
+		return -ENOMEM;
+	moves_apply(slots, tag_count, cnt, role, sum);
+	return 0;
+}
+
+enum media_slot_kind media_moves_kind(enum media_slot_kind kind, uint8_t role)
+{
+	return (role & MOVE_ROLE_BAD) ? SLOT_DAMAGED : kind;
 }
 
 /* ---- missing committed extents ---- */

@@ -10,6 +10,7 @@ static const struct rpc_descriptor *const dispatch_table[] = {
     &rpc_clients, &rpc_hello,  &rpc_open_region, &rpc_allocate, &rpc_commit,
     &rpc_free,	  &rpc_flush,  &rpc_list,	 &rpc_stat,	&rpc_noop,
     &rpc_map,	  &rpc_zeroer, &rpc_usage,	 &rpc_runs,	&rpc_claim,
+    &rpc_move,
 };
 
 const struct rpc_descriptor *dispatch_lookup(Pmemz__Request__OpCase op)

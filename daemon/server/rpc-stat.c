@@ -96,6 +96,8 @@ static void region_stat_fill(const struct rpc_call *call, const struct manager_r
 	rs->allocations = mr->allocations;
 	rs->commits = mr->commits;
 	rs->frees = mr->frees;
+	rs->has_moves = true;
+	rs->moves = mr->moves;
 	rs->waiters = mr->n_waiters;
 	rs->zeroer_threads = mr->rc->zeroer_threads;
 	rs->zero_rate_limit = mr->zero_rate;

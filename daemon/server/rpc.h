@@ -71,6 +71,7 @@ extern const struct rpc_descriptor rpc_zeroer;
 extern const struct rpc_descriptor rpc_usage;
 extern const struct rpc_descriptor rpc_runs;
 extern const struct rpc_descriptor rpc_claim;
+extern const struct rpc_descriptor rpc_move;
 
 /* Set the error message of the call; returns r (a negative errno). */
 int rpc_fail(struct rpc_call *call, int r, const char *fmt, ...) _printf_(3, 4);

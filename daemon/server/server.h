@@ -60,6 +60,7 @@ struct manager_region {
 	bool urgent;			      /* waitq.c's: told the zeroer that allocations wait */
 	struct wait_histogram wait_hist;      /* waitq.c's */
 	uint64_t allocations, commits, frees; /* since start */
+	uint64_t moves;			      /* MOVE requests served, since start */
 	uint64_t zero_rate; /* bytes/s now: the configured rate, then ZEROER; 0 = unlimited */
 
 	/*

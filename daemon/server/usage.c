@@ -317,6 +317,13 @@ int usage_check_tags(const struct manager_region *mr, const struct uid_usage *u,
 			   len);
 }
 
+int usage_check_tags_more(const struct manager_region *mr, const struct uid_usage *u,
+			  uint64_t more, char *msg, size_t len)
+{
+	return check_count(mr, u, "max_tags", "tags committed", mr->rc->uid_max_tags,
+			   u->tags + more - 1, msg, len);
+}
+
 int usage_check_waiters(const struct manager_region *mr, const struct uid_usage *u, char *msg,
 			size_t len)
 {

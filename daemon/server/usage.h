@@ -95,6 +95,9 @@ int usage_check_bytes(const struct manager_region *mr, const struct uid_usage *u
 		      uint64_t n_extents, char *msg, size_t len);
 int usage_check_tags(const struct manager_region *mr, const struct uid_usage *u, char *msg,
 		     size_t len);
+/* The same limit for more (>= 1) new tags at once (MOVE): -EDQUOT with the message. */
+int usage_check_tags_more(const struct manager_region *mr, const struct uid_usage *u,
+			  uint64_t more, char *msg, size_t len);
 int usage_check_waiters(const struct manager_region *mr, const struct uid_usage *u, char *msg,
 			size_t len);
 

@@ -425,6 +425,9 @@ static int verify_tag_extents(const struct region *r, uint32_t id, uint64_t *n)
 			bool lags = t->state == VT_COMMITTING &&
 				    rec == layout_rec(EXT_LEASED, 0, layout_rec_gen(rec));
 
+			/* A MOVE's new tag: its record names the source until region_sync. */
+			lags |= t->move_src && layout_rec_tag(rec) == t->move_src;
+
 			if (layout_rec_tag(rec) != id && !lags)
 				BAD_INDEX("verify: tag %u extent %" PRIu64 " has tag %u", id, i,
 					  layout_rec_tag(rec));

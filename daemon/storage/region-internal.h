@@ -4,10 +4,11 @@
  * are in layers: each calls only the ones after its arrow, never one that
  * calls it (tests/lint/call-cycles.py):
  *
- *   region.c           -> region-recovery.c, region-tag.c, region-zeroer.c,
+ *   region.c           -> region-recovery.c, region-move.c, region-tag.c, region-zeroer.c,
  *                         region-index.c, format.c
  *   region-recovery.c  -> region-tag.c, region-index.c
  *   region-alloc.c     -> region-zeroer.c, region-index.c
+ *   region-move.c      -> region-tag.c, region-index.c
  *   region-tag.c       -> region-index.c
  *   region-zeroer.c    -> zeroer.c (the worker pool), zeroer-policy.c, region-index.c
  *   region-index.c     -> pstore.c
@@ -42,6 +43,7 @@ enum vtag_state {
 	VT_VALID,
 	VT_FREEING, /* slot FREEING stored; records DIRTY, then slot FREE at the next region_sync */
 	VT_DAMAGED, /* slot unreadable (bad checksum/state): hidden, never reused */
+	VT_MARKER,  /* a MOVE batch marker (region-move.c): hidden, reused once its FREE is durable */
 };
 
 struct vtag {
@@ -52,6 +54,15 @@ struct vtag {
 	struct run *runs; /* sorted, merged */
 	size_t n_runs, cap_runs;
 	uint64_t n_extents;
+	/* region-move.c: a member of a MOVE of this iteration (its source), or a source of one */
+	uint32_t move_src;
+	bool move_busy;
+};
+
+/* One move of this iteration (region-move.c): extent e from slot p to the new slot c. */
+struct pend_move {
+	uint64_t e;
+	uint32_t c, p;
 };
 
 struct runvec {
@@ -119,6 +130,14 @@ struct region {
 	uint32_t n_tags; /* COMMITTING + VALID */
 	struct idvec pend_commit;
 	struct idvec pend_free;
+
+	/* region-move.c */
+	struct pend_move *pend_moves; /* this iteration's moves, every batch */
+	size_t n_pend_moves, cap_pend_moves;
+	struct idvec pend_markers;  /* this iteration's batch markers */
+	struct idvec pend_sources;  /* their sources, each once */
+	struct idvec markers_done;  /* FREE stored, reused after the next drain */
+	uint64_t move_nonce;
 
 	bool pending;		/* stores since the last region_sync */
 	struct region_stats st; /* bytes_zeroed, zero_batches, zero_busy_ns, drains */
@@ -215,6 +234,25 @@ bool region_tags_phase1(struct region *r);
 bool region_tags_phase2(struct region *r);
 /* Sync: after the last drain. */
 void region_tags_synced(struct region *r);
+
+/* The hash of (name, uid) -> id of the visible tags (region-move.c shares it). */
+uint32_t region_tag_hash_find(const struct region *r, const char *name, uid_t uid);
+void region_tag_hash_insert(struct region *r, uint32_t id);
+void region_tag_hash_remove(struct region *r, uint32_t id);
+/* A slot's body (name, uid, n extents, the MOVE link or NULL), then WRITTEN; flushed. */
+void region_tag_store_written(struct region *r, uint32_t id, const char *name, uid_t uid,
+			      uint64_t n, const struct layout_link *link);
+
+/* ---- region-move.c ---- */
+void region_moves_free(struct region *r);
+/* Sync, after drain 1: markers whose FREE the drain made durable go back to the free list. */
+void region_moves_release(struct region *r);
+/* Sync, after drain 1: the batches' markers VALID (the decision); true when any. */
+bool region_moves_phase1(struct region *r);
+/* Sync, after drain 2: records moved, members VALID, sources recounted or FREE; true when any. */
+bool region_moves_phase2(struct region *r);
+/* Sync, after the last drain: markers FREE (durable at the next drain), emptied sources free. */
+void region_moves_synced(struct region *r);
 
 /* ---- region-recovery.c ---- */
 int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n_bbs);

@@ -143,14 +143,15 @@ static void tag_extents_str(const struct region *r, uint32_t id, char *buf, size
  * Read only, after the records are counted: the named-slot rule
  * (media_named_slot), logged.
  */
-static void check_named_slots(struct region *r, uint8_t *kind, const uint64_t *cnt)
+static void check_named_slots(struct region *r, const struct layout_tag *slots, uint8_t *kind,
+			      const uint64_t *cnt)
 {
 	uint32_t logged = 0, orphans = 0;
 	uint64_t orphan_recs = 0;
 	char ext[160];
 
 	for (uint32_t id = 1; id <= r->tag_count; id++) {
-		const struct layout_tag *slot = &r->slots[id - 1];
+		const struct layout_tag *slot = &slots[id - 1];
 		enum media_slot_kind was = kind[id], now = media_named_slot(slot, was, cnt[id]);
 
 		if (now == was)
@@ -199,27 +200,16 @@ static void check_named_slots(struct region *r, uint8_t *kind, const uint64_t *c
  * under WRITTEN and FREEING slots are held back when only they can account
  * for missing extents.  -EUCLEAN (logged) when nothing does.
  */
-static int check_tag_counts(struct region *r, uint8_t *kind)
+static int check_tag_counts(struct region *r, const struct layout_tag *slots, uint8_t *kind,
+			    const uint64_t *cnt, uint64_t damaged_recs)
 {
-	_cleanup_free_ uint64_t *cnt = calloc((size_t)r->tag_count + 1, sizeof(*cnt));
-	uint64_t damaged_recs = 0;
 	struct media_missing m;
 
-	if (!cnt)
-		return -ENOMEM;
-	for (uint64_t i = 0; i < r->extent_count; i++) {
-		uint64_t rec = region_index_rec_load(r, i);
-
-		if (rec_damaged(r, rec))
-			damaged_recs++;
-		else if (layout_rec_state(rec) == EXT_COMMITTED)
-			cnt[layout_rec_tag(rec)]++;
-	}
-	check_named_slots(r, kind, cnt);
-	media_missing_extents(r->slots, r->tag_count, kind, cnt, damaged_recs, &m);
+	check_named_slots(r, slots, kind, cnt);
+	media_missing_extents(slots, r->tag_count, kind, cnt, damaged_recs, &m);
 
 	for (uint32_t id = 1; id <= r->tag_count; id++) {
-		const struct layout_tag *slot = &r->slots[id - 1];
+		const struct layout_tag *slot = &slots[id - 1];
 		uint64_t n = slot->n_extents;
 
 		if (kind[id] != SLOT_VALID || cnt[id] == n)
@@ -259,7 +249,7 @@ static int check_tag_counts(struct region *r, uint8_t *kind)
 	    "missing from the extent table and no damaged record accounts for them: they would "
 	    "look free and be zeroed; refusing to open the region (inspect it with 'pmemzctl "
 	    "check %s'); refused: %s",
-	    r->name, m.deficit, m.n_short, r->slots[m.first_short - 1].name, m.first_short,
+	    r->name, m.deficit, m.n_short, slots[m.first_short - 1].name, m.first_short,
 	    r->rc->path, media_refusal_str(REFUSE_MISSING));
 }
 
@@ -274,6 +264,11 @@ static void slot_store_free(struct region *r, uint32_t id)
 /* What recovery found and did: every phase adds to it, the last one reports it. */
 struct tally {
 	uint8_t *kind; /* [id]: enum media_slot_kind, [0] unused */
+	uint8_t *role; /* [id]: MOVE_ROLE_* (media_moves_resolve) */
+	struct layout_tag *eff; /* the tag table once decided MOVE batches finished */
+	uint64_t *cnt;		/* [id]: COMMITTED records naming id, in that view */
+	uint64_t damaged_cnt;	/* records that are not intact */
+	struct media_moves mv;
 	struct flush_window w;
 	uint64_t leases, rolled_ext, freed_ext, damaged_recs, damaged_ext;
 	uint64_t commits_rolled, frees_done, empty_tags, damaged_tags;
@@ -282,15 +277,44 @@ struct tally {
 	bool recs_stored, slots_stored;
 };
 
+/*
+ * Phase 0 (read only): the records per slot, and the MOVE batches'
+ * verdicts: every later rule reads the tag table as it is once the
+ * decided batches have finished (t->eff, t->cnt).
+ */
+static int resolve_moves(struct region *r, struct tally *t)
+{
+	int ret;
+
+	memcpy(t->eff, r->slots, (size_t)r->tag_count * sizeof(*t->eff));
+	for (uint64_t i = 0; i < r->extent_count; i++) {
+		uint64_t rec = region_index_rec_load(r, i);
+
+		if (rec_damaged(r, rec))
+			t->damaged_cnt++;
+		else if (layout_rec_state(rec) == EXT_COMMITTED)
+			t->cnt[layout_rec_tag(rec)]++;
+	}
+	ret = media_moves_resolve(t->eff, r->tag_count, r->recs, r->extent_count, t->cnt, t->role,
+				  &t->mv);
+	if (ret < 0)
+		return ret;
+	if (t->mv.bad)
+		log_error("region '%s': %" PRIu64 " MOVE member slots (first: slot %u) of a decided "
+			  "batch have a bad link; treated as damaged slots",
+			  r->name, t->mv.bad, t->mv.first_bad);
+	return 0;
+}
+
 /* Phase 1: classify the slots (read only). */
 static void classify_slots(struct region *r, struct tally *t)
 {
 	for (uint32_t id = 1, logged = 0; id <= r->tag_count; id++) {
-		const struct layout_tag *slot = &r->slots[id - 1];
+		const struct layout_tag *slot = &t->eff[id - 1];
 
 		enum media_slot_damage why;
 
-		t->kind[id] = (uint8_t)media_slot_classify(slot, &why);
+		t->kind[id] = (uint8_t)media_moves_kind(media_slot_classify(slot, &why), t->role[id]);
 		if (t->kind[id] == SLOT_DAMAGED && logged++ < 8)
 			log_error("region '%s': tag slot %u (offset %" PRIu64
 				  ", uid %u) is damaged: %s",
@@ -339,11 +363,32 @@ static int recover_committed(struct region *r, struct tally *t, uint64_t i, uint
 	return 0;
 }
 
+/*
+ * The records of decided MOVE batches that still name their source: now
+ * their member's, when the member is a tag after all the rules.
+ */
+static void forward_records(struct region *r, struct tally *t)
+{
+	for (uint32_t id = 1; id <= r->tag_count; id++) {
+		struct layout_link l;
+		uint64_t rec;
+
+		if (!(t->role[id] & MOVE_ROLE_FWD_REC) || t->kind[id] != SLOT_VALID)
+			continue;
+		layout_tag_link(&t->eff[id - 1], &l);
+		rec = region_index_rec_load(r, l.arg);
+		region_index_rec_store(r, l.arg, EXT_COMMITTED, id, layout_rec_gen(rec));
+		window_add(r, &t->w, l.arg);
+		t->recs_stored = true;
+	}
+}
+
 /* Phase 2: every extent record, into the index; leases and half-done work back to DIRTY. */
 static int recover_extents(struct region *r, struct tally *t)
 {
 	int ret;
 
+	forward_records(r, t);
 	for (uint64_t i = 0; i < r->extent_count; i++) {
 		uint64_t rec = region_index_rec_load(r, i);
 		unsigned s = layout_rec_state(rec);
@@ -376,7 +421,7 @@ static int recover_extents(struct region *r, struct tally *t)
 		}
 	}
 	window_close(r, &t->w);
-	t->recs_stored = t->leases || t->rolled_ext || t->freed_ext;
+	t->recs_stored |= t->leases || t->rolled_ext || t->freed_ext;
 	return 0;
 }
 
@@ -434,12 +479,38 @@ static bool hide_duplicate(struct region *r, struct tally *t, uint32_t id)
 	return true;
 }
 
+/*
+ * A VALID slot of a decided MOVE batch, its records durable: a member
+ * VALID, a source's recounted body (a torn rewrite too), as t->eff says.
+ */
+static void finish_moved_slot(struct region *r, struct tally *t, uint32_t id)
+{
+	struct layout_tag *slot = &r->slots[id - 1];
+	const struct layout_tag *e = &t->eff[id - 1];
+
+	if ((t->role[id] & MOVE_ROLE_SOURCE) &&
+	    memcmp((const uint8_t *)slot + 8, (const uint8_t *)e + 8, sizeof(*e) - 8) != 0) {
+		pstore_memcpy(r->mps, (uint8_t *)slot + 8, (const uint8_t *)e + 8, sizeof(*e) - 8);
+		t->slots_stored = true;
+	}
+	if (slot->state != TAG_VALID) {
+		pstore_store64(r->mps, &slot->state, TAG_VALID);
+		pstore_flush(r->mps, &slot->state, sizeof(slot->state));
+		t->slots_stored = true;
+	}
+}
+
 /* One slot, after its records are durable: FREE, installed as a tag, or hidden. */
 static void recover_slot(struct region *r, struct tally *t, uint32_t id)
 {
 	struct vtag *vt = &r->tags[id];
 	uint8_t *kind = &t->kind[id];
 
+	if ((t->role[id] & MOVE_ROLE_MARKER) && *kind == SLOT_WRITTEN)
+		return; /* FREE last (recover_markers): the decision outlives its effects */
+	if (*kind == SLOT_VALID && vt->n_extents &&
+	    (t->role[id] & (MOVE_ROLE_FORWARD | MOVE_ROLE_SOURCE)))
+		finish_moved_slot(r, t, id);
 	switch (*kind) {
 	case SLOT_WRITTEN:
 	case SLOT_FREEING:
@@ -478,13 +549,37 @@ static void recover_slot(struct region *r, struct tally *t, uint32_t id)
 	}
 }
 
-/* Phase 4: the slots, then the free ids (lowest first). */
+/*
+ * Phase 4b, after the slots are durable: the MOVE markers FREE, so that a
+ * crash before leaves the decision to be taken again.
+ */
+static void recover_markers(struct region *r, struct tally *t)
+{
+	bool stored = false;
+
+	for (uint32_t id = 1; id <= r->tag_count; id++) {
+		if (!(t->role[id] & MOVE_ROLE_MARKER))
+			continue;
+		if (t->kind[id] == SLOT_WRITTEN) {
+			slot_store_free(r, id);
+			stored = true;
+			t->kind[id] = SLOT_FREE;
+		}
+	}
+	if (stored)
+		pstore_drain(r->mps);
+	for (uint32_t id = r->tag_count; id >= 1; id--)
+		if ((t->role[id] & MOVE_ROLE_MARKER) && t->kind[id] == SLOT_FREE)
+			r->free_ids[r->n_free_ids++] = id;
+}
+
+/* Phase 4: the slots, then the free ids (lowest first; markers after recover_markers). */
 static void recover_slots(struct region *r, struct tally *t)
 {
 	for (uint32_t id = 1; id <= r->tag_count; id++)
 		recover_slot(r, t, id);
 	for (uint32_t id = r->tag_count; id >= 1; id--)
-		if (t->kind[id] == SLOT_FREE)
+		if (t->kind[id] == SLOT_FREE && !(t->role[id] & MOVE_ROLE_MARKER))
 			r->free_ids[r->n_free_ids++] = id;
 }
 
@@ -512,6 +607,12 @@ static void report(const struct region *r, const struct tally *t)
 	if (t->bad_marked)
 		log_warning("region '%s': %" PRIu64 " free extents have media errors: marked BAD",
 			    r->name, t->bad_marked);
+	if (t->mv.markers)
+		log_info("region '%s': %" PRIu64 " MOVE batches in flight: %" PRIu64
+			 " decided, rolled forward (%" PRIu64 " moves, %" PRIu64
+			 " emptied tags removed), %" PRIu64 " moves rolled back",
+			 r->name, t->mv.markers, t->mv.decided, t->mv.forward, t->mv.emptied,
+			 t->mv.back);
 	log_info("region '%s': recovered: %" PRIu64 " leases released, %" PRIu64
 		 " half-made commits rolled back (%" PRIu64 " extents), %" PRIu64
 		 " half-done frees completed (%" PRIu64 " extents), %" PRIu64
@@ -525,14 +626,21 @@ static void report(const struct region *r, const struct tally *t)
 int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n_bbs)
 {
 	_cleanup_free_ uint8_t *kind = calloc((size_t)r->tag_count + 1, 1);
-	struct tally t = {.kind = kind, .first_damaged = UINT64_MAX};
+	_cleanup_free_ uint8_t *role = calloc((size_t)r->tag_count + 1, 1);
+	_cleanup_free_ uint64_t *cnt = calloc((size_t)r->tag_count + 1, sizeof(*cnt));
+	_cleanup_free_ struct layout_tag *eff = calloc(MAX(r->tag_count, 1u), sizeof(*eff));
+	struct tally t = {.kind = kind, .role = role, .eff = eff, .cnt = cnt,
+			  .first_damaged = UINT64_MAX};
 	int ret;
 
-	if (!kind)
+	if (!kind || !role || !cnt || !eff)
 		return -ENOMEM;
+	ret = resolve_moves(r, &t);
+	if (ret < 0)
+		return ret;
 	classify_slots(r, &t);
 	/* Everything up to here only reads: a region it refuses is left untouched. */
-	ret = check_tag_counts(r, kind);
+	ret = check_tag_counts(r, eff, kind, cnt, t.damaged_cnt);
 	if (ret < 0)
 		return ret;
 	ret = recover_extents(r, &t);
@@ -545,6 +653,7 @@ int region_recover(struct region *r, const struct pstore_badblock *bbs, size_t n
 	recover_slots(r, &t);
 	if (t.slots_stored)
 		pstore_drain(r->mps);
+	recover_markers(r, &t);
 	/* Every DIRTY record is durable now: work for the zeroer. */
 	for (uint64_t i = 0; i < r->extent_count; i++)
 		if (r->vstate[i] == EXT_DIRTY)

@@ -55,7 +55,7 @@ static uint32_t tag_hash(const char *name, uid_t uid)
 	return h ^ (h >> 15);
 }
 
-static void hash_insert(struct region *r, uint32_t id)
+void region_tag_hash_insert(struct region *r, uint32_t id)
 {
 	struct vtag *t = &r->tags[id];
 	uint32_t b = tag_hash(t->name, t->uid) & r->hash_mask;
@@ -64,7 +64,7 @@ static void hash_insert(struct region *r, uint32_t id)
 	r->hash[b] = id;
 }
 
-static void hash_remove(struct region *r, uint32_t id)
+void region_tag_hash_remove(struct region *r, uint32_t id)
 {
 	struct vtag *t = &r->tags[id];
 	uint32_t *pp = &r->hash[tag_hash(t->name, t->uid) & r->hash_mask];
@@ -76,7 +76,7 @@ static void hash_remove(struct region *r, uint32_t id)
 	t->hnext = 0;
 }
 
-static uint32_t hash_find(const struct region *r, const char *name, uid_t uid)
+uint32_t region_tag_hash_find(const struct region *r, const char *name, uid_t uid)
 {
 	for (uint32_t id = r->hash[tag_hash(name, uid) & r->hash_mask]; id; id = r->tags[id].hnext)
 		if (r->tags[id].uid == uid && strcmp(r->tags[id].name, name) == 0)
@@ -153,7 +153,7 @@ int region_tag_install(struct region *r, uint32_t id, uid_t uid, const char *nam
 	t->state = VT_VALID;
 	t->uid = uid;
 	strcpy(t->name, name);
-	hash_insert(r, id);
+	region_tag_hash_insert(r, id);
 	r->n_tags++;
 	return 0;
 }
@@ -186,7 +186,7 @@ int region_tag_lookup(const struct region *r, const char *name, uid_t uid, uint3
 
 	if (ret < 0)
 		return ret;
-	found = hash_find(r, name, uid);
+	found = region_tag_hash_find(r, name, uid);
 	if (!found)
 		return -ENOENT;
 	*id = found;
@@ -243,9 +243,10 @@ static int leased_runs(const struct region *r, const struct run *runs, size_t *n
 }
 
 /* The slot's body, then WRITTEN: a half-made commit until its records and VALID follow. */
-static void store_slot_written(struct region *r, struct layout_tag *slot, const char *tag,
-			       uid_t uid, uint64_t n)
+void region_tag_store_written(struct region *r, uint32_t id, const char *tag, uid_t uid, uint64_t n,
+			      const struct layout_link *link)
 {
+	struct layout_tag *slot = &r->slots[id - 1];
 	struct layout_tag body;
 
 	memset(&body, 0, sizeof(body));
@@ -253,6 +254,8 @@ static void store_slot_written(struct region *r, struct layout_tag *slot, const 
 	body.ctime = (uint64_t)time(NULL);
 	body.n_extents = n;
 	strcpy(body.name, tag);
+	if (link)
+		layout_tag_set_link(&body, link);
 	body.checksum = layout_tag_checksum(&body);
 	pstore_memcpy(r->mps, (uint8_t *)slot + sizeof(slot->state),
 		      (const uint8_t *)&body + sizeof(body.state),
@@ -276,7 +279,7 @@ int region_commit(struct region *r, const struct run *runs, size_t n_runs, const
 	ret = leased_runs(r, runs, &n_runs, &v, &n);
 	if (ret < 0)
 		return ret;
-	if (hash_find(r, tag, uid))
+	if (region_tag_hash_find(r, tag, uid))
 		return -EEXIST;
 	if (r->n_free_ids == 0)
 		return -ENOSPC;
@@ -294,7 +297,7 @@ int region_commit(struct region *r, const struct run *runs, size_t n_runs, const
 		for (size_t k = 0; k < n_runs; k++)
 			pstore_flush(r->ps, region_extent_addr(r, v[k].first),
 				     v[k].count * r->extent_size);
-	store_slot_written(r, &r->slots[id - 1], tag, uid, n);
+	region_tag_store_written(r, id, tag, uid, n, NULL);
 
 	/* The records go COMMITTED in region_sync, once the body is durable. */
 	for (size_t k = 0; k < n_runs; k++)
@@ -307,7 +310,7 @@ int region_commit(struct region *r, const struct run *runs, size_t n_runs, const
 	t->runs = TAKE_PTR(v);
 	t->n_runs = t->cap_runs = n_runs;
 	t->n_extents = n;
-	hash_insert(r, id);
+	region_tag_hash_insert(r, id);
 	r->n_tags++;
 	r->pend_commit.v[r->pend_commit.n++] = id;
 	r->pending = true;
@@ -333,6 +336,12 @@ int region_tag_free(struct region *r, uint32_t id, uint64_t *n_extents)
 		return -ENOENT;
 	t = &r->tags[id];
 	slot = &r->slots[id - 1];
+	/*
+	 * A tag that a MOVE of this iteration creates or takes from: freeing it
+	 * now would let a crash complete the free and roll the move back.
+	 */
+	if (t->move_busy)
+		return -EBUSY;
 	ret = region_index_idvec_push(&r->pend_free, id);
 	if (ret < 0)
 		return ret;
@@ -341,7 +350,7 @@ int region_tag_free(struct region *r, uint32_t id, uint64_t *n_extents)
 	pstore_store64(r->mps, &slot->state, TAG_FREEING);
 	pstore_flush(r->mps, &slot->state, sizeof(slot->state));
 
-	hash_remove(r, id);
+	region_tag_hash_remove(r, id);
 	r->n_tags--;
 	t->state = VT_FREEING;
 	for (size_t k = 0; k < t->n_runs; k++) {

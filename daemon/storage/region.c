@@ -410,6 +410,7 @@ static void region_free(struct region *r)
 		return;
 	region_zeroer_stop(r);
 	region_tags_free(r);
+	region_moves_free(r);
 	region_index_free(r);
 	if (r->mps != r->ps)
 		pstore_close(r->mps);
@@ -704,21 +705,34 @@ int region_sync(struct region *r)
 	region_drain(r);
 	if (region_failed(r, NULL, 0))
 		return -EIO;
-	/* Drain 2: the records of this iteration's commits and frees. */
-	if (region_tags_phase1(r)) {
+	/* The MOVE markers whose FREE that drain made durable may be reused. */
+	region_moves_release(r);
+	/*
+	 * Drain 2: the records of this iteration's commits and frees, and the
+	 * MOVE batches' decisions (markers VALID).
+	 */
+	bool tags1 = region_tags_phase1(r), moves1 = region_moves_phase1(r);
+
+	if (tags1 || moves1) {
 		region_drain(r);
 		drains++;
 		if (region_failed(r, NULL, 0))
 			return -EIO;
 	}
-	/* Drain 3 (commits only): VALID.  A FREE rides along, or waits for the next drain. */
-	if (region_tags_phase2(r)) {
+	/*
+	 * Drain 3 (commits and moves): VALID, moved records.  A FREE rides
+	 * along, or waits for the next drain.
+	 */
+	bool tags2 = region_tags_phase2(r), moves2 = region_moves_phase2(r);
+
+	if (tags2 || moves2) {
 		region_drain(r);
 		drains++;
 		if (region_failed(r, NULL, 0))
 			return -EIO;
 	}
 	region_tags_synced(r);
+	region_moves_synced(r);
 	/* Freed extents' DIRTY records are durable: the zeroer may have them. */
 	region_index_release_pending(r);
 	r->pending = false;

@@ -124,8 +124,33 @@ uint64_t region_tag_extents(const struct region *r, uint32_t id);
 /*
  * COMMITTED -> DIRTY for the tag's extents; the tag goes first (atomic):
  * slot FREEING now, records DIRTY and slot FREE by region_sync().
+ * -EBUSY when a MOVE of this iteration creates the tag or takes from it.
  */
 int region_tag_free(struct region *r, uint32_t id, uint64_t *n_extents);
+
+/*
+ * MOVE (docs/on-media-format.md, "Move"): each of the n moves (1..256)
+ * takes extent mv[k].extent out of uid's VALID tag mv[k].from_tag into a
+ * new tag mv[k].to_tag of uid holding that extent alone; a from_tag left
+ * with no extent is removed.  All or nothing across a crash: a batch
+ * marker slot decides it in region_sync (one 8-byte store).  The new
+ * tags are visible at once (like a commit's); new_ids[k] gets mv[k]'s new
+ * tag id.  Nothing changes on an error, and *bad (may be NULL) gets the
+ * index of the move it is about (n: the request):
+ * -EINVAL  n out of range, a bad name, to_tags repeated, an extent out
+ *          of range, not of its from_tag, or named twice;
+ * -ENOENT  from_tag is no tag of uid;
+ * -EEXIST  uid has a tag named to_tag;
+ * -EBUSY   from_tag is committed, freed or moved into in this iteration;
+ * -ENOSPC  fewer than n + 1 free tag slots;  -ENOMEM.
+ */
+struct region_move {
+	const char *from_tag;
+	uint64_t extent;
+	const char *to_tag;
+};
+int region_move(struct region *r, const struct region_move *mv, size_t n, uid_t uid,
+		uint32_t *new_ids, size_t *bad);
 
 /* Flush byte ranges of the mapping (offsets from the region start).  -ERANGE. */
 int region_flush(struct region *r, uint64_t off, uint64_t len);

@@ -43,7 +43,9 @@ struct checker {
 	uint8_t *kind;		  /* enum media_slot_kind */
 	uint64_t *cnt;		  /* COMMITTED records naming the slot */
 	uint64_t *first;	  /* the first of them */
-	struct layout_tag *slots; /* the tag table, copied: slots[id - 1] */
+	uint8_t *role;		  /* MOVE_ROLE_* (media_moves_resolve) */
+	struct layout_tag *slots; /* the tag table, copied: slots[id - 1]; as it is once the
+				     decided MOVE batches finished (check_slots_moves) */
 	bool hold;		  /* recovery holds back records under WRITTEN / FREEING slots */
 };
 
@@ -73,6 +75,8 @@ void check_report_add_tag(struct checker *c, uint32_t id, const struct layout_ta
 /* false: no header to check the tables with. */
 bool check_header_choice(struct checker *c);
 bool check_header_geometry(struct checker *c);
+void check_slots_load(struct checker *c);
+void check_slots_moves(struct checker *c);
 void check_slots_classify(struct checker *c);
 void check_slots_duplicates(struct checker *c);
 void check_records_walk(struct checker *c);

@@ -11,19 +11,68 @@
 
 #include "check-internal.h"
 
+void check_slots_load(struct checker *c)
+{
+	const struct layout_header *h = &c->rep->hdr;
+
+	memcpy(c->slots, c->base + h->tag_table_off, h->tag_count * sizeof(*c->slots));
+}
+
+/*
+ * MOVE batches in flight (media_moves_resolve), as recovery finishes
+ * them: not damage in a crash image, only a bad link is.
+ */
+void check_slots_moves(struct checker *c)
+{
+	const struct layout_header *h = &c->rep->hdr;
+	struct media_moves mv;
+	int ret;
+
+	ret = media_moves_resolve(c->slots, (uint32_t)h->tag_count, c->base + h->extent_table_off,
+				  h->extent_count, c->cnt, c->role, &mv);
+	if (ret < 0) {
+		c->err = ret;
+		return;
+	}
+	for (uint32_t id = 1; id <= h->tag_count; id++) {
+		struct layout_link l;
+
+		layout_tag_link(&c->slots[id - 1], &l);
+		if ((c->role[id] & MOVE_ROLE_FWD_REC) && c->cnt[id] == 1)
+			c->first[id] = l.arg;
+	}
+	if (mv.bad)
+		check_report_problem(c,
+				     "%" PRIu64 " MOVE member slots (first: slot %u) of a decided "
+				     "batch have a bad link; the daemon takes them as damaged",
+				     mv.bad, mv.first_bad);
+	if (!mv.markers)
+		return;
+	if (c->flags & CHECK_RECOVERED)
+		check_report_problem(c, "%" PRIu64 " MOVE batches in flight in a recovered image",
+				     mv.markers);
+	else
+		check_report_note(c,
+				  "%" PRIu64 " MOVE batches in flight: %" PRIu64
+				  " decided, recovery rolls %" PRIu64 " moves forward (%" PRIu64
+				  " emptied tags removed) and %" PRIu64 " back",
+				  mv.markers, mv.decided, mv.forward, mv.emptied, mv.back);
+}
+
 void check_slots_classify(struct checker *c)
 {
 	const struct layout_header *h = &c->rep->hdr;
 	char nm[LAYOUT_TAG_NAME_MAX + 1];
 
-	memcpy(c->slots, c->base + h->tag_table_off, h->tag_count * sizeof(*c->slots));
 	for (uint32_t id = 1; id <= h->tag_count; id++) {
 		const struct layout_tag *t = &c->slots[id - 1];
 		uint64_t off = h->tag_table_off + (uint64_t)(id - 1) * LAYOUT_TAG_SLOT_SIZE;
 		enum media_slot_damage why;
 
-		c->kind[id] = (uint8_t)media_slot_classify(t, &why);
-		if (c->kind[id] == SLOT_FREE)
+		c->kind[id] = (uint8_t)media_moves_kind(media_slot_classify(t, &why), c->role[id]);
+		/* A marker is never a tag: reported with its batch (check_slots_moves). */
+		if (c->kind[id] == SLOT_FREE ||
+		    ((c->role[id] & MOVE_ROLE_MARKER) && c->kind[id] == SLOT_WRITTEN))
 			continue;
 		switch (why) {
 		case SLOT_UNDAMAGED:
@@ -170,7 +219,12 @@ static void use_valid(struct checker *c, uint32_t id, uint64_t cnt, uint64_t fir
 	char nm[LAYOUT_TAG_NAME_MAX + 1];
 
 	c->rep->valid_tags++;
-	if (cnt == 0)
+	if (cnt == 0 && (c->role[id] & MOVE_ROLE_SOURCE) && !(c->flags & CHECK_RECOVERED))
+		check_report_note(c,
+				  "tag '%s' (uid %u, slot %u) is emptied by a decided MOVE; "
+				  "recovery removes it",
+				  check_report_safe_name(t->name, nm), t->uid, id);
+	else if (cnt == 0)
 		check_report_problem(c,
 				     "tag '%s' (uid %u, slot %u) is VALID but no extent record "
 				     "names it (committed with %" PRIu64 " extents)",
@@ -250,6 +304,8 @@ void check_slots_use(struct checker *c)
 			if (k < rep->n_tags && rep->tags[k].id == id)
 				rep->tags[k].n_extents = cnt;
 		}
+		if ((c->role[id] & MOVE_ROLE_MARKER) && c->kind[id] == SLOT_WRITTEN)
+			continue; /* its batch is reported by check_slots_moves */
 		switch ((enum media_slot_kind)c->kind[id]) {
 		case SLOT_VALID:
 			use_valid(c, id, cnt, first);

@@ -50,14 +50,18 @@ static void run_checks(struct checker *c)
 	c->kind = calloc(h->tag_count + 1, sizeof(*c->kind));
 	c->cnt = calloc(h->tag_count + 1, sizeof(*c->cnt));
 	c->first = calloc(h->tag_count + 1, sizeof(*c->first));
+	c->role = calloc(h->tag_count + 1, sizeof(*c->role));
 	c->slots = calloc(MAX(h->tag_count, (uint64_t)1), sizeof(*c->slots));
-	if (!c->kind || !c->cnt || !c->first || !c->slots) {
+	if (!c->kind || !c->cnt || !c->first || !c->slots || !c->role) {
 		c->err = -ENOMEM;
 		return;
 	}
+	/* The records first: the MOVE rule reads them, and every slot rule after it. */
+	check_slots_load(c);
+	check_records_walk(c);
+	check_slots_moves(c);
 	check_slots_classify(c);
 	check_slots_duplicates(c);
-	check_records_walk(c);
 	check_slots_named(c);
 	check_slots_missing(c);
 	check_slots_use(c);
@@ -92,6 +96,7 @@ static int finish(struct checker *c)
 	free(c->cnt);
 	free(c->first);
 	free(c->slots);
+	free(c->role);
 	free(c);
 	return r;
 }

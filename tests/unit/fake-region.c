@@ -295,6 +295,66 @@ int region_commit(struct region *r, const struct run *runs, size_t n_runs, const
 	return 0;
 }
 
+/* MOVE with region_move's checks (no loop iteration here: no -EBUSY). */
+static int fake_move_check(struct region *r, const struct region_move *mv, size_t n, uid_t uid,
+			   uint32_t *from, size_t *bad)
+{
+	size_t free_ids = 0;
+	uint32_t id;
+
+	for (uint32_t i = 1; i <= FAKE_TAGS; i++)
+		free_ids += !r->tags[i].used;
+	for (size_t k = 0; k < n; k++) {
+		*bad = k;
+		if (!*mv[k].to_tag || strlen(mv[k].to_tag) > FAKE_TAG_NAME_MAX ||
+		    mv[k].extent >= r->n)
+			return -EINVAL;
+		if (region_tag_lookup(r, mv[k].from_tag, uid, &from[k]) < 0)
+			return -ENOENT;
+		if (region_tag_lookup(r, mv[k].to_tag, uid, &id) == 0)
+			return -EEXIST;
+		if (r->state[mv[k].extent] != EXT_COMMITTED || r->tag_of[mv[k].extent] != from[k])
+			return -EINVAL;
+		for (size_t j = 0; j < k; j++)
+			if (strcmp(mv[j].to_tag, mv[k].to_tag) == 0 || mv[j].extent == mv[k].extent)
+				return -EINVAL;
+	}
+	*bad = n;
+	return free_ids >= n + 1 ? 0 : -ENOSPC;
+}
+
+int region_move(struct region *r, const struct region_move *mv, size_t n, uid_t uid,
+		uint32_t *new_ids, size_t *bad)
+{
+	uint32_t from[LAYOUT_MOVE_MAX];
+	size_t dummy;
+	int q;
+
+	if (!bad)
+		bad = &dummy;
+	*bad = n;
+	if (n == 0 || n > LAYOUT_MOVE_MAX)
+		return -EINVAL;
+	q = fake_move_check(r, mv, n, uid, from, bad);
+	if (q < 0)
+		return q;
+	for (size_t k = 0; k < n; k++) {
+		uint32_t c = 1;
+
+		while (r->tags[c].used)
+			c++;
+		r->tags[c].used = true;
+		r->tags[c].uid = uid;
+		strcpy(r->tags[c].name, mv[k].to_tag);
+		r->tag_of[mv[k].extent] = c;
+		new_ids[k] = c;
+		if (region_tag_extents(r, from[k]) == 0)
+			r->tags[from[k]].used = false;
+	}
+	r->pending = true;
+	return 0;
+}
+
 uint32_t region_tag_next(const struct region *r, uint32_t after)
 {
 	for (uint32_t i = after + 1; i <= FAKE_TAGS; i++)

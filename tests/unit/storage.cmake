@@ -12,6 +12,17 @@ set_tests_properties(unit-region unit-region-cacheline
 set_tests_properties(unit-region-cacheline
   PROPERTIES ENVIRONMENT "PMEM2_FORCE_GRANULARITY=CACHE_LINE")
 
+# MOVE: the batch protocol, its refusals, crashes before and after the
+# decision, hostile links, and the checker on every image.
+add_executable(test-region-move ${PMEMZ_TEST_SRC}/unit/test-region-move.c)
+target_link_libraries(test-region-move PRIVATE pmemzd_storage pmemzd_check PkgConfig::CMOCKA)
+add_test(NAME unit-region-move COMMAND test-region-move)
+add_test(NAME unit-region-move-cacheline COMMAND test-region-move)
+set_tests_properties(unit-region-move unit-region-move-cacheline
+  PROPERTIES LABELS "unit" TIMEOUT 120)
+set_tests_properties(unit-region-move-cacheline
+  PROPERTIES ENVIRONMENT "PMEM2_FORCE_GRANULARITY=CACHE_LINE")
+
 # pstore's fault containment and release-build store checks: a region file
 # truncated under the daemon fails that mapping, not the process.
 add_executable(test-pstore ${PMEMZ_TEST_SRC}/unit/test-pstore.c)

@@ -829,6 +829,204 @@ static void test_allocate_commit_free(void **state)
 	close(fd);
 }
 
+/* MOVE of n moves (from[k], ext[k], to[k]); the response. */
+static Pmemz__Response *do_move(int fd, const char *region, size_t n, const char *const *from,
+				const uint64_t *ext, const char *const *to)
+{
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__MoveReq mr = PMEMZ__MOVE_REQ__INIT;
+	Pmemz__Move *mv = calloc(n ? n : 1, sizeof(*mv));
+	Pmemz__Move **pv = calloc(n ? n : 1, sizeof(*pv));
+	Pmemz__Response *resp;
+
+	assert_non_null(mv);
+	assert_non_null(pv);
+	for (size_t k = 0; k < n; k++) {
+		pmemz__move__init(&mv[k]);
+		mv[k].from_tag = mut(from[k]);
+		mv[k].extent = ext[k];
+		mv[k].to_tag = mut(to[k]);
+		pv[k] = &mv[k];
+	}
+	mr.region = mut(region);
+	mr.n_moves = n;
+	mr.moves = pv;
+	req.id = next_id++;
+	req.op_case = PMEMZ__REQUEST__OP_MOVE;
+	req.move = &mr;
+	resp = cli_call(fd, &req);
+	free(mv);
+	free(pv);
+	return resp;
+}
+
+/* One tag's extents (LIST), n of them at most; how many. */
+static size_t tag_extents(int fd, const char *tag, uint64_t *ext, size_t n)
+{
+	Pmemz__Response *resp = do_list(fd, "test", tag, false);
+	size_t k = 0;
+
+	if (resp->status != 0) {
+		resp_free(resp);
+		return 0;
+	}
+	assert_int_equal(resp->list->n_tags, 1);
+	for (size_t i = 0; i < resp->list->tags[0]->n_runs; i++) {
+		const Pmemz__Run *ru = resp->list->tags[0]->runs[i];
+
+		for (uint64_t e = ru->first; e < ru->first + ru->count; e++, k++)
+			if (k < n)
+				ext[k] = e;
+	}
+	resp_free(resp);
+	return k;
+}
+
+static uint64_t stat_moves(int fd)
+{
+	Pmemz__Response *resp = do_stat(fd, "test");
+	uint64_t n;
+
+	assert_int_equal(resp->status, 0);
+	assert_true(resp->stat->regions[0]->has_moves);
+	n = resp->stat->regions[0]->moves;
+	resp_free(resp);
+	return n;
+}
+
+/* The caller's USAGE row: committed bytes and tags. */
+static void my_usage(int fd, uint64_t *committed, uint64_t *tags)
+{
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__UsageReq u = PMEMZ__USAGE_REQ__INIT;
+	Pmemz__Response *resp;
+
+	u.region = mut("test");
+	req.id = next_id++;
+	req.op_case = PMEMZ__REQUEST__OP_USAGE;
+	req.usage = &u;
+	resp = cli_call(fd, &req);
+	assert_int_equal(resp->status, 0);
+	*committed = *tags = 0;
+	for (size_t i = 0; i < resp->usage->n_uids; i++)
+		if (resp->usage->uids[i]->uid == getuid()) {
+			*committed = resp->usage->uids[i]->committed;
+			*tags = resp->usage->uids[i]->tags;
+		}
+	resp_free(resp);
+}
+
+static void expect_move(int fd, size_t n, const char *const *from, const uint64_t *ext,
+			const char *const *to, int status)
+{
+	Pmemz__Response *resp = do_move(fd, "test", n, from, ext, to);
+
+	if (resp->status != status)
+		fprintf(stderr, "MOVE: %d (%s), expected %d\n", resp->status,
+			resp->message ? resp->message : "", status);
+	assert_int_equal(resp->status, status);
+	if (status)
+		assert_non_null(resp->message);
+	else
+		assert_int_equal(resp->move->moved, n);
+	resp_free(resp);
+}
+
+/* MOVE: the new tags, the emptied pool gone, every refusal changing nothing. */
+static void test_move(void **state)
+{
+	struct region *r = fake_region_get(R_TEST);
+	int fd = cli_connect();
+	Pmemz__Response *resp;
+	uint64_t ext[4], committed, tags, moves0, x[LAYOUT_MOVE_MAX + 1];
+	static const char *from[LAYOUT_MOVE_MAX + 1], *to[LAYOUT_MOVE_MAX + 1];
+	static char names[LAYOUT_MOVE_MAX + 1][8];
+
+	(void)state;
+	fake_region_zero(r, 8);
+	/* Commit the two leases as "pool" (3 extents) and "keep" (1). */
+	{
+		Pmemz__Response *a = do_alloc(fd, "test", 3 * MiB, false), *b;
+
+		assert_int_equal(a->status, 0);
+		b = do_commit(fd, "test", a->allocate->lease, "pool");
+		assert_int_equal(b->status, 0);
+		resp_free(a);
+		resp_free(b);
+		a = do_alloc(fd, "test", MiB, false);
+		b = do_commit(fd, "test", a->allocate->lease, "keep");
+		assert_int_equal(b->status, 0);
+		resp_free(a);
+		resp_free(b);
+	}
+	assert_int_equal(tag_extents(fd, "pool", ext, 3), 3);
+	assert_int_equal(tag_extents(fd, "keep", ext + 3, 1), 1);
+	moves0 = stat_moves(fd);
+	my_usage(fd, &committed, &tags);
+
+	for (size_t k = 0; k <= LAYOUT_MOVE_MAX; k++) {
+		snprintf(names[k], sizeof(names[k]), "c/%zu", k);
+		from[k] = "pool";
+		to[k] = names[k];
+		x[k] = ext[k % 3];
+	}
+	/* Refused, each with nothing changed. */
+	expect_move(fd, 0, from, x, to, -EINVAL);
+	expect_move(fd, LAYOUT_MOVE_MAX + 1, from, x, to, -EINVAL);
+	to[1] = names[0];
+	expect_move(fd, 2, from, x, to, -EINVAL); /* a repeated name */
+	to[1] = names[1];
+	x[1] = x[0];
+	expect_move(fd, 2, from, x, to, -EINVAL); /* an extent twice */
+	x[1] = ext[3];
+	expect_move(fd, 2, from, x, to, -EINVAL); /* keep's extent */
+	x[1] = 1u << 20;
+	expect_move(fd, 2, from, x, to, -EINVAL); /* out of range */
+	x[1] = ext[1];
+	to[1] = "keep";
+	expect_move(fd, 2, from, x, to, -EEXIST);
+	to[1] = "bad\x7fname";
+	expect_move(fd, 2, from, x, to, -EINVAL);
+	to[1] = names[1];
+	from[1] = "nope";
+	expect_move(fd, 2, from, x, to, -ENOENT);
+	from[1] = "pool";
+	assert_int_equal(tag_extents(fd, "pool", x, 3), 3);
+	assert_int_equal(stat_moves(fd), moves0);
+
+	/* One move: c/0 gets the pool's third extent. */
+	x[0] = ext[2];
+	expect_move(fd, 1, from, x, to, 0);
+	assert_int_equal(tag_extents(fd, "pool", ext, 3), 2);
+	assert_int_equal(tag_extents(fd, "c/0", x, 1), 1);
+	assert_int_equal(stat_moves(fd), moves0 + 1);
+	assert_int_equal(fake_region_durable(r, EXT_COMMITTED), 4);
+
+	/* The last two: the pool is removed in the same request. */
+	x[1] = ext[0];
+	x[2] = ext[1];
+	expect_move(fd, 2, from + 1, x + 1, to + 1, 0);
+	resp = do_list(fd, "test", "pool", false);
+	assert_int_equal(resp->status, -ENOENT);
+	resp_free(resp);
+	assert_int_equal(stat_moves(fd), moves0 + 2);
+	{
+		uint64_t c2, t2;
+
+		my_usage(fd, &c2, &t2);
+		assert_int_equal(c2, committed); /* the same extents, still committed */
+		assert_int_equal(t2, tags + 2);	 /* pool gone, c/0..c/2 new */
+	}
+	for (int k = 0; k < 3; k++) {
+		resp = do_free(fd, "test", false, 0, names[k]);
+		assert_int_equal(resp->status, 0);
+		resp_free(resp);
+	}
+	resp = do_free(fd, "test", false, 0, "keep");
+	resp_free(resp);
+	close(fd);
+}
+
 /* A waiting ALLOCATE does not hold up the requests behind it. */
 static void test_pipelining(void **state)
 {
@@ -1783,6 +1981,7 @@ int main(void)
 	    cmocka_unit_test(test_second_daemon_refused),
 	    cmocka_unit_test(test_open_region),
 	    cmocka_unit_test(test_allocate_commit_free),
+	    cmocka_unit_test(test_move),
 	    cmocka_unit_test(test_pipelining),
 	    cmocka_unit_test(test_waiters_fifo_enospc),
 	    cmocka_unit_test(test_waiter_reply_fails),
