@@ -23,6 +23,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -479,6 +480,24 @@ int disk_ahead_start(struct disk *d)
 	return 0;
 }
 
+/* Free ahead tag a, reconnecting once if pmemzerod restarted meanwhile. */
+static int give_back(struct disk *d, struct pmemz_alloc *a)
+{
+	char tag[PMEMZ_DISK_TAG_MAX];
+	uint64_t gen = disk_gen(d);
+	int r;
+
+	(void)snprintf(tag, sizeof(tag), "%s", pmemz_alloc_tag(a));
+	r = pmemz_alloc_release(a);
+	if (r == 0 || !disk_conn_lost(r) || disk_reconnect(d, gen) < 0)
+		return r;
+	/* freed or not, its answer lost: the tag tells */
+	r = pmemz_alloc_open(d->r, tag, &a);
+	if (r == -ENOENT)
+		return 0;
+	return r < 0 ? r : pmemz_alloc_release(a);
+}
+
 void disk_ahead_close(struct disk *d)
 {
 	size_t n_free;
@@ -496,7 +515,7 @@ void disk_ahead_close(struct disk *d)
 	for (size_t i = 0; i < d->ahead.n_pools; i++) {
 		struct ahead_pool *p = d->ahead.pools[i];
 
-		if (pmemz_alloc_release(p->a) < 0)
+		if (give_back(d, p->a) < 0)
 			nbdkit_debug("pmemz: an ahead tag stays until the next start: %s",
 				     pmemz_errormsg());
 		free(p);

@@ -56,8 +56,13 @@ static int walk_one(struct pmemz_alloc *a, const char *tag, void *arg)
 	uint64_t idx = 0;
 	char *p;
 
-	if (pmemz_disk_tag_parse(tag, name, &idx) != PMEMZ_DISK_TAG_CHUNK ||
-	    strcmp(name, w->d->cfg.name) != 0) {
+	int kind = pmemz_disk_tag_parse(tag, name, &idx);
+
+	if (kind == PMEMZ_DISK_TAG_AHEAD && strcmp(name, w->d->cfg.name) == 0) {
+		pmemz_alloc_close(a); /* an earlier process's: disk_ahead_open frees it */
+		return 0;
+	}
+	if (kind != PMEMZ_DISK_TAG_CHUNK || strcmp(name, w->d->cfg.name) != 0) {
 		(void)snprintf(w->why, sizeof(w->why), "tag '%s' is not a chunk of the disk", tag);
 		goto bad;
 	}

@@ -139,7 +139,7 @@ static int settle(struct disk *d, struct sync_entry *v, size_t n)
  * (applied), 1 when they did not happen and may be sent again, or -errno.
  */
 static int finish(struct disk *d, struct pmemz_batch *b, struct sync_entry *v, size_t n,
-		  uint64_t gen)
+		  uint64_t gen, size_t per)
 {
 	int r = pmemz_batch_wait(b);
 
@@ -153,6 +153,10 @@ static int finish(struct disk *d, struct pmemz_batch *b, struct sync_entry *v, s
 			return r < 0 ? r : 1;
 		r = 0;
 	}
+	if (r == -ENOSPC && per > 1) {
+		nbdkit_debug("pmemz: %zu mapping(s) at once do not fit: %s", n, pmemz_errormsg());
+		return r; /* the caller tries again in smaller requests */
+	}
 	if (r < 0) {
 		nbdkit_error("pmemz: cannot make %zu chunk mapping(s) durable: %s", n,
 			     pmemz_errormsg());
@@ -163,35 +167,46 @@ static int finish(struct disk *d, struct pmemz_batch *b, struct sync_entry *v, s
 	return 0;
 }
 
-/* Move every entry of v[0..n); the ones not moved are left at the front, *left of them. */
-static int run(struct disk *d, struct sync_entry *v, size_t n, size_t *left)
+/*
+ * Move every entry of v[0..n), per of them in each request; the ones not
+ * moved are left at the front, *left of them.  Requests of a full size
+ * all go out before any answer is awaited (one round trip); smaller ones
+ * (a nearly full tag table) one after the other, each in a loop iteration
+ * of the daemon's own, which gives back the slots the previous one freed.
+ */
+static int run(struct disk *d, struct sync_entry *v, size_t n, size_t per, size_t *left)
 {
-	size_t per = PMEMZ_BATCH_MOVES_MAX, nb = (n + per - 1) / per, kept = 0;
+	size_t nb = (n + per - 1) / per, kept = 0;
+	size_t wave = per == PMEMZ_BATCH_MOVES_MAX ? nb : 1;
 	struct pmemz_batch **b = calloc(nb ? nb : 1, sizeof(*b));
 	uint64_t gen = disk_gen(d);
-	int r = b ? 0 : -ENOMEM, first = 0;
+	int first = b ? 0 : -ENOMEM;
 
-	for (size_t k = 0; r == 0 && k < nb; k++) {
-		r = submit(d, v + k * per, MIN(per, n - k * per), &b[k]);
-		if (r == 0)
-			d->sync.requests++;
-	}
-	if (r < 0 && b)
-		nbdkit_error("pmemz: cannot send the chunk mappings: %s", pmemz_errormsg());
-	first = r;
-	for (size_t k = 0; k < nb; k++) {
-		struct sync_entry *part = v + k * per;
-		size_t m = MIN(per, n - k * per);
+	for (size_t w = 0; w < nb; w += wave) {
+		size_t end = MIN(nb, w + wave);
+		int r = 0;
 
-		r = b && b[k] ? finish(d, b[k], part, m, gen) : 1;
-		if (r != 0) {
+		for (size_t k = w; first == 0 && r == 0 && k < end; k++) {
+			r = submit(d, v + k * per, MIN(per, n - k * per), &b[k]);
+			if (r == 0)
+				d->sync.requests++;
+		}
+		if (r < 0) {
+			nbdkit_error("pmemz: cannot send the chunk mappings: %s", pmemz_errormsg());
+			first = r;
+		}
+		for (size_t k = w; k < end; k++) {
+			struct sync_entry *part = v + k * per;
+			size_t m = MIN(per, n - k * per);
+
+			r = b && b[k] ? finish(d, b[k], part, m, gen, per) : 1;
+			if (r == 0)
+				continue;
 			/* not moved: kept for the next sync point */
 			memmove(v + kept, part, m * sizeof(*v));
 			kept += m;
-			if (r < 0 && first == 0)
-				first = r;
-			if (r == 1 && first == 0)
-				first = -EAGAIN;
+			if (first == 0)
+				first = r < 0 ? r : -EAGAIN;
 		}
 	}
 	free(b);
@@ -229,11 +244,13 @@ static void sync_debug(struct disk *d, size_t moved)
 
 int disk_sync(struct disk *d)
 {
+	size_t per;
 	uint64_t want;
 	int r = 0;
 
 	pthread_mutex_lock(&d->sync.lock);
 	want = d->sync.made;
+	per = PMEMZ_BATCH_MOVES_MAX;
 	while (r == 0 && d->sync.synced < want) {
 		struct sync_entry *v;
 		size_t n, left = 0;
@@ -251,7 +268,7 @@ int disk_sync(struct disk *d)
 		d->sync.running = true;
 		pthread_mutex_unlock(&d->sync.lock);
 
-		r = run(d, v, n, &left);
+		r = run(d, v, n, per, &left);
 
 		pthread_mutex_lock(&d->sync.lock);
 		d->sync.running = false;
@@ -267,6 +284,15 @@ int disk_sync(struct disk *d)
 		pthread_cond_broadcast(&d->sync.done);
 		if (r == -EAGAIN)
 			r = 0; /* reconnected: go round again */
+		/*
+		 * A MOVE needs a free tag slot per move and one more (the
+		 * daemon frees the ahead tags only as it decides): in a
+		 * nearly full tag table, smaller requests still fit.
+		 */
+		if (r == -ENOSPC && per > 1) {
+			per /= 2;
+			r = 0;
+		}
 	}
 	pthread_mutex_unlock(&d->sync.lock);
 	return r;

@@ -167,6 +167,10 @@ class Env:
         items = out if isinstance(out, list) else out.get("tags", [])
         return [t for t in items if t["name"].startswith(prefix)]
 
+    def chunk_tags(self, disk="d"):
+        """The disk's chunk tags (not its superblock, not the extents it owns ahead)."""
+        return [t for t in self.tags(f"nbd/{disk}/") if "/ahead/" not in t["name"]]
+
     # ---- nbdkit ----
     def nbdkit(self, disk="d", size=None, wait=True, extra=(), name=None, opts=()):
         n = Nbdkit(self, disk, size, extra, name or f"nbd{len(self.nbdkits)}", opts)
