@@ -5,6 +5,8 @@
 # daemon's zeroing report for the plugin targets.  No speed is asserted.
 #   bench-disk-check.py SCRIPT BUILD_DIR TARGETS JSON
 import json
+import os
+import shutil
 import subprocess
 import sys
 
@@ -49,7 +51,18 @@ def main():
                 fail(f"JSON row {k}/{w} lacks the daemon's zeroing report")
             if k in "ab" and row["daemon_before"]["dirty"] != 0:
                 fail(f"({k}) {w} started before zeroing finished: {row['daemon_before']}")
-    print(f"bench-disk-check: OK: {len(keys)} targets x {len(WORKLOADS)} workloads")
+    # with gnuplot, bench-disk draws the run beside its JSON (scripts/bench-disk-plot)
+    png = os.path.splitext(json_path)[0] + ".png"
+    if shutil.which("gnuplot"):
+        try:
+            with open(png, "rb") as f:
+                magic = f.read(8)
+        except OSError as e:
+            fail(f"no picture of the run: {e}")
+        if magic != b"\x89PNG\r\n\x1a\n":
+            fail(f"{png} is not a PNG")
+    print(f"bench-disk-check: OK: {len(keys)} targets x {len(WORKLOADS)} workloads"
+          + (f", {png}" if shutil.which("gnuplot") else ", no picture (no gnuplot)"))
 
 
 if __name__ == "__main__":

@@ -57,6 +57,16 @@ if(TARGET pmemzerod AND TARGET pmemzctl AND TARGET pmemz-demo)
       RESOURCE_LOCK pmemz-vm
       LABELS "vm;nbd")
   endif()
+  # No VM boot: the harness's initramfs, built as for a build tree under
+  # /tmp, /run and a path with spaces, has nothing where the guest mounts
+  # (tests/vm/guest-files.sh; issue 25).  Cheap, so not labelled vm.
+  set(_vm_paths_files $<TARGET_FILE:pmemzerod> $<TARGET_FILE:pmemzctl> $<TARGET_FILE:pmemz-demo>)
+  if(TARGET nbdkit-pmemz-plugin)
+    list(APPEND _vm_paths_files $<TARGET_FILE:nbdkit-pmemz-plugin>)
+  endif()
+  add_test(NAME vm-harness-paths
+    COMMAND ${CMAKE_CURRENT_LIST_DIR}/check-guest-paths ${CMAKE_BINARY_DIR} ${_vm_paths_files})
+  set_tests_properties(vm-harness-paths PROPERTIES LABELS "unit" TIMEOUT 120)
 else()
   message(STATUS "VM tests not registered: need targets pmemzerod, pmemzctl and pmemz-demo")
 endif()
