@@ -23,6 +23,10 @@ target_compile_definitions(pmemz-bench PRIVATE
   PMEMZ_BENCH_DAEMON="$<TARGET_FILE:pmemzerod>")
 add_dependencies(pmemz-bench pmemzerod)
 
+# The machine's cost of the first store into a page through a mapping (the
+# floor under the disk's fresh writes; scripts/bench-disk prints it).
+add_executable(pmemz-first-touch ${_bench_dir}/first-touch.c)
+
 # Validates the JSON the bench wrote (json-c), so the smoke test needs no python.
 add_executable(pmemz-bench-json-check ${_bench_dir}/bench-json-check.c)
 target_link_libraries(pmemz-bench-json-check PRIVATE PkgConfig::JSONC)

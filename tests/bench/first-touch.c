@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pmemz-first-touch [DIR] [MIB]: what the machine charges for the first
+ * store into a page through a mapping, next to a store into a page that
+ * mapping touched before -- the floor under a fresh write on the nbdkit
+ * disk, which lands in a page of nbdkit's mapping that no one touched
+ * through it (an overwrite lands in one it touched).  A file of MIB MiB
+ * (default 256) in DIR (default /dev/shm) is filled through one mapping,
+ * as pmemzerod's zeroer fills a region, then a second mapping (nbdkit's)
+ * gets one 4 KiB write per 2 MiB chunk at a page of the chunk, twice.
+ * scripts/bench-disk prints it beside its table.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CHUNK (2ul << 20)
+#define PAGE 4096ul
+
+static double now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static double pass(char *p, size_t n, const char *buf)
+{
+	double t0 = now();
+
+	for (size_t i = 0; i < n; i++)
+		memcpy(p + i * CHUNK + ((i * 7919) % (CHUNK / PAGE)) * PAGE, buf, PAGE);
+	return (now() - t0) / (double)n * 1e6;
+}
+
+int main(int argc, char **argv)
+{
+	const char *dir = argc > 1 ? argv[1] : "/dev/shm";
+	size_t size = (argc > 2 ? strtoul(argv[2], NULL, 10) : 256) << 20, n = size / CHUNK;
+	static char buf[PAGE];
+	char path[4096];
+	char *w, *p;
+	int fd;
+
+	if (n == 0) {
+		fprintf(stderr, "pmemz-first-touch: at least 2 MiB\n");
+		return 2;
+	}
+	memset(buf, 0x5a, sizeof(buf));
+	snprintf(path, sizeof(path), "%s/pmemz-first-touch-XXXXXX", dir);
+	fd = mkstemp(path);
+	if (fd < 0 || ftruncate(fd, (off_t)size) < 0) {
+		perror("pmemz-first-touch: the file");
+		return 1;
+	}
+	(void)unlink(path);
+	w = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (w == MAP_FAILED || p == MAP_FAILED) {
+		perror("pmemz-first-touch: mmap");
+		return 1;
+	}
+	memset(w, 0, size);
+	double first = pass(p, n, buf), again = pass(p, n, buf);
+
+	printf("first-touch: %.2f us per 4 KiB write into a page first touched through its mapping,"
+	       " %.2f us into a page touched before (%zu writes, %s)\n",
+	       first, again, n, dir);
+	return 0;
+}
