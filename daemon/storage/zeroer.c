@@ -217,10 +217,34 @@ static enum go throttle(struct zeroer *z, unsigned idx, uint64_t len, bool *urge
 	return go;
 }
 
+static void signal_main(struct zeroer *z)
+{
+	uint64_t one = 1;
+
+	if (write(z->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_debug("region '%s': zeroer eventfd: %m", z->name);
+}
+
+/*
+ * Hand ext[0..k) back while the batch runs: fence what was stored (this
+ * thread's NT stores, the extents before k included), then publish k.
+ * The release store orders the zeroes' drain before the main loop can see
+ * the count; the main loop stores ZEROED only after reading it (I5).
+ */
+static void hand_back(struct zeroer *z, struct zbatch *b, uint32_t k)
+{
+	pstore_drain(z->ps);
+	b->fences++;
+	if (pstore_failed(z->ps, NULL))
+		return; /* these zeroes went to no media: nothing is handed back */
+	__atomic_store_n(&b->durable, k, __ATOMIC_RELEASE);
+	signal_main(z);
+}
+
 static void zero_batch(struct zeroer *z, unsigned idx, struct zbatch *b, bool *boosted)
 {
 	uint64_t busy = 0, t0;
-	uint32_t k;
+	uint32_t k, fenced = 0;
 	enum go go = GO;
 	bool urgent = *boosted;
 
@@ -240,13 +264,30 @@ static void zero_batch(struct zeroer *z, unsigned idx, struct zbatch *b, bool *b
 		}
 		if (go != GO)
 			break; /* ext[k] is not (fully) zeroed */
+		/*
+		 * Someone waits: this extent is theirs as soon as it is
+		 * durable, not after the rest of the batch (issue 24).  The
+		 * last one waits for the batch's own fence below.
+		 */
+		if (urgent && k + 1 < b->n) {
+			t0 = pmemz_now_ns();
+			hand_back(z, b, k + 1);
+			busy += pmemz_now_ns() - t0;
+			fenced = k + 1;
+		}
 	}
-	/* One fence for the whole batch: every zero stored above is durable after it. */
-	t0 = pmemz_now_ns();
-	pstore_drain(z->ps);
-	busy += pmemz_now_ns() - t0;
-	/* A fault in the mapping: these zeroes went to no media. */
-	b->done = pstore_failed(z->ps, NULL) ? 0 : k;
+	/* One fence for the (rest of the) batch: every zero stored above is durable after it. */
+	if (k > fenced || b->fences == 0) {
+		t0 = pmemz_now_ns();
+		pstore_drain(z->ps);
+		busy += pmemz_now_ns() - t0;
+		b->fences++;
+	}
+	/*
+	 * A fault in the mapping: these zeroes went to no media.  What was
+	 * handed back already had its fence checked, and stays handed back.
+	 */
+	b->done = pstore_failed(z->ps, NULL) ? __atomic_load_n(&b->durable, __ATOMIC_RELAXED) : k;
 	b->ran = true;
 	b->busy_ns = busy;
 }
@@ -262,7 +303,6 @@ static void *worker(void *arg)
 	pthread_mutex_lock(&z->lock);
 	for (;;) {
 		struct zbatch *b;
-		uint64_t one = 1;
 		bool urgent;
 
 		while (!z->stop && self->idx < z->want && (z->paused || !z->todo))
@@ -289,8 +329,7 @@ static void *worker(void *arg)
 		 * held it, it would block on it until this thread, perhaps at
 		 * SCHED_IDLE on a busy machine, got a CPU again (seen: 300 ms).
 		 */
-		if (write(z->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-			log_debug("region '%s': zeroer eventfd: %m", z->name);
+		signal_main(z);
 		pthread_mutex_lock(&z->lock);
 	}
 	pthread_mutex_unlock(&z->lock);
