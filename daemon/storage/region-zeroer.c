@@ -29,6 +29,12 @@ int region_zeroer_start(struct region *r)
 	    .numa_node = r->devdax ? pstore_numa_node(r->ps) : -1,
 	};
 
+	/* Kept for STAT: operators check that each region's zeroer is on its node. */
+	r->numa_node = p.numa_node;
+	if (p.numa_node >= 0)
+		log_info("region '%s': on NUMA node %d, its zeroer threads run there", r->name,
+			 p.numa_node);
+
 	zeroer_policy_init(&r->pol, &r->rc->policy, r->extent_size, r->extent_count,
 			   pmemz_now_ns());
 	return zeroer_new(&p, &r->z);

@@ -44,6 +44,7 @@ struct region_stats {
 	uint64_t drains;	     /* drains issued by region_sync */
 	uint64_t tags;
 	uint64_t zero_fences; /* drains the zeroer threads issued (hand-backs: one per extent) */
+	int numa_node;	      /* of the region's memory, where its zeroer runs; -1: unknown */
 };
 
 struct region;
