@@ -252,6 +252,12 @@ void region_zeroer_set_urgent(struct region *r, bool urgent)
 	region_zeroer_policy(r);
 }
 
+void region_zeroer_set_need(struct region *r, uint64_t n)
+{
+	if (r->z)
+		zeroer_set_need(r->z, n);
+}
+
 void region_zeroer_pause(struct region *r, bool paused)
 {
 	if (r->z)

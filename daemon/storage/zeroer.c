@@ -39,6 +39,7 @@ struct zeroer {
 	struct zbatch *done, **done_tail;
 	bool stop, paused, urgent;
 	bool resting; /* policy IDLE: no zeroing unless urgent */
+	uint64_t need;	 /* urgent: extents the first waiter lacks, 0 unknown (atomic) */
 	uint64_t rate;
 	uint64_t policy_rate; /* policy PACED: bytes/s, 0 = none */
 	double tokens;	      /* bytes */
@@ -241,6 +242,20 @@ static void hand_back(struct zeroer *z, struct zbatch *b, uint32_t k)
 	signal_main(z);
 }
 
+/*
+ * Extents to zero before a hand-back: what the first waiter lacks, shared
+ * among the threads.  A waiter of the whole region gets its extents at the
+ * batches' ends (one fence and one wake-up per batch, as when nobody
+ * waits); a waiter of one gets it after one extent.
+ */
+static uint32_t hand_back_group(struct zeroer *z)
+{
+	uint64_t need = __atomic_load_n(&z->need, __ATOMIC_RELAXED);
+	unsigned threads = MAX(__atomic_load_n(&z->want, __ATOMIC_RELAXED), 1u);
+
+	return (uint32_t)MIN(MAX(need / threads, (uint64_t)1), (uint64_t)UINT32_MAX);
+}
+
 static void zero_batch(struct zeroer *z, unsigned idx, struct zbatch *b, bool *boosted)
 {
 	uint64_t busy = 0, t0;
@@ -265,11 +280,12 @@ static void zero_batch(struct zeroer *z, unsigned idx, struct zbatch *b, bool *b
 		if (go != GO)
 			break; /* ext[k] is not (fully) zeroed */
 		/*
-		 * Someone waits: this extent is theirs as soon as it is
-		 * durable, not after the rest of the batch (issue 24).  The
-		 * last one waits for the batch's own fence below.
+		 * Someone waits: the extents zeroed so far are theirs as soon
+		 * as they are durable, not after the rest of the batch (issue
+		 * 24), once there are as many as they lack.  The last one
+		 * waits for the batch's own fence below.
 		 */
-		if (urgent && k + 1 < b->n) {
+		if (urgent && k + 1 < b->n && k + 1 - fenced >= hand_back_group(z)) {
 			t0 = pmemz_now_ns();
 			hand_back(z, b, k + 1);
 			busy += pmemz_now_ns() - t0;
@@ -534,6 +550,12 @@ void zeroer_set_policy(struct zeroer *z, uint64_t pace_rate, bool resting)
 	z->refill_ns = pmemz_now_ns();
 	pthread_cond_broadcast(&z->cond);
 	pthread_mutex_unlock(&z->lock);
+}
+
+void zeroer_set_need(struct zeroer *z, uint64_t n)
+{
+	/* Read by the workers at each extent, without the lock: a stale value costs a fence. */
+	__atomic_store_n(&z->need, n, __ATOMIC_RELAXED);
 }
 
 bool zeroer_urgent(struct zeroer *z)

@@ -81,6 +81,8 @@ void zeroer_set_urgent(struct zeroer *z, bool urgent);
 /* The adaptive policy: pace (bytes/s, 0 = none) and rest (IDLE), both lifted while urgent. */
 void zeroer_set_policy(struct zeroer *z, uint64_t pace_rate, bool resting);
 bool zeroer_urgent(struct zeroer *z);
+/* Extents the first waiter still lacks (0: unknown): the hand-back group is n / threads, >= 1. */
+void zeroer_set_need(struct zeroer *z, uint64_t n);
 void zeroer_set_rate(struct zeroer *z, uint64_t bytes_per_sec);
 /*
  * Run n workers (1..CONF_MAX_ZEROER_THREADS): start more, or stop and join

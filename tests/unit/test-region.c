@@ -1488,6 +1488,34 @@ static void test_hand_back(void **state)
 	region_close(r);
 }
 
+/*
+ * A waiter that lacks 4 extents: the batch hands back every 4 extents
+ * (one fence each), not every one, and its last with the batch's fence.
+ */
+static void test_hand_back_group(void **state)
+{
+	struct fx *f = *state;
+	struct region *r;
+	struct region_stats st0, st1;
+	uint64_t fresh;
+
+	f->rc.batch_extents = 64; /* the whole region in one batch */
+	r = open_ok(f);
+	settle_zeroer(r);
+	region_get_stats(r, &st0);
+	fresh = st0.count[EXT_DIRTY];
+	assert_true(fresh > 8);
+	region_zeroer_set_need(r, 4);
+	region_zeroer_set_urgent(r, true);
+	region_zeroer_pause(r, false);
+	wait_all_zeroed(r);
+	region_get_stats(r, &st1);
+	region_zeroer_set_urgent(r, false);
+	assert_int_equal(st1.zero_batches - st0.zero_batches, 1);
+	assert_int_equal(st1.zero_fences - st0.zero_fences, (fresh - 1) / 4 + 1);
+	region_close(r);
+}
+
 static void test_rate_limit_and_urgent(void **state)
 {
 	struct fx *f = *state;
@@ -1730,6 +1758,7 @@ int main(void)
 	    T(test_zeroer_fills_zeroes),
 	    T(test_zeroer_order),
 	    T(test_hand_back),
+	    T(test_hand_back_group),
 	    T(test_rate_limit_and_urgent),
 	    T(test_pause),
 	    T(test_zeroer_threads),
