@@ -27,6 +27,7 @@ int region_zeroer_start(struct region *r)
 	    .threads = r->zeroer_threads,
 	    .rate = r->rc->zero_rate,
 	    .numa_node = r->devdax ? pstore_numa_node(r->ps) : -1,
+	    .prefault = !r->devdax,
 	};
 
 	/* Kept for STAT: operators check that each region's zeroer is on its node. */

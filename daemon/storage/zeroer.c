@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,6 +26,10 @@
 /* Zero at most this much between checks of stop/pause/rate. */
 #define ZERO_CHUNK (2ull << 20)
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
 struct zeroer {
 	char *name;
 	struct pstore *ps;
@@ -32,6 +37,7 @@ struct zeroer {
 	uint64_t extent_size;
 	int efd;
 	int numa_node;
+	bool prefault; /* zeroer_params.prefault; cleared when the kernel has no such madvise */
 
 	pthread_mutex_t lock;
 	pthread_cond_t cond; /* work, stop, pause/urgent/rate changes */
@@ -57,6 +63,12 @@ struct zworker {
 	struct zeroer *z;
 	unsigned idx;
 	pthread_t thread;
+	pid_t tid; /* set by the worker when it starts (atomic), 0 before */
+	/*
+	 * At normal priority now (atomic): raised by the worker itself or by
+	 * zeroer_set_urgent, lowered only by the worker.
+	 */
+	bool boosted;
 };
 
 static void free_list(struct zbatch *b)
@@ -76,19 +88,24 @@ static void free_list(struct zbatch *b)
  * SCHED_IDLE needs CAP_SYS_NICE (or RLIMIT_NICE): without it the boost
  * quietly does not happen and only the rate limit is lifted.
  */
-static void set_priority(struct zeroer *z, bool urgent)
+static void set_priority_of(const struct zeroer *z, pid_t tid, bool urgent)
 {
 	struct sched_param sp = {.sched_priority = 0};
 
 	if (urgent) {
-		if (pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp) != 0 ||
-		    setpriority(PRIO_PROCESS, (id_t)gettid(), 0) < 0)
+		if (sched_setscheduler(tid, SCHED_OTHER, &sp) != 0 ||
+		    setpriority(PRIO_PROCESS, (id_t)tid, 0) < 0)
 			log_debug("region '%s': zeroer cannot raise its priority", z->name);
 		return;
 	}
-	if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp) != 0 &&
-	    setpriority(PRIO_PROCESS, (id_t)gettid(), 19) < 0)
+	if (sched_setscheduler(tid, SCHED_IDLE, &sp) != 0 &&
+	    setpriority(PRIO_PROCESS, (id_t)tid, 19) < 0)
 		log_debug("region '%s': zeroer keeps its priority: %m", z->name);
+}
+
+static void set_priority(struct zeroer *z, bool urgent)
+{
+	set_priority_of(z, gettid(), urgent);
 }
 
 static void pin_to_node(struct zeroer *z)
@@ -187,10 +204,10 @@ static enum go throttle_locked(struct zeroer *z, unsigned idx, uint64_t len)
  */
 static void follow_urgency(struct zeroer *z, bool urgent, bool *boosted)
 {
-	if (urgent == *boosted)
+	if (urgent == __atomic_load_n(boosted, __ATOMIC_RELAXED))
 		return;
 	set_priority(z, urgent);
-	*boosted = urgent;
+	__atomic_store_n(boosted, urgent, __ATOMIC_RELAXED);
 }
 
 /*
@@ -256,12 +273,29 @@ static uint32_t hand_back_group(struct zeroer *z)
 	return (uint32_t)MIN(MAX(need / threads, (uint64_t)1), (uint64_t)UINT32_MAX);
 }
 
+/*
+ * One madvise maps the chunk's pages instead of one fault per page at the
+ * first stores.  A kernel without MADV_POPULATE_WRITE says EINVAL once and
+ * is not asked again; any other failure (a truncated file: EFAULT) is left
+ * to the stores, whose fault pstore records.
+ */
+static void prefault(struct zeroer *z, uint8_t *p, uint64_t len)
+{
+	if (!__atomic_load_n(&z->prefault, __ATOMIC_RELAXED))
+		return;
+	if (madvise(p, len, MADV_POPULATE_WRITE) < 0 && (errno == EINVAL || errno == ENOSYS)) {
+		__atomic_store_n(&z->prefault, false, __ATOMIC_RELAXED);
+		log_debug("region '%s': no MADV_POPULATE_WRITE: first stores fault page by page",
+			  z->name);
+	}
+}
+
 static void zero_batch(struct zeroer *z, unsigned idx, struct zbatch *b, bool *boosted)
 {
 	uint64_t busy = 0, t0;
 	uint32_t k, fenced = 0;
 	enum go go = GO;
-	bool urgent = *boosted;
+	bool urgent = __atomic_load_n(boosted, __ATOMIC_RELAXED);
 
 	for (k = 0; k < b->n; k++) {
 		uint8_t *p = z->data + b->ext[k] * z->extent_size;
@@ -274,6 +308,7 @@ static void zero_batch(struct zeroer *z, unsigned idx, struct zbatch *b, bool *b
 				break;
 			follow_urgency(z, urgent, boosted);
 			t0 = pmemz_now_ns();
+			prefault(z, p + off, len);
 			pstore_zero_nt(z->ps, p + off, len);
 			busy += pmemz_now_ns() - t0;
 		}
@@ -328,10 +363,11 @@ static void *worker(void *arg)
 {
 	struct zworker *self = arg;
 	struct zeroer *z = self->z;
-	bool boosted = false;
 
 	name_thread(z);
 	set_priority(z, false);
+	/* After lowering itself: a boost from zeroer_set_urgent is not undone. */
+	__atomic_store_n(&self->tid, gettid(), __ATOMIC_RELEASE);
 	pin_to_node(z);
 	pthread_mutex_lock(&z->lock);
 	for (;;) {
@@ -350,8 +386,8 @@ static void *worker(void *arg)
 		urgent = z->urgent;
 		pthread_mutex_unlock(&z->lock);
 
-		follow_urgency(z, urgent, &boosted);
-		zero_batch(z, self->idx, b, &boosted);
+		follow_urgency(z, urgent, &self->boosted);
+		zero_batch(z, self->idx, b, &self->boosted);
 
 		pthread_mutex_lock(&z->lock);
 		*z->done_tail = b;
@@ -393,6 +429,7 @@ int zeroer_new(const struct zeroer_params *p, struct zeroer **out)
 	z->extent_size = p->extent_size;
 	z->rate = p->rate;
 	z->numa_node = p->numa_node;
+	z->prefault = p->prefault;
 	z->refill_ns = pmemz_now_ns();
 	z->todo_tail = &z->todo;
 	z->done_tail = &z->done;
@@ -445,6 +482,9 @@ int zeroer_set_threads(struct zeroer *z, unsigned n)
 
 		w->z = z;
 		w->idx = z->n_threads;
+		/* Not the tid of a worker that left: it may be another thread's now. */
+		__atomic_store_n(&w->tid, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&w->boosted, false, __ATOMIC_RELAXED);
 		r = pthread_create(&w->thread, NULL, worker, w);
 		if (r != 0) {
 			(void)log_error_errno(r, "region '%s': cannot start zeroer thread: %m",
@@ -535,6 +575,22 @@ bool zeroer_paused(struct zeroer *z)
 
 void zeroer_set_urgent(struct zeroer *z, bool urgent)
 {
+	/*
+	 * Raise the workers from here, before taking the lock: a worker at
+	 * SCHED_IDLE on a busy machine may not run for hundreds of ms, so it
+	 * would reach its own boost (follow_urgency) that late, and it may
+	 * even hold the lock meanwhile (seen: 500 ms for the first extent).
+	 * Lowering is left to each worker, at its next chunk.
+	 */
+	if (urgent)
+		for (unsigned i = 0; i < z->n_threads; i++) {
+			pid_t tid = __atomic_load_n(&z->workers[i].tid, __ATOMIC_ACQUIRE);
+
+			if (tid > 0) {
+				set_priority_of(z, tid, true);
+				__atomic_store_n(&z->workers[i].boosted, true, __ATOMIC_RELAXED);
+			}
+		}
 	pthread_mutex_lock(&z->lock);
 	__atomic_store_n(&z->urgent, urgent, __ATOMIC_RELAXED);
 	pthread_cond_broadcast(&z->cond);
