@@ -24,6 +24,7 @@ int region_zeroer_start(struct region *r)
 	    .ps = r->ps,
 	    .data = r->base + r->data_off,
 	    .extent_size = r->extent_size,
+	    .extent_count = r->extent_count,
 	    .threads = r->zeroer_threads,
 	    .rate = r->rc->zero_rate,
 	    .numa_node = r->devdax ? pstore_numa_node(r->ps) : -1,

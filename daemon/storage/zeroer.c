@@ -38,6 +38,8 @@ struct zeroer {
 	int efd;
 	int numa_node;
 	bool prefault; /* zeroer_params.prefault; cleared when the kernel has no such madvise */
+	uint64_t *warm; /* prefault: extents zeroed through this mapping once (atomic bits) */
+	uint64_t extent_count;
 
 	pthread_mutex_t lock;
 	pthread_cond_t cond; /* work, stop, pause/urgent/rate changes */
@@ -273,6 +275,16 @@ static uint32_t hand_back_group(struct zeroer *z)
 	return (uint32_t)MIN(MAX(need / threads, (uint64_t)1), (uint64_t)UINT32_MAX);
 }
 
+/* Has extent i been stored to through this mapping (its pages mapped)?  Marks it so. */
+static bool extent_warm(struct zeroer *z, uint64_t i)
+{
+	uint64_t bit = 1ull << (i % 64);
+
+	if (!z->warm || i >= z->extent_count)
+		return true;
+	return __atomic_fetch_or(&z->warm[i / 64], bit, __ATOMIC_RELAXED) & bit;
+}
+
 /*
  * One madvise maps the chunk's pages instead of one fault per page at the
  * first stores.  A kernel without MADV_POPULATE_WRITE says EINVAL once and
@@ -299,6 +311,7 @@ static void zero_batch(struct zeroer *z, unsigned idx, struct zbatch *b, bool *b
 
 	for (k = 0; k < b->n; k++) {
 		uint8_t *p = z->data + b->ext[k] * z->extent_size;
+		bool cold = !extent_warm(z, b->ext[k]);
 
 		for (uint64_t off = 0; off < z->extent_size; off += ZERO_CHUNK) {
 			uint64_t len = MIN(ZERO_CHUNK, z->extent_size - off);
@@ -308,7 +321,8 @@ static void zero_batch(struct zeroer *z, unsigned idx, struct zbatch *b, bool *b
 				break;
 			follow_urgency(z, urgent, boosted);
 			t0 = pmemz_now_ns();
-			prefault(z, p + off, len);
+			if (cold)
+				prefault(z, p + off, len);
 			pstore_zero_nt(z->ps, p + off, len);
 			busy += pmemz_now_ns() - t0;
 		}
@@ -430,6 +444,11 @@ int zeroer_new(const struct zeroer_params *p, struct zeroer **out)
 	z->rate = p->rate;
 	z->numa_node = p->numa_node;
 	z->prefault = p->prefault;
+	z->extent_count = p->extent_count;
+	/* No bitmap (out of memory): no prefault, the stores fault page by page. */
+	z->warm = p->prefault ? calloc((p->extent_count + 63) / 64, sizeof(uint64_t)) : NULL;
+	if (!z->warm)
+		z->prefault = false;
 	z->refill_ns = pmemz_now_ns();
 	z->todo_tail = &z->todo;
 	z->done_tail = &z->done;
@@ -515,6 +534,7 @@ void zeroer_free(struct zeroer *z)
 	pthread_cond_destroy(&z->cond);
 	pthread_mutex_destroy(&z->lock);
 	free(z->workers);
+	free(z->warm);
 	free(z->name);
 	free(z);
 }

@@ -52,6 +52,7 @@ struct zeroer_params {
 	struct pstore *ps;
 	uint8_t *data; /* address of extent 0 */
 	uint64_t extent_size;
+	uint64_t extent_count;
 	unsigned threads;
 	uint64_t rate; /* bytes per second, 0 = unlimited */
 	int numa_node; /* -1: unknown */
@@ -59,7 +60,10 @@ struct zeroer_params {
 	 * Map each chunk's pages in one madvise(MADV_POPULATE_WRITE) before
 	 * storing to it: on a file region of small pages the first stores
 	 * otherwise take one fault per 4 KiB page (most of a cold extent's
-	 * time).  Off for device-DAX (huge pages, and no such madvise on it).
+	 * time).  Only the first time an extent is zeroed through this
+	 * mapping: on tmpfs the madvise walks every page even when mapped (a
+	 * warm 4 GiB pass took 0.52-0.68 s with it, against 0.30-0.38 s of
+	 * plain NT stores).  Off for device-DAX (huge pages, no such madvise).
 	 */
 	bool prefault;
 };
