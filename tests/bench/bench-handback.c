@@ -230,7 +230,11 @@ int scenario_handback(struct bench_env *e)
 				bench_log("%s: ALLOCATE of %u: %.2f ms\n", S9, hb_counts[k], ms);
 		}
 	}
+	/* The bench's cleanup removes only its own files: the directory must end empty of ours. */
 	(void)unlink(img);
+	(void)unlink(h.conf);
+	(void)unlink(h.log);
+	(void)unlink(h.sock);
 	if (ret >= 0)
 		hb_report(&first, &starts, mid, floor);
 	samples_free(&first);
