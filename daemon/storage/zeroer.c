@@ -90,24 +90,30 @@ static void free_list(struct zbatch *b)
  * SCHED_IDLE needs CAP_SYS_NICE (or RLIMIT_NICE): without it the boost
  * quietly does not happen and only the rate limit is lifted.
  */
-static void set_priority_of(const struct zeroer *z, pid_t tid, bool urgent)
+/* False when the change was refused (no CAP_SYS_NICE, a seccomp filter). */
+static bool set_priority_of(const struct zeroer *z, pid_t tid, bool urgent)
 {
 	struct sched_param sp = {.sched_priority = 0};
 
 	if (urgent) {
 		if (sched_setscheduler(tid, SCHED_OTHER, &sp) != 0 ||
-		    setpriority(PRIO_PROCESS, (id_t)tid, 0) < 0)
+		    setpriority(PRIO_PROCESS, (id_t)tid, 0) < 0) {
 			log_debug("region '%s': zeroer cannot raise its priority", z->name);
-		return;
+			return false;
+		}
+		return true;
 	}
 	if (sched_setscheduler(tid, SCHED_IDLE, &sp) != 0 &&
-	    setpriority(PRIO_PROCESS, (id_t)tid, 19) < 0)
+	    setpriority(PRIO_PROCESS, (id_t)tid, 19) < 0) {
 		log_debug("region '%s': zeroer keeps its priority: %m", z->name);
+		return false;
+	}
+	return true;
 }
 
 static void set_priority(struct zeroer *z, bool urgent)
 {
-	set_priority_of(z, gettid(), urgent);
+	(void)set_priority_of(z, gettid(), urgent);
 }
 
 static void pin_to_node(struct zeroer *z)
@@ -606,10 +612,9 @@ void zeroer_set_urgent(struct zeroer *z, bool urgent)
 		for (unsigned i = 0; i < z->n_threads; i++) {
 			pid_t tid = __atomic_load_n(&z->workers[i].tid, __ATOMIC_ACQUIRE);
 
-			if (tid > 0) {
-				set_priority_of(z, tid, true);
+			/* Refused: the worker tries again itself (follow_urgency). */
+			if (tid > 0 && set_priority_of(z, tid, true))
 				__atomic_store_n(&z->workers[i].boosted, true, __ATOMIC_RELAXED);
-			}
 		}
 	pthread_mutex_lock(&z->lock);
 	__atomic_store_n(&z->urgent, urgent, __ATOMIC_RELAXED);
