@@ -160,8 +160,8 @@ static const struct region_metric region_metrics[] = {
      get_frees},
     {"pmemzerod_waiters", "gauge", "ALLOCATE requests waiting for zeroing now.", get_waiters},
     {"pmemzerod_zero_fences_total", "counter",
-     "Drains the zeroer threads issued: one per batch, plus one per extent handed back early "
-     "while an allocation waited.",
+     "Drains the zeroer threads issued: one per batch, plus one per group of extents handed "
+     "back early while an allocation waited.",
      get_zero_fences},
     {"pmemzerod_region_up", "gauge", "1 while the region serves, 0 when it has failed.",
      get_region_up},

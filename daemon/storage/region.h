@@ -43,7 +43,7 @@ struct region_stats {
 	uint64_t zero_busy_ns;	     /* zeroer thread time spent storing + draining */
 	uint64_t drains;	     /* drains issued by region_sync */
 	uint64_t tags;
-	uint64_t zero_fences; /* drains the zeroer threads issued (hand-backs: one per extent) */
+	uint64_t zero_fences; /* drains the zeroer threads issued (one per batch and hand-back) */
 	int numa_node;	      /* of the region's memory, where its zeroer runs; -1: unknown */
 };
 
