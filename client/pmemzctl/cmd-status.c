@@ -74,11 +74,22 @@ static int status_exec(struct ctl *ctl, int argc, char **argv)
 		out_size(o, "bytes_zeroed", "bytes zeroed", rs->bytes_zeroed);
 		out_rate(o, "zero_bytes_per_sec", "zero rate", rs->zero_bytes_per_sec);
 		out_u64(o, "waiters", "waiters", rs->waiters);
+		/*
+		 * The node of the region's memory (device-DAX), where its zeroer
+		 * runs.  Unknown: "-" in the table (its columns are positional),
+		 * absent from JSON.
+		 */
+		if (rs->has_numa_node && rs->numa_node >= 0)
+			out_u64(o, "numa_node", "NUMA node", (uint64_t)rs->numa_node);
+		else if (o->ops != &out_json_ops)
+			out_str(o, "numa_node", "NUMA node", "-");
 		/* Last: a failure's reason is long text. */
 		out_str(o, "failure", "failure", rs->failure);
 		out_details(o, true);
 		out_size(o, "extent_size", "extent size", rs->info->extent_size);
 		out_u64(o, "zero_batches", "zero batches", rs->zero_batches);
+		if (rs->has_zero_fences)
+			out_u64(o, "zero_fences", "zeroer fences", rs->zero_fences);
 		out_u64(o, "drains", "drains", rs->drains);
 		out_u64(o, "allocations", "allocations", rs->allocations);
 		out_u64(o, "commits", "commits", rs->commits);

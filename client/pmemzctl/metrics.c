@@ -134,6 +134,10 @@ static uint64_t get_waiters(const Pmemz__RegionStat *rs)
 {
 	return rs->waiters;
 }
+static uint64_t get_zero_fences(const Pmemz__RegionStat *rs)
+{
+	return rs->zero_fences;
+}
 /*
  * 0 for a region STAT reports "failed" (it did not open, or a fault took it
  * offline); a daemon too old to say serves every region it lists.
@@ -163,15 +167,35 @@ static const struct region_metric region_metrics[] = {
      "started.",
      get_moves},
     {"pmemzerod_waiters", "gauge", "ALLOCATE requests waiting for zeroing now.", get_waiters},
+    {"pmemzerod_zero_fences_total", "counter",
+     "Drains the zeroer threads issued: one per batch, plus one per group of extents handed "
+     "back early while an allocation waited.",
+     get_zero_fences},
     {"pmemzerod_region_up", "gauge", "1 while the region serves, 0 when it has failed.",
      get_region_up},
     {"pmemzerod_bad_blocks", "gauge",
      "Extents quarantined because of media errors (bad blocks) in the region.", get_bad_blocks},
 };
 
+/* Regions whose node is known (device-DAX): a gauge whose value is the node. */
+static void emit_numa_node(FILE *f, const Pmemz__StatResp *s)
+{
+	family(f, "pmemzerod_region_numa_node", "gauge",
+	       "NUMA node of the region's memory, where its zeroer threads run (known regions "
+	       "only).");
+	for (size_t i = 0; i < s->n_regions; i++) {
+		const Pmemz__RegionStat *rs = s->regions[i];
+
+		if (counters_known(rs) && rs->has_numa_node && rs->numa_node >= 0)
+			sample_u64(f, "pmemzerod_region_numa_node", rs, NULL, NULL,
+				   (uint64_t)rs->numa_node);
+	}
+}
+
 static void emit_region_metrics(FILE *f, const Pmemz__StatResp *s,
 				const Pmemz__UsageResp *const *usage)
 {
+	emit_numa_node(f, s);
 	for (size_t m = 0; m < ARRAY_SIZE(region_metrics); m++) {
 		const struct region_metric *rm = &region_metrics[m];
 

@@ -104,6 +104,11 @@ static void region_stat_fill(const struct rpc_call *call, const struct manager_r
 	rs->has_paused = true;
 	rs->paused = mr->r && !mr->failed && region_zeroer_paused(mr->r);
 	rs->tags = st.tags;
+	rs->has_zero_fences = true;
+	rs->zero_fences = st.zero_fences;
+	/* Absent when unknown (a file region): no node is better than a wrong one. */
+	rs->has_numa_node = mr->r && st.numa_node >= 0;
+	rs->numa_node = st.numa_node;
 	region_stat_wait(&mr->wait_hist, rs, wait_counts);
 	/* protobuf-c only reads these while packing. */
 	rs->state = (char *)(uintptr_t)region_state_name(mr);

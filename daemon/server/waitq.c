@@ -39,12 +39,33 @@ static void wait_observe(struct wait_histogram *h, uint64_t ns)
 	h->sum_ns += ns;
 }
 
-/* The zeroer ignores its rate limit exactly while allocations wait on it. */
+/* Extents the waiter served next still lacks (at least 1), or 0 when none waits. */
+static uint64_t waitq_need(const struct manager_region *mr)
+{
+	const struct uid_usage *u = mr->usage ? TAILQ_FIRST(&mr->usage->turns) : NULL;
+	const struct waiter *w = u ? TAILQ_FIRST(&u->waitq) : NULL;
+	uint64_t zeroed;
+
+	if (!w)
+		return 0;
+	zeroed = region_count_zeroed(mr->r);
+	return w->n_extents > zeroed ? w->n_extents - zeroed : 1;
+}
+
+/*
+ * The zeroer ignores its rate limit exactly while allocations wait on it,
+ * and hands extents back as soon as there are as many as the next waiter
+ * lacks (updated at every serve: it shrinks as extents come).
+ */
 static void waitq_update_urgent(struct manager_region *mr)
 {
 	bool urgent = mr->n_waiters > 0;
 
-	if (urgent == mr->urgent || !mr->r)
+	if (!mr->r)
+		return;
+	if (urgent)
+		region_zeroer_set_need(mr->r, waitq_need(mr));
+	if (urgent == mr->urgent)
 		return;
 	mr->urgent = urgent;
 	region_zeroer_set_urgent(mr->r, urgent);

@@ -147,6 +147,8 @@ struct region {
 	unsigned zeroer_threads;
 	unsigned batch_extents;
 	unsigned zeroer_outstanding; /* batches submitted, not yet collected */
+	struct zbatch *zb_live;	     /* those batches, by live_next: for their hand-backs */
+	int numa_node;		     /* the zeroer's node (region_zeroer_start); -1: unknown */
 	region_zeroed_fn zeroed_fn;  /* region_zeroer_set_hook */
 	void *zeroed_ctx;
 	struct zpolicy pol; /* zero_policy = adaptive: the reserve's watermarks */

@@ -24,10 +24,18 @@ int region_zeroer_start(struct region *r)
 	    .ps = r->ps,
 	    .data = r->base + r->data_off,
 	    .extent_size = r->extent_size,
+	    .extent_count = r->extent_count,
 	    .threads = r->zeroer_threads,
 	    .rate = r->rc->zero_rate,
 	    .numa_node = r->devdax ? pstore_numa_node(r->ps) : -1,
+	    .prefault = !r->devdax,
 	};
+
+	/* Kept for STAT: operators check that each region's zeroer is on its node. */
+	r->numa_node = p.numa_node;
+	if (p.numa_node >= 0)
+		log_info("region '%s': on NUMA node %d, its zeroer threads run there", r->name,
+			 p.numa_node);
 
 	zeroer_policy_init(&r->pol, &r->rc->policy, r->extent_size, r->extent_count,
 			   pmemz_now_ns());
@@ -83,6 +91,7 @@ void region_zeroer_stop(struct region *r)
 	/* Batches not collected stay DIRTY on media; their flags die with the index. */
 	zeroer_free(r->z);
 	r->z = NULL;
+	r->zb_live = NULL; /* freed with the pool */
 }
 
 void region_zeroer_kick(struct region *r)
@@ -120,8 +129,13 @@ void region_zeroer_kick(struct region *r)
 		n = region_index_take_batch(r, b->ext, n);
 		b->n = (uint32_t)n;
 		b->done = 0;
+		b->durable = 0;
 		b->ran = false;
+		b->fences = 0;
 		b->busy_ns = 0;
+		b->taken = 0;
+		b->live_next = r->zb_live;
+		r->zb_live = b;
 		r->zeroer_outstanding++;
 		zeroer_submit(r->z, b);
 	}
@@ -145,6 +159,64 @@ void region_zeroer_set_hook(struct region *r, region_zeroed_fn fn, void *ctx)
 	r->zeroed_ctx = ctx;
 }
 
+/* ext[0..n) are zero and fenced: store them ZEROED (I5), in runs for the flush and the hook. */
+static void store_zeroed(struct region *r, const uint64_t *ext, uint32_t n)
+{
+	uint64_t seg = 0, seg_n = 0;
+
+	for (uint32_t k = 0; k < n; k++) {
+		uint64_t i = ext[k];
+
+		region_index_rec_store(r, i, EXT_ZEROED, 0,
+				       layout_rec_gen(region_index_rec_load(r, i)));
+		region_index_set(r, i, EXT_ZEROED);
+		if (seg_n && i == seg + seg_n) {
+			seg_n++;
+		} else {
+			if (seg_n)
+				zeroed_range(r, seg, seg_n);
+			seg = i;
+			seg_n = 1;
+		}
+	}
+	if (seg_n)
+		zeroed_range(r, seg, seg_n);
+	r->st.bytes_zeroed += (uint64_t)n * r->extent_size;
+}
+
+/*
+ * Take what b has made durable since the last look: all of it when the
+ * batch is finished (the rest goes back to the ready set), else its
+ * hand-back count.  Returns the extents stored ZEROED.
+ */
+static uint64_t collect_batch(struct region *r, struct zbatch *b, bool finished)
+{
+	uint32_t upto = finished ? b->done : __atomic_load_n(&b->durable, __ATOMIC_ACQUIRE);
+	uint32_t from = b->taken;
+
+	/* Checked again here: the fault may have come after the worker's check. */
+	if (region_mapping_failed(r, NULL, NULL) || upto < from)
+		upto = from;
+	if (finished)
+		region_index_return_batch(r, b->ext + from, b->n - from, upto - from);
+	else
+		region_index_return_batch(r, b->ext + from, upto - from, upto - from);
+	store_zeroed(r, b->ext + from, upto - from);
+	b->taken = upto;
+	return upto - from;
+}
+
+/* b came back through the done queue: off the live list. */
+static void unlink_live(struct region *r, struct zbatch *b)
+{
+	for (struct zbatch **pp = &r->zb_live; *pp; pp = &(*pp)->live_next) {
+		if (*pp == b) {
+			*pp = b->live_next;
+			return;
+		}
+	}
+}
+
 uint64_t region_zeroer_collect(struct region *r)
 {
 	struct zbatch *b;
@@ -155,39 +227,19 @@ uint64_t region_zeroer_collect(struct region *r)
 	b = zeroer_take_done(r->z);
 	while (b) {
 		struct zbatch *next = b->next;
-		uint64_t seg = 0, seg_n = 0;
 
-		/* Checked again here: the fault may have come after the worker's check. */
-		if (region_mapping_failed(r, NULL, NULL))
-			b->done = 0;
-
-		region_index_return_batch(r, b->ext, b->n, b->done);
-		for (uint32_t k = 0; k < b->done; k++) {
-			uint64_t i = b->ext[k];
-
-			/* The worker drained the zeroes: ZEROED may be stored now (I5). */
-			region_index_rec_store(r, i, EXT_ZEROED, 0,
-					       layout_rec_gen(region_index_rec_load(r, i)));
-			region_index_set(r, i, EXT_ZEROED);
-			if (seg_n && i == seg + seg_n) {
-				seg_n++;
-			} else {
-				if (seg_n)
-					zeroed_range(r, seg, seg_n);
-				seg = i;
-				seg_n = 1;
-			}
-			zeroed++;
-		}
-		if (seg_n)
-			zeroed_range(r, seg, seg_n);
-		r->st.bytes_zeroed += (uint64_t)b->done * r->extent_size;
+		unlink_live(r, b);
+		zeroed += collect_batch(r, b, true);
 		r->st.zero_batches += b->ran;
 		r->st.zero_busy_ns += b->busy_ns;
+		r->st.zero_fences += b->fences;
 		r->zeroer_outstanding--;
 		free(b);
 		b = next;
 	}
+	/* Hand-backs of the batches still running (an allocation waits). */
+	for (b = r->zb_live; b; b = b->live_next)
+		zeroed += collect_batch(r, b, false);
 	if (zeroed)
 		r->pending = true; /* ZEROED records are durable at the next region_sync */
 	region_zeroer_policy(r);
@@ -200,6 +252,12 @@ void region_zeroer_set_urgent(struct region *r, bool urgent)
 	if (r->z)
 		zeroer_set_urgent(r->z, urgent);
 	region_zeroer_policy(r);
+}
+
+void region_zeroer_set_need(struct region *r, uint64_t n)
+{
+	if (r->z)
+		zeroer_set_need(r->z, n);
 }
 
 void region_zeroer_pause(struct region *r, bool paused)

@@ -632,6 +632,7 @@ void region_get_stats(const struct region *r, struct region_stats *st)
 	memcpy(st->count, r->count, sizeof(st->count));
 	st->zeroing = r->n_in_batch;
 	st->tags = r->n_tags;
+	st->numa_node = r->z ? r->numa_node : -1;
 }
 
 int region_get_fd(const struct region *r)

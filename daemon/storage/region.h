@@ -43,6 +43,8 @@ struct region_stats {
 	uint64_t zero_busy_ns;	     /* zeroer thread time spent storing + draining */
 	uint64_t drains;	     /* drains issued by region_sync */
 	uint64_t tags;
+	uint64_t zero_fences; /* drains the zeroer threads issued (one per batch and hand-back) */
+	int numa_node;	      /* of the region's memory, where its zeroer runs; -1: unknown */
 };
 
 struct region;
@@ -187,6 +189,13 @@ typedef void (*region_zeroed_fn)(void *ctx, uint64_t first, uint64_t count);
 void region_zeroer_set_hook(struct region *r, region_zeroed_fn fn, void *ctx);
 /* Allocations are waiting: ignore the rate limit until cleared. */
 void region_zeroer_set_urgent(struct region *r, bool urgent);
+/*
+ * While urgent: the first waiter still lacks n extents (0: unknown, as 1).
+ * The zeroer hands extents back in groups of about n / threads, so a
+ * waiter of one extent gets it as soon as it is fenced, and one waiting
+ * for the whole region does not pay a fence and a wake-up per extent.
+ */
+void region_zeroer_set_need(struct region *r, uint64_t n);
 /* Admin: pause/resume background zeroing, change the byte rate (0 = unlimited). */
 void region_zeroer_pause(struct region *r, bool paused);
 /* The pause's only record (the server's STAT asks here, it keeps no copy). */

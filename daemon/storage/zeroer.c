@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,6 +26,10 @@
 /* Zero at most this much between checks of stop/pause/rate. */
 #define ZERO_CHUNK (2ull << 20)
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
 struct zeroer {
 	char *name;
 	struct pstore *ps;
@@ -32,6 +37,9 @@ struct zeroer {
 	uint64_t extent_size;
 	int efd;
 	int numa_node;
+	bool prefault; /* zeroer_params.prefault; cleared when the kernel has no such madvise */
+	uint64_t *warm; /* prefault: extents zeroed through this mapping once (atomic bits) */
+	uint64_t extent_count;
 
 	pthread_mutex_t lock;
 	pthread_cond_t cond; /* work, stop, pause/urgent/rate changes */
@@ -39,6 +47,7 @@ struct zeroer {
 	struct zbatch *done, **done_tail;
 	bool stop, paused, urgent;
 	bool resting; /* policy IDLE: no zeroing unless urgent */
+	uint64_t need;	 /* urgent: extents the first waiter lacks, 0 unknown (atomic) */
 	uint64_t rate;
 	uint64_t policy_rate; /* policy PACED: bytes/s, 0 = none */
 	double tokens;	      /* bytes */
@@ -56,6 +65,12 @@ struct zworker {
 	struct zeroer *z;
 	unsigned idx;
 	pthread_t thread;
+	pid_t tid; /* set by the worker when it starts (atomic), 0 before */
+	/*
+	 * At normal priority now (atomic): raised by the worker itself or by
+	 * zeroer_set_urgent, lowered only by the worker.
+	 */
+	bool boosted;
 };
 
 static void free_list(struct zbatch *b)
@@ -75,19 +90,30 @@ static void free_list(struct zbatch *b)
  * SCHED_IDLE needs CAP_SYS_NICE (or RLIMIT_NICE): without it the boost
  * quietly does not happen and only the rate limit is lifted.
  */
-static void set_priority(struct zeroer *z, bool urgent)
+/* False when the change was refused (no CAP_SYS_NICE, a seccomp filter). */
+static bool set_priority_of(const struct zeroer *z, pid_t tid, bool urgent)
 {
 	struct sched_param sp = {.sched_priority = 0};
 
 	if (urgent) {
-		if (pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp) != 0 ||
-		    setpriority(PRIO_PROCESS, (id_t)gettid(), 0) < 0)
+		if (sched_setscheduler(tid, SCHED_OTHER, &sp) != 0 ||
+		    setpriority(PRIO_PROCESS, (id_t)tid, 0) < 0) {
 			log_debug("region '%s': zeroer cannot raise its priority", z->name);
-		return;
+			return false;
+		}
+		return true;
 	}
-	if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp) != 0 &&
-	    setpriority(PRIO_PROCESS, (id_t)gettid(), 19) < 0)
+	if (sched_setscheduler(tid, SCHED_IDLE, &sp) != 0 &&
+	    setpriority(PRIO_PROCESS, (id_t)tid, 19) < 0) {
 		log_debug("region '%s': zeroer keeps its priority: %m", z->name);
+		return false;
+	}
+	return true;
+}
+
+static void set_priority(struct zeroer *z, bool urgent)
+{
+	(void)set_priority_of(z, gettid(), urgent);
 }
 
 static void pin_to_node(struct zeroer *z)
@@ -186,10 +212,10 @@ static enum go throttle_locked(struct zeroer *z, unsigned idx, uint64_t len)
  */
 static void follow_urgency(struct zeroer *z, bool urgent, bool *boosted)
 {
-	if (urgent == *boosted)
+	if (urgent == __atomic_load_n(boosted, __ATOMIC_RELAXED))
 		return;
 	set_priority(z, urgent);
-	*boosted = urgent;
+	__atomic_store_n(boosted, urgent, __ATOMIC_RELAXED);
 }
 
 /*
@@ -217,15 +243,81 @@ static enum go throttle(struct zeroer *z, unsigned idx, uint64_t len, bool *urge
 	return go;
 }
 
+static void signal_main(struct zeroer *z)
+{
+	uint64_t one = 1;
+
+	if (write(z->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_debug("region '%s': zeroer eventfd: %m", z->name);
+}
+
+/*
+ * Hand ext[0..k) back while the batch runs: fence what was stored (this
+ * thread's NT stores, the extents before k included), then publish k.
+ * The release store orders the zeroes' drain before the main loop can see
+ * the count; the main loop stores ZEROED only after reading it (I5).
+ */
+static void hand_back(struct zeroer *z, struct zbatch *b, uint32_t k)
+{
+	pstore_drain(z->ps);
+	b->fences++;
+	if (pstore_failed(z->ps, NULL))
+		return; /* these zeroes went to no media: nothing is handed back */
+	__atomic_store_n(&b->durable, k, __ATOMIC_RELEASE);
+	signal_main(z);
+}
+
+/*
+ * Extents to zero before a hand-back: what the first waiter lacks, shared
+ * among the threads.  A waiter of the whole region gets its extents at the
+ * batches' ends (one fence and one wake-up per batch, as when nobody
+ * waits); a waiter of one gets it after one extent.
+ */
+static uint32_t hand_back_group(struct zeroer *z)
+{
+	uint64_t need = __atomic_load_n(&z->need, __ATOMIC_RELAXED);
+	unsigned threads = MAX(__atomic_load_n(&z->want, __ATOMIC_RELAXED), 1u);
+
+	return (uint32_t)MIN(MAX(need / threads, (uint64_t)1), (uint64_t)UINT32_MAX);
+}
+
+/* Has extent i been stored to through this mapping (its pages mapped)?  Marks it so. */
+static bool extent_warm(struct zeroer *z, uint64_t i)
+{
+	uint64_t bit = 1ull << (i % 64);
+
+	if (!z->warm || i >= z->extent_count)
+		return true;
+	return __atomic_fetch_or(&z->warm[i / 64], bit, __ATOMIC_RELAXED) & bit;
+}
+
+/*
+ * One madvise maps the chunk's pages instead of one fault per page at the
+ * first stores.  A kernel without MADV_POPULATE_WRITE says EINVAL once and
+ * is not asked again; any other failure (a truncated file: EFAULT) is left
+ * to the stores, whose fault pstore records.
+ */
+static void prefault(struct zeroer *z, uint8_t *p, uint64_t len)
+{
+	if (!__atomic_load_n(&z->prefault, __ATOMIC_RELAXED))
+		return;
+	if (madvise(p, len, MADV_POPULATE_WRITE) < 0 && (errno == EINVAL || errno == ENOSYS)) {
+		__atomic_store_n(&z->prefault, false, __ATOMIC_RELAXED);
+		log_debug("region '%s': no MADV_POPULATE_WRITE: first stores fault page by page",
+			  z->name);
+	}
+}
+
 static void zero_batch(struct zeroer *z, unsigned idx, struct zbatch *b, bool *boosted)
 {
 	uint64_t busy = 0, t0;
-	uint32_t k;
+	uint32_t k, fenced = 0;
 	enum go go = GO;
-	bool urgent = *boosted;
+	bool urgent = __atomic_load_n(boosted, __ATOMIC_RELAXED);
 
 	for (k = 0; k < b->n; k++) {
 		uint8_t *p = z->data + b->ext[k] * z->extent_size;
+		bool cold = !extent_warm(z, b->ext[k]);
 
 		for (uint64_t off = 0; off < z->extent_size; off += ZERO_CHUNK) {
 			uint64_t len = MIN(ZERO_CHUNK, z->extent_size - off);
@@ -235,34 +327,71 @@ static void zero_batch(struct zeroer *z, unsigned idx, struct zbatch *b, bool *b
 				break;
 			follow_urgency(z, urgent, boosted);
 			t0 = pmemz_now_ns();
+			if (cold)
+				prefault(z, p + off, len);
 			pstore_zero_nt(z->ps, p + off, len);
 			busy += pmemz_now_ns() - t0;
 		}
 		if (go != GO)
 			break; /* ext[k] is not (fully) zeroed */
+		/*
+		 * Someone waits: the extents zeroed so far are theirs as soon
+		 * as they are durable, not after the rest of the batch (issue
+		 * 24), once there are as many as they lack.  The last one
+		 * waits for the batch's own fence below.
+		 */
+		if (urgent && k + 1 < b->n && k + 1 - fenced >= hand_back_group(z)) {
+			t0 = pmemz_now_ns();
+			hand_back(z, b, k + 1);
+			busy += pmemz_now_ns() - t0;
+			fenced = k + 1;
+		}
 	}
-	/* One fence for the whole batch: every zero stored above is durable after it. */
-	t0 = pmemz_now_ns();
-	pstore_drain(z->ps);
-	busy += pmemz_now_ns() - t0;
-	/* A fault in the mapping: these zeroes went to no media. */
-	b->done = pstore_failed(z->ps, NULL) ? 0 : k;
+	/* One fence for the (rest of the) batch: every zero stored above is durable after it. */
+	if (k > fenced || b->fences == 0) {
+		t0 = pmemz_now_ns();
+		pstore_drain(z->ps);
+		busy += pmemz_now_ns() - t0;
+		b->fences++;
+	}
+	/*
+	 * A fault in the mapping: these zeroes went to no media.  What was
+	 * handed back already had its fence checked, and stays handed back.
+	 */
+	b->done = pstore_failed(z->ps, NULL) ? __atomic_load_n(&b->durable, __ATOMIC_RELAXED) : k;
 	b->ran = true;
 	b->busy_ns = busy;
+}
+
+/*
+ * "zero:REGION" (the kernel keeps 15 characters): operators, and the numa
+ * VM test, find each region's zeroer threads in /proc/PID/task/x/comm.
+ */
+static void name_thread(const struct zeroer *z)
+{
+	char name[16] = "zero:";
+	size_t n = strlen(z->name);
+
+	if (n > sizeof(name) - 6)
+		n = sizeof(name) - 6;
+	memcpy(name + 5, z->name, n);
+	name[5 + n] = '\0';
+	(void)pthread_setname_np(pthread_self(), name);
 }
 
 static void *worker(void *arg)
 {
 	struct zworker *self = arg;
 	struct zeroer *z = self->z;
-	bool boosted = false;
 
+	name_thread(z);
 	set_priority(z, false);
+	/* After lowering itself: a boost from zeroer_set_urgent is not undone. */
+	__atomic_store_n(&self->tid, gettid(), __ATOMIC_RELEASE);
 	pin_to_node(z);
 	pthread_mutex_lock(&z->lock);
 	for (;;) {
 		struct zbatch *b;
-		uint64_t one = 1;
 		bool urgent;
 
 		while (!z->stop && self->idx < z->want && (z->paused || !z->todo))
@@ -277,8 +406,8 @@ static void *worker(void *arg)
 		urgent = z->urgent;
 		pthread_mutex_unlock(&z->lock);
 
-		follow_urgency(z, urgent, &boosted);
-		zero_batch(z, self->idx, b, &boosted);
+		follow_urgency(z, urgent, &self->boosted);
+		zero_batch(z, self->idx, b, &self->boosted);
 
 		pthread_mutex_lock(&z->lock);
 		*z->done_tail = b;
@@ -289,8 +418,7 @@ static void *worker(void *arg)
 		 * held it, it would block on it until this thread, perhaps at
 		 * SCHED_IDLE on a busy machine, got a CPU again (seen: 300 ms).
 		 */
-		if (write(z->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-			log_debug("region '%s': zeroer eventfd: %m", z->name);
+		signal_main(z);
 		pthread_mutex_lock(&z->lock);
 	}
 	pthread_mutex_unlock(&z->lock);
@@ -321,6 +449,12 @@ int zeroer_new(const struct zeroer_params *p, struct zeroer **out)
 	z->extent_size = p->extent_size;
 	z->rate = p->rate;
 	z->numa_node = p->numa_node;
+	z->prefault = p->prefault;
+	z->extent_count = p->extent_count;
+	/* No bitmap (out of memory): no prefault, the stores fault page by page. */
+	z->warm = p->prefault ? calloc((p->extent_count + 63) / 64, sizeof(uint64_t)) : NULL;
+	if (!z->warm)
+		z->prefault = false;
 	z->refill_ns = pmemz_now_ns();
 	z->todo_tail = &z->todo;
 	z->done_tail = &z->done;
@@ -373,6 +507,9 @@ int zeroer_set_threads(struct zeroer *z, unsigned n)
 
 		w->z = z;
 		w->idx = z->n_threads;
+		/* Not the tid of a worker that left: it may be another thread's now. */
+		__atomic_store_n(&w->tid, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&w->boosted, false, __ATOMIC_RELAXED);
 		r = pthread_create(&w->thread, NULL, worker, w);
 		if (r != 0) {
 			(void)log_error_errno(r, "region '%s': cannot start zeroer thread: %m",
@@ -403,6 +540,7 @@ void zeroer_free(struct zeroer *z)
 	pthread_cond_destroy(&z->cond);
 	pthread_mutex_destroy(&z->lock);
 	free(z->workers);
+	free(z->warm);
 	free(z->name);
 	free(z);
 }
@@ -463,6 +601,21 @@ bool zeroer_paused(struct zeroer *z)
 
 void zeroer_set_urgent(struct zeroer *z, bool urgent)
 {
+	/*
+	 * Raise the workers from here, before taking the lock: a worker at
+	 * SCHED_IDLE on a busy machine may not run for hundreds of ms, so it
+	 * would reach its own boost (follow_urgency) that late, and it may
+	 * even hold the lock meanwhile (seen: 500 ms for the first extent).
+	 * Lowering is left to each worker, at its next chunk.
+	 */
+	if (urgent)
+		for (unsigned i = 0; i < z->n_threads; i++) {
+			pid_t tid = __atomic_load_n(&z->workers[i].tid, __ATOMIC_ACQUIRE);
+
+			/* Refused: the worker tries again itself (follow_urgency). */
+			if (tid > 0 && set_priority_of(z, tid, true))
+				__atomic_store_n(&z->workers[i].boosted, true, __ATOMIC_RELAXED);
+		}
 	pthread_mutex_lock(&z->lock);
 	__atomic_store_n(&z->urgent, urgent, __ATOMIC_RELAXED);
 	pthread_cond_broadcast(&z->cond);
@@ -478,6 +631,12 @@ void zeroer_set_policy(struct zeroer *z, uint64_t pace_rate, bool resting)
 	z->refill_ns = pmemz_now_ns();
 	pthread_cond_broadcast(&z->cond);
 	pthread_mutex_unlock(&z->lock);
+}
+
+void zeroer_set_need(struct zeroer *z, uint64_t n)
+{
+	/* Read by the workers at each extent, without the lock: a stale value costs a fence. */
+	__atomic_store_n(&z->need, n, __ATOMIC_RELAXED);
 }
 
 bool zeroer_urgent(struct zeroer *z)

@@ -37,7 +37,7 @@ static void usage(FILE *out)
 		"  -q, --quick            short smoke run (under a minute)\n"
 		"  -r, --reps N           repetitions per figure (default 5; --quick: 3)\n"
 		"  -s, --scenario LIST    comma-separated: zero,alloc,throughput,fill,waitzero,\n"
-		"                         interfere,frag,attack or 1-8\n"
+		"                         interfere,frag,attack,handback or 1-9\n"
 		"                         (default: all)\n"
 		"  -j, --json FILE        also write the results as JSON\n"
 		"      --size SIZE        region file size (default 4G+128M; --quick 320M)\n"
@@ -82,13 +82,15 @@ static unsigned parse_scenarios(const char *s)
 			mask |= SC_INTERFERE;
 		else if (!strcmp(t, "7") || !strcmp(t, "frag"))
 			mask |= SC_FRAG;
+		else if (!strcmp(t, "9") || !strcmp(t, "handback"))
+			mask |= SC_HANDBACK;
 		else if (!strcmp(t, "8") || !strcmp(t, "attack"))
 			mask |= SC_ATTACK;
 		else if (!strcmp(t, "all"))
 			mask |= SC_ALL;
 		else
 			bench_die("unknown scenario '%s' (zero, alloc, throughput, fill, waitzero, "
-				  "interfere, frag, attack)",
+				  "interfere, frag, attack, handback)",
 				  t);
 	}
 	free(copy);
@@ -351,6 +353,8 @@ int main(int argc, char **argv)
 		r = scenario_frag(&e);
 	if (r >= 0 && (opt.scenarios & SC_ATTACK))
 		r = scenario_attack(&e);
+	if (r >= 0 && (opt.scenarios & SC_HANDBACK))
+		r = scenario_handback(&e);
 	if (r < 0)
 		fprintf(stderr, "pmemz-bench: %s\n", strerror(-r));
 

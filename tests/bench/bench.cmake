@@ -14,6 +14,7 @@ add_executable(pmemz-bench
   ${_bench_dir}/bench-fill.c ${_bench_dir}/bench-waitzero.c
   ${_bench_dir}/bench-floor.c ${_bench_dir}/bench-scale.c
   ${_bench_dir}/bench-interfere.c ${_bench_dir}/bench-frag.c ${_bench_dir}/bench-attack.c
+  ${_bench_dir}/bench-handback.c
   ${PMEMZ_TEST_SRC}/integration/attack.c)
 # attack.c: the attack tests' hostile clients (no cmocka, no harness in it).
 target_include_directories(pmemz-bench PRIVATE ${_bench_dir} ${PMEMZ_TEST_SRC}/integration)

@@ -16,6 +16,7 @@
  *   bench-interfere.c scenario 6: a memory-bound writer beside the zeroer
  *   bench-frag.c     scenario 7: ALLOCATE against fragmentation
  *   bench-attack.c   scenario 8: allocation latency under attack (docs/SECURITY.md)
+ *   bench-handback.c scenario 9: allocations on dirty space wait for their own extents
  *   bench-report.c   samples, the table and the JSON report
  */
 #ifndef PMEMZ_BENCH_H
@@ -43,7 +44,8 @@ enum {
 	SC_INTERFERE = 1u << 5,
 	SC_FRAG = 1u << 6,
 	SC_ATTACK = 1u << 7,
-	SC_ALL = 0xffu,
+	SC_HANDBACK = 1u << 8,
+	SC_ALL = 0x1ffu,
 };
 
 struct bench_opts {
@@ -191,6 +193,7 @@ int scenario_scale(struct bench_env *e);
 int scenario_interfere(struct bench_env *e);
 int scenario_frag(struct bench_env *e);
 int scenario_attack(struct bench_env *e);
+int scenario_handback(struct bench_env *e);
 
 /* ---- report (bench-report.c) ---- */
 struct bench_samples {

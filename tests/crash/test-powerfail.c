@@ -94,6 +94,7 @@ static struct opts opt = {
 static struct {
 	uint64_t runs, crash_points, images, recovery_crash_points, violations, lease_checks;
 	uint64_t nondeterministic, skipped_points, max_pending, max_pending_bytes;
+	uint64_t handback_fences; /* zeroer fences beyond one per batch: hand-backs (issue 24) */
 } tot;
 
 static struct pmsim *sim;
@@ -190,6 +191,7 @@ struct wl {
 	size_t n_iter_tags;
 	bool stop; /* power was cut */
 	bool in_check;
+	unsigned zero_calls; /* every other zeroing round runs urgent (hand-back) */
 };
 
 static uint64_t rnd(struct wl *w, uint64_t n)
@@ -466,11 +468,20 @@ static void wait_batches(struct wl *w, unsigned want)
  * and throttled (rate 1 byte/s: it holds its next batch without storing)
  * while the main loop collects and syncs.  The concurrent mode instead
  * lets it run free all the time and just collects what is done.
+ *
+ * Every other round runs urgent, as while an allocation waits: the worker
+ * fences and hands back each extent on its own (issue 24), so a cut falls
+ * between an extent's fence and its ZEROED state, and in the concurrent
+ * mode the main loop collects extents out of batches still running.
  */
 static void op_zero(struct wl *w, bool until_done)
 {
+	bool urgent = w->zero_calls++ % 2 == 1;
+
 	if (opt.concurrent) {
 		struct pollfd p = {.fd = region_zeroer_fd(w->r), .events = POLLIN};
+
+		region_zeroer_set_urgent(w->r, urgent);
 		do {
 			if (poll(&p, 1, until_done ? 50 : 0) > 0 && region_zeroer_collect(w->r))
 				sync_iter(w);
@@ -480,9 +491,19 @@ static void op_zero(struct wl *w, bool until_done)
 		return;
 	}
 	while (w->r->zeroer_outstanding) {
-		region_zeroer_set_rate(w->r, 0);
-		wait_batches(w, w->r->zeroer_outstanding);
-		region_zeroer_set_rate(w->r, 1);
+		/*
+		 * Urgent: one signal per extent (a hand-back each, the last
+		 * one's the batch's own), the rate limit lifted by urgency.
+		 */
+		if (urgent) {
+			region_zeroer_set_urgent(w->r, true);
+			wait_batches(w, (unsigned)w->r->n_in_batch);
+			region_zeroer_set_urgent(w->r, false);
+		} else {
+			region_zeroer_set_rate(w->r, 0);
+			wait_batches(w, w->r->zeroer_outstanding);
+			region_zeroer_set_rate(w->r, 1);
+		}
 		if (cut(w))
 			return;
 		(void)region_zeroer_collect(w->r); /* stores ZEROED, submits the next batches */
@@ -553,6 +574,12 @@ static void run_workload(struct wl *w, uint64_t wseed, uint64_t cut_at, uint64_t
 	}
 	if (!w->stop)
 		op_zero(w, true);
+	if (!w->stop) {
+		struct region_stats st;
+
+		region_get_stats(w->r, &st);
+		tot.handback_fences += st.zero_fences - st.zero_batches;
+	}
 	if (w->stop || pmsim_cut(sim)) {
 		w->stop = true;
 		region_close_abandon(w->r);
@@ -1112,9 +1139,10 @@ int main(int argc, char **argv)
 	(void)unlink(chk_path);
 	printf("powerfail: %" PRIu64 " workloads, %" PRIu64 " crash points x %u images + %" PRIu64
 	       " recovery crash points: %" PRIu64 " images checked, %" PRIu64
-	       " lease checks, %" PRIu64 " violations (%" PRIu64 " nondeterministic runs, %.1f s)\n",
+	       " lease checks, %" PRIu64 " hand-back fences, %" PRIu64
+	       " violations (%" PRIu64 " nondeterministic runs, %.1f s)\n",
 	       workloads, tot.crash_points, opt.images, tot.recovery_crash_points, tot.images,
-	       tot.lease_checks, tot.violations, tot.nondeterministic,
+	       tot.lease_checks, tot.handback_fences, tot.violations, tot.nondeterministic,
 	       (double)(pmemz_now_ns() - t0) / 1e9);
 	pmsim_free(sim);
 	free(img_buf);

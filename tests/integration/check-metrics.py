@@ -34,6 +34,8 @@ FAMILIES = {
     "pmemzerod_connections": "gauge",
     "pmemzerod_region_up": "gauge",
     "pmemzerod_bad_blocks": "gauge",
+    "pmemzerod_zero_fences": "counter",
+    "pmemzerod_region_numa_node": "gauge",
     "pmemzerod_uid_leased_bytes": "gauge",
     "pmemzerod_uid_committed_bytes": "gauge",
     "pmemzerod_uid_tags": "gauge",

@@ -209,6 +209,7 @@ void itest_zeroer_pause(const char *sock, const char *region, bool pause);
 struct itest_stat {
 	uint64_t zeroed, dirty, leased, committed, bad;
 	uint64_t zeroing, bytes_zeroed, zero_batches, drains;
+	uint64_t zero_fences; /* zero_batches when the daemon does not say */
 	uint64_t allocations, commits, frees, waiters, tags;
 	uint64_t zero_rate_limit;
 	uint32_t zeroer_threads;

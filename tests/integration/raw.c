@@ -355,6 +355,7 @@ void itest_stat(const char *sock, const char *region, struct itest_stat *st)
 	st->zeroing = rs->zeroing;
 	st->bytes_zeroed = rs->bytes_zeroed;
 	st->zero_batches = rs->zero_batches;
+	st->zero_fences = rs->has_zero_fences ? rs->zero_fences : rs->zero_batches;
 	st->drains = rs->drains;
 	st->allocations = rs->allocations;
 	st->commits = rs->commits;

@@ -63,7 +63,9 @@ static void test_exposition(void **state)
 	rs[0].wait_sum_sec = 2.75;
 	rs[0].has_wait_count = true;
 	rs[0].wait_count = 5;
-	rs[1].info = &info[1]; /* a daemon without the histogram fields */
+	rs[0].has_numa_node = true;
+	rs[0].numa_node = 1;
+	rs[1].info = &info[1]; /* a daemon without the histogram fields, nor a node */
 	rs[1].committed = 3;
 	s.n_regions = 2;
 	s.regions = ptrs;
@@ -87,9 +89,11 @@ static void test_exposition(void **state)
 	    strstr(text, "pmemzerod_allocate_wait_seconds_count{region=\"a\\\"b\\\\c\\nd\"} 5\n"));
 	assert_null(strstr(text, "pmemzerod_allocate_wait_seconds_count{region=\"old\"}"));
 	assert_non_null(strstr(text, "\npmemzerod_connections 4\n"));
+	assert_non_null(strstr(text, "pmemzerod_region_numa_node{region=\"a\\\"b\\\\c\\nd\"} 1\n"));
+	assert_null(strstr(text, "pmemzerod_region_numa_node{region=\"old\"}"));
 	/* One HELP and one TYPE per family, whatever the number of regions. */
-	assert_int_equal(count_lines(text, "# HELP "), 10);
-	assert_int_equal(count_lines(text, "# TYPE "), 10);
+	assert_int_equal(count_lines(text, "# HELP "), 12);
+	assert_int_equal(count_lines(text, "# TYPE "), 12);
 	assert_int_equal(count_lines(text, "# TYPE pmemzerod_allocate_wait_seconds histogram"), 1);
 	assert_int_equal(count_lines(text, "pmemzerod_extents{"), 10);
 	/* Every line ends; no raw newline from a label value splits one. */

@@ -1257,7 +1257,30 @@ struct trace {
 	pthread_mutex_t lock;
 	struct ev *ev;
 	size_t n, cap;
+	/*
+	 * Hand-back gate: armed, a worker's first drain closes it and the
+	 * worker's next NT store waits until the main thread opens it, so the
+	 * main thread sees a batch that has handed back and still runs.
+	 */
+	pthread_cond_t cond;
+	bool gate_armed, gate_closed, gate_open;
+	pthread_t main_thread;
 };
+
+static void gate_pass(struct trace *t, char kind)
+{
+	if (!t->gate_armed || pthread_equal(pthread_self(), t->main_thread))
+		return;
+	pthread_mutex_lock(&t->lock);
+	if (kind == 'd' && !t->gate_closed) {
+		t->gate_closed = true;
+		pthread_cond_broadcast(&t->cond);
+	} else if (kind == 'n') {
+		while (t->gate_closed && !t->gate_open)
+			pthread_cond_wait(&t->cond, &t->lock);
+	}
+	pthread_mutex_unlock(&t->lock);
+}
 
 static void trace_add(struct trace *t, char kind, const void *p, size_t len)
 {
@@ -1272,6 +1295,8 @@ static void trace_add(struct trace *t, char kind, const void *p, size_t len)
 }
 static void tr_store(void *ctx, const void *dst, size_t len, bool nt)
 {
+	if (nt)
+		gate_pass(ctx, 'n');
 	trace_add(ctx, nt ? 'n' : 's', dst, len);
 }
 static void tr_flush(void *ctx, const void *p, size_t len)
@@ -1281,30 +1306,12 @@ static void tr_flush(void *ctx, const void *p, size_t len)
 static void tr_drain(void *ctx)
 {
 	trace_add(ctx, 'd', NULL, 0);
+	gate_pass(ctx, 'd');
 }
 
-/*
- * I5 for zeroing: one drain per batch on the worker, and every ZEROED
- * record is stored only after the worker's drain that covers its zeroes.
- */
-static void test_zeroer_order(void **state)
+/* Collect every batch out (pausing the pool), so that what follows starts clean. */
+static void settle_zeroer(struct region *r)
 {
-	struct fx *f = *state;
-	struct region *r;
-	struct trace t = {.lock = PTHREAD_MUTEX_INITIALIZER};
-	struct pstore_tracer tracer = {tr_store, tr_flush, tr_drain, &t};
-	struct region_stats st0, st1;
-	struct region_info info;
-	uint8_t *base;
-	pthread_t main_thread = pthread_self();
-	uint64_t worker_drains = 0, zeroed_stores = 0;
-	size_t *zero_at, *drained_at;
-	pthread_t *zeroer;
-
-	f->rc.batch_extents = 4;
-	r = open_ok(f);
-	region_get_info(r, &info);
-	/* Let the batches already submitted finish, untraced. */
 	region_zeroer_pause(r, true);
 	while (r->zeroer_outstanding) {
 		struct pollfd p = {.fd = region_zeroer_fd(r), .events = POLLIN};
@@ -1312,14 +1319,25 @@ static void test_zeroer_order(void **state)
 		(void)region_zeroer_collect(r);
 	}
 	(void)region_sync(r);
-	region_get_stats(r, &st0);
-	pstore_set_tracer(region_get_pstore(r), &tracer);
-	region_zeroer_pause(r, false);
-	wait_all_zeroed(r);
-	region_get_stats(r, &st1);
-	pstore_set_tracer(region_get_pstore(r), NULL);
+}
 
-	base = pstore_base(region_get_pstore(r));
+/*
+ * I5 on a trace of the storage: every ZEROED record is stored by the main
+ * thread only after the drain, on the worker that zeroed the extent, that
+ * covers its zeroes; workers do nothing but NT zeroes and drains.  Returns
+ * the workers' drains; checks that each extent not ZEROED before (st0) was
+ * zeroed and stored ZEROED once.
+ */
+static uint64_t check_trace_i5(struct region *r, const struct trace *t,
+			       const struct region_stats *st0)
+{
+	struct region_info info;
+	uint8_t *base = pstore_base(region_get_pstore(r));
+	uint64_t worker_drains = 0, zeroed_stores = 0, traced = 0;
+	size_t *zero_at, *drained_at;
+	pthread_t *zeroer;
+
+	region_get_info(r, &info);
 	zero_at = calloc(info.extent_count, sizeof(size_t));
 	drained_at = calloc(info.extent_count, sizeof(size_t));
 	zeroer = calloc(info.extent_count, sizeof(pthread_t));
@@ -1328,11 +1346,11 @@ static void test_zeroer_order(void **state)
 	assert_non_null(zeroer);
 	for (uint64_t i = 0; i < info.extent_count; i++)
 		zero_at[i] = drained_at[i] = SIZE_MAX;
-	for (size_t k = 0; k < t.n; k++) {
-		struct ev *e = &t.ev[k];
+	for (size_t k = 0; k < t->n; k++) {
+		const struct ev *e = &t->ev[k];
 		const uint8_t *p = e->p;
 
-		if (pthread_equal(e->thread, main_thread)) {
+		if (pthread_equal(e->thread, t->main_thread)) {
 			if (e->kind == 'n')
 				fail_msg("NT store from the main thread");
 			if (e->kind == 's' && e->len == 8 && p >= base + r->hdr.extent_table_off &&
@@ -1372,18 +1390,129 @@ static void test_zeroer_order(void **state)
 			fail_msg("cached store from a zeroer thread");
 		}
 	}
-	assert_int_equal(zeroed_stores, info.extent_count - st0.count[EXT_ZEROED]);
-	assert_int_equal(worker_drains, st1.zero_batches - st0.zero_batches);
-	{
-		uint64_t traced = 0;
-		for (uint64_t i = 0; i < info.extent_count; i++)
-			traced += zero_at[i] != SIZE_MAX;
-		assert_int_equal(traced, info.extent_count - st0.count[EXT_ZEROED]);
-	}
+	assert_int_equal(zeroed_stores, info.extent_count - st0->count[EXT_ZEROED]);
+	for (uint64_t i = 0; i < info.extent_count; i++)
+		traced += zero_at[i] != SIZE_MAX;
+	assert_int_equal(traced, info.extent_count - st0->count[EXT_ZEROED]);
 	free(zero_at);
 	free(drained_at);
 	free(zeroer);
+	return worker_drains;
+}
+
+/*
+ * I5 for zeroing: one drain per batch on the worker, and every ZEROED
+ * record is stored only after the worker's drain that covers its zeroes.
+ */
+static void test_zeroer_order(void **state)
+{
+	struct fx *f = *state;
+	struct region *r;
+	struct trace t = {.lock = PTHREAD_MUTEX_INITIALIZER, .main_thread = pthread_self()};
+	struct pstore_tracer tracer = {tr_store, tr_flush, tr_drain, &t};
+	struct region_stats st0, st1;
+
+	f->rc.batch_extents = 4;
+	r = open_ok(f);
+	/* Let the batches already submitted finish, untraced. */
+	settle_zeroer(r);
+	region_get_stats(r, &st0);
+	pstore_set_tracer(region_get_pstore(r), &tracer);
+	region_zeroer_pause(r, false);
+	wait_all_zeroed(r);
+	region_get_stats(r, &st1);
+	pstore_set_tracer(region_get_pstore(r), NULL);
+
+	assert_int_equal(check_trace_i5(r, &t, &st0), st1.zero_batches - st0.zero_batches);
+	/* No one waited: one fence per batch. */
+	assert_int_equal(st1.zero_fences - st0.zero_fences, st1.zero_batches - st0.zero_batches);
 	free(t.ev);
+	region_close(r);
+}
+
+/*
+ * Hand-back (issue 24): while an allocation waits, a batch hands each
+ * extent back as soon as it is fenced.  The gate holds the worker after
+ * its first hand-back: the main loop must then collect ZEROED extents out
+ * of a batch still running; in all, one fence per extent, and I5 on the
+ * whole trace.
+ */
+static void test_hand_back(void **state)
+{
+	struct fx *f = *state;
+	struct region *r;
+	struct trace t = {.lock = PTHREAD_MUTEX_INITIALIZER,
+			  .cond = PTHREAD_COND_INITIALIZER,
+			  .main_thread = pthread_self(),
+			  .gate_armed = true};
+	struct pstore_tracer tracer = {tr_store, tr_flush, tr_drain, &t};
+	struct region_stats st0, st1;
+	struct pollfd p;
+	uint64_t got, fresh;
+
+	f->rc.batch_extents = 64; /* the whole region in one batch */
+	r = open_ok(f);
+	settle_zeroer(r);
+	region_get_stats(r, &st0);
+	fresh = st0.count[EXT_DIRTY];
+	assert_true(fresh > 2);
+	pstore_set_tracer(region_get_pstore(r), &tracer);
+	region_zeroer_set_urgent(r, true);
+	region_zeroer_pause(r, false);
+
+	/* The first hand-back: its eventfd signal, then the batch holds at the gate. */
+	p = (struct pollfd){.fd = region_zeroer_fd(r), .events = POLLIN};
+	assert_int_equal(poll(&p, 1, 30000), 1);
+	got = region_zeroer_collect(r);
+	assert_true(got >= 1);
+	assert_true(got < fresh);
+	assert_int_equal(r->zeroer_outstanding, 1); /* the batch runs on */
+	assert_int_equal(region_count_zeroed(r), st0.count[EXT_ZEROED] + got);
+	assert_int_equal(region_sync(r) > 0, true);
+	check_i3(r);
+
+	pthread_mutex_lock(&t.lock);
+	t.gate_open = true;
+	pthread_cond_broadcast(&t.cond);
+	pthread_mutex_unlock(&t.lock);
+	wait_all_zeroed(r);
+	region_get_stats(r, &st1);
+	pstore_set_tracer(region_get_pstore(r), NULL);
+	region_zeroer_set_urgent(r, false);
+
+	assert_int_equal(check_trace_i5(r, &t, &st0), st1.zero_fences - st0.zero_fences);
+	/* One fence per extent, the batch's last one its own. */
+	assert_true(st1.zero_fences - st0.zero_fences >= fresh);
+	assert_int_equal(st1.bytes_zeroed - st0.bytes_zeroed, fresh * f->rc.extent_size);
+	free(t.ev);
+	region_close(r);
+}
+
+/*
+ * A waiter that lacks 4 extents: the batch hands back every 4 extents
+ * (one fence each), not every one, and its last with the batch's fence.
+ */
+static void test_hand_back_group(void **state)
+{
+	struct fx *f = *state;
+	struct region *r;
+	struct region_stats st0, st1;
+	uint64_t fresh;
+
+	f->rc.batch_extents = 64; /* the whole region in one batch */
+	r = open_ok(f);
+	settle_zeroer(r);
+	region_get_stats(r, &st0);
+	fresh = st0.count[EXT_DIRTY];
+	assert_true(fresh > 8);
+	region_zeroer_set_need(r, 4);
+	region_zeroer_set_urgent(r, true);
+	region_zeroer_pause(r, false);
+	wait_all_zeroed(r);
+	region_get_stats(r, &st1);
+	region_zeroer_set_urgent(r, false);
+	assert_int_equal(st1.zero_batches - st0.zero_batches, 1);
+	assert_int_equal(st1.zero_fences - st0.zero_fences, (fresh - 1) / 4 + 1);
 	region_close(r);
 }
 
@@ -1628,6 +1757,8 @@ int main(void)
 	    T(test_recovery_crafted),
 	    T(test_zeroer_fills_zeroes),
 	    T(test_zeroer_order),
+	    T(test_hand_back),
+	    T(test_hand_back_group),
 	    T(test_rate_limit_and_urgent),
 	    T(test_pause),
 	    T(test_zeroer_threads),

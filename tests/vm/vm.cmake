@@ -36,6 +36,17 @@ if(TARGET pmemzerod AND TARGET pmemzctl AND TARGET pmemz-demo)
     TIMEOUT 600
     RESOURCE_LOCK pmemz-vm
     LABELS "vm;cxl")
+  # Two NUMA nodes, one CPU and one NVDIMM each (issue 24): each region
+  # reports its node, its zeroer threads may run only on that node's CPU,
+  # and both regions' extents are zeroed and served.
+  add_test(NAME vm-numa
+    COMMAND ${CMAKE_CURRENT_LIST_DIR}/run-vm-test ${CMAKE_BINARY_DIR}
+      --machine numa --timeout 300 ${_vm_bins})
+  set_tests_properties(vm-numa PROPERTIES
+    SKIP_RETURN_CODE 77
+    TIMEOUT 600
+    RESOURCE_LOCK pmemz-vm
+    LABELS "vm;numa")
   # ext4 and XFS on pmemzerod disks: nbdkit's pmemz plugin on Unix sockets,
   # the kernel's nbd driver, a power cut with the file systems mounted and
   # writers running.  Registered without the plugin too: run-nbd-test then
