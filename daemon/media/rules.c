@@ -377,14 +377,22 @@ static void moves_apply(struct layout_tag *slots, uint32_t tag_count, uint64_t *
 	for (uint32_t id = 1; id <= tag_count; id++) {
 		struct layout_link l;
 
+		if (!(role[id] & (MOVE_ROLE_BAD | MOVE_ROLE_FORWARD)))
+			continue;
+		layout_tag_link(&slots[id - 1], &l);
 		if (role[id] & MOVE_ROLE_BAD) {
 			sum->bad++;
 			if (!sum->first_bad)
 				sum->first_bad = id;
-		}
-		if (!(role[id] & MOVE_ROLE_FORWARD))
+			/*
+			 * Its marker stays VALID, as damage stays as it is: FREE,
+			 * it would turn the damaged member into one to roll back.
+			 */
+			if (!(role[l.batch] & MOVE_ROLE_BAD))
+				sum->held++;
+			role[l.batch] |= MOVE_ROLE_BAD;
 			continue;
-		layout_tag_link(&slots[id - 1], &l);
+		}
 		sum->forward++;
 		slots[id - 1].state = TAG_VALID;
 		if (role[id] & MOVE_ROLE_FWD_REC) {
