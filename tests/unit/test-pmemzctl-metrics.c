@@ -88,8 +88,9 @@ static void test_exposition(void **state)
 	assert_null(strstr(text, "pmemzerod_allocate_wait_seconds_count{region=\"old\"}"));
 	assert_non_null(strstr(text, "\npmemzerod_connections 4\n"));
 	/* One HELP and one TYPE per family, whatever the number of regions. */
-	assert_int_equal(count_lines(text, "# HELP "), 10);
-	assert_int_equal(count_lines(text, "# TYPE "), 10);
+	assert_int_equal(count_lines(text, "# HELP "), 11);
+	assert_int_equal(count_lines(text, "# TYPE "), 11);
+	assert_non_null(strstr(text, "pmemzerod_moves_total{region=\"old\"} 0\n"));
 	assert_int_equal(count_lines(text, "# TYPE pmemzerod_allocate_wait_seconds histogram"), 1);
 	assert_int_equal(count_lines(text, "pmemzerod_extents{"), 10);
 	/* Every line ends; no raw newline from a label value splits one. */
