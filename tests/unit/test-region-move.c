@@ -403,29 +403,41 @@ static void test_move_nospace(void **state)
 {
 	struct fx *f = *state;
 	struct region *r = open_ok(f);
-	struct region_move mv[3];
-	uint32_t ids[3], tag_count = tag_count_of(f), used = 1;
+	struct region_move mv[4];
+	uint32_t ids[4], tag_count = tag_count_of(f), used = 1;
 	uint64_t *pool;
-	char name[16], names[3][8];
+	struct run *runs = NULL;
+	size_t n_runs = 0;
+	char name[16], names[4][8];
 
 	wait_all_zeroed(r);
-	pool = commit_tag(r, "pool", 7, 3);
-	/* Leave 3 free slots: 2 moves need 3, 3 moves need 4. */
-	while (used < tag_count - 3) {
+	pool = commit_tag(r, "pool", 7, 4);
+	/* Leave 4 free slots: 4 moves need 5, 2 moves need 3. */
+	while (used < tag_count - 4) {
 		snprintf(name, sizeof(name), "t%u", used++);
 		free(commit_tag(r, name, 7, 1));
 	}
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < 4; k++) {
 		snprintf(names[k], sizeof(names[k]), "m%d", k);
 		mv[k] = (struct region_move){"pool", pool[k], names[k]};
 	}
-	assert_int_equal(region_move(r, mv, 3, 7, ids, NULL), -ENOSPC);
+	assert_int_equal(region_move(r, mv, 4, 7, ids, NULL), -ENOSPC);
 	assert_int_equal(region_sync(r), 0);
 	assert_int_equal(region_move(r, mv, 2, 7, ids, NULL), 0);
 	assert_int_equal(region_sync(r), 3);
-	/* The marker is held until its FREE is durable: one slot short until the next pass. */
+	/*
+	 * One slot is free, and the marker's: held until the drain that makes
+	 * its FREE durable, so 1 move (2 slots) waits for the next pass.
+	 */
 	assert_int_equal(region_move(r, mv + 2, 1, 7, ids + 2, NULL), -ENOSPC);
+	assert_int_equal(region_lease(r, 1, &runs, &n_runs), 0);
+	assert_int_equal(region_sync(r), 1);
+	assert_int_equal(region_move(r, mv + 2, 1, 7, ids + 2, NULL), 0);
+	assert_int_equal(region_sync(r), 3);
+	region_unlease(r, runs, n_runs);
+	assert_int_equal(region_sync(r), 1);
 	check_i3(r);
+	free(runs);
 	free(pool);
 	region_close(r);
 	check_clean(f, CHECK_RECOVERED);
