@@ -94,6 +94,7 @@ static struct opts opt = {
 static struct {
 	uint64_t runs, crash_points, images, recovery_crash_points, violations, lease_checks;
 	uint64_t nondeterministic, skipped_points, max_pending, max_pending_bytes;
+	uint64_t moves, moves_shared; /* MOVEs run; of them, from a source already moving */
 } tot;
 
 static struct pmsim *sim;
@@ -422,13 +423,20 @@ static void op_move(struct wl *w)
 	struct otag *p;
 	int ret;
 
+	/* A source of a MOVE of this iteration too: each MOVE is all or nothing on its own. */
 	for (size_t i = 0; i < w->n_tags && n < 256; i++)
-		if (w->tags[i].commit_returned && !w->tags[i].free_called && !w->tags[i].moving &&
-		    w->tags[i].n_ext)
+		if (w->tags[i].commit_returned && !w->tags[i].free_called && w->tags[i].n_ext)
 			cand[n++] = i;
 	if (!n || w->n_moves == MAX_MOVES)
 		return;
 	pi = cand[rnd(w, n)];
+	/* Half the time, the source of a MOVE of this iteration (the nbdkit disk's pool). */
+	if (rnd(w, 2))
+		for (size_t k = 0; k < n; k++)
+			if (w->tags[cand[k]].moving) {
+				pi = cand[k];
+				break;
+			}
 	m = &w->moves[w->n_moves];
 	memset(m, 0, sizeof(*m));
 	m->p = pi;
@@ -458,6 +466,8 @@ static void op_move(struct wl *w)
 		die("region_move from %s: %s", w->tags[pi].name, strerror(-ret));
 	p = &w->tags[pi];
 	p->n_ext -= m->n;
+	tot.moves++;
+	tot.moves_shared += p->moving;
 	p->moving = true;
 	for (size_t k = 0; k < m->n; k++)
 		iter_add_tag(w, m->c[k]);
@@ -734,6 +744,7 @@ struct expect {
 	const uint64_t *ext; /* its extents */
 	size_t n_ext;
 	bool must, may; /* must be there; may be there */
+	uint64_t buf[8]; /* a source's extents, worked out */
 };
 
 static bool slot_named(const struct layout_tag *slots, uint64_t tag_count, const char *name)
@@ -745,53 +756,94 @@ static bool slot_named(const struct layout_tag *slots, uint64_t tag_count, const
 	return false;
 }
 
+/* Did move k happen (all its new tags there, or gone since)?  Violations if partly. */
+static bool move_applied(const struct layout_tag *slots, uint64_t tag_count, const struct wl *w,
+			 const struct omove *m)
+{
+	size_t there = 0, later = 0;
+
+	/*
+	 * A new tag freed since, or emptied by a later MOVE (gone if that one
+	 * went forward, there if not): its own move returned.
+	 */
+	for (size_t j = 0; j < m->n; j++) {
+		const struct otag *c = &w->tags[m->c[j]];
+		bool in = slot_named(slots, tag_count, c->name);
+
+		there += in;
+		later += !in && (c->free_called || c->n_ext == 0);
+	}
+	if (there && there + later < m->n)
+		violation("MOVE from %s: %zu of its %zu new tags after recovery (%zu freed since)",
+			  w->tags[m->p].name, there, m->n, later);
+	if (!there && !later && m->returned)
+		violation("MOVE from %s is lost: it returned before the cut", w->tags[m->p].name);
+	return there + later > 0;
+}
+
 /*
- * A MOVE is all or nothing: a move in flight shows all its new tags (its
- * source keeps the rest, or is gone when emptied) or none (its source has
- * all it had); a move that returned shows all of them.
+ * A source with moves in flight (several MOVEs of one iteration may take
+ * from it, each all or nothing on its own): what it had before the first,
+ * less what the moves that happened took.
+ */
+static void source_expect(const struct wl *w, size_t first, const bool *applied,
+			  struct expect *ex)
+{
+	const struct omove *m0 = &w->moves[first];
+	struct expect *e = &ex[m0->p];
+	size_t n = m0->old_n;
+
+	memcpy(e->buf, m0->old_ext, sizeof(e->buf));
+	for (size_t k = first; k < w->n_moves; k++) {
+		const struct omove *m = &w->moves[k];
+
+		if (m->p != m0->p || m->returned || !applied[k])
+			continue;
+		for (size_t j = 0; j < m->n; j++)
+			for (size_t i = 0; i < n; i++)
+				if (e->buf[i] == w->tags[m->c[j]].ext[0]) {
+					e->buf[i] = e->buf[--n];
+					break;
+				}
+	}
+	e->ext = e->buf;
+	e->n_ext = n;
+	e->must = e->may = n > 0; /* emptied: removed */
+}
+
+/*
+ * A MOVE is all or nothing: a move in flight shows all its new tags or
+ * none; a move that returned shows all of them; its source keeps what
+ * the moves that happened left it (removed when emptied).
  */
 static void move_expect(const struct layout_tag *slots, uint64_t tag_count, const struct wl *w,
 			struct expect *ex)
 {
+	static bool applied[MAX_MOVES], done[MAX_MOVES];
+
 	for (size_t ti = 0; ti < w->n_tags; ti++) {
 		const struct otag *t = &w->tags[ti];
 
-		ex[ti] = (struct expect){t->ext, t->n_ext, t->commit_returned && !t->free_called,
-					 !t->free_returned};
+		ex[ti] = (struct expect){.ext = t->ext,
+					 .n_ext = t->n_ext,
+					 .must = t->commit_returned && !t->free_called,
+					 .may = !t->free_returned};
 	}
 	for (size_t k = 0; k < w->n_moves; k++) {
 		const struct omove *m = &w->moves[k];
-		size_t there = 0, later = 0;
 
-		/*
-		 * A new tag freed since, or emptied by a later MOVE (gone if that
-		 * one went forward, there if not): its own move returned.
-		 */
-		for (size_t j = 0; j < m->n; j++) {
-			const struct otag *c = &w->tags[m->c[j]];
-			bool in = slot_named(slots, tag_count, c->name);
-
-			there += in;
-			later += !in && (c->free_called || c->n_ext == 0);
-		}
-		if (there && there + later < m->n)
-			violation("MOVE from %s: %zu of its %zu new tags after recovery (%zu freed "
-				  "since)",
-				  w->tags[m->p].name, there, m->n, later);
-		if (!there && !later && m->returned)
-			violation("MOVE from %s is lost: it returned before the cut",
-				  w->tags[m->p].name);
-		if (!there && !later && !m->returned) {
+		applied[k] = move_applied(slots, tag_count, w, m);
+		done[k] = false;
+		if (!applied[k] && !m->returned)
 			for (size_t j = 0; j < m->n; j++) /* rolled back */
 				ex[m->c[j]].must = ex[m->c[j]].may = false;
-		}
-		there += later;
-		if (there) {
-			ex[m->p].must = ex[m->p].must && w->tags[m->p].n_ext;
-			ex[m->p].may = ex[m->p].may && w->tags[m->p].n_ext;
-		} else if (!m->returned) { /* rolled back: the source as it was */
-			ex[m->p] = (struct expect){m->old_ext, m->old_n, true, true};
-		}
+	}
+	for (size_t k = 0; k < w->n_moves; k++) {
+		if (w->moves[k].returned || done[k])
+			continue;
+		source_expect(w, k, applied, ex);
+		for (size_t j = k; j < w->n_moves; j++)
+			done[j] |= w->moves[j].p == w->moves[k].p;
 	}
 }
 
@@ -1280,9 +1332,10 @@ int main(int argc, char **argv)
 	(void)unlink(chk_path);
 	printf("powerfail: %" PRIu64 " workloads, %" PRIu64 " crash points x %u images + %" PRIu64
 	       " recovery crash points: %" PRIu64 " images checked, %" PRIu64
-	       " lease checks, %" PRIu64 " violations (%" PRIu64 " nondeterministic runs, %.1f s)\n",
+	       " lease checks, %" PRIu64 " MOVEs run (%" PRIu64 " from a source already moving), %" PRIu64
+	       " violations (%" PRIu64 " nondeterministic runs, %.1f s)\n",
 	       workloads, tot.crash_points, opt.images, tot.recovery_crash_points, tot.images,
-	       tot.lease_checks, tot.violations, tot.nondeterministic,
+	       tot.lease_checks, tot.moves, tot.moves_shared, tot.violations, tot.nondeterministic,
 	       (double)(pmemz_now_ns() - t0) / 1e9);
 	pmsim_free(sim);
 	free(img_buf);
