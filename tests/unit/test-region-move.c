@@ -550,6 +550,50 @@ static void test_move_crash_torn_source(void **state)
 	free(ext);
 }
 
+/*
+ * A batch done, its marker's FREE not durable (VALID again here), and its
+ * emptied source's slot already the next batch's marker: the first batch's
+ * members are done, not damage (its records name them).
+ */
+static void test_move_crash_source_reused(void **state)
+{
+	struct fx *f = *state;
+	struct region *r = open_ok(f);
+	struct region_move mv[2];
+	uint32_t ids[3], pool, b1, b2, tc = tag_count_of(f);
+	uint64_t *ext;
+	struct layout_tag t;
+
+	wait_all_zeroed(r);
+	ext = commit_tag(r, "pool", 7, 2);
+	pool = lookup(r, "pool", 7);
+	mv[0] = (struct region_move){"pool", ext[0], "c0"};
+	mv[1] = (struct region_move){"pool", ext[1], "c1"};
+	assert_int_equal(region_move(r, mv, 2, 7, ids, NULL), 0);
+	assert_int_equal(region_sync(r), 3);
+	b1 = find_marker(f, tc, TAG_FREE);
+	mv[0] = (struct region_move){"c0", ext[0], "d0"};
+	assert_int_equal(region_move(r, mv, 1, 7, ids + 2, NULL), 0);
+	b2 = find_marker(f, tc, TAG_WRITTEN);
+	assert_int_equal(b2, pool); /* the emptied source's slot, reused at once */
+	region_close_abandon(r);
+	slot_io(f->path, b1, &t, false);
+	t.state = TAG_VALID;
+	slot_io(f->path, b1, &t, true);
+	check_clean(f, 0);
+
+	r = open_ok(f);
+	assert_int_equal(lookup(r, "c0", 7), ids[0]);
+	assert_int_equal(lookup(r, "c1", 7), ids[1]);
+	assert_int_equal(lookup(r, "d0", 7), 0);
+	assert_int_equal(lookup(r, "pool", 7), 0);
+	assert_int_equal(count_of(r, EXT_COMMITTED), 2);
+	assert_int_equal(count_of(r, EXT_BAD), 0);
+	region_close(r);
+	check_clean(f, CHECK_RECOVERED);
+	free(ext);
+}
+
 /* ---- hostile links: damage, never a crash, never another tag's extent ---- */
 
 static void test_move_hostile_links(void **state)
@@ -613,7 +657,7 @@ int main(void)
 	    T(test_move_happy),		  T(test_move_refused),
 	    T(test_move_nospace),	  T(test_move_crash_undecided),
 	    T(test_move_crash_decided),	  T(test_move_crash_torn_source),
-	    T(test_move_hostile_links),
+	    T(test_move_hostile_links),	  T(test_move_crash_source_reused),
 	};
 
 	log_set_max_level(getenv("PMEMZ_TEST_DEBUG") ? LOG_DEBUG : LOG_CRIT);
