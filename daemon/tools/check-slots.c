@@ -139,8 +139,13 @@ void check_slots_duplicates(struct checker *c)
 		c->err = -ENOMEM;
 		return;
 	}
+	/*
+	 * A VALID slot no record names is freed by recovery before the
+	 * duplicate rule runs (a source a decided MOVE emptied, whose name a
+	 * MOVE of the same pass gave a new tag): no duplicate to the daemon.
+	 */
 	for (uint32_t id = 1; id <= h->tag_count; id++)
-		if (c->kind[id] == SLOT_VALID)
+		if (c->kind[id] == SLOT_VALID && c->cnt[id] > 0)
 			ids[n++] = id;
 	qsort_r(ids, n, sizeof(*ids), cmp_tag_owner, c->slots);
 	for (size_t k = 1; k < n; k++) {

@@ -594,6 +594,53 @@ static void test_move_crash_source_reused(void **state)
 	free(ext);
 }
 
+/*
+ * Two MOVEs of one pass, both decided: the first empties "pool", the
+ * second names a new tag "pool".  Not a duplicate: the emptied one goes.
+ */
+static void test_move_crash_name_reused(void **state)
+{
+	struct fx *f = *state;
+	struct region *r = open_ok(f);
+	struct region_move mv[1];
+	uint32_t ids[2], tc = tag_count_of(f);
+	uint64_t *p, *q, got[1];
+	struct layout_tag t;
+	struct run *runs = NULL;
+	size_t n_runs = 0;
+
+	wait_all_zeroed(r);
+	p = commit_tag(r, "pool", 7, 1);
+	q = commit_tag(r, "q", 7, 2);
+	mv[0] = (struct region_move){"pool", p[0], "x"};
+	assert_int_equal(region_move(r, mv, 1, 7, ids, NULL), 0);
+	mv[0] = (struct region_move){"q", q[1], "pool"};
+	assert_int_equal(region_move(r, mv, 1, 7, ids + 1, NULL), 0);
+	region_close_abandon(r);
+	for (uint32_t id = 1; id <= tc; id++) { /* both decided */
+		slot_io(f->path, id, &t, false);
+		if (t.reserved[0] == 'M' && t.reserved[4] == 'M' && t.reserved[7] == 'K' &&
+		    t.state == TAG_WRITTEN) {
+			t.state = TAG_VALID;
+			slot_io(f->path, id, &t, true);
+		}
+	}
+	check_clean(f, 0);
+	r = open_ok(f);
+	assert_int_equal(lookup(r, "x", 7), ids[0]);
+	assert_int_equal(lookup(r, "pool", 7), ids[1]);
+	assert_int_equal(region_tag_runs(r, ids[1], &runs, &n_runs, NULL), 0);
+	got[0] = runs[0].first;
+	assert_int_equal(got[0], q[1]);
+	assert_int_equal(region_tag_extents(r, lookup(r, "q", 7)), 1);
+	assert_int_equal(count_of(r, EXT_BAD), 0);
+	region_close(r);
+	check_clean(f, CHECK_RECOVERED);
+	free(runs);
+	free(p);
+	free(q);
+}
+
 /* ---- hostile links: damage, never a crash, never another tag's extent ---- */
 
 static void test_move_hostile_links(void **state)
@@ -658,6 +705,7 @@ int main(void)
 	    T(test_move_nospace),	  T(test_move_crash_undecided),
 	    T(test_move_crash_decided),	  T(test_move_crash_torn_source),
 	    T(test_move_hostile_links),	  T(test_move_crash_source_reused),
+	    T(test_move_crash_name_reused),
 	};
 
 	log_set_max_level(getenv("PMEMZ_TEST_DEBUG") ? LOG_DEBUG : LOG_CRIT);
