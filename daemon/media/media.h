@@ -482,7 +482,8 @@ enum media_slot_kind media_named_slot(const struct layout_tag *s, enum media_slo
 #define MOVE_ROLE_FORWARD 0x02u /* a member of a decided batch: VALID, its extent COMMITTED to it */
 #define MOVE_ROLE_BACK 0x04u	/* a WRITTEN member of an undecided batch: ends FREE */
 #define MOVE_ROLE_SOURCE 0x08u	/* VALID source of forward members: its count is recomputed */
-#define MOVE_ROLE_BAD 0x10u	/* a member of a decided batch whose link is wrong: damage */
+#define MOVE_ROLE_BAD 0x10u	/* a member of a decided batch whose link is wrong, or the
+				   marker of such a batch: damage */
 #define MOVE_ROLE_FWD_REC 0x20u /* forward, and its extent's record still names the source */
 
 struct media_moves {
@@ -491,6 +492,7 @@ struct media_moves {
 	uint64_t forward;  /* member slots rolled forward */
 	uint64_t back;	   /* member slots rolled back */
 	uint64_t bad;	   /* member slots with a bad link */
+	uint64_t held;	   /* decided markers with a bad member: kept VALID, as damage (never reused) */
 	uint64_t records;  /* records that still name their source (to store) */
 	uint64_t emptied;  /* sources left with no extent */
 	uint32_t first_bad; /* slot id of the first bad member, 0: none */

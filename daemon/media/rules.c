@@ -309,18 +309,21 @@ static uint8_t moves_member(const struct layout_tag *slots, uint32_t tag_count, 
 	uint32_t tag;
 
 	if (l->source == 0 || l->source > tag_count || l->source == id || l->source == l->batch ||
-	    l->arg >= extent_count || slots[id - 1].n_extents != 1 ||
-	    (role[l->source] & MOVE_ROLE_MARKER))
+	    l->arg >= extent_count || slots[id - 1].n_extents != 1)
 		return MOVE_ROLE_BAD;
 	memcpy(&rec, (const uint8_t *)recs + l->arg * 8, sizeof(rec));
 	if (media_rec_check(rec, tag_count) != REC_INTACT || layout_rec_state(rec) != EXT_COMMITTED)
 		return MOVE_ROLE_BAD;
 	tag = layout_rec_tag(rec);
+	/*
+	 * Its record was moved before the crash: done, whatever the source
+	 * slot is now (an emptied source is reused at once, a marker too).
+	 */
 	if (tag == id)
-		return MOVE_ROLE_FORWARD; /* its record was moved before the crash */
+		return MOVE_ROLE_FORWARD;
 	/* The source is FREE once emptied, possibly before the record's store was durable. */
-	if (tag == l->source && (slots[l->source - 1].state == TAG_VALID ||
-				 slots[l->source - 1].state == TAG_FREE))
+	if (tag == l->source && !(role[l->source] & MOVE_ROLE_MARKER) &&
+	    (slots[l->source - 1].state == TAG_VALID || slots[l->source - 1].state == TAG_FREE))
 		return MOVE_ROLE_FORWARD | MOVE_ROLE_FWD_REC;
 	return MOVE_ROLE_BAD;
 }
@@ -377,14 +380,22 @@ static void moves_apply(struct layout_tag *slots, uint32_t tag_count, uint64_t *
 	for (uint32_t id = 1; id <= tag_count; id++) {
 		struct layout_link l;
 
+		if (!(role[id] & (MOVE_ROLE_BAD | MOVE_ROLE_FORWARD)))
+			continue;
+		layout_tag_link(&slots[id - 1], &l);
 		if (role[id] & MOVE_ROLE_BAD) {
 			sum->bad++;
 			if (!sum->first_bad)
 				sum->first_bad = id;
-		}
-		if (!(role[id] & MOVE_ROLE_FORWARD))
+			/*
+			 * Its marker stays VALID, as damage stays as it is: FREE,
+			 * it would turn the damaged member into one to roll back.
+			 */
+			if (!(role[l.batch] & MOVE_ROLE_BAD))
+				sum->held++;
+			role[l.batch] |= MOVE_ROLE_BAD;
 			continue;
-		layout_tag_link(&slots[id - 1], &l);
+		}
 		sum->forward++;
 		slots[id - 1].state = TAG_VALID;
 		if (role[id] & MOVE_ROLE_FWD_REC) {

@@ -320,8 +320,17 @@ int usage_check_tags(const struct manager_region *mr, const struct uid_usage *u,
 int usage_check_tags_more(const struct manager_region *mr, const struct uid_usage *u,
 			  uint64_t more, char *msg, size_t len)
 {
-	return check_count(mr, u, "max_tags", "tags committed", mr->rc->uid_max_tags,
-			   u->tags + more - 1, msg, len);
+	uint64_t max = mr->rc->uid_max_tags;
+	char who[PEER_CGROUP_MAX + 16];
+
+	if (!max || u->tags + more <= max)
+		return 0;
+	(void)snprintf(msg, len,
+		       "%s over its limit in region '%s': %smax_tags %" PRIu64 ", %" PRIu64
+		       " tags committed, %" PRIu64 " more wanted",
+		       usage_row_name(u, who, sizeof(who)), mr->info.name,
+		       mr->rc->tenant_cgroup ? "tenant_" : "uid_", max, u->tags, more);
+	return -EDQUOT;
 }
 
 int usage_check_waiters(const struct manager_region *mr, const struct uid_usage *u, char *msg,

@@ -95,6 +95,7 @@ static struct {
 	uint64_t runs, crash_points, images, recovery_crash_points, violations, lease_checks;
 	uint64_t nondeterministic, skipped_points, max_pending, max_pending_bytes;
 	uint64_t handback_fences; /* zeroer fences beyond one per batch: hand-backs (issue 24) */
+	uint64_t moves, moves_shared; /* MOVEs run; of them, from a source already moving */
 } tot;
 
 static struct pmsim *sim;
@@ -173,11 +174,21 @@ struct olease {
 
 struct otag {
 	char name[24];
-	uint64_t ext[8];
+	uint64_t ext[8]; /* a MOVE's source: the extents it keeps once the move is done */
 	size_t n_ext;
 	uint64_t pat, wr_off, wr_len;
 	bool commit_returned, free_called, free_returned;
+	bool moving; /* the source of a MOVE of the iteration in flight */
 };
+
+/* One MOVE request: extents of tag p to the new tags c[] (made by op_move). */
+struct omove {
+	size_t p, c[4], n;
+	uint64_t old_ext[8]; /* p's extents before */
+	size_t old_n;
+	bool returned;
+};
+#define MAX_MOVES 512
 
 struct wl {
 	struct region *r;
@@ -189,6 +200,8 @@ struct wl {
 	size_t n_tags, cap_tags;
 	size_t iter_tags[MAX_ITER_ITEMS];
 	size_t n_iter_tags;
+	struct omove moves[MAX_MOVES];
+	size_t n_moves, first_iter_move; /* the iteration's moves: [first_iter_move, n_moves) */
 	bool stop; /* power was cut */
 	bool in_check;
 	unsigned zero_calls; /* every other zeroing round runs urgent (hand-back) */
@@ -238,6 +251,16 @@ static void sync_iter(struct wl *w)
 			t->free_returned = true;
 	}
 	w->n_iter_tags = 0;
+	for (size_t k = w->first_iter_move; k < w->n_moves; k++) {
+		struct omove *m = &w->moves[k];
+		struct otag *p = &w->tags[m->p];
+
+		m->returned = true;
+		p->moving = false;
+		if (p->n_ext == 0) /* removed by the move */
+			p->free_called = p->free_returned = true;
+	}
+	w->first_iter_move = w->n_moves;
 	for (size_t k = 0; k < w->n_leases; k++) {
 		struct olease *l = &w->leases[k];
 		if (l->returned)
@@ -377,6 +400,82 @@ static bool op_commit(struct wl *w, bool and_free)
 	return true;
 }
 
+static struct otag *new_otag(struct wl *w)
+{
+	if (w->n_tags == w->cap_tags) {
+		w->cap_tags = w->cap_tags ? 2 * w->cap_tags : 64;
+		w->tags = realloc(w->tags, w->cap_tags * sizeof(*w->tags));
+		if (!w->tags)
+			die("out of memory");
+	}
+	memset(&w->tags[w->n_tags], 0, sizeof(w->tags[0]));
+	return &w->tags[w->n_tags];
+}
+
+/*
+ * MOVE 1..4 extents of a committed tag (not in flight) to new tags, as the
+ * nbdkit disk does at a sync point; a tag left empty is removed.
+ */
+static void op_move(struct wl *w)
+{
+	size_t cand[256], n = 0, pi;
+	struct region_move mv[4];
+	uint32_t ids[4];
+	struct omove *m;
+	struct otag *p;
+	int ret;
+
+	/* A source of a MOVE of this iteration too: each MOVE is all or nothing on its own. */
+	for (size_t i = 0; i < w->n_tags && n < 256; i++)
+		if (w->tags[i].commit_returned && !w->tags[i].free_called && w->tags[i].n_ext)
+			cand[n++] = i;
+	if (!n || w->n_moves == MAX_MOVES)
+		return;
+	pi = cand[rnd(w, n)];
+	/* Half the time, the source of a MOVE of this iteration (the nbdkit disk's pool). */
+	if (rnd(w, 2))
+		for (size_t k = 0; k < n; k++)
+			if (w->tags[cand[k]].moving) {
+				pi = cand[k];
+				break;
+			}
+	m = &w->moves[w->n_moves];
+	memset(m, 0, sizeof(*m));
+	m->p = pi;
+	m->n = 1 + rnd(w, MIN(w->tags[pi].n_ext, (size_t)4));
+	m->old_n = w->tags[pi].n_ext;
+	memcpy(m->old_ext, w->tags[pi].ext, sizeof(m->old_ext));
+	for (size_t k = 0; k < m->n; k++) {
+		struct otag *c = new_otag(w);
+
+		p = &w->tags[pi];
+		*c = *p;
+		c->commit_returned = c->free_called = c->free_returned = c->moving = false;
+		snprintf(c->name, sizeof(c->name), "m%zu", w->n_tags);
+		c->ext[0] = p->ext[p->n_ext - 1 - k]; /* the last ones */
+		c->n_ext = 1;
+		m->c[k] = w->n_tags++;
+	}
+	for (size_t k = 0; k < m->n; k++) /* w->tags may have moved */
+		mv[k] = (struct region_move){w->tags[pi].name, w->tags[m->c[k]].ext[0],
+					     w->tags[m->c[k]].name};
+	ret = region_move(w->r, mv, m->n, UID, ids, NULL);
+	if (ret == -ENOSPC) {
+		w->n_tags -= m->n;
+		return;
+	}
+	if (ret < 0)
+		die("region_move from %s: %s", w->tags[pi].name, strerror(-ret));
+	p = &w->tags[pi];
+	p->n_ext -= m->n;
+	tot.moves++;
+	tot.moves_shared += p->moving;
+	p->moving = true;
+	for (size_t k = 0; k < m->n; k++)
+		iter_add_tag(w, m->c[k]);
+	w->n_moves++;
+}
+
 static void op_free(struct wl *w)
 {
 	size_t cand[256], n = 0;
@@ -384,8 +483,9 @@ static void op_free(struct wl *w)
 	uint32_t id;
 	int ret;
 
+	/* A tag taking part in a MOVE of this iteration is busy (-EBUSY). */
 	for (size_t i = 0; i < w->n_tags && n < 256; i++)
-		if (w->tags[i].commit_returned && !w->tags[i].free_called)
+		if (w->tags[i].commit_returned && !w->tags[i].free_called && !w->tags[i].moving)
 			cand[n++] = i;
 	if (!n)
 		return;
@@ -543,7 +643,7 @@ static void run_workload(struct wl *w, uint64_t wseed, uint64_t cut_at, uint64_t
 		unsigned n_ops = 1 + (unsigned)rnd(w, 3);
 
 		for (unsigned o = 0; o < n_ops && !w->stop; o++) {
-			switch (rnd(w, 16)) {
+			switch (rnd(w, 19)) {
 			case 0 ... 3:
 				op_lease(w);
 				break;
@@ -564,6 +664,9 @@ static void run_workload(struct wl *w, uint64_t wseed, uint64_t cut_at, uint64_t
 				break;
 			case 15:
 				op_zero(w, false);
+				break;
+			case 16 ... 18:
+				op_move(w);
 				break;
 			}
 		}
@@ -635,32 +738,140 @@ static int cmp_u64(const void *a, const void *b)
 
 /* Is the tag's data (pattern in its written range, zero elsewhere) intact in img? */
 static bool tag_data_ok(const uint8_t *img, const struct layout_header *h, const struct otag *t,
-			char *why, size_t why_len)
+			const uint64_t *ext, size_t n_ext, char *why, size_t why_len)
 {
-	for (size_t j = 0; j < t->n_ext; j++) {
-		const uint8_t *e = img + h->data_off + t->ext[j] * h->extent_size;
+	for (size_t j = 0; j < n_ext; j++) {
+		const uint8_t *e = img + h->data_off + ext[j] * h->extent_size;
 		size_t z;
 
 		if ((z = first_nonzero(e, t->wr_off)) != SIZE_MAX ||
 		    (z = first_nonzero(e + t->wr_off + t->wr_len,
 				       EXTENT - t->wr_off - t->wr_len)) != SIZE_MAX) {
 			snprintf(why, why_len, "extent %" PRIu64 ": stale byte outside the data",
-				 t->ext[j]);
+				 ext[j]);
 			return false;
 		}
 		for (uint64_t o = 0; o < t->wr_len; o += 8) {
 			uint64_t v;
 			memcpy(&v, e + t->wr_off + o, 8);
-			if (v != pattern_word(t->pat, t->ext[j], t->wr_off + o)) {
+			if (v != pattern_word(t->pat, ext[j], t->wr_off + o)) {
 				snprintf(why, why_len,
 					 "extent %" PRIu64 " offset %" PRIu64 ": 0x%016" PRIx64
 					 " instead of the data",
-					 t->ext[j], t->wr_off + o, v);
+					 ext[j], t->wr_off + o, v);
 				return false;
 			}
 		}
 	}
 	return true;
+}
+
+/* What the oracle expects of each tag once the moves in the image are known. */
+struct expect {
+	const uint64_t *ext; /* its extents */
+	size_t n_ext;
+	bool must, may; /* must be there; may be there */
+	uint64_t buf[8]; /* a source's extents, worked out */
+};
+
+static bool slot_named(const struct layout_tag *slots, uint64_t tag_count, const char *name)
+{
+	for (uint32_t id = 1; id <= tag_count; id++)
+		if (slots[id - 1].state == TAG_VALID &&
+		    strncmp(slots[id - 1].name, name, sizeof(slots[id - 1].name)) == 0)
+			return true;
+	return false;
+}
+
+/* Did move k happen (all its new tags there, or gone since)?  Violations if partly. */
+static bool move_applied(const struct layout_tag *slots, uint64_t tag_count, const struct wl *w,
+			 const struct omove *m)
+{
+	size_t there = 0, later = 0;
+
+	/*
+	 * A new tag freed since, or emptied by a later MOVE (gone if that one
+	 * went forward, there if not): its own move returned.
+	 */
+	for (size_t j = 0; j < m->n; j++) {
+		const struct otag *c = &w->tags[m->c[j]];
+		bool in = slot_named(slots, tag_count, c->name);
+
+		there += in;
+		later += !in && (c->free_called || c->n_ext == 0);
+	}
+	if (there && there + later < m->n)
+		violation("MOVE from %s: %zu of its %zu new tags after recovery (%zu freed since)",
+			  w->tags[m->p].name, there, m->n, later);
+	if (!there && !later && m->returned)
+		violation("MOVE from %s is lost: it returned before the cut", w->tags[m->p].name);
+	return there + later > 0;
+}
+
+/*
+ * A source with moves in flight (several MOVEs of one iteration may take
+ * from it, each all or nothing on its own): what it had before the first,
+ * less what the moves that happened took.
+ */
+static void source_expect(const struct wl *w, size_t first, const bool *applied,
+			  struct expect *ex)
+{
+	const struct omove *m0 = &w->moves[first];
+	struct expect *e = &ex[m0->p];
+	size_t n = m0->old_n;
+
+	memcpy(e->buf, m0->old_ext, sizeof(e->buf));
+	for (size_t k = first; k < w->n_moves; k++) {
+		const struct omove *m = &w->moves[k];
+
+		if (m->p != m0->p || m->returned || !applied[k])
+			continue;
+		for (size_t j = 0; j < m->n; j++)
+			for (size_t i = 0; i < n; i++)
+				if (e->buf[i] == w->tags[m->c[j]].ext[0]) {
+					e->buf[i] = e->buf[--n];
+					break;
+				}
+	}
+	e->ext = e->buf;
+	e->n_ext = n;
+	e->must = e->may = n > 0; /* emptied: removed */
+}
+
+/*
+ * A MOVE is all or nothing: a move in flight shows all its new tags or
+ * none; a move that returned shows all of them; its source keeps what
+ * the moves that happened left it (removed when emptied).
+ */
+static void move_expect(const struct layout_tag *slots, uint64_t tag_count, const struct wl *w,
+			struct expect *ex)
+{
+	static bool applied[MAX_MOVES], done[MAX_MOVES];
+
+	for (size_t ti = 0; ti < w->n_tags; ti++) {
+		const struct otag *t = &w->tags[ti];
+
+		ex[ti] = (struct expect){.ext = t->ext,
+					 .n_ext = t->n_ext,
+					 .must = t->commit_returned && !t->free_called,
+					 .may = !t->free_returned};
+	}
+	for (size_t k = 0; k < w->n_moves; k++) {
+		const struct omove *m = &w->moves[k];
+
+		applied[k] = move_applied(slots, tag_count, w, m);
+		done[k] = false;
+		if (!applied[k] && !m->returned)
+			for (size_t j = 0; j < m->n; j++) /* rolled back */
+				ex[m->c[j]].must = ex[m->c[j]].may = false;
+	}
+	for (size_t k = 0; k < w->n_moves; k++) {
+		if (w->moves[k].returned || done[k])
+			continue;
+		source_expect(w, k, applied, ex);
+		for (size_t j = k; j < w->n_moves; j++)
+			done[j] |= w->moves[j].p == w->moves[k].p;
+	}
 }
 
 /* The image after recovery, read raw (no region code), against the layout and the oracle. */
@@ -673,6 +884,7 @@ static void raw_check(const uint8_t *img, const struct wl *w)
 	uint64_t *found_ext = NULL;
 	size_t *found_n = NULL;
 	bool *seen = NULL;
+	struct expect *ex = NULL;
 
 	if (layout_header_check(img, &h, why, sizeof(why)) != HDR_OK) {
 		violation("primary header after recovery: %s", why);
@@ -689,8 +901,10 @@ static void raw_check(const uint8_t *img, const struct wl *w)
 	found_ext = calloc(h.tag_count * 8 + 1, sizeof(*found_ext));
 	found_n = calloc(h.tag_count + 1, sizeof(*found_n));
 	seen = calloc(w->n_tags + 1, sizeof(*seen));
-	if (!found_ext || !found_n || !seen)
+	ex = calloc(w->n_tags + 1, sizeof(*ex));
+	if (!found_ext || !found_n || !seen || !ex)
 		die("out of memory");
+	move_expect(slots, h.tag_count, w, ex);
 
 	for (uint64_t i = 0; i < h.extent_count; i++) {
 		unsigned s = layout_rec_state(recs[i]);
@@ -753,27 +967,29 @@ static void raw_check(const uint8_t *img, const struct wl *w)
 		if (seen[ti])
 			violation("tag %s in two slots", t->name);
 		seen[ti] = true;
-		if (t->free_returned) {
-			violation("tag %s is back after its free returned", t->name);
+		if (!ex[ti].may) {
+			violation("tag %s is back after its free (or the MOVE emptying it) "
+				  "returned, or a MOVE rolled back made it",
+				  t->name);
 			continue;
 		}
-		if (found_n[id] != t->n_ext) {
-			violation("tag %s has %zu extents, committed with %zu", t->name,
-				  found_n[id], t->n_ext);
+		if (found_n[id] != ex[ti].n_ext) {
+			violation("tag %s has %zu extents, committed (or moved) with %zu", t->name,
+				  found_n[id], ex[ti].n_ext);
 			continue;
 		}
 		{
 			uint64_t a[8], b[8];
-			memcpy(a, &found_ext[id * 8], t->n_ext * 8);
-			memcpy(b, t->ext, t->n_ext * 8);
-			qsort(a, t->n_ext, 8, cmp_u64);
-			qsort(b, t->n_ext, 8, cmp_u64);
-			if (memcmp(a, b, t->n_ext * 8) != 0) {
+			memcpy(a, &found_ext[id * 8], ex[ti].n_ext * 8);
+			memcpy(b, ex[ti].ext, ex[ti].n_ext * 8);
+			qsort(a, ex[ti].n_ext, 8, cmp_u64);
+			qsort(b, ex[ti].n_ext, 8, cmp_u64);
+			if (memcmp(a, b, ex[ti].n_ext * 8) != 0) {
 				violation("tag %s owns other extents than it committed", t->name);
 				continue;
 			}
 		}
-		if (!tag_data_ok(img, &h, t, why, sizeof(why)))
+		if (!tag_data_ok(img, &h, t, ex[ti].ext, ex[ti].n_ext, why, sizeof(why)))
 			violation("I2: tag %s (%s): data not intact: %s", t->name,
 				  !t->commit_returned ? "commit in flight"
 				  : t->free_called    ? "being freed"
@@ -782,12 +998,15 @@ static void raw_check(const uint8_t *img, const struct wl *w)
 	}
 	for (size_t ti = 0; ti < w->n_tags; ti++) {
 		const struct otag *t = &w->tags[ti];
-		if (t->commit_returned && !t->free_called && !seen[ti])
-			violation("I2: tag %s is lost: its commit returned before the cut", t->name);
+		if (ex[ti].must && !seen[ti])
+			violation("I2: tag %s is lost: its commit (or MOVE) returned before the "
+				  "cut, or a MOVE rolled back left it",
+				  t->name);
 	}
 	free(found_ext);
 	free(found_n);
 	free(seen);
+	free(ex);
 }
 
 static void checker(const uint8_t *img)
@@ -834,7 +1053,8 @@ static void recover_and_check(const uint8_t *img, const struct wl *w)
 		const struct otag *t = &w->tags[ti];
 		uint32_t id;
 
-		if (t->commit_returned && !t->free_called &&
+		/* A MOVE's source in flight may be gone (raw_check says which way it went). */
+		if (t->commit_returned && !t->free_called && !t->moving &&
 		    region_tag_lookup(r, t->name, UID, &id) < 0)
 			violation("I2: region_tag_lookup does not find committed tag %s", t->name);
 	}
@@ -1140,9 +1360,11 @@ int main(int argc, char **argv)
 	printf("powerfail: %" PRIu64 " workloads, %" PRIu64 " crash points x %u images + %" PRIu64
 	       " recovery crash points: %" PRIu64 " images checked, %" PRIu64
 	       " lease checks, %" PRIu64 " hand-back fences, %" PRIu64
+	       " MOVEs run (%" PRIu64 " from a source already moving), %" PRIu64
 	       " violations (%" PRIu64 " nondeterministic runs, %.1f s)\n",
 	       workloads, tot.crash_points, opt.images, tot.recovery_crash_points, tot.images,
-	       tot.lease_checks, tot.handback_fences, tot.violations, tot.nondeterministic,
+	       tot.lease_checks, tot.handback_fences, tot.moves, tot.moves_shared, tot.violations,
+	       tot.nondeterministic,
 	       (double)(pmemz_now_ns() - t0) / 1e9);
 	pmsim_free(sim);
 	free(img_buf);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "fuzz-request.h"
@@ -13,6 +14,34 @@ static const char *const tags[] = {
     "a-tag-name-that-is-far-too-long-for-the-tag-table-of-any-region-at-all",
     "bad\001name",
 };
+
+/*
+ * MOVE: from tags[a->tag], extents from a->num >> 3 on, a->num & 7 moves
+ * (0 is refused), 257 with FUZZ_REQ_F_FLUSH; duplicate extents or
+ * to_tags, or to_tags that name existing tags, by flag.
+ */
+static void build_move(const struct fuzz_req_args *a, Pmemz__MoveReq *mr, char *region)
+{
+	static Pmemz__Move mv[FUZZ_REQ_MOVE_MAX];
+	static Pmemz__Move *pv[FUZZ_REQ_MOVE_MAX];
+	static char names[FUZZ_REQ_MOVE_MAX][8];
+	size_t n = a->flags & FUZZ_REQ_F_FLUSH ? FUZZ_REQ_MOVE_MAX : a->num & 7u;
+	size_t n_tags = sizeof(tags) / sizeof(tags[0]);
+
+	for (size_t k = 0; k < n; k++) {
+		pmemz__move__init(&mv[k]);
+		(void)snprintf(names[k], sizeof(names[k]), "m%zu", k);
+		mv[k].from_tag = fuzz_mut(tags[a->tag % n_tags]);
+		mv[k].extent = (a->num >> 3) + (a->flags & FUZZ_REQ_F_NOWAIT ? 0 : k);
+		mv[k].to_tag = a->flags & FUZZ_REQ_F_BY_TAG ? names[0] : names[k];
+		if (a->flags & FUZZ_REQ_F_NO_REGION)
+			mv[k].to_tag = fuzz_mut(tags[(a->tag + k) % n_tags]);
+		pv[k] = &mv[k];
+	}
+	mr->region = region;
+	mr->n_moves = n;
+	mr->moves = pv;
+}
 
 size_t fuzz_req_build(const struct fuzz_req_args *a, Pmemz__Request *req, uint8_t *buf,
 		      size_t cap)
@@ -31,6 +60,7 @@ size_t fuzz_req_build(const struct fuzz_req_args *a, Pmemz__Request *req, uint8_
 	Pmemz__MapReq map = PMEMZ__MAP_REQ__INIT;
 	Pmemz__ZeroerReq zeroer = PMEMZ__ZEROER_REQ__INIT;
 	Pmemz__ClaimReq claim = PMEMZ__CLAIM_REQ__INIT;
+	Pmemz__MoveReq move = PMEMZ__MOVE_REQ__INIT;
 	char *region = fuzz_mut(fuzz_req_regions[a->region % 4]);
 	char *tag = fuzz_mut(tags[a->tag % (sizeof(tags) / sizeof(tags[0]))]);
 	static const uint8_t payload[64];
@@ -143,6 +173,11 @@ size_t fuzz_req_build(const struct fuzz_req_args *a, Pmemz__Request *req, uint8_
 		claim.release = a->flags & FUZZ_REQ_F_BY_TAG;
 		req->op_case = PMEMZ__REQUEST__OP_CLAIM;
 		req->claim = &claim;
+		break;
+	case FUZZ_REQ_MOVE:
+		build_move(a, &move, region);
+		req->op_case = PMEMZ__REQUEST__OP_MOVE;
+		req->move = &move;
 		break;
 	}
 	len = pmemz__request__get_packed_size(req);

@@ -326,7 +326,7 @@ static void op_request(struct slot *s, struct reader *rd)
 {
 	Pmemz__Request req = PMEMZ__REQUEST__INIT;
 	struct fuzz_req_args a;
-	uint8_t buf[512];
+	static uint8_t buf[FUZZ_REQ_BUF];
 	size_t len;
 
 	a.kind = next(rd);

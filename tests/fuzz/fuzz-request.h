@@ -41,16 +41,25 @@ enum {
 	FUZZ_REQ_MAP,
 	FUZZ_REQ_ZEROER,
 	FUZZ_REQ_CLAIM, /* after ZEROER: the kinds before keep their numbers */
+	FUZZ_REQ_MOVE,	/* num: moves (low 3 bits) of extents from (num >> 3) on */
 	FUZZ_REQ_N_KINDS,
 };
 
 /* Flag bits of FUZZ_REQ_OP_REQUEST. */
-#define FUZZ_REQ_F_NOWAIT 0x01u /* ALLOCATE nowait; FLUSH deep; LIST all_users; ZEROER pause */
-#define FUZZ_REQ_F_FLUSH 0x02u	/* COMMIT flush_data; ZEROER set rate; LIST a page (prefix, num) */
-#define FUZZ_REQ_F_BY_TAG 0x04u /* FREE by tag instead of lease; CLAIM release */
-#define FUZZ_REQ_F_NO_REGION 0x08u /* STAT of every region; LIST without a tag filter */
+#define FUZZ_REQ_F_NOWAIT 0x01u /* ALLOCATE nowait; FLUSH deep; LIST all_users; ZEROER pause;
+				   MOVE one extent named by every move */
+#define FUZZ_REQ_F_FLUSH 0x02u	/* COMMIT flush_data; ZEROER set rate; LIST a page (prefix, num);
+				   MOVE 257 moves (one past the limit) */
+#define FUZZ_REQ_F_BY_TAG 0x04u /* FREE by tag instead of lease; CLAIM release; MOVE one to_tag
+				   for every move */
+#define FUZZ_REQ_F_NO_REGION 0x08u /* STAT of every region; LIST without a tag filter; MOVE
+				      to_tags named as the from_tags ("t0".., existing ones) */
 #define FUZZ_REQ_F_BAD_VERSION 0x40u
 #define FUZZ_REQ_F_SEEN_LEASE 0x80u /* lease: one seen in a reply (num picks it) */
+
+#define FUZZ_REQ_MOVE_MAX 257u /* one past a MOVE's limit */
+/* A MOVE request's largest frame: what the buffers of the harness and generator hold. */
+#define FUZZ_REQ_BUF 65536u
 
 /* Region names the builder picks from: the two regions, then unknown ones. */
 extern const char *const fuzz_req_regions[4];

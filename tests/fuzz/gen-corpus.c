@@ -112,9 +112,9 @@ static size_t frame_of(const struct fuzz_req_args *a, uint8_t *out, size_t cap)
 static void gen_frames(void)
 {
 	static const char *const kinds[FUZZ_REQ_N_KINDS] = {
-	    "hello", "open-region", "allocate", "commit", "free",  "flush",
-	    "list",  "stat",	    "noop",	"map",	  "zeroer", "claim"};
-	uint8_t all[8192], one[512];
+	    "hello", "open-region", "allocate", "commit", "free",   "flush", "list",
+	    "stat",  "noop",	    "map",	"zeroer", "claim", "move"};
+	static uint8_t all[FUZZ_REQ_N_KINDS * FUZZ_REQ_BUF], one[FUZZ_REQ_BUF];
 	size_t n_all = 0;
 
 	for (unsigned k = 0; k < FUZZ_REQ_N_KINDS; k++) {
@@ -129,6 +129,48 @@ static void gen_frames(void)
 		n_all += len;
 	}
 	put("frame", "pipelined", all, n_all);
+}
+
+/* MOVE: the disk's sync point, and what a hostile tenant sends instead. */
+static void gen_moves(void)
+{
+	struct prog p;
+
+	/* Valid: a pool of 8 extents (tag "t1"), 3 moved out, then the other 5 (pool removed). */
+	p.n = 0;
+	connect_(&p, 0, 1);
+	emit(&p, 3, FUZZ_REQ_OP_ZERO, 0, 12);
+	req(&p, 0, FUZZ_REQ_ALLOCATE, 0, 32, FUZZ_REQ_F_NOWAIT, 0);
+	req(&p, 0, FUZZ_REQ_COMMIT, 0, 0, FUZZ_REQ_F_SEEN_LEASE, 1);
+	req(&p, 0, FUZZ_REQ_MOVE, 0, (0 << 3) | 3, 0, 1);
+	req(&p, 0, FUZZ_REQ_LIST, 0, 0, FUZZ_REQ_F_NO_REGION, 0);
+	req(&p, 0, FUZZ_REQ_MOVE, 0, (3 << 3) | 5, 0, 1);
+	req(&p, 0, FUZZ_REQ_STAT, 0, 0, 0, 0);
+	req(&p, 0, FUZZ_REQ_FREE, 0, 0, FUZZ_REQ_F_BY_TAG, 1);
+	put("request", "move", p.b, p.n);
+
+	/*
+	 * Hostile: 257 moves, a repeated to_tag, an extent named twice, to_tags
+	 * that exist, extents out of range, no moves, and another uid moving
+	 * uid 1000's tag; each refused with nothing changed.
+	 */
+	p.n = 0;
+	connect_(&p, 0, 1);
+	connect_(&p, 1, 2);
+	emit(&p, 3, FUZZ_REQ_OP_ZERO, 0, 12);
+	req(&p, 0, FUZZ_REQ_ALLOCATE, 0, 32, FUZZ_REQ_F_NOWAIT, 0);
+	req(&p, 0, FUZZ_REQ_COMMIT, 0, 0, FUZZ_REQ_F_SEEN_LEASE, 1);
+	req(&p, 0, FUZZ_REQ_MOVE, 0, 3, FUZZ_REQ_F_FLUSH, 1);
+	req(&p, 0, FUZZ_REQ_MOVE, 0, 3, FUZZ_REQ_F_BY_TAG, 1);
+	req(&p, 0, FUZZ_REQ_MOVE, 0, 3, FUZZ_REQ_F_NOWAIT, 1);
+	req(&p, 0, FUZZ_REQ_MOVE, 0, 3, FUZZ_REQ_F_NO_REGION, 1);
+	req(&p, 0, FUZZ_REQ_MOVE, 0, (31 << 3) | 7, 0, 1);
+	req(&p, 0, FUZZ_REQ_MOVE, 0, 0, 0, 1);
+	req(&p, 1, FUZZ_REQ_MOVE, 0, 3, 0, 1);
+	req(&p, 1, FUZZ_REQ_MOVE, 1, 3, 0, 1);
+	req(&p, 0, FUZZ_REQ_MOVE, 2, 3, 0, 1);
+	req(&p, 0, FUZZ_REQ_LIST, 0, 0, FUZZ_REQ_F_NO_REGION, 0);
+	put("request", "move-hostile", p.b, p.n);
 }
 
 static void gen_requests(void)
@@ -224,6 +266,7 @@ static void gen_requests(void)
 	connect_(&p, 1, 1);
 	emit(&p, 7, FUZZ_REQ_OP_RAW, 1, 4, 0xff, 0xff, 0xff, 0x7f);
 	put("request", "raw", p.b, p.n);
+	gen_moves();
 }
 
 /* ---- media images ---- */
@@ -310,6 +353,79 @@ static void workload(struct pmsim *sim)
 	region_close(r);
 }
 
+/*
+ * A pool of 4 committed; two MOVEs of one iteration take 2 each (the pool
+ * removed); then one of the new tags moved on (emptied), its batch in the
+ * slots the first iteration freed while the old marker's FREE is pending.
+ */
+static void workload_move(struct pmsim *sim)
+{
+	struct region *r;
+	struct run *runs = NULL;
+	size_t n_runs = 0;
+
+	pmsim_trace_next_opens(sim);
+	r = open_region();
+	pmsim_trace_next_opens(NULL);
+	wait_zeroed(r, 6);
+	if (!pmsim_cut(sim) && region_lease(r, 4, &runs, &n_runs) == 0) {
+		uint64_t e = runs[0].first; /* a fresh region: one run */
+		struct region_move a[2] = {{"p", e, "c0"}, {"p", e + 1, "c1"}};
+		struct region_move b[2] = {{"p", e + 2, "c2"}, {"p", e + 3, "c3"}};
+		struct region_move c[1] = {{"c0", e, "d0"}};
+		uint32_t ids[2];
+
+		(void)region_sync(r);
+		if (!pmsim_cut(sim) && region_commit(r, runs, n_runs, "p", 1000, true) == 0)
+			(void)region_sync(r);
+		if (!pmsim_cut(sim) && region_move(r, a, 2, 1000, ids, NULL) == 0 &&
+		    region_move(r, b, 2, 1000, ids, NULL) == 0)
+			(void)region_sync(r);
+		if (!pmsim_cut(sim) && region_move(r, c, 1, 1000, ids, NULL) == 0)
+			(void)region_sync(r);
+		free(runs);
+	}
+	pmsim_detach(sim);
+	region_close(r);
+}
+
+/* Cut a workload at each drain (every 2nd past the first 16): two images each. */
+static void cut_each_drain(struct pmsim *sim, void (*wl)(struct pmsim *), const char *prefix)
+{
+	static uint8_t img[FUZZ_MEDIA_SIZE];
+	uint64_t total;
+
+	pmsim_reset(sim, NULL);
+	(void)unlink(img_path);
+	wl(sim);
+	total = pmsim_drains(sim);
+	for (uint64_t cut = 1; cut <= total; cut += cut < 16 ? 1 : 2) {
+		pmsim_reset(sim, NULL);
+		pmsim_arm(sim, cut, 0);
+		(void)unlink(img_path);
+		wl(sim);
+		for (uint64_t seed = 0; seed < 2; seed++) {
+			char name[64];
+
+			pmsim_image(sim, seed, img);
+			(void)snprintf(name, sizeof(name), "%s-%02" PRIu64 "-%" PRIu64, prefix, cut,
+				       seed);
+			put_image(name, img, seed == 1 && cut % 4 == 0);
+		}
+	}
+}
+
+static void gen_powerfail_move(void)
+{
+	struct pmsim *sim = pmsim_new(FUZZ_MEDIA_SIZE);
+
+	if (!sim)
+		die("pmsim_new failed");
+	pmsim_set_main(sim, pmsim_gettid());
+	cut_each_drain(sim, workload_move, "powerfail-move");
+	pmsim_free(sim);
+}
+
 static void gen_powerfail(void)
 {
 	static uint8_t img[FUZZ_MEDIA_SIZE];
@@ -363,6 +479,77 @@ static void set_slot(uint8_t *img, uint32_t id, uint64_t state, uint32_t uid, co
 	memcpy(img + hdr.tag_table_off + (uint64_t)(id - 1) * LAYOUT_TAG_SLOT_SIZE, &t, sizeof(t));
 }
 
+/* A MOVE slot's link (the reserved bytes), sealed again. */
+static void set_link(uint8_t *img, uint32_t id, uint64_t kind, uint32_t batch, uint32_t source,
+		     uint64_t nonce, uint64_t arg)
+{
+	struct layout_tag t;
+	struct layout_link l = {kind, batch, source, nonce, arg};
+	uint8_t *at = img + hdr.tag_table_off + (uint64_t)(id - 1) * LAYOUT_TAG_SLOT_SIZE;
+
+	memcpy(&t, at, sizeof(t));
+	layout_tag_set_link(&t, &l);
+	t.checksum = layout_tag_checksum(&t);
+	memcpy(at, &t, sizeof(t));
+}
+
+/*
+ * MOVE batches cut at each step (media_moves_resolve): a pool "p" (slot 1)
+ * of extents 0..3, moves of extents 2 and 3 to "c2" (slot 3) and "c3"
+ * (slot 4), the marker in slot 2; undecided, decided, half applied; and
+ * hostile links.
+ */
+static void gen_moves_media(const uint8_t *base)
+{
+	static uint8_t img[FUZZ_MEDIA_SIZE], batch[FUZZ_MEDIA_SIZE];
+
+	memcpy(batch, base, sizeof(batch));
+	for (uint64_t i = 0; i < 4; i++)
+		set_rec(batch, i, layout_rec(EXT_COMMITTED, 1, 1));
+	set_slot(batch, 1, TAG_VALID, 1000, "p", 4);
+	set_slot(batch, 2, TAG_WRITTEN, 0, "", 0);
+	set_link(batch, 2, LINK_MARKER, 0, 0, 77, 2);
+	set_slot(batch, 3, TAG_WRITTEN, 1000, "c2", 1);
+	set_link(batch, 3, LINK_MEMBER, 2, 1, 77, 2);
+	set_slot(batch, 4, TAG_WRITTEN, 1000, "c3", 1);
+	set_link(batch, 4, LINK_MEMBER, 2, 1, 77, 3);
+	put_image("move-undecided", batch, true);
+
+	memcpy(img, batch, sizeof(img));
+	set_slot(img, 2, TAG_VALID, 0, "", 0);
+	set_link(img, 2, LINK_MARKER, 0, 0, 77, 2);
+	put_image("move-decided", img, true);
+
+	/* Half of phase 2: one record moved, its member VALID, the pool's count torn. */
+	set_rec(img, 2, layout_rec(EXT_COMMITTED, 3, 1));
+	memset(img + hdr.tag_table_off + 2 * LAYOUT_TAG_SLOT_SIZE, 0x33, 8); /* c2 VALID */
+	img[hdr.tag_table_off + 24] = 2; /* p's n_extents, its checksum not */
+	put_image("move-half-applied", img, true);
+
+	/* Every pool extent moved and the pool FREE: the marker still VALID. */
+	memcpy(img, batch, sizeof(img));
+	set_slot(img, 2, TAG_VALID, 0, "", 0);
+	set_link(img, 2, LINK_MARKER, 0, 0, 77, 2);
+	set_rec(img, 0, layout_rec(EXT_DIRTY, 0, 1));
+	set_rec(img, 1, layout_rec(EXT_DIRTY, 0, 1));
+	set_slot(img, 1, TAG_FREE, 1000, "p", 2);
+	put_image("move-source-freed", img, true);
+
+	/* Hostile: a decided batch whose members name the marker, another extent, themselves. */
+	memcpy(img, batch, sizeof(img));
+	set_slot(img, 2, TAG_VALID, 0, "", 0);
+	set_link(img, 2, LINK_MARKER, 0, 0, 77, 2);
+	set_link(img, 3, LINK_MEMBER, 2, 2, 77, 2);
+	set_link(img, 4, LINK_MEMBER, 2, 1, 77, 999);
+	put_image("move-bad-links", img, true);
+	memcpy(img, batch, sizeof(img));
+	set_slot(img, 2, TAG_VALID, 0, "", 0);
+	set_link(img, 2, LINK_MARKER, 0, 0, 77, 2);
+	set_link(img, 3, LINK_MEMBER, 2, 1, 77, 3); /* both name extent 3 */
+	set_link(img, 4, LINK_MEMBER, 4, 0xffffffffu, 77, 3);
+	put_image("move-same-extent", img, true);
+}
+
 /* The media fixture's kinds of damage (tests/unit/test-media.c), on a formatted image. */
 static void gen_fixture(void)
 {
@@ -380,6 +567,7 @@ static void gen_fixture(void)
 		die("unexpected geometry: %" PRIu64 " extents, data at %" PRIu64, hdr.extent_count,
 		    hdr.data_off);
 	put_image("formatted", base, true);
+	gen_moves_media(base);
 
 	/* Every state, a VALID tag with its records. */
 	memcpy(img, base, sizeof(img));
@@ -467,6 +655,7 @@ int main(int argc, char **argv)
 	gen_requests();
 	gen_fixture();
 	gen_powerfail();
+	gen_powerfail_move();
 	printf("gen-corpus: %u files in %s\n", n_written, outdir);
 	return 0;
 }

@@ -29,6 +29,7 @@ FAMILIES = {
     "pmemzerod_allocations": "counter",
     "pmemzerod_commits": "counter",
     "pmemzerod_frees": "counter",
+    "pmemzerod_moves": "counter",
     "pmemzerod_allocate_wait_seconds": "histogram",
     "pmemzerod_waiters": "gauge",
     "pmemzerod_connections": "gauge",

@@ -42,7 +42,7 @@ endif()
 
 # name -> source; ctl (json-c), quota (json-c), metrics and bare need pmemzctl
 set(_itests alloc zero kill isolation nospace robust startup concurrent systemd reconnect attack fragment
-  claim tags batch)
+  claim tags batch move)
 if(TARGET pmemzctl)
   list(APPEND _itests ctl quota metrics bare policy disks)
 else()
@@ -55,7 +55,8 @@ foreach(t ${_itests})
   if(t STREQUAL "ctl" OR t STREQUAL "quota" OR t STREQUAL "policy")
     target_link_libraries(itest-${t} PRIVATE PkgConfig::JSONC)
   endif()
-  if(t STREQUAL "ctl" OR t STREQUAL "bare" OR (t STREQUAL "tags" AND TARGET pmemzctl))
+  if(t STREQUAL "ctl" OR t STREQUAL "bare" OR ((t STREQUAL "tags" OR t STREQUAL "move") AND
+      TARGET pmemzctl))
     add_dependencies(itest-${t} pmemzctl)
   endif()
   if(t STREQUAL "disks")

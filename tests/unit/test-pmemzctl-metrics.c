@@ -92,8 +92,9 @@ static void test_exposition(void **state)
 	assert_non_null(strstr(text, "pmemzerod_region_numa_node{region=\"a\\\"b\\\\c\\nd\"} 1\n"));
 	assert_null(strstr(text, "pmemzerod_region_numa_node{region=\"old\"}"));
 	/* One HELP and one TYPE per family, whatever the number of regions. */
-	assert_int_equal(count_lines(text, "# HELP "), 12);
-	assert_int_equal(count_lines(text, "# TYPE "), 12);
+	assert_int_equal(count_lines(text, "# HELP "), 13);
+	assert_int_equal(count_lines(text, "# TYPE "), 13);
+	assert_non_null(strstr(text, "pmemzerod_moves_total{region=\"old\"} 0\n"));
 	assert_int_equal(count_lines(text, "# TYPE pmemzerod_allocate_wait_seconds histogram"), 1);
 	assert_int_equal(count_lines(text, "pmemzerod_extents{"), 10);
 	/* Every line ends; no raw newline from a label value splits one. */

@@ -403,29 +403,41 @@ static void test_move_nospace(void **state)
 {
 	struct fx *f = *state;
 	struct region *r = open_ok(f);
-	struct region_move mv[3];
-	uint32_t ids[3], tag_count = tag_count_of(f), used = 1;
+	struct region_move mv[4];
+	uint32_t ids[4], tag_count = tag_count_of(f), used = 1;
 	uint64_t *pool;
-	char name[16], names[3][8];
+	struct run *runs = NULL;
+	size_t n_runs = 0;
+	char name[16], names[4][8];
 
 	wait_all_zeroed(r);
-	pool = commit_tag(r, "pool", 7, 3);
-	/* Leave 3 free slots: 2 moves need 3, 3 moves need 4. */
-	while (used < tag_count - 3) {
+	pool = commit_tag(r, "pool", 7, 4);
+	/* Leave 4 free slots: 4 moves need 5, 2 moves need 3. */
+	while (used < tag_count - 4) {
 		snprintf(name, sizeof(name), "t%u", used++);
 		free(commit_tag(r, name, 7, 1));
 	}
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < 4; k++) {
 		snprintf(names[k], sizeof(names[k]), "m%d", k);
 		mv[k] = (struct region_move){"pool", pool[k], names[k]};
 	}
-	assert_int_equal(region_move(r, mv, 3, 7, ids, NULL), -ENOSPC);
+	assert_int_equal(region_move(r, mv, 4, 7, ids, NULL), -ENOSPC);
 	assert_int_equal(region_sync(r), 0);
 	assert_int_equal(region_move(r, mv, 2, 7, ids, NULL), 0);
 	assert_int_equal(region_sync(r), 3);
-	/* The marker is held until its FREE is durable: one slot short until the next pass. */
+	/*
+	 * One slot is free, and the marker's: held until the drain that makes
+	 * its FREE durable, so 1 move (2 slots) waits for the next pass.
+	 */
 	assert_int_equal(region_move(r, mv + 2, 1, 7, ids + 2, NULL), -ENOSPC);
+	assert_int_equal(region_lease(r, 1, &runs, &n_runs), 0);
+	assert_int_equal(region_sync(r), 1);
+	assert_int_equal(region_move(r, mv + 2, 1, 7, ids + 2, NULL), 0);
+	assert_int_equal(region_sync(r), 3);
+	region_unlease(r, runs, n_runs);
+	assert_int_equal(region_sync(r), 1);
 	check_i3(r);
+	free(runs);
 	free(pool);
 	region_close(r);
 	check_clean(f, CHECK_RECOVERED);
@@ -538,6 +550,97 @@ static void test_move_crash_torn_source(void **state)
 	free(ext);
 }
 
+/*
+ * A batch done, its marker's FREE not durable (VALID again here), and its
+ * emptied source's slot already the next batch's marker: the first batch's
+ * members are done, not damage (its records name them).
+ */
+static void test_move_crash_source_reused(void **state)
+{
+	struct fx *f = *state;
+	struct region *r = open_ok(f);
+	struct region_move mv[2];
+	uint32_t ids[3], pool, b1, b2, tc = tag_count_of(f);
+	uint64_t *ext;
+	struct layout_tag t;
+
+	wait_all_zeroed(r);
+	ext = commit_tag(r, "pool", 7, 2);
+	pool = lookup(r, "pool", 7);
+	mv[0] = (struct region_move){"pool", ext[0], "c0"};
+	mv[1] = (struct region_move){"pool", ext[1], "c1"};
+	assert_int_equal(region_move(r, mv, 2, 7, ids, NULL), 0);
+	assert_int_equal(region_sync(r), 3);
+	b1 = find_marker(f, tc, TAG_FREE);
+	mv[0] = (struct region_move){"c0", ext[0], "d0"};
+	assert_int_equal(region_move(r, mv, 1, 7, ids + 2, NULL), 0);
+	b2 = find_marker(f, tc, TAG_WRITTEN);
+	assert_int_equal(b2, pool); /* the emptied source's slot, reused at once */
+	region_close_abandon(r);
+	slot_io(f->path, b1, &t, false);
+	t.state = TAG_VALID;
+	slot_io(f->path, b1, &t, true);
+	check_clean(f, 0);
+
+	r = open_ok(f);
+	assert_int_equal(lookup(r, "c0", 7), ids[0]);
+	assert_int_equal(lookup(r, "c1", 7), ids[1]);
+	assert_int_equal(lookup(r, "d0", 7), 0);
+	assert_int_equal(lookup(r, "pool", 7), 0);
+	assert_int_equal(count_of(r, EXT_COMMITTED), 2);
+	assert_int_equal(count_of(r, EXT_BAD), 0);
+	region_close(r);
+	check_clean(f, CHECK_RECOVERED);
+	free(ext);
+}
+
+/*
+ * Two MOVEs of one pass, both decided: the first empties "pool", the
+ * second names a new tag "pool".  Not a duplicate: the emptied one goes.
+ */
+static void test_move_crash_name_reused(void **state)
+{
+	struct fx *f = *state;
+	struct region *r = open_ok(f);
+	struct region_move mv[1];
+	uint32_t ids[2], tc = tag_count_of(f);
+	uint64_t *p, *q, got[1];
+	struct layout_tag t;
+	struct run *runs = NULL;
+	size_t n_runs = 0;
+
+	wait_all_zeroed(r);
+	p = commit_tag(r, "pool", 7, 1);
+	q = commit_tag(r, "q", 7, 2);
+	mv[0] = (struct region_move){"pool", p[0], "x"};
+	assert_int_equal(region_move(r, mv, 1, 7, ids, NULL), 0);
+	mv[0] = (struct region_move){"q", q[1], "pool"};
+	assert_int_equal(region_move(r, mv, 1, 7, ids + 1, NULL), 0);
+	region_close_abandon(r);
+	for (uint32_t id = 1; id <= tc; id++) { /* both decided */
+		slot_io(f->path, id, &t, false);
+		if (t.reserved[0] == 'M' && t.reserved[4] == 'M' && t.reserved[7] == 'K' &&
+		    t.state == TAG_WRITTEN) {
+			t.state = TAG_VALID;
+			slot_io(f->path, id, &t, true);
+		}
+	}
+	check_clean(f, 0);
+	r = open_ok(f);
+	assert_int_equal(lookup(r, "x", 7), ids[0]);
+	assert_int_equal(lookup(r, "pool", 7), ids[1]);
+	assert_int_equal(region_tag_runs(r, ids[1], &runs, &n_runs, NULL), 0);
+	got[0] = runs[0].first;
+	assert_int_equal(got[0], q[1]);
+	assert_int_equal(region_tag_extents(r, lookup(r, "q", 7)), 1);
+	assert_int_equal(count_of(r, EXT_BAD), 0);
+	region_close(r);
+	check_clean(f, CHECK_RECOVERED);
+	free(runs);
+	free(p);
+	free(q);
+}
+
 /* ---- hostile links: damage, never a crash, never another tag's extent ---- */
 
 static void test_move_hostile_links(void **state)
@@ -601,7 +704,8 @@ int main(void)
 	    T(test_move_happy),		  T(test_move_refused),
 	    T(test_move_nospace),	  T(test_move_crash_undecided),
 	    T(test_move_crash_decided),	  T(test_move_crash_torn_source),
-	    T(test_move_hostile_links),
+	    T(test_move_hostile_links),	  T(test_move_crash_source_reused),
+	    T(test_move_crash_name_reused),
 	};
 
 	log_set_max_level(getenv("PMEMZ_TEST_DEBUG") ? LOG_DEBUG : LOG_CRIT);
