@@ -93,6 +93,8 @@ static int status_exec(struct ctl *ctl, int argc, char **argv)
 		out_u64(o, "drains", "drains", rs->drains);
 		out_u64(o, "allocations", "allocations", rs->allocations);
 		out_u64(o, "commits", "commits", rs->commits);
+		if (rs->has_moves)
+			out_u64(o, "moves", "MOVE requests", rs->moves);
 		out_u64(o, "frees", "frees", rs->frees);
 		out_u64(o, "tags", "tags", rs->tags);
 		out_u64(o, "zeroer_threads", "zeroer threads", rs->zeroer_threads);
