@@ -36,9 +36,6 @@ static int move_owners(struct rpc_call *call, struct manager_region *mr, struct 
 	uint64_t emptied = 0;
 
 	for (size_t k = 0; k < x->n; k++) {
-		uint64_t taken = 0;
-		bool first = true;
-
 		x->rows[k] = NULL;
 		if (region_tag_lookup(mr->r, x->mv[k].from_tag, call->c->uid, &x->from[k]) < 0) {
 			x->from[k] = 0; /* region_move says why */
@@ -49,8 +46,16 @@ static int move_owners(struct rpc_call *call, struct manager_region *mr, struct 
 		if (x->rows[k]->tenant && x->rows[k] != u && !call->c->admin)
 			return rpc_fail(call, -EPERM, "tag '%.64s' belongs to another tenant",
 					x->mv[k].from_tag);
+	}
+	/* one name, one id: the same from_tag is found by its id (no strcmp per pair) */
+	for (size_t k = 0; k < x->n; k++) {
+		uint64_t taken = 0;
+		bool first = true;
+
+		if (!x->from[k])
+			continue;
 		for (size_t j = 0; j < x->n; j++) {
-			if (strcmp(x->mv[j].from_tag, x->mv[k].from_tag) != 0)
+			if (x->from[j] != x->from[k])
 				continue;
 			first &= j >= k;
 			taken++;

@@ -31,6 +31,7 @@
  * move it followed.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -103,6 +104,49 @@ static int check_one(const struct region *r, const struct region_move *m, uid_t 
 	return 0;
 }
 
+static int by_to_tag(const void *a, const void *b, void *arg)
+{
+	const struct region_move *mv = arg;
+	uint16_t i = *(const uint16_t *)a, j = *(const uint16_t *)b;
+	int c = strcmp(mv[i].to_tag, mv[j].to_tag);
+
+	return c ? c : i - j;
+}
+
+static int by_extent(const void *a, const void *b, void *arg)
+{
+	const struct region_move *mv = arg;
+	uint16_t i = *(const uint16_t *)a, j = *(const uint16_t *)b;
+
+	return mv[i].extent < mv[j].extent ? -1 : mv[i].extent > mv[j].extent ? 1 : i - j;
+}
+
+/*
+ * A to_tag or an extent named twice: the later of the pair in *bad.
+ * Sorted (n log n), not compared by pairs: 256 moves were 32 640 strcmp,
+ * 15% of the daemon's time under the nbdkit disk's fresh writes.
+ */
+static int repeated(const struct region_move *mv, size_t n, size_t *bad)
+{
+	int (*const cmp[2])(const void *, const void *, void *) = {by_to_tag, by_extent};
+	uint16_t ix[LAYOUT_MOVE_MAX];
+
+	for (int c = 0; c < 2; c++) {
+		for (size_t k = 0; k < n; k++)
+			ix[k] = (uint16_t)k;
+		qsort_r(ix, n, sizeof(ix[0]), cmp[c], (void *)(uintptr_t)mv);
+		for (size_t k = 1; k < n; k++) {
+			const struct region_move *x = &mv[ix[k - 1]], *y = &mv[ix[k]];
+
+			if (c == 0 ? strcmp(x->to_tag, y->to_tag) == 0 : x->extent == y->extent) {
+				*bad = ix[k] > ix[k - 1] ? ix[k] : ix[k - 1];
+				return -EINVAL;
+			}
+		}
+	}
+	return 0;
+}
+
 /* The whole request, read only: 0 or the error of move *bad. */
 static int check_moves(const struct region *r, const struct region_move *mv, size_t n, uid_t uid,
 		       uint32_t *from, size_t *bad)
@@ -117,11 +161,10 @@ static int check_moves(const struct region *r, const struct region_move *mv, siz
 		ret = check_one(r, &mv[k], uid, &from[k]);
 		if (ret < 0)
 			return ret;
-		/* At most 256: the pairs are cheaper than a hash. */
-		for (size_t j = 0; j < k; j++)
-			if (strcmp(mv[j].to_tag, mv[k].to_tag) == 0 || mv[j].extent == mv[k].extent)
-				return -EINVAL;
 	}
+	ret = repeated(mv, n, bad);
+	if (ret < 0)
+		return ret;
 	*bad = n;
 	return r->n_free_ids >= n + 1 ? 0 : -ENOSPC;
 }
