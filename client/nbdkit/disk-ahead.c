@@ -316,13 +316,18 @@ static void *refill_thread(void *arg)
 
 /* ---- the disk's side ---- */
 
-bool disk_ahead_take(struct disk *d, struct ahead_ext *e)
+bool disk_ahead_take(struct disk *d, struct ahead_ext *e, bool wait)
 {
 	bool got = false;
 
 	if (!disk_ahead_on(d))
 		return false;
 	pthread_mutex_lock(&d->ahead.lock);
+	if (!d->ahead.n && !wait) {
+		pthread_cond_signal(&d->ahead.wake);
+		pthread_mutex_unlock(&d->ahead.lock);
+		return false;
+	}
 	if (!d->ahead.n) {
 		d->ahead.empty++;
 		/* ran dry: deepen at once, as the client reserve does */
@@ -347,6 +352,15 @@ bool disk_ahead_take(struct disk *d, struct ahead_ext *e)
 		pthread_cond_signal(&d->ahead.wake);
 	pthread_mutex_unlock(&d->ahead.lock);
 	return got;
+}
+
+void disk_ahead_put(struct disk *d, const struct ahead_ext *e)
+{
+	pthread_mutex_lock(&d->ahead.lock);
+	/* untouched, still zero; kept for close to give back if there is no room */
+	if (reserve_stack(d, 1) == 0)
+		d->ahead.v[d->ahead.n++] = *e;
+	pthread_mutex_unlock(&d->ahead.lock);
 }
 
 /* Forget pool p (ahead.lock held): it has no extent left, its tag is gone. */

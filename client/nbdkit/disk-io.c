@@ -140,26 +140,45 @@ static bool all_zero(const void *buf, uint64_t len)
 }
 
 /*
- * Chunk idx is absent (stripe write lock held): write into an extent owned
- * ahead and publish it, its move left to the next sync point.  1 when
- * done, 0 when none is left (the caller falls back), or -errno.
+ * An extent owned ahead for an absent chunk, stripe write lock l held:
+ * true with *e.  When none is left, a refill on its way is waited for
+ * without the lock (it may wait for the daemon: the stripe's present
+ * chunks are read and written meanwhile); then *relocked, and the caller
+ * looks at the chunk again.
  */
-static int write_ahead(struct disk *d, uint64_t idx, const void *buf, uint64_t off, uint64_t len)
+static bool take_ahead(struct disk *d, pthread_rwlock_t *l, struct ahead_ext *e, bool *relocked)
 {
-	struct ahead_ext e;
-	int r;
+	bool got;
 
-	if (!disk_ahead_take(d, &e))
-		return 0;
-	r = disk_store(d, e.addr + off, buf, len);
+	*relocked = false;
+	if (!disk_ahead_on(d))
+		return false;
+	if (disk_ahead_take(d, e, false))
+		return true;
+	pthread_rwlock_unlock(l);
+	got = disk_ahead_take(d, e, true);
+	pthread_rwlock_wrlock(l);
+	*relocked = true;
+	return got;
+}
+
+/*
+ * Chunk idx is absent (stripe write lock held): write into extent e, owned
+ * ahead, and publish it, its move left to the next sync point.
+ */
+static int write_ahead(struct disk *d, uint64_t idx, const struct ahead_ext *e, const void *buf,
+		       uint64_t off, uint64_t len)
+{
+	int r = disk_store(d, e->addr + off, buf, len);
+
 	/* published even if the copy failed: the extent is the chunk's now */
-	if (disk_sync_add(d, idx, &e) < 0) {
+	if (disk_sync_add(d, idx, e) < 0) {
 		/* cannot queue its move: the extent stays under its ahead tag, freed at close */
 		nbdkit_error("pmemz: out of memory for chunk %" PRIu64 "'s mapping", idx);
 		return -ENOMEM;
 	}
-	disk_publish(d, idx, NULL, e.addr);
-	return r < 0 ? r : 1;
+	disk_publish(d, idx, NULL, e->addr);
+	return r;
 }
 
 /*
@@ -175,6 +194,8 @@ static int write_slow(struct disk *d, uint64_t idx, const void *buf, uint64_t of
 	pthread_rwlock_t *l = stripe(d, idx);
 	struct pmemz_alloc *a = NULL, *spare = NULL;
 	struct wb_pending *pd, *mine = NULL;
+	struct ahead_ext e = {0};
+	bool tried = false, have = false;
 	uint64_t spare_gen = 0;
 	char *p;
 	int r = 0;
@@ -192,10 +213,19 @@ static int write_slow(struct disk *d, uint64_t idx, const void *buf, uint64_t of
 			*staged = MAX(*staged, wb_seq(pd));
 			break;
 		}
-		if (!spare && all_zero(buf, len))
-			break;
-		if (!spare && (r = write_ahead(d, idx, buf, off, len)) != 0) {
-			r = r < 0 ? r : 0;
+		if (!spare && !tried) {
+			bool relocked;
+
+			if (all_zero(buf, len))
+				break;
+			tried = true;
+			have = take_ahead(d, l, &e, &relocked);
+			if (relocked)
+				continue;
+		}
+		if (have) {
+			have = false;
+			r = write_ahead(d, idx, &e, buf, off, len);
 			break;
 		}
 		if (!spare) {
@@ -242,6 +272,8 @@ static int write_slow(struct disk *d, uint64_t idx, const void *buf, uint64_t of
 		break;
 	}
 	pthread_rwlock_unlock(l);
+	if (have)
+		disk_ahead_put(d, &e); /* another request made the chunk meanwhile */
 	if (spare) {
 		/* another request made the chunk meanwhile: keep the lease for the next one */
 		nbdkit_debug("pmemz: chunk %" PRIu64 ": lost the race for it", idx);

@@ -259,8 +259,13 @@ static inline bool disk_ahead_on(const struct disk *d)
 {
 	return d->cfg.ahead >= d->chunk_size && d->cfg.zeroing == DISK_ZEROING_SERVICE;
 }
-/* A zeroed extent owned ahead into *e; false when none is left (the caller falls back). */
-bool disk_ahead_take(struct disk *d, struct ahead_ext *e);
+/*
+ * A zeroed extent owned ahead into *e; false when none is left (the caller
+ * falls back).  wait: when none is left, wait for a refill on its way.
+ */
+bool disk_ahead_take(struct disk *d, struct ahead_ext *e, bool wait);
+/* Give back an extent taken but not written (another request made the chunk). */
+void disk_ahead_put(struct disk *d, const struct ahead_ext *e);
 /* Extent e is now its chunk's for good (moved): the pool lets go of it. */
 void disk_ahead_moved(struct disk *d, const struct ahead_ext *e);
 /* Fresh chunks that took an extent owned ahead, and that fell back (none left), so far. */
