@@ -636,6 +636,13 @@ def test_flags(env):
     sync point."""
     ext = env.extent
     env.start_daemon()
+    # the new parameters refuse what they cannot take, saying why
+    for bad, why in (("sync-interval=3600001", "at most 3600000"), ("sync-interval=soon", "soon"),
+                     ("ahead=lots", "lots")):
+        b = env.nbdkit(size=str(8 * ext), extra=[bad], wait=False, name="bad")
+        rc, log = b.expect_exit()
+        assert rc != 0 and why in log, (bad, log[-500:])
+        env.nbdkits.remove(b)
     k = env.nbdkit(size=str(8 * ext), extra=["sync-interval=0"])
     h = k.connect()
     for c in range(4):
