@@ -134,6 +134,7 @@ static int keep(struct disk *d, struct pmemz_alloc *a)
 
 	if (p) {
 		p->a = a;
+		disk_warm(d, a);
 		pthread_mutex_lock(&d->ahead.lock);
 		r = pool_add(d, p);
 		pthread_mutex_unlock(&d->ahead.lock);
@@ -446,6 +447,7 @@ int disk_ahead_open(struct disk *d)
 	pthread_cond_init(&d->ahead.wake, NULL);
 	pthread_cond_init(&d->ahead.filled, NULL);
 	d->ahead.ceiling = SIZE_MAX;
+	d->ahead.warm = d->cfg.warm;
 	d->ahead.initialised = true;
 	/* what an earlier process held, and maybe wrote into: zeroed again, never used */
 	(void)pmemz_disk_chunk_prefix(prefix, sizeof(prefix), d->cfg.name);

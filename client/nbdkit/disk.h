@@ -90,6 +90,7 @@ struct disk_config {
 	uint64_t ahead;	 /* bytes of extents owned ahead at most; 0: none (disk-ahead.c) */
 	unsigned sync_interval_ms; /* mappings made durable at least this often; 0: only FLUSH, FUA */
 	bool prefault;	 /* MADV_POPULATE_WRITE a fresh chunk's extent before a large copy */
+	int warm;	 /* extents owned ahead touched by the refill thread: DISK_WARM_* */
 };
 
 /*
@@ -150,6 +151,7 @@ struct disk {
 		pthread_t thread;
 		bool initialised, running, stop;
 		bool refilling; /* the thread is between wanting and getting extents */
+		int warm;	/* disk-warm.c's (the refill thread's only): DISK_WARM_* */
 	} ahead;
 
 	/* disk-sync.c: the mappings made since the last sync point */
@@ -210,6 +212,11 @@ int disk_zero(struct disk *d, uint32_t count, uint64_t offset, bool write_zeroes
 struct nbdkit_extents;
 int disk_extents(struct disk *d, uint32_t count, uint64_t offset, bool req_one,
 		 struct nbdkit_extents *e);
+
+/* ---- disk-warm.c: first touch of extents owned ahead, by the refill thread ---- */
+enum { DISK_WARM_PROBE, DISK_WARM_ON, DISK_WARM_OFF }; /* PROBE: warm=auto */
+/* Store into each page of a (zeroed, not yet offered), where that is cheap. */
+void disk_warm(struct disk *d, struct pmemz_alloc *a);
 
 /* ---- disk-guard.c: loads and stores into the mapping, which may fault ---- */
 /*

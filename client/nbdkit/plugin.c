@@ -36,6 +36,7 @@ static struct disk_config cfg = {
     .reconnect_seconds = DISK_RECONNECT_SECONDS,
     .spares = 16,
     .prefault = false,
+    .warm = DISK_WARM_PROBE,
     .ahead = DEFAULT_AHEAD,
     .sync_interval_ms = DISK_SYNC_INTERVAL_MS,
 };
@@ -121,6 +122,12 @@ static int pz_config(const char *key, const char *value)
 			return -1;
 		}
 		cfg.sync_interval_ms = v;
+	} else if (strcmp(key, "warm") == 0) {
+		int v = strcmp(value, "auto") == 0 ? -1 : nbdkit_parse_bool(value);
+
+		if (v == -1 && strcmp(value, "auto") != 0)
+			return -1;
+		cfg.warm = v < 0 ? DISK_WARM_PROBE : v ? DISK_WARM_ON : DISK_WARM_OFF;
 	} else if (strcmp(key, "prefault") == 0) {
 		int v = nbdkit_parse_bool(value);
 
@@ -156,7 +163,8 @@ static int pz_config_complete(void)
 	"writeback=<SIZE>  Buffers for fresh chunks being committed (default 64M; 0: off).\n"      \
 	"reconnect-timeout=<SECONDS>  Wait for a restarting pmemzerod (default 60).\n"           \
 	"spares=<N>        Lost races' leases kept for fresh chunks (default 16; 0: none).\n"     \
-	"prefault=true|false  Pre-fault a fresh chunk before a large write (default false)."
+	"prefault=true|false  Pre-fault a fresh chunk before a large write (default false).\n"     \
+	"warm=auto|true|false  Touch extents owned ahead before writes land in them (default auto)."
 
 /*
  * Everything that can refuse happens here, before nbdkit forks into the

@@ -9,6 +9,7 @@ the harness.  PMEMZ_NBD_SEED fixes the random operations of 'ops'.
 """
 import os
 import random
+import re
 import subprocess
 import sys
 import threading
@@ -638,7 +639,7 @@ def test_flags(env):
     env.start_daemon()
     # the new parameters refuse what they cannot take, saying why
     for bad, why in (("sync-interval=3600001", "at most 3600000"), ("sync-interval=soon", "soon"),
-                     ("ahead=lots", "lots")):
+                     ("ahead=lots", "lots"), ("warm=sometimes", "sometimes")):
         b = env.nbdkit(size=str(8 * ext), extra=[bad], wait=False, name="bad")
         rc, log = b.expect_exit()
         assert rc != 0 and why in log, (bad, log[-500:])
@@ -684,6 +685,9 @@ def test_flags(env):
     assert "nbd/d/2" not in names and "nbd/d/4" not in names, names
     h.shutdown()
     k.stop()
+    # warm=auto measured the first extent owned ahead and said what it chose
+    assert re.search(r"first touch of a page costs \d+ ns here: extents owned ahead are "
+                     r"(touched before|left for)", read_log(k)), read_log(k)[-2000:]
     env.stop_daemon()
     env.check_region()
 
