@@ -137,6 +137,9 @@ static int keep(struct disk *d, struct pmemz_alloc *a)
 		disk_warm(d, a);
 		pthread_mutex_lock(&d->ahead.lock);
 		r = pool_add(d, p);
+		/* a fresh write waiting for this refill need not wait for all of it */
+		if (r == 0)
+			pthread_cond_broadcast(&d->ahead.filled);
 		pthread_mutex_unlock(&d->ahead.lock);
 	}
 	if (r < 0) {

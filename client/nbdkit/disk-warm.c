@@ -13,13 +13,17 @@
  * is offered to a write.  MADV_POPULATE_WRITE is not enough: a hypervisor
  * that shadows the guest's page tables still faults at the first access.
  *
- * Only where it is cheap.  Through 2 MiB mappings (device DAX, a tmpfs
- * with huge=) an extent is one fault and the touch costs microseconds.
- * Through 4 KiB pages it is 512 faults, milliseconds per extent in a
- * virtual machine: more CPU than the writes that land in the extent save
- * whenever they touch a few of its pages, and more than the refill thread
- * can spend at the rate fresh chunks are taken.  The first extent decides:
- * above WARM_MAX_NS_PER_PAGE, extents are offered cold from then on.
+ * How many stores: one per page of the mapping.  Through 2 MiB mappings
+ * (device DAX, a tmpfs with huge=) an extent is one page, and one store
+ * maps all of it.  Through 4 KiB pages it is 512 faults, milliseconds an
+ * extent in a virtual machine: more CPU than the writes that land in the
+ * extent save whenever they touch a few of its pages, and more than the
+ * refill thread can spend at the rate fresh chunks are taken.  So
+ * warm=auto stores into the first page of the first extent, then times
+ * stores into a few other pages of the same 2 MiB: when those are cheap
+ * (under WARM_MAX_NS), the mapping's pages are 2 MiB and one store an
+ * extent per 2 MiB is enough; otherwise extents are left cold.
+ * warm=true stores into every 4 KiB page, whatever it costs.
  */
 #include <inttypes.h>
 #include <stdint.h>
@@ -32,21 +36,21 @@
 #include "disk.h"
 #include "libpmemzclient.h"
 
-#define WARM_MAX_NS_PER_PAGE 1000u
+#define WARM_MAX_NS 1000u
 #define WARM_PAGE 4096u
+#define WARM_HUGE (2u << 20)
+#define WARM_PROBES 8u
 
 struct warm_range {
 	char *p;
-	size_t len;
+	size_t len, stride;
+	unsigned slow;	   /* probe: stores into a page after the first over WARM_MAX_NS */
+	uint64_t probe_ns; /* ... and the cheapest of them */
 };
 
-static int touch(void *arg)
+static void store(char *p)
 {
-	const struct warm_range *w = arg;
-
-	for (size_t off = 0; off < w->len; off += WARM_PAGE)
-		(void)__atomic_fetch_or((uint64_t *)(void *)(w->p + off), 0, __ATOMIC_RELAXED);
-	return 0;
+	(void)__atomic_fetch_or((uint64_t *)(void *)p, 0, __ATOMIC_RELAXED);
 }
 
 static uint64_t now_ns(void)
@@ -57,30 +61,70 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The first page, and each page (of stride bytes) that starts in the range. */
+static int touch(void *arg)
+{
+	const struct warm_range *w = arg;
+	uintptr_t end = (uintptr_t)w->p + w->len;
+
+	store(w->p);
+	for (uintptr_t q = ((uintptr_t)w->p / w->stride + 1) * w->stride; q < end; q += w->stride)
+		store((char *)q);
+	return 0;
+}
+
+/* The first page, then pages spread over the rest of its first 2 MiB. */
+static int probe(void *arg)
+{
+	struct warm_range *w = arg;
+	size_t pages = (w->len < WARM_HUGE ? w->len : WARM_HUGE) / WARM_PAGE;
+
+	store(w->p);
+	for (unsigned i = 1; i <= WARM_PROBES; i++) {
+		uint64_t t0 = now_ns(), dt;
+
+		store(w->p + (size_t)(i * 61u % pages) * WARM_PAGE);
+		dt = now_ns() - t0;
+		w->slow += dt > WARM_MAX_NS;
+		if (i == 1 || dt < w->probe_ns)
+			w->probe_ns = dt;
+	}
+	return 0;
+}
+
+/*
+ * warm=auto's choice, from the first extent of 64 pages or more (pages
+ * in the same 2 MiB of a huge mapping whenever the extent is aligned).
+ */
+static void decide(struct disk *d, struct warm_range *w)
+{
+	if (disk_guard(d, probe, w) < 0)
+		return; /* a fault (logged): decide on the next one */
+	/* a preemption may slow one store down: most of them decide */
+	d->ahead.warm = w->slow > WARM_PROBES / 2 ? DISK_WARM_OFF : DISK_WARM_HUGE;
+	nbdkit_debug("pmemz: stores into other pages of a touched 2 MiB: %u of %u over %u ns, "
+		     "the cheapest %" PRIu64 " ns: extents owned ahead are %s",
+		     w->slow, WARM_PROBES, WARM_MAX_NS, w->probe_ns,
+		     d->ahead.warm == DISK_WARM_HUGE ? "touched once per 2 MiB before a write lands in them"
+						     : "left for the write to touch (4 KiB pages)");
+}
+
 void disk_warm(struct disk *d, struct pmemz_alloc *a)
 {
-	size_t n = pmemz_alloc_count(a), pages = 0;
-	uint64_t t0;
+	size_t n = pmemz_alloc_count(a);
 
-	if (d->ahead.warm == DISK_WARM_OFF)
-		return;
-	t0 = now_ns();
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && d->ahead.warm != DISK_WARM_OFF; i++) {
 		struct warm_range w = {.len = 0};
 
 		w.p = pmemz_alloc_range(a, i, &w.len);
-		if (!w.p || disk_guard(d, touch, &w) < 0)
-			return; /* a fault: logged; the write into it fails as it would */
-		pages += w.len / WARM_PAGE;
-	}
-	if (d->ahead.warm == DISK_WARM_PROBE && pages) {
-		uint64_t per_page = (now_ns() - t0) / pages;
-
-		d->ahead.warm = per_page > WARM_MAX_NS_PER_PAGE ? DISK_WARM_OFF : DISK_WARM_ON;
-		nbdkit_debug("pmemz: the first touch of a page costs %" PRIu64 " ns here: extents "
-			     "owned ahead are %s",
-			     per_page,
-			     d->ahead.warm == DISK_WARM_ON ? "touched before a write lands in them"
-							   : "left for the write to touch");
+		if (!w.p)
+			return;
+		if (d->ahead.warm == DISK_WARM_PROBE && w.len >= 64u * WARM_PAGE)
+			decide(d, &w);
+		if (d->ahead.warm == DISK_WARM_PROBE || d->ahead.warm == DISK_WARM_OFF)
+			continue;
+		w.stride = d->ahead.warm == DISK_WARM_HUGE ? WARM_HUGE : WARM_PAGE;
+		if (disk_guard(d, touch, &w) < 0)
+			return; /* a fault (logged): the write into it fails as it would */
 	}
 }

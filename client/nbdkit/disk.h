@@ -214,8 +214,9 @@ int disk_extents(struct disk *d, uint32_t count, uint64_t offset, bool req_one,
 		 struct nbdkit_extents *e);
 
 /* ---- disk-warm.c: first touch of extents owned ahead, by the refill thread ---- */
-enum { DISK_WARM_PROBE, DISK_WARM_ON, DISK_WARM_OFF }; /* PROBE: warm=auto */
-/* Store into each page of a (zeroed, not yet offered), where that is cheap. */
+/* PROBE: warm=auto, deciding; ON: every 4 KiB page (warm=true); HUGE: one store per 2 MiB */
+enum { DISK_WARM_PROBE, DISK_WARM_ON, DISK_WARM_HUGE, DISK_WARM_OFF };
+/* Store into each page of a (committed, not yet offered), where that is cheap. */
 void disk_warm(struct disk *d, struct pmemz_alloc *a);
 
 /* ---- disk-guard.c: loads and stores into the mapping, which may fault ---- */

@@ -686,8 +686,9 @@ def test_flags(env):
     h.shutdown()
     k.stop()
     # warm=auto measured the first extent owned ahead and said what it chose
-    assert re.search(r"first touch of a page costs \d+ ns here: extents owned ahead are "
-                     r"(touched before|left for)", read_log(k)), read_log(k)[-2000:]
+    assert re.search(r"stores into other pages of a touched 2 MiB: \d+ of 8 over 1000 ns, "
+                     r"the cheapest \d+ ns: extents owned ahead are left for the write to "
+                     r"touch \(4 KiB pages\)", read_log(k)), read_log(k)[-2000:]
     env.stop_daemon()
     env.check_region()
 
