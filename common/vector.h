@@ -50,6 +50,10 @@ static inline int pmemz_add_size(size_t have, size_t more, size_t *need)
 	({                                                                                         \
 		void *_g_p = (p);                                                                  \
 		int _g_r = pmemz_grow(&_g_p, (capp), (need), sizeof(*(p)));                        \
+                                                                                                   \
+		/* 0 and memory, or < 0: spelt out for the static analyzers. */                    \
+		if (_g_r >= 0)                                                                     \
+			_g_r = _g_p ? 0 : -ENOMEM;                                                 \
 		if (_g_r == 0)                                                                     \
 			(p) = _g_p;                                                                \
 		_g_r;                                                                              \
@@ -101,7 +105,7 @@ static inline int pmemz_add_size(size_t have, size_t more, size_t *need)
                                                                                                    \
 		if (r < 0)                                                                         \
 			return r;                                                                  \
-		memmove(&v->ptr[i + 1], &v->ptr[i], (v->len - i) * sizeof(type));                 \
+		memmove(&v->ptr[i + 1], &v->ptr[i], (v->len - i) * sizeof(type));                  \
 		v->ptr[i] = elem;                                                                  \
 		v->len++;                                                                          \
 		return 0;                                                                          \
@@ -110,7 +114,7 @@ static inline int pmemz_add_size(size_t have, size_t more, size_t *need)
 	/* Drops the item at index i, keeping the order of the others. */                          \
 	static inline void name##_remove(name *v, size_t i)                                        \
 	{                                                                                          \
-		memmove(&v->ptr[i], &v->ptr[i + 1], (v->len - i - 1) * sizeof(type));             \
+		memmove(&v->ptr[i], &v->ptr[i + 1], (v->len - i - 1) * sizeof(type));              \
 		v->len--;                                                                          \
 	}                                                                                          \
                                                                                                    \

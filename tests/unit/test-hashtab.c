@@ -173,10 +173,10 @@ static void empty_table(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(many_keys_inserted_found_removed),
-		cmocka_unit_test(iteration_visits_each_once_and_allows_removal),
-		cmocka_unit_test(equal_keys_all_reachable),
-		cmocka_unit_test(empty_table),
+	    cmocka_unit_test(many_keys_inserted_found_removed),
+	    cmocka_unit_test(iteration_visits_each_once_and_allows_removal),
+	    cmocka_unit_test(equal_keys_all_reachable),
+	    cmocka_unit_test(empty_table),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

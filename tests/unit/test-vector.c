@@ -163,6 +163,7 @@ static void grow_failure_leaves_array(void **state)
 
 	(void)state;
 	assert_int_equal(PMEMZ_GROW(v, &cap, 3), 0);
+	assert_non_null(v);
 	assert_int_equal(cap, 4);
 	v[0] = 42;
 	/* Fake a capacity past the halfway mark, so doubling overflows. */
@@ -181,8 +182,10 @@ static void grow_without_capacity(void **state)
 	(void)state;
 	for (size_t n = 1; n <= 50; n++) {
 		assert_int_equal(PMEMZ_GROW(v, NULL, n), 0);
+		assert_non_null(v);
 		v[n - 1] = n;
 	}
+	assert_non_null(v);
 	for (size_t n = 1; n <= 50; n++)
 		assert_int_equal(v[n - 1], n);
 	free(v);
@@ -191,14 +194,14 @@ static void grow_without_capacity(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(append_many_keeps_every_item),
-		cmocka_unit_test(reserve_then_append_does_not_move),
-		cmocka_unit_test(insert_remove_keep_order),
-		cmocka_unit_test(push_zeroes_and_steal_hands_over),
-		cmocka_unit_test(reserve_overflow_of_count),
-		cmocka_unit_test(grow_overflow_of_bytes),
-		cmocka_unit_test(grow_failure_leaves_array),
-		cmocka_unit_test(grow_without_capacity),
+	    cmocka_unit_test(append_many_keeps_every_item),
+	    cmocka_unit_test(reserve_then_append_does_not_move),
+	    cmocka_unit_test(insert_remove_keep_order),
+	    cmocka_unit_test(push_zeroes_and_steal_hands_over),
+	    cmocka_unit_test(reserve_overflow_of_count),
+	    cmocka_unit_test(grow_overflow_of_bytes),
+	    cmocka_unit_test(grow_failure_leaves_array),
+	    cmocka_unit_test(grow_without_capacity),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
