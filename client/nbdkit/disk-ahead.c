@@ -32,6 +32,7 @@
 #include <nbdkit-plugin.h>
 
 #include "disk.h"
+#include "vector.h"
 #include "libpmemzclient.h"
 
 #define NS 1000000000ull
@@ -66,34 +67,20 @@ static size_t bound(const struct disk *d, size_t v)
 
 static int push_pool(struct disk *d, struct ahead_pool *p)
 {
-	if (d->ahead.n_pools == d->ahead.cap_pools) {
-		size_t cap = d->ahead.cap_pools ? d->ahead.cap_pools * 2 : 16;
-		struct ahead_pool **nv = reallocarray(d->ahead.pools, cap, sizeof(*nv));
+	int r = PMEMZ_GROW(d->ahead.pools, &d->ahead.cap_pools, d->ahead.n_pools + 1);
 
-		if (!nv)
-			return -ENOMEM;
-		d->ahead.pools = nv;
-		d->ahead.cap_pools = cap;
-	}
+	if (r < 0)
+		return r;
 	d->ahead.pools[d->ahead.n_pools++] = p;
 	return 0;
 }
 
 static int reserve_stack(struct disk *d, size_t more)
 {
-	if (d->ahead.n + more > d->ahead.cap_v) {
-		size_t cap = d->ahead.cap_v ? d->ahead.cap_v : 64;
-		struct ahead_ext *nv;
+	size_t need;
+	int r = pmemz_add_size(d->ahead.n, more, &need);
 
-		while (cap < d->ahead.n + more)
-			cap *= 2;
-		nv = reallocarray(d->ahead.v, cap, sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		d->ahead.v = nv;
-		d->ahead.cap_v = cap;
-	}
-	return 0;
+	return r < 0 ? r : PMEMZ_GROW(d->ahead.v, &d->ahead.cap_v, need);
 }
 
 /* The pool's extents, onto the stack; 0 or -ENOMEM (nothing added). */

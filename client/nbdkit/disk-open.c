@@ -18,6 +18,7 @@
 #include <nbdkit-plugin.h>
 
 #include "disk.h"
+#include "vector.h"
 #include "libpmemzclient.h"
 
 struct found_chunk {
@@ -55,6 +56,7 @@ static int walk_one(struct pmemz_alloc *a, const char *tag, void *arg)
 	char name[PMEMZ_DISK_NAME_MAX + 1];
 	uint64_t idx = 0;
 	char *p;
+	int r;
 
 	int kind = pmemz_disk_tag_parse(tag, name, &idx);
 
@@ -72,16 +74,10 @@ static int walk_one(struct pmemz_alloc *a, const char *tag, void *arg)
 			       "tag '%s' is not one extent of the region's extent size", tag);
 		goto bad;
 	}
-	if (w->n == w->cap) {
-		size_t cap = w->cap ? w->cap * 2 : 256;
-		struct found_chunk *v = reallocarray(w->v, cap, sizeof(*v));
-
-		if (!v) {
-			pmemz_alloc_close(a);
-			return -ENOMEM;
-		}
-		w->v = v;
-		w->cap = cap;
+	r = PMEMZ_GROW(w->v, &w->cap, w->n + 1);
+	if (r < 0) {
+		pmemz_alloc_close(a);
+		return r;
 	}
 	w->v[w->n++] = (struct found_chunk){.index = idx, .addr = p, .a = a};
 	return 0;

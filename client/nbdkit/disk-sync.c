@@ -29,6 +29,7 @@
 #include <nbdkit-plugin.h>
 
 #include "disk.h"
+#include "vector.h"
 #include "libpmemzclient.h"
 
 #ifndef MIN
@@ -46,19 +47,10 @@ int disk_sync_init(struct disk *d)
 
 static int grow(struct disk *d, size_t more)
 {
-	if (d->sync.n + more > d->sync.cap) {
-		size_t cap = d->sync.cap ? d->sync.cap : 256;
-		struct sync_entry *nv;
+	size_t need;
+	int r = pmemz_add_size(d->sync.n, more, &need);
 
-		while (cap < d->sync.n + more)
-			cap *= 2;
-		nv = reallocarray(d->sync.v, cap, sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		d->sync.v = nv;
-		d->sync.cap = cap;
-	}
-	return 0;
+	return r < 0 ? r : PMEMZ_GROW(d->sync.v, &d->sync.cap, need);
 }
 
 int disk_sync_add(struct disk *d, uint64_t idx, const struct ahead_ext *e)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pmemzctl check [--no-data] [--recovered] [--metadata META] PATH: offline
- * consistency check of a region file or device-DAX (daemon/tools/check.h),
+ * consistency check of a region file or device-DAX (common/check/check.h),
  * or of a split region's metadata and data (metadata = PATH), read-only, no
  * daemon needed.
  * Exit 0 clean, 1 inconsistent, 2 unusable input (or a usage error).

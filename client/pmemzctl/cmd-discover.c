@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pmemzctl discover [DEVICE]: the device-DAX devices of this machine (or
- * one of them) as libdaxctl and libndctl see them (daemon/tools/dax.h): size,
+ * one of them) as libdaxctl and libndctl see them (common/dax/dax.h): size,
  * alignment, NUMA node, mode, NVDIMM region, persistence domain and the
  * store granularity it implies, bad blocks; for a device on a CXL pmem
  * region also the CXL side (list "cxl": memdevs and serials, CXL region,

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "conf-private.h"
+#include "vector.h"
 
 /* A --region's size= and extent= options. */
 struct region_spec_opts {
@@ -131,13 +132,10 @@ enum { ARG_SOCKET = 0x100, ARG_REGION, ARG_VERSION };
 
 static void add_spec(struct errsink *e, struct conf_cmdline *cl, const char *spec)
 {
-	const char **s = realloc(cl->specs, (cl->n_specs + 1) * sizeof(*cl->specs));
-
-	if (!s) {
+	if (PMEMZ_GROW(cl->specs, NULL, cl->n_specs + 1) < 0) {
 		conf_report(e, "out of memory");
 		return;
 	}
-	cl->specs = s;
 	cl->specs[cl->n_specs++] = spec;
 }
 

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "conf-private.h"
+#include "vector.h"
 
 struct region_conf *conf_region_find(const struct daemon_conf *c, const char *name)
 {
@@ -14,13 +15,11 @@ struct region_conf *conf_region_find(const struct daemon_conf *c, const char *na
 
 struct region_conf *conf_region_new(struct daemon_conf *c, const char *name, const char *source)
 {
-	struct region_conf *regions, *rc;
+	struct region_conf *rc;
 
-	regions = realloc(c->regions, (c->n_regions + 1) * sizeof(*regions));
-	if (!regions)
+	if (PMEMZ_GROW(c->regions, NULL, c->n_regions + 1) < 0)
 		return NULL;
-	c->regions = regions;
-	rc = &regions[c->n_regions];
+	rc = &c->regions[c->n_regions];
 	memset(rc, 0, sizeof(*rc));
 	rc->name = strdup(name);
 	rc->source = strdup(source);

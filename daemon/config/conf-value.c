@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "conf-private.h"
+#include "vector.h"
 
 static bool region_name_ok(const char *name)
 {
@@ -176,16 +177,15 @@ bool conf_value_group(struct errsink *e, const char *key, const char *name, gid_
 /* uid_t and gid_t are both unsigned 32-bit on Linux: one helper for both lists. */
 static int id_list_add(unsigned **list, size_t *n, unsigned id)
 {
-	unsigned *l;
+	int r;
 
 	for (size_t i = 0; i < *n; i++)
 		if ((*list)[i] == id)
 			return 0;
-	l = realloc(*list, (*n + 1) * sizeof(**list));
-	if (!l)
-		return -ENOMEM;
-	l[(*n)++] = id;
-	*list = l;
+	r = PMEMZ_GROW(*list, NULL, *n + 1);
+	if (r < 0)
+		return r;
+	(*list)[(*n)++] = id;
 	return 0;
 }
 
@@ -284,7 +284,6 @@ void conf_value_cgroup_list(struct errsink *e, const char *key, const char *valu
 	}
 	for (char *tok = strtok_r(copy, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
 		size_t len = strlen(tok);
-		char **v;
 
 		any = true;
 		if (tok[0] != '/' || strstr(tok, "//") || strstr(tok, "/../") ||
@@ -296,14 +295,10 @@ void conf_value_cgroup_list(struct errsink *e, const char *key, const char *valu
 		}
 		while (len > 1 && tok[len - 1] == '/')
 			tok[--len] = '\0';
-		v = reallocarray(*list, *n + 1, sizeof(*v));
-		if (!v || !(v[*n] = strdup(tok))) {
-			if (v)
-				*list = v;
+		if (PMEMZ_GROW(*list, NULL, *n + 1) < 0 || !((*list)[*n] = strdup(tok))) {
 			conf_report(e, "out of memory");
 			return;
 		}
-		*list = v;
 		(*n)++;
 	}
 	if (!any)

@@ -9,6 +9,7 @@
 #include "pmem2-errno.h"
 #include "pstore-fault.h"
 #include "pstore.h"
+#include "vector.h"
 
 struct pstore {
 	struct pmem2_source *src;
@@ -321,14 +322,9 @@ int pstore_badblocks(struct pstore *ps, struct pstore_badblock **out, size_t *n)
 			log_debug("pmem2_badblock_next: %s", pmem2_errormsg());
 			return pstore_errno(r);
 		}
-		if (nv == cap) {
-			size_t ncap = cap ? cap * 2 : 8;
-			struct pstore_badblock *nvp = realloc(v, ncap * sizeof(*v));
-			if (!nvp)
-				return -ENOMEM;
-			v = nvp;
-			cap = ncap;
-		}
+		r = PMEMZ_GROW(v, &cap, nv + 1);
+		if (r < 0)
+			return r;
 		v[nv].off = bb.offset;
 		v[nv].len = bb.length;
 		nv++;

@@ -13,6 +13,7 @@
 
 #include "log.h"
 #include "region-internal.h"
+#include "vector.h"
 
 /* ---- bitmaps ---- */
 
@@ -71,28 +72,20 @@ int region_index_runvec_push(struct runvec *v, uint64_t first, uint64_t count)
 		v->v[v->n - 1].count += count;
 		return 0;
 	}
-	if (v->n == v->cap) {
-		size_t cap = v->cap ? v->cap * 2 : 16;
-		struct run *nv = realloc(v->v, cap * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		v->v = nv;
-		v->cap = cap;
-	}
+	int r = PMEMZ_GROW(v->v, &v->cap, v->n + 1);
+
+	if (r < 0)
+		return r;
 	v->v[v->n++] = (struct run){first, count};
 	return 0;
 }
 
 int region_index_idvec_push(struct idvec *v, uint32_t id)
 {
-	if (v->n == v->cap) {
-		size_t cap = v->cap ? v->cap * 2 : 16;
-		uint32_t *nv = realloc(v->v, cap * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		v->v = nv;
-		v->cap = cap;
-	}
+	int r = PMEMZ_GROW(v->v, &v->cap, v->n + 1);
+
+	if (r < 0)
+		return r;
 	v->v[v->n++] = id;
 	return 0;
 }
@@ -317,14 +310,10 @@ int region_index_find_zeroed(const struct region *r, uint64_t n, struct runvec *
 		e = bm_next_clear(r->zeroed_bm, nbits, s);
 		if (e - s >= n)
 			return region_index_runvec_push(out, s, n);
-		if (n_all == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			struct run *nv = realloc(all, ncap * sizeof(*nv));
-			if (!nv)
-				return -ENOMEM;
-			all = nv;
-			cap = ncap;
-		}
+		int ret = PMEMZ_GROW(all, &cap, n_all + 1);
+
+		if (ret < 0)
+			return ret;
 		all[n_all++] = (struct run){s, e - s};
 		i = e;
 	}

@@ -39,6 +39,7 @@
 
 #include "log.h"
 #include "region-internal.h"
+#include "vector.h"
 
 void region_moves_free(struct region *r)
 {
@@ -172,30 +173,19 @@ static int check_moves(const struct region *r, const struct region_move *mv, siz
 /* Room for k more ids in v. */
 static int idvec_room(struct idvec *v, size_t k)
 {
-	size_t n = v->n;
-	int ret = 0;
+	size_t need;
+	int ret = pmemz_add_size(v->n, k, &need);
 
-	for (size_t j = 0; j < k && ret == 0; j++)
-		ret = region_index_idvec_push(v, 0);
-	v->n = n;
-	return ret;
+	return ret < 0 ? ret : PMEMZ_GROW(v->v, &v->cap, need);
 }
 
 /* Room for everything the stores need, so that nothing fails after the first one. */
 static int reserve(struct region *r, const uint32_t *from, size_t n, struct run **runs)
 {
-	size_t want = r->n_pend_moves + n;
-	int ret;
+	int ret = PMEMZ_GROW(r->pend_moves, &r->cap_pend_moves, r->n_pend_moves + n);
 
-	if (want > r->cap_pend_moves) {
-		size_t cap = MAX(want, 2 * r->cap_pend_moves);
-		struct pend_move *v = reallocarray(r->pend_moves, cap, sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		r->pend_moves = v;
-		r->cap_pend_moves = cap;
-	}
+	if (ret < 0)
+		return ret;
 	/* Sources: n at most; markers: this one, and every marker of the pass done. */
 	ret = idvec_room(&r->pend_sources, n);
 	if (ret == 0)
@@ -208,14 +198,9 @@ static int reserve(struct region *r, const uint32_t *from, size_t n, struct run 
 		struct vtag *t = &r->tags[from[k]];
 
 		/* Taking an extent out of a run may split it: one more run per move. */
-		if (t->cap_runs < t->n_runs + n) {
-			struct run *v = reallocarray(t->runs, t->n_runs + n, sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			t->runs = v;
-			t->cap_runs = t->n_runs + n;
-		}
+		ret = PMEMZ_GROW(t->runs, &t->cap_runs, t->n_runs + n);
+		if (ret < 0)
+			return ret;
 		runs[k] = malloc(sizeof(**runs));
 		if (!runs[k])
 			return -ENOMEM;

@@ -42,6 +42,7 @@
 
 #include "log.h"
 #include "region-internal.h"
+#include "vector.h"
 
 /* ---- hash of (name, uid) -> id ---- */
 
@@ -130,14 +131,10 @@ int region_tag_add_extent(struct vtag *t, uint64_t i)
 	if (t->n_runs && t->runs[t->n_runs - 1].first + t->runs[t->n_runs - 1].count == i) {
 		t->runs[t->n_runs - 1].count++;
 	} else {
-		if (t->n_runs == t->cap_runs) {
-			size_t cap = t->cap_runs ? t->cap_runs * 2 : 4;
-			struct run *nv = realloc(t->runs, cap * sizeof(*nv));
-			if (!nv)
-				return -ENOMEM;
-			t->runs = nv;
-			t->cap_runs = cap;
-		}
+		int r = PMEMZ_GROW(t->runs, &t->cap_runs, t->n_runs + 1);
+
+		if (r < 0)
+			return r;
 		t->runs[t->n_runs++] = (struct run){i, 1};
 	}
 	t->n_extents++;

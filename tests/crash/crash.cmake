@@ -13,7 +13,7 @@
 #   test-kill9 --long 600                  10 minutes of kill cycles
 set(_crash_dir ${PMEMZ_TEST_SRC}/crash)
 
-# The offline checker (daemon/tools/check.c) is the oracle for every image.
+# The offline checker (common/check/check.c) is the oracle for every image.
 add_executable(test-powerfail ${_crash_dir}/test-powerfail.c ${_crash_dir}/pmsim.c)
 target_include_directories(test-powerfail PRIVATE ${_crash_dir})
 target_link_libraries(test-powerfail PRIVATE pmemzd_storage pmemzd_check)

@@ -25,8 +25,9 @@ find_program(PMEMZ_PYTHON3 python3)
 if(PMEMZ_PYTHON3)
   add_test(NAME lint-call-cycles
     COMMAND ${PMEMZ_PYTHON3} ${PMEMZ_TEST_SRC}/lint/call-cycles.py --src ${PROJECT_SOURCE_DIR}
-            ${PROJECT_BINARY_DIR} common proto daemon daemon/config daemon/media daemon/storage
-            daemon/server daemon/tools client/lib client/pmemzctl client/nbdkit)
+            ${PROJECT_BINARY_DIR} common common/log common/media common/dax common/check proto
+            daemon daemon/config daemon/storage daemon/server client/lib client/pmemzctl
+            client/nbdkit)
   add_test(NAME lint-call-cycles-selftest
     COMMAND ${PMEMZ_TEST_SRC}/lint/call-cycles-selftest.sh ${PMEMZ_TEST_SRC}/lint/call-cycles.py
             ${CMAKE_C_COMPILER})

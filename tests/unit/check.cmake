@@ -1,4 +1,4 @@
-# Offline checker (daemon/tools/check.c, pmemzd_check) and the daemon on damaged
+# Offline checker (common/check/check.c, pmemzd_check) and the daemon on damaged
 # media: crafted images in memory and files in /dev/shm; no daemon process.
 add_executable(test-check ${PMEMZ_TEST_SRC}/unit/test-check.c)
 target_link_libraries(test-check PRIVATE pmemzd_check pmemzd_storage PkgConfig::CMOCKA)

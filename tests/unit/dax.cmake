@@ -1,4 +1,4 @@
-# Device-DAX discovery (daemon/tools/dax.c) and `pmemzctl discover`, without
+# Device-DAX discovery (common/dax/dax.c) and `pmemzctl discover`, without
 # devices: parsing, clipping and names, and the "nothing found" case of a
 # build host.  The real devices are covered by the VM tests (tests/vm/).
 if(TARGET pmemzd_dax)

@@ -1,4 +1,4 @@
-# The media module (daemon/media/, pmemzd_media): format helpers and the
+# The media module (common/media/, pmemzd_media): format helpers and the
 # rules recovery and the checker share, tested on buffers in memory.  It
 # links pmemzd_media alone: nothing in the module may need storage,
 # logging or configuration.

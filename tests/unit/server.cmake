@@ -7,7 +7,7 @@ add_test(NAME unit-frame COMMAND test-frame)
 add_executable(test-lease ${PMEMZ_TEST_SRC}/unit/test-lease.c
   ${PROJECT_SOURCE_DIR}/daemon/server/lease.c)
 target_include_directories(test-lease PRIVATE ${PROJECT_SOURCE_DIR}/daemon/server
-  ${PROJECT_SOURCE_DIR}/daemon/storage ${PROJECT_SOURCE_DIR}/daemon/media
+  ${PROJECT_SOURCE_DIR}/daemon/storage ${PROJECT_SOURCE_DIR}/common/media
   ${PROJECT_SOURCE_DIR}/common)
 target_link_libraries(test-lease PRIVATE pmemzd_conf PkgConfig::CMOCKA)
 add_test(NAME unit-lease COMMAND test-lease)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the offline checker (daemon/tools/check.c) on images crafted in
+ * Unit tests of the offline checker (common/check/check.c) on images crafted in
  * memory (fast, every kind of damage) and on regions the storage core
  * formatted and recovered in files under /dev/shm (the checker agrees with
  * the daemon: a region the daemon wrote or recovered is clean).

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the device-DAX discovery module (daemon/tools/dax.c) that need no
+ * Unit tests of the device-DAX discovery module (common/dax/dax.c) that need no
  * device: sysfs path parsing, bad-sector clipping, names, the CXL helpers
  * (label storage area index, the create-region command, the description);
  * and discovery on this machine (no devices expected on a build host:

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the media module (daemon/media/, pmemzd_media): the on-media
+ * Unit tests of the media module (common/media/, pmemzd_media): the on-media
  * format helpers and the rules recovery and the checker share.  Links
  * pmemzd_media alone: the module is pure.
  */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "check-internal.h"
+#include "vector.h"
 
 void check_report_push(struct checker *c, char ***v, size_t *n, size_t *cap, char *line)
 {
@@ -18,17 +19,12 @@ void check_report_push(struct checker *c, char ***v, size_t *n, size_t *cap, cha
 		c->err = -ENOMEM;
 		return;
 	}
-	if (*n == *cap) {
-		size_t ncap = *cap ? 2 * *cap : 16;
-		char **nv = realloc(*v, ncap * sizeof(*nv));
+	int r = PMEMZ_GROW(*v, cap, *n + 1);
 
-		if (!nv) {
-			free(line);
-			c->err = -ENOMEM;
-			return;
-		}
-		*v = nv;
-		*cap = ncap;
+	if (r < 0) {
+		free(line);
+		c->err = r;
+		return;
 	}
 	(*v)[(*n)++] = line;
 }
@@ -119,16 +115,11 @@ void check_report_add_tag(struct checker *c, uint32_t id, const struct layout_ta
 	struct check_tag *ct;
 	char nm[LAYOUT_TAG_NAME_MAX + 1];
 
-	if (rep->n_tags == c->cap_tags) {
-		size_t ncap = c->cap_tags ? 2 * c->cap_tags : 16;
-		struct check_tag *nv = realloc(rep->tags, ncap * sizeof(*nv));
+	int r = PMEMZ_GROW(rep->tags, &c->cap_tags, rep->n_tags + 1);
 
-		if (!nv) {
-			c->err = -ENOMEM;
-			return;
-		}
-		rep->tags = nv;
-		c->cap_tags = ncap;
+	if (r < 0) {
+		c->err = r;
+		return;
 	}
 	ct = &rep->tags[rep->n_tags++];
 	memset(ct, 0, sizeof(*ct));

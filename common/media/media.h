@@ -4,7 +4,7 @@
  * rules that read it, as pure functions of an image, a header block, a
  * record or a tag slot (docs/on-media-format.md).  No pmem stores, no
  * logging, no configuration: recovery (daemon/storage) applies the
- * verdicts through pstore, the offline checker (daemon/tools/check.c)
+ * verdicts through pstore, the offline checker (common/check/check.c)
  * reports them, and each rule is written here once.
  *
  *   0       primary header  (one 4 KiB block)

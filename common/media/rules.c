@@ -3,7 +3,7 @@
  * The rules recovery and the offline checker share (media.h): which header
  * is used, what a record or a slot is, what the records naming a slot say
  * about it, whether committed extents are missing.  Verdicts only: the
- * caller applies (daemon/storage) or reports (daemon/tools/check.c) them.
+ * caller applies (daemon/storage) or reports (common/check/check.c) them.
  */
 #include <errno.h>
 #include <stdio.h>

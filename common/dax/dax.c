@@ -17,6 +17,7 @@
 
 #include "dax.h"
 #include "log.h"
+#include "vector.h"
 
 #define SECTOR 512ull
 
@@ -460,15 +461,10 @@ static int nd_region_badblocks(struct ndctl_region *reg, uint64_t (**out)[2], si
 
 	for (bb = ndctl_region_get_first_badblock(reg); bb;
 	     bb = ndctl_region_get_next_badblock(reg)) {
-		if (nv == cap) {
-			size_t ncap = cap ? 2 * cap : 8;
-			uint64_t(*nvp)[2] = realloc(v, ncap * sizeof(*v));
+		int r = PMEMZ_GROW(v, &cap, nv + 1);
 
-			if (!nvp)
-				return -ENOMEM;
-			v = nvp;
-			cap = ncap;
-		}
+		if (r < 0)
+			return r;
 		v[nv][0] = bb->offset;
 		v[nv][1] = bb->len;
 		nv++;
@@ -619,7 +615,6 @@ int dax_cxl_unassembled(struct dax_cxl_unassembled **out, size_t *n)
 	cxl_memdev_foreach(cctx, memdev)
 	{
 		struct dax_cxl_unassembled u = {0};
-		struct dax_cxl_unassembled *nvp;
 
 		if (cxl_memdev_get_pmem_size(memdev) == 0 || memdev_in_a_region(cctx, memdev))
 			continue;
@@ -634,10 +629,9 @@ int dax_cxl_unassembled(struct dax_cxl_unassembled **out, size_t *n)
 		memdev_root_decoder(cctx, memdev, u.root_decoder, sizeof(u.root_decoder));
 		(void)dax_cxl_create_region_cmd(u.root_decoder, &u.memdev, 1, u.command,
 						sizeof(u.command));
-		nvp = realloc(v, (nv + 1) * sizeof(*v));
-		if (!nvp)
-			return -ENOMEM;
-		v = nvp;
+		r = PMEMZ_GROW(v, NULL, nv + 1);
+		if (r < 0)
+			return r;
 		v[nv++] = u;
 	}
 	*out = TAKE_PTR(v);
@@ -760,15 +754,9 @@ int dax_discover(struct dax_dev **out, size_t *n)
 		for (dev = daxctl_dev_get_first(reg); dev; dev = daxctl_dev_get_next(dev)) {
 			if (daxctl_dev_get_size(dev) == 0)
 				continue; /* an idle seed device */
-			if (nv == cap) {
-				size_t ncap = cap ? 2 * cap : 4;
-				struct dax_dev *nvp = realloc(v, ncap * sizeof(*v));
-
-				if (!nvp)
-					return -ENOMEM;
-				v = nvp;
-				cap = ncap;
-			}
+			r = PMEMZ_GROW(v, &cap, nv + 1);
+			if (r < 0)
+				return r;
 			/* Without libcxl the CXL fields stay unknown. */
 			if (!cctx)
 				(void)cxl_ctx_new(&cctx);
