@@ -171,7 +171,7 @@ static int rpc_allocate_handler(struct rpc_call *call)
 		return r;
 
 	/* Waiters are served in turn (waitq.c): nobody overtakes them. */
-	if (mr->n_waiters == 0) {
+	if (waitq_count(mr) == 0) {
 		r = allocate_now(m, c, mr, n, call->id, call->msg, sizeof(call->msg));
 		if (r != -EAGAIN)
 			return r;
@@ -179,7 +179,7 @@ static int rpc_allocate_handler(struct rpc_call *call)
 	if (req->has_nowait && req->nowait)
 		return rpc_fail(
 		    call, -EAGAIN, "%" PRIu64 " extents wanted, %" PRIu64 " zeroed now%s", n,
-		    region_count_zeroed(mr->r), mr->n_waiters ? ", others waiting" : "");
+		    region_count_zeroed(mr->r), waitq_count(mr) ? ", others waiting" : "");
 	if (n > region_count_free(mr->r))
 		return rpc_fail(call, -ENOSPC,
 				"region '%s' has %" PRIu64 " free extents, %" PRIu64 " wanted",

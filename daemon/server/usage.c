@@ -127,7 +127,6 @@ int usage_get(struct manager_region *mr, struct usage **out)
 	u = calloc(1, sizeof(*u));
 	if (!u)
 		return -ENOMEM;
-	TAILQ_INIT(&u->turns);
 	u->extent_count = mr->info.extent_count;
 	u->extent_size = mr->info.extent_size;
 	u->freed_by = calloc(u->extent_count ? u->extent_count : 1, sizeof(*u->freed_by));

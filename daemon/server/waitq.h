@@ -8,8 +8,9 @@
  * connection's go (waitq_cancel).  Each waiter carries its own grant and
  * fail callbacks: waitq.c knows nothing of what is granted.
  *
- * waitq.c is the only writer of the lists and counters named "waitq.c's"
- * in manager.h and connection.h; others may read the counters.
+ * A region's queue (struct waitq, mr->waitq) is waitq.c's alone; others
+ * read its counters through the functions below.  waitq.c also writes the
+ * fields named "waitq.c's" in connection.h and usage.h.
  */
 #ifndef PMEMZ_WAITQ_H
 #define PMEMZ_WAITQ_H
@@ -23,6 +24,15 @@
 struct connection;
 struct manager;
 struct manager_region;
+struct waitq;
+
+/* A region's empty queue, for mr->waitq (regions_up); -ENOMEM. */
+int waitq_new(struct waitq **out);
+void waitq_free(struct waitq *q);
+/* Allocations waiting in mr. */
+uint64_t waitq_count(const struct manager_region *mr);
+/* How long mr's granted allocations waited (STAT). */
+const struct wait_histogram *waitq_histogram(const struct manager_region *mr);
 
 /*
  * Lease n_extents of mr to c and answer ALLOCATE req_id (a reply, or an
@@ -47,7 +57,7 @@ void waitq_serve(struct manager_region *mr);
 /* mr failed (mr->failed): every waiter's fail callback, and they go. */
 void waitq_fail(struct manager_region *mr);
 
-/* Upper bounds (seconds, ascending) of mr->wait_hist's buckets; fixed, a metrics contract. */
+/* Upper bounds (seconds, ascending) of waitq_histogram's buckets; fixed, a metrics contract. */
 extern const double waitq_wait_bounds_sec[MANAGER_WAIT_BUCKETS];
 
 /* c is closing: its waiters go; true when others wait behind them (they may fit now). */
