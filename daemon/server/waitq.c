@@ -150,18 +150,13 @@ static void waiter_unlink(struct manager_region *mr, struct waiter *w)
 	w->conn->n_waiters--;
 }
 
-int waitq_add(struct manager_region *mr, struct connection *c, uint64_t req_id, uint64_t n_extents,
-	      waitq_grant_fn grant, waitq_fail_fn fail)
+int waitq_add(struct manager_region *mr, struct connection *c, struct uid_usage *u,
+	      uint64_t req_id, uint64_t n_extents, waitq_grant_fn grant, waitq_fail_fn fail)
 {
-	struct uid_usage *u;
 	struct waiter *w;
-	int r;
 
 	if (c->n_waiters >= CONNECTION_WAITERS_MAX)
 		return -EBUSY;
-	r = usage_tenant(mr, c, &u);
-	if (r < 0)
-		return r;
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
@@ -201,7 +196,7 @@ void waitq_serve(struct manager_region *mr)
 		 */
 		waiter_unlink(mr, w);
 		r = mr->failed ? w->fail(mr->m, w->conn, mr, w->req_id)
-			       : w->grant(mr->m, w->conn, mr, w->n_extents, w->req_id);
+			       : w->grant(mr->m, w->conn, mr, w->owner, w->n_extents, w->req_id);
 		if (r == -EAGAIN) {
 			waiter_link(mr, w, true);
 			break;
