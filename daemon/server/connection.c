@@ -12,6 +12,7 @@
 
 #include "connection.h"
 #include "frame.h"
+#include "hashtab.h"
 #include "lease.h"
 #include "log.h"
 #include "rpc.h" /* RPC_MSG_MAX */
@@ -24,8 +25,9 @@
 
 /* ---- memory budgets ---- */
 
+/* A uid with live connections: in m->conns' table while n > 0. */
 struct uid_conns {
-	uid_t uid;
+	struct htab_node node; /* keyed by uid */
 	unsigned n;
 };
 
@@ -44,8 +46,7 @@ struct connections {
 	uint64_t serial;
 	size_t mem_total; /* sum of the connections' mem */
 	bool mem_over;	  /* went over the daemon's budget: connections paused */
-	struct uid_conns *uid_conns; /* connections per uid, for max_connections_per_uid */
-	size_t n_uid_conns, cap_uid_conns;
+	struct htab uid_conns; /* connections per uid, for max_connections_per_uid */
 };
 
 static size_t frame_cost(const struct out_frame *f)
@@ -179,10 +180,9 @@ static bool connection_over_budget(struct connection *c)
 
 static struct uid_conns *uid_conns_find(struct manager *m, uid_t uid)
 {
-	for (size_t i = 0; i < m->conns->n_uid_conns; i++)
-		if (m->conns->uid_conns[i].uid == uid)
-			return &m->conns->uid_conns[i];
-	return NULL;
+	struct htab_node *n = htab_find(&m->conns->uid_conns, uid);
+
+	return n ? htab_entry(n, struct uid_conns, node) : NULL;
 }
 
 unsigned connection_count_uid(struct manager *m, uid_t uid)
@@ -197,17 +197,10 @@ static int uid_conns_add(struct manager *m, uid_t uid)
 	struct uid_conns *u = uid_conns_find(m, uid);
 
 	if (!u) {
-		if (m->conns->n_uid_conns == m->conns->cap_uid_conns) {
-			size_t cap = m->conns->cap_uid_conns ? 2 * m->conns->cap_uid_conns : 16;
-			struct uid_conns *v = reallocarray(m->conns->uid_conns, cap, sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			m->conns->uid_conns = v;
-			m->conns->cap_uid_conns = cap;
-		}
-		u = &m->conns->uid_conns[m->conns->n_uid_conns++];
-		*u = (struct uid_conns){.uid = uid};
+		u = calloc(1, sizeof(*u));
+		if (!u)
+			return -ENOMEM;
+		htab_insert(&m->conns->uid_conns, &u->node, uid);
 	}
 	u->n++;
 	return 0;
@@ -219,7 +212,8 @@ static void uid_conns_del(struct manager *m, uid_t uid)
 
 	if (!u || --u->n > 0)
 		return;
-	*u = m->conns->uid_conns[--m->conns->n_uid_conns]; /* order does not matter */
+	(void)htab_remove(&m->conns->uid_conns, &u->node);
+	free(u);
 }
 
 bool connection_in_group(const struct connection *c, gid_t gid)
@@ -807,6 +801,10 @@ int connections_new(struct manager *m, const struct connection_hooks *hooks,
 	if (!cs)
 		return -ENOMEM;
 	cs->hooks = hooks;
+	if (htab_init(&cs->uid_conns, 16) < 0) {
+		free(cs);
+		return -ENOMEM;
+	}
 	TAILQ_INIT(&cs->live);
 	TAILQ_INIT(&cs->dead);
 	cs->reaper_ev = event_new(m->base, -1, 0, connections_reaper_cb, cs);
@@ -833,7 +831,7 @@ void connections_free(struct connections *cs)
 	connections_reap(cs);
 	if (cs->reaper_ev)
 		event_free(cs->reaper_ev);
-	free(cs->uid_conns);
+	htab_free(&cs->uid_conns); /* empty: every connection is closed */
 	free(cs);
 }
 
