@@ -16,6 +16,7 @@
 #include "regions.h"
 #include "usage.h"
 #include "waitq.h"
+#include "vector.h"
 
 struct manager_region *regions_find(struct manager *m, const char *name)
 {
@@ -53,21 +54,12 @@ static bool serials_has(const struct serials *s, uint64_t serial)
 	return false;
 }
 
-/* Room for one more, up to max: -ENOMEM otherwise. */
+/* Room for one more, first at least, up to max: -ENOMEM otherwise. */
 static int serials_reserve(struct serials *s, size_t first, size_t max)
 {
-	size_t cap;
-	uint64_t *v;
-
-	if (s->n < s->cap)
-		return 0;
-	cap = s->cap ? 2 * s->cap : first;
-	v = cap <= max ? reallocarray(s->v, cap, sizeof(*v)) : NULL;
-	if (!v)
+	if (s->n >= max)
 		return -ENOMEM;
-	s->v = v;
-	s->cap = cap;
-	return 0;
+	return PMEMZ_GROW(s->v, &s->cap, MAX(s->n + 1, first));
 }
 
 void regions_touch(struct manager_region *mr, const struct connection *c)
@@ -113,7 +105,7 @@ int regions_opened(struct manager_region *mr, const struct connection *c)
 		return 0;
 	if (s->n == s->cap)
 		openers_prune(mr);
-	if (serials_reserve(s, 8, SIZE_MAX / sizeof(*s->v)) < 0)
+	if (serials_reserve(s, 8, SIZE_MAX) < 0)
 		return -ENOMEM;
 	s->v[s->n++] = c->serial;
 	return 0;
@@ -239,11 +231,9 @@ void regions_down(struct manager_region *mr)
 
 int regions_add(struct manager *m, struct manager_region *mr)
 {
-	struct manager_region **v = reallocarray(m->regions, m->n_regions + 1, sizeof(*v));
-
-	if (!v)
+	/* Exactly as many as there are: reloads that add regions are rare. */
+	if (PMEMZ_GROW(m->regions, NULL, m->n_regions + 1) < 0)
 		return -ENOMEM;
-	m->regions = v;
 	mr->index = (unsigned)m->n_regions;
 	m->regions[m->n_regions++] = mr;
 	return 0;

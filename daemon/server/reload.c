@@ -48,13 +48,14 @@
 #include "status.h"
 #include "usage.h"
 #include "waitq.h"
+#include "vector.h"
 
 /* What reload.c keeps between reloads, for m->reload: nobody else writes it. */
 struct reload {
 	int argc; /* the command line to parse again */
 	char **argv;
 	struct daemon_conf **confs; /* owned; the last is m->conf after a reload */
-	size_t n_confs;
+	size_t n_confs, cap_confs;
 };
 
 int reload_new(struct reload **out)
@@ -426,7 +427,7 @@ void reload_sighup(struct manager *m)
 	struct reload *rl = m->reload;
 	_cleanup_free_ char *errs = NULL;
 	struct reload_summary sum = {0};
-	struct daemon_conf *nc = NULL, **confs;
+	struct daemon_conf *nc = NULL;
 	size_t errs_len = 0;
 	FILE *f;
 	int r;
@@ -441,10 +442,7 @@ void reload_sighup(struct manager *m)
 		 m->conf->config_path ? m->conf->config_path : "no configuration file");
 	f = open_memstream(&errs, &errs_len);
 	nc = calloc(1, sizeof(*nc));
-	confs = reallocarray(rl->confs, rl->n_confs + 1, sizeof(*confs));
-	if (confs)
-		rl->confs = confs;
-	if (!f || !nc || !confs) {
+	if (!f || !nc || PMEMZ_GROW(rl->confs, &rl->cap_confs, rl->n_confs + 1) < 0) {
 		if (f)
 			(void)fclose(f);
 		free(nc);
