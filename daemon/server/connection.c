@@ -826,12 +826,18 @@ void connections_close_all(struct manager *m)
 
 void connections_free(struct connections *cs)
 {
+	struct htab_iter it;
+	struct htab_node *n;
+
 	if (!cs)
 		return;
 	connections_reap(cs);
 	if (cs->reaper_ev)
 		event_free(cs->reaper_ev);
-	htab_free(&cs->uid_conns); /* empty: every connection is closed */
+	/* Empty once every connection closed, unless a uid changed under one (tests do). */
+	for (n = htab_first(&cs->uid_conns, &it); n; n = htab_next(&cs->uid_conns, &it))
+		free(htab_entry(n, struct uid_conns, node));
+	htab_free(&cs->uid_conns);
 	free(cs);
 }
 
