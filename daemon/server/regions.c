@@ -261,3 +261,26 @@ void regions_use_conf(struct manager *m, const struct daemon_conf *conf)
 {
 	m->conf = conf;
 }
+
+void regions_reconf(struct manager_region *mr, const struct region_conf *rc,
+		    const struct daemon_conf *conf)
+{
+	mr->rc = rc;
+	mr->conf = conf;
+	if (mr->r) {
+		region_set_conf(mr->r, rc);
+		region_get_info(mr->r, &mr->info);
+		if (!mr->info.name)
+			mr->info.name = rc->name;
+	} else {
+		mr->info.name = rc->name;
+		mr->info.path = rc->path;
+	}
+}
+
+void regions_set_rate(struct manager_region *mr, uint64_t rate)
+{
+	if (mr->r)
+		region_zeroer_set_rate(mr->r, rate);
+	mr->zero_rate = rate;
+}

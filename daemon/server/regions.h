@@ -67,6 +67,15 @@ void regions_remove(struct manager *m, size_t i);
 void regions_use_conf(struct manager *m, const struct daemon_conf *conf);
 
 /*
+ * mr (kept by a reload) points into rc of conf now: the storage takes the
+ * values that may change, info is read again.
+ */
+void regions_reconf(struct manager_region *mr, const struct region_conf *rc,
+		    const struct daemon_conf *conf);
+/* The zeroer's rate in bytes/s (0: unlimited), as STAT reports it. */
+void regions_set_rate(struct manager_region *mr, uint64_t rate);
+
+/*
  * Take mr offline (not failed yet): log why, stop its zeroer, answer its
  * waiting allocations (their fail callbacks: -EIO), refresh STATUS.  Its
  * held replies are the group commit's: commit_fail_region does both.

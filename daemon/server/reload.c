@@ -256,22 +256,9 @@ static void apply_region(struct manager_region *mr, struct region_conf *rc,
 		sum->refused++;
 	}
 	/* Only a changed file value overrides a rate set at runtime (pmemzctl set-rate). */
-	if (ch & CONF_CHANGE_ZERO_RATE) {
-		mr->zero_rate = rc->zero_rate;
-		if (mr->r)
-			region_zeroer_set_rate(mr->r, rc->zero_rate);
-	}
-	mr->rc = rc;
-	mr->conf = nc;
-	if (mr->r) {
-		region_set_conf(mr->r, rc);
-		region_get_info(mr->r, &mr->info);
-		if (!mr->info.name)
-			mr->info.name = rc->name;
-	} else {
-		mr->info.name = rc->name;
-		mr->info.path = rc->path;
-	}
+	if (ch & CONF_CHANGE_ZERO_RATE)
+		regions_set_rate(mr, rc->zero_rate);
+	regions_reconf(mr, rc, nc);
 	if (regions_removing(mr)) {
 		regions_set_removing(mr, false);
 		log_notice("Region '%s' is in the configuration again: it stays", rc->name);
