@@ -9,9 +9,7 @@
 #define CLAIM_HASH_MIN 64u
 
 struct claim_table {
-	struct claim **buckets;
-	size_t n_buckets; /* power of two */
-	size_t count;
+	struct htab by_key; /* keyed by claim_hash: distinct keys may share one */
 	uint64_t seed;
 };
 
@@ -40,12 +38,10 @@ int claim_table_new(struct claim_table **out)
 
 	if (!t)
 		return -ENOMEM;
-	t->buckets = calloc(CLAIM_HASH_MIN, sizeof(*t->buckets));
-	if (!t->buckets) {
+	if (htab_init(&t->by_key, CLAIM_HASH_MIN) < 0) {
 		free(t);
 		return -ENOMEM;
 	}
-	t->n_buckets = CLAIM_HASH_MIN;
 	/* Without entropy (early boot), a fixed seed: still correct, only guessable. */
 	if (getrandom(&t->seed, sizeof(t->seed), GRND_NONBLOCK) != (ssize_t)sizeof(t->seed))
 		t->seed = (uint64_t)(uintptr_t)t ^ pmemz_now_ns();
@@ -55,45 +51,19 @@ int claim_table_new(struct claim_table **out)
 
 void claim_table_free(struct claim_table *t)
 {
+	struct htab_iter it;
+	struct htab_node *n;
+
 	if (!t)
 		return;
-	for (size_t i = 0; i < t->n_buckets; i++) {
-		struct claim *c = t->buckets[i];
+	for (n = htab_first(&t->by_key, &it); n; n = htab_next(&t->by_key, &it)) {
+		struct claim *c = htab_entry(n, struct claim, hnode);
 
-		while (c) {
-			struct claim *next = c->hnext;
-
-			LIST_REMOVE(c, owner_link);
-			free(c);
-			c = next;
-		}
+		LIST_REMOVE(c, owner_link);
+		free(c);
 	}
-	free(t->buckets);
+	htab_free(&t->by_key);
 	free(t);
-}
-
-static void claim_table_grow(struct claim_table *t)
-{
-	size_t n = t->n_buckets * 2;
-	struct claim **b = calloc(n, sizeof(*b));
-
-	if (!b)
-		return; /* longer chains, still correct */
-	for (size_t i = 0; i < t->n_buckets; i++) {
-		struct claim *c = t->buckets[i];
-
-		while (c) {
-			struct claim *next = c->hnext;
-			size_t h = c->hash & (n - 1);
-
-			c->hnext = b[h];
-			b[h] = c;
-			c = next;
-		}
-	}
-	free(t->buckets);
-	t->buckets = b;
-	t->n_buckets = n;
 }
 
 static bool claim_key_fits(const char *region, const char *name)
@@ -104,15 +74,17 @@ static bool claim_key_fits(const char *region, const char *name)
 struct claim *claim_table_find(const struct claim_table *t, const char *region, uid_t uid,
 			       const char *name)
 {
-	uint64_t h;
+	struct htab_node *n;
 
 	if (!claim_key_fits(region, name))
 		return NULL;
-	h = claim_hash(t->seed, region, uid, name);
-	for (struct claim *c = t->buckets[h & (t->n_buckets - 1)]; c; c = c->hnext)
-		if (c->hash == h && c->uid == uid && strcmp(c->region, region) == 0 &&
-		    strcmp(c->name, name) == 0)
+	for (n = htab_find(&t->by_key, claim_hash(t->seed, region, uid, name)); n;
+	     n = htab_find_next(n)) {
+		struct claim *c = htab_entry(n, struct claim, hnode);
+
+		if (c->uid == uid && strcmp(c->region, region) == 0 && strcmp(c->name, name) == 0)
 			return c;
+	}
 	return NULL;
 }
 
@@ -120,7 +92,6 @@ int claim_table_add(struct claim_table *t, struct claim_list *owner_list, const 
 		    pid_t pid, uid_t uid, const char *region, const char *name, struct claim **out)
 {
 	struct claim *c;
-	size_t b;
 
 	if (!claim_key_fits(region, name))
 		return -ENAMETOOLONG;
@@ -132,16 +103,10 @@ int claim_table_add(struct claim_table *t, struct claim_list *owner_list, const 
 	c->owner = owner;
 	c->pid = pid;
 	c->uid = uid;
-	c->hash = claim_hash(t->seed, region, uid, name);
 	strcpy(c->region, region); /* lengths checked above */
 	strcpy(c->name, name);
-	if (t->count >= t->n_buckets)
-		claim_table_grow(t);
-	b = c->hash & (t->n_buckets - 1);
-	c->hnext = t->buckets[b];
-	t->buckets[b] = c;
+	htab_insert(&t->by_key, &c->hnode, claim_hash(t->seed, region, uid, name));
 	LIST_INSERT_HEAD(owner_list, c, owner_link);
-	t->count++;
 	if (out)
 		*out = c;
 	return 0;
@@ -149,14 +114,8 @@ int claim_table_add(struct claim_table *t, struct claim_list *owner_list, const 
 
 void claim_table_remove(struct claim_table *t, struct claim *c)
 {
-	struct claim **p = &t->buckets[c->hash & (t->n_buckets - 1)];
-
-	while (*p && *p != c)
-		p = &(*p)->hnext;
-	if (*p)
-		*p = c->hnext;
+	(void)htab_remove(&t->by_key, &c->hnode);
 	LIST_REMOVE(c, owner_link);
-	t->count--;
 	free(c);
 }
 
@@ -174,5 +133,5 @@ size_t claim_table_release_all(struct claim_table *t, struct claim_list *owner_l
 
 size_t claim_table_count(const struct claim_table *t)
 {
-	return t ? t->count : 0;
+	return t ? htab_count(&t->by_key) : 0;
 }

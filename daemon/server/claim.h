@@ -20,6 +20,7 @@
 #include <sys/types.h>
 
 #include "conf.h"
+#include "hashtab.h"
 #include "util.h"
 
 #define CLAIM_NAME_MAX 63u
@@ -29,10 +30,9 @@ struct claim {
 	const void *owner; /* the connection; compared, never dereferenced */
 	pid_t pid;	   /* the owner's, for the -EBUSY message */
 	uid_t uid;
-	uint64_t hash;
 	char region[CONF_REGION_NAME_MAX + 1];
 	char name[CLAIM_NAME_MAX + 1];
-	struct claim *hnext;	      /* hash chain */
+	struct htab_node hnode;	      /* claim.c's: the table, by a hash of the key */
 	LIST_ENTRY(claim) owner_link; /* the owner's claim_list */
 };
 

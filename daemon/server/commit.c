@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <event2/event.h>
@@ -22,6 +23,17 @@
 
 /* A commit held back longer than this by a stream of requests runs inline. */
 #define COMMIT_MAX_DELAY_NS 1000000ull
+
+/* The group commit's state: nobody else writes it (commit.h has the readers). */
+struct commit {
+	struct event *ev; /* at MANAGER_PRIO_COMMIT: after the iteration's requests */
+	bool pending;
+	uint64_t since_ns;	  /* when the pending commit was asked for */
+	struct connection_list held; /* connections with held replies */
+	uint64_t group_commits;	  /* commit passes that had work */
+	uint64_t group_commit_drains;
+	uint64_t held_replies; /* replies released by a commit pass */
+};
 
 /* Does this held reply attest state of mr?  ALLOCATE replies name their lease. */
 static bool held_reply_attests(const struct manager_region *mr, const struct connection *c,
@@ -91,19 +103,18 @@ void commit_fail_region(struct manager_region *mr, const char *why)
 	 * Replies held for a commit pass that this region's state did not
 	 * survive would claim what is not durable (I5): they become -EIO.
 	 */
-	for (c = TAILQ_FIRST(&m->held); c; c = next) {
+	for (c = TAILQ_FIRST(&m->commit->held); c; c = next) {
 		next = TAILQ_NEXT(c, held_link); /* commit_fail_held_of may close c */
 		commit_fail_held_of(mr, c);
 	}
-	mr->n_touched = 0;
-	mr->touched_all = false;
+	regions_touched_clear(mr);
 }
 
 void commit_hold(struct connection *c)
 {
 	if (!c->on_held_list) {
 		c->on_held_list = true;
-		TAILQ_INSERT_TAIL(&c->m->held, c, held_link);
+		TAILQ_INSERT_TAIL(&c->m->commit->held, c, held_link);
 	}
 	commit_request(c->m);
 }
@@ -111,7 +122,7 @@ void commit_hold(struct connection *c)
 void commit_forget(struct connection *c)
 {
 	if (c->on_held_list) {
-		TAILQ_REMOVE(&c->m->held, c, held_link);
+		TAILQ_REMOVE(&c->m->commit->held, c, held_link);
 		c->on_held_list = false;
 	}
 }
@@ -121,21 +132,21 @@ static void commit_release(struct manager *m)
 {
 	struct connection *c;
 
-	while ((c = TAILQ_FIRST(&m->held))) {
-		TAILQ_REMOVE(&m->held, c, held_link);
+	while ((c = TAILQ_FIRST(&m->commit->held))) {
+		TAILQ_REMOVE(&m->commit->held, c, held_link);
 		c->on_held_list = false;
-		m->held_replies += c->n_held;
+		m->commit->held_replies += c->n_held;
 		connection_release_held(c);
 	}
 }
 
 void commit_request(struct manager *m)
 {
-	if (m->commit_pending)
+	if (m->commit->pending)
 		return;
-	m->commit_pending = true;
-	m->commit_since_ns = pmemz_now_ns();
-	event_active(m->commit_ev, EV_TIMEOUT, 0);
+	m->commit->pending = true;
+	m->commit->since_ns = pmemz_now_ns();
+	event_active(m->commit->ev, EV_TIMEOUT, 0);
 }
 
 /*
@@ -149,7 +160,7 @@ static void commit_pass(struct manager *m)
 	for (size_t i = 0; i < m->n_regions; i++)
 		if (!m->regions[i]->failed)
 			waitq_serve(m->regions[i]);
-	m->commit_pending = false;
+	m->commit->pending = false;
 
 	for (size_t i = 0; i < m->n_regions; i++) {
 		struct manager_region *mr = m->regions[i];
@@ -168,12 +179,11 @@ static void commit_pass(struct manager *m)
 			continue;
 		}
 		drains += (uint64_t)r;
-		mr->n_touched = 0;
-		mr->touched_all = false;
+		regions_touched_clear(mr);
 	}
 	if (drains) {
-		m->group_commits++;
-		m->group_commit_drains += drains;
+		m->commit->group_commits++;
+		m->commit->group_commit_drains += drains;
 	}
 	commit_release(m);
 }
@@ -185,24 +195,51 @@ static void commit_cb(evutil_socket_t fd, short what, void *arg)
 
 void commit_now(struct manager *m)
 {
-	if (!m->commit_pending)
+	if (!m->commit->pending)
 		return;
-	(void)event_del(m->commit_ev);
+	(void)event_del(m->commit->ev);
 	commit_pass(m);
 }
 
 void commit_if_overdue(struct manager *m)
 {
-	if (!m->commit_pending || pmemz_now_ns() - m->commit_since_ns < COMMIT_MAX_DELAY_NS)
+	if (!m->commit->pending || pmemz_now_ns() - m->commit->since_ns < COMMIT_MAX_DELAY_NS)
 		return;
-	(void)event_del(m->commit_ev);
+	(void)event_del(m->commit->ev);
 	commit_pass(m);
 }
 
-int commit_init(struct manager *m)
+int commit_new(struct manager *m, struct commit **out)
 {
-	m->commit_ev = event_new(m->base, -1, 0, commit_cb, m);
-	if (!m->commit_ev || event_priority_set(m->commit_ev, MANAGER_PRIO_COMMIT) < 0)
+	struct commit *cm = calloc(1, sizeof(*cm));
+
+	if (!cm)
 		return -ENOMEM;
+	TAILQ_INIT(&cm->held);
+	cm->ev = event_new(m->base, -1, 0, commit_cb, m);
+	if (!cm->ev || event_priority_set(cm->ev, MANAGER_PRIO_COMMIT) < 0) {
+		commit_free(cm);
+		return -ENOMEM;
+	}
+	*out = cm;
 	return 0;
+}
+
+void commit_free(struct commit *cm)
+{
+	if (!cm)
+		return;
+	if (cm->ev)
+		event_free(cm->ev);
+	free(cm);
+}
+
+bool commit_pending(const struct manager *m)
+{
+	return m->commit->pending;
+}
+
+uint64_t commit_group_commits(const struct manager *m)
+{
+	return m->commit->group_commits;
 }

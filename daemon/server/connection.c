@@ -12,6 +12,7 @@
 
 #include "connection.h"
 #include "frame.h"
+#include "hashtab.h"
 #include "lease.h"
 #include "log.h"
 #include "rpc.h" /* RPC_MSG_MAX */
@@ -24,9 +25,28 @@
 
 /* ---- memory budgets ---- */
 
+/* A uid with live connections: in m->conns' table while n > 0. */
 struct uid_conns {
-	uid_t uid;
+	struct htab_node node; /* keyed by uid */
 	unsigned n;
+};
+
+/*
+ * The connections and their budgets, for m->conns: nobody else writes
+ * them (connection.h has the readers).  live is in accept order, so
+ * serials ascend; dead ones wait for the reaper, out of the callbacks
+ * that may still hold them.
+ */
+struct connections {
+	const struct connection_hooks *hooks;
+	struct connection_list live;
+	struct connection_list dead;
+	struct event *reaper_ev;
+	uint64_t n_live;
+	uint64_t serial;
+	size_t mem_total; /* sum of the connections' mem */
+	bool mem_over;	  /* went over the daemon's budget: connections paused */
+	struct htab uid_conns; /* connections per uid, for max_connections_per_uid */
 };
 
 static size_t frame_cost(const struct out_frame *f)
@@ -56,7 +76,7 @@ size_t connection_mem_used(const struct connection *c)
 static void connection_charge(struct connection *c, const struct out_frame *f)
 {
 	c->mem += frame_cost(f);
-	c->m->conn_mem_total += frame_cost(f);
+	c->m->conns->mem_total += frame_cost(f);
 	if (f->fd >= 0)
 		c->fds_queued++;
 }
@@ -68,8 +88,8 @@ static void connection_resume_all(struct manager *m)
 {
 	struct connection *c;
 
-	m->conn_mem_over = false;
-	TAILQ_FOREACH(c, &m->connections, link)
+	m->conns->mem_over = false;
+	TAILQ_FOREACH(c, &m->conns->live, link)
 		if (!c->closing && (c->read_paused || c->stalled))
 			connection_check_budget(c);
 }
@@ -79,8 +99,8 @@ static void connection_discharge(struct connection *c, const struct out_frame *f
 	struct manager *m = c->m;
 
 	c->mem -= frame_cost(f);
-	m->conn_mem_total -= frame_cost(f);
-	if (m->conn_mem_over && m->conn_mem_total <= budget_total(m) / 2)
+	m->conns->mem_total -= frame_cost(f);
+	if (m->conns->mem_over && m->conns->mem_total <= budget_total(m) / 2)
 		connection_resume_all(m);
 }
 
@@ -139,12 +159,12 @@ static bool connection_out_over(struct connection *c)
 
 	if (connection_mem_used(c) - evbuffer_get_length(c->in) > budget_conn(m))
 		return true;
-	if (m->conn_mem_total > budget_total(m) && c->mem > 0) {
-		if (!m->conn_mem_over)
+	if (m->conns->mem_total > budget_total(m) && c->mem > 0) {
+		if (!m->conns->mem_over)
 			log_warning("Connections hold %zu bytes of replies, over the daemon's "
 				    "budget of %zu: requests wait on those holding any",
-				    m->conn_mem_total, budget_total(m));
-		m->conn_mem_over = true;
+				    m->conns->mem_total, budget_total(m));
+		m->conns->mem_over = true;
 		return true;
 	}
 	return false;
@@ -160,10 +180,9 @@ static bool connection_over_budget(struct connection *c)
 
 static struct uid_conns *uid_conns_find(struct manager *m, uid_t uid)
 {
-	for (size_t i = 0; i < m->n_uid_conns; i++)
-		if (m->uid_conns[i].uid == uid)
-			return &m->uid_conns[i];
-	return NULL;
+	struct htab_node *n = htab_find(&m->conns->uid_conns, uid);
+
+	return n ? htab_entry(n, struct uid_conns, node) : NULL;
 }
 
 unsigned connection_count_uid(struct manager *m, uid_t uid)
@@ -178,17 +197,10 @@ static int uid_conns_add(struct manager *m, uid_t uid)
 	struct uid_conns *u = uid_conns_find(m, uid);
 
 	if (!u) {
-		if (m->n_uid_conns == m->cap_uid_conns) {
-			size_t cap = m->cap_uid_conns ? 2 * m->cap_uid_conns : 16;
-			struct uid_conns *v = reallocarray(m->uid_conns, cap, sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			m->uid_conns = v;
-			m->cap_uid_conns = cap;
-		}
-		u = &m->uid_conns[m->n_uid_conns++];
-		*u = (struct uid_conns){.uid = uid};
+		u = calloc(1, sizeof(*u));
+		if (!u)
+			return -ENOMEM;
+		htab_insert(&m->conns->uid_conns, &u->node, uid);
 	}
 	u->n++;
 	return 0;
@@ -200,7 +212,8 @@ static void uid_conns_del(struct manager *m, uid_t uid)
 
 	if (!u || --u->n > 0)
 		return;
-	*u = m->uid_conns[--m->n_uid_conns]; /* order does not matter */
+	(void)htab_remove(&m->conns->uid_conns, &u->node);
+	free(u);
 }
 
 bool connection_in_group(const struct connection *c, gid_t gid)
@@ -392,7 +405,7 @@ int connection_queue(struct connection *c, uint8_t *frame, size_t len, int fd, b
 	if (hold || !c->in_read) {
 		TAILQ_INSERT_TAIL(&c->held, f, link);
 		c->n_held++;
-		c->m->conn_hooks->held(c);
+		c->m->conns->hooks->held(c);
 	} else {
 		connection_push(c, f);
 	}
@@ -502,7 +515,7 @@ static bool connection_process(struct connection *c)
 			connection_protocol_error(c, req->id, -EPROTO, msg);
 			return false;
 		}
-		c->m->conn_hooks->request(c, req);
+		c->m->conns->hooks->request(c, req);
 	}
 	return false;
 }
@@ -583,7 +596,7 @@ static void connection_read_cb(evutil_socket_t fd, short what, void *arg)
 		c->stalled = more;
 		connection_flush(c);
 	}
-	c->m->conn_hooks->read_done(c->m);
+	c->m->conns->hooks->read_done(c->m);
 }
 
 static void connection_write_cb(evutil_socket_t fd, short what, void *arg)
@@ -617,7 +630,7 @@ int connection_new_peer(struct manager *m, int fd, struct peer *p, struct connec
 	}
 	c->m = m;
 	c->fd = fd;
-	c->serial = ++m->connection_serial;
+	c->serial = ++m->conns->serial;
 	c->accepted_ns = pmemz_now_ns();
 	c->admin = peer_is_admin(m->conf, p); /* before the identity moves into c */
 	c->uid = p->uid;
@@ -651,8 +664,8 @@ int connection_new_peer(struct manager *m, int fd, struct peer *p, struct connec
 		connection_free(c);
 		return log_warning_errno(ENOMEM, "Out of memory accepting a connection");
 	}
-	TAILQ_INSERT_TAIL(&m->connections, c, link);
-	m->n_connections++;
+	TAILQ_INSERT_TAIL(&m->conns->live, c, link);
+	m->conns->n_live++;
 	log_debug("connection %" PRIu64 ": pid %d uid %u gid %u cgroup %s (%s)%s", c->serial,
 		  (int)c->pid, (unsigned)c->uid, (unsigned)c->gid,
 		  c->cgroup ? LOG_ESC(c->cgroup) : "unknown", peer_how_name(c->how),
@@ -681,7 +694,7 @@ void connection_close(struct connection *c)
 	}
 	out_frame_list_clear(c, &c->held);
 	c->n_held = 0;
-	m->conn_hooks->closed(c, released > 0);
+	m->conns->hooks->closed(c, released > 0);
 	/* Claims are names only: gone with the connection, nothing to sync. */
 	if (c->n_claims) {
 		log_debug("connection %" PRIu64 ": released %zu claims", c->serial,
@@ -699,11 +712,11 @@ void connection_close(struct connection *c)
 		(void)close(c->fd);
 		c->fd = -1;
 	}
-	TAILQ_REMOVE(&m->connections, c, link);
-	m->n_connections--;
+	TAILQ_REMOVE(&m->conns->live, c, link);
+	m->conns->n_live--;
 	uid_conns_del(m, c->uid);
-	TAILQ_INSERT_TAIL(&m->dead, c, link);
-	event_active(m->reaper_ev, EV_TIMEOUT, 0);
+	TAILQ_INSERT_TAIL(&m->conns->dead, c, link);
+	event_active(m->conns->reaper_ev, EV_TIMEOUT, 0);
 }
 
 void connection_free(struct connection *c)
@@ -745,7 +758,7 @@ void connection_sweep_idle(struct manager *m, uint64_t now_ns, uint64_t idle_tim
 {
 	struct connection *c, *next;
 
-	for (c = TAILQ_FIRST(&m->connections); c; c = next) {
+	for (c = TAILQ_FIRST(&m->conns->live); c; c = next) {
 		/* Not while paused: then it is us who do not read the rest. */
 		bool partial = c->partial_since_ns && !c->read_paused &&
 			       now_ns - c->partial_since_ns >= idle_timeout_ns;
@@ -761,4 +774,94 @@ void connection_sweep_idle(struct manager *m, uint64_t now_ns, uint64_t idle_tim
 			 idle_timeout_ns / UINT64_C(1000000000));
 		connection_close(c);
 	}
+}
+
+/* ---- the set of connections ---- */
+
+static void connections_reap(struct connections *cs)
+{
+	struct connection *c;
+
+	while ((c = TAILQ_FIRST(&cs->dead))) {
+		TAILQ_REMOVE(&cs->dead, c, link);
+		connection_free(c);
+	}
+}
+
+static void connections_reaper_cb(evutil_socket_t fd, short what, void *arg)
+{
+	connections_reap(arg);
+}
+
+int connections_new(struct manager *m, const struct connection_hooks *hooks,
+		    struct connections **out)
+{
+	struct connections *cs = calloc(1, sizeof(*cs));
+
+	if (!cs)
+		return -ENOMEM;
+	cs->hooks = hooks;
+	if (htab_init(&cs->uid_conns, 16) < 0) {
+		free(cs);
+		return -ENOMEM;
+	}
+	TAILQ_INIT(&cs->live);
+	TAILQ_INIT(&cs->dead);
+	cs->reaper_ev = event_new(m->base, -1, 0, connections_reaper_cb, cs);
+	if (!cs->reaper_ev || event_priority_set(cs->reaper_ev, MANAGER_PRIO_IO) < 0) {
+		connections_free(cs);
+		return -ENOMEM;
+	}
+	*out = cs;
+	return 0;
+}
+
+void connections_close_all(struct manager *m)
+{
+	struct connection *c;
+
+	while ((c = TAILQ_FIRST(&m->conns->live)))
+		connection_close(c);
+}
+
+void connections_free(struct connections *cs)
+{
+	struct htab_iter it;
+	struct htab_node *n;
+
+	if (!cs)
+		return;
+	connections_reap(cs);
+	if (cs->reaper_ev)
+		event_free(cs->reaper_ev);
+	/* Empty once every connection closed, unless a uid changed under one (tests do). */
+	for (n = htab_first(&cs->uid_conns, &it); n; n = htab_next(&cs->uid_conns, &it))
+		free(htab_entry(n, struct uid_conns, node));
+	htab_free(&cs->uid_conns);
+	free(cs);
+}
+
+struct connection *connections_first(const struct manager *m)
+{
+	return TAILQ_FIRST(&m->conns->live);
+}
+
+struct connection *connections_first_dead(const struct manager *m)
+{
+	return TAILQ_FIRST(&m->conns->dead);
+}
+
+uint64_t connections_count(const struct manager *m)
+{
+	return m->conns->n_live;
+}
+
+struct connection *connections_find(const struct manager *m, uint64_t serial)
+{
+	struct connection *c;
+
+	TAILQ_FOREACH(c, &m->conns->live, link)
+		if (c->serial == serial)
+			return c;
+	return NULL;
 }

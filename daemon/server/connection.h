@@ -115,11 +115,32 @@ struct connection {
 	bool on_held_list; /* commit.c's */
 	bool closing;
 	bool more_runs_ok; /* rpc-allocate.c's: the peer reads long leases with RUNS */
-	TAILQ_ENTRY(connection) link;	   /* m->connections, then m->dead */
-	TAILQ_ENTRY(connection) held_link; /* commit.c's: m->held */
+	TAILQ_ENTRY(connection) link;	   /* m->conns' live list, then its dead list */
+	TAILQ_ENTRY(connection) held_link; /* commit.c's: its held list */
 };
 
 /* Takes ownership of fd (also on failure). */
+struct connections;
+
+/*
+ * m->conns: the live connections (in accept order), the closed ones until
+ * the reaper frees them, the daemon-wide memory budget and the count per
+ * uid; hooks are what connections call up into.  -ENOMEM.
+ */
+int connections_new(struct manager *m, const struct connection_hooks *hooks,
+		    struct connections **out);
+/* Close every live connection (their leases go back, hooks called). */
+void connections_close_all(struct manager *m);
+/* Frees the closed connections too; close the live ones first. */
+void connections_free(struct connections *cs);
+/* The first live connection (TAILQ_NEXT(c, link) the next), or NULL. */
+struct connection *connections_first(const struct manager *m);
+/* The first closed one not freed yet, the same way. */
+struct connection *connections_first_dead(const struct manager *m);
+uint64_t connections_count(const struct manager *m);
+/* The live connection with that serial, or NULL. */
+struct connection *connections_find(const struct manager *m, uint64_t serial);
+
 int connection_new(struct manager *m, int fd, struct connection **out);
 /* The same for a peer already identified: takes p->cgroup too (also on failure). */
 int connection_new_peer(struct manager *m, int fd, struct peer *p, struct connection **out);

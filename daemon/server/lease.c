@@ -7,17 +7,9 @@
 #define LEASE_HASH_MIN 64u
 
 struct lease_table {
-	struct lease **buckets;
-	size_t n_buckets; /* power of two */
-	size_t count;
+	struct htab by_id;
 	uint64_t next_id;
 };
-
-static size_t lease_hash(uint64_t id, size_t n_buckets)
-{
-	/* Fibonacci hashing: consecutive ids spread over the buckets. */
-	return (size_t)((id * 0x9e3779b97f4a7c15ull) >> 32) & (n_buckets - 1);
-}
 
 int lease_table_new(struct lease_table **out)
 {
@@ -25,12 +17,10 @@ int lease_table_new(struct lease_table **out)
 
 	if (!t)
 		return -ENOMEM;
-	t->buckets = calloc(LEASE_HASH_MIN, sizeof(*t->buckets));
-	if (!t->buckets) {
+	if (htab_init(&t->by_id, LEASE_HASH_MIN) < 0) {
 		free(t);
 		return -ENOMEM;
 	}
-	t->n_buckets = LEASE_HASH_MIN;
 	t->next_id = 1;
 	*out = t;
 	return 0;
@@ -44,45 +34,19 @@ static void lease_free(struct lease *l)
 
 void lease_table_free(struct lease_table *t)
 {
+	struct htab_iter it;
+	struct htab_node *n;
+
 	if (!t)
 		return;
-	for (size_t i = 0; i < t->n_buckets; i++) {
-		struct lease *l = t->buckets[i];
+	for (n = htab_first(&t->by_id, &it); n; n = htab_next(&t->by_id, &it)) {
+		struct lease *l = htab_entry(n, struct lease, hnode);
 
-		while (l) {
-			struct lease *next = l->hnext;
-
-			LIST_REMOVE(l, owner_link);
-			lease_free(l);
-			l = next;
-		}
+		LIST_REMOVE(l, owner_link);
+		lease_free(l);
 	}
-	free(t->buckets);
+	htab_free(&t->by_id);
 	free(t);
-}
-
-static void lease_table_grow(struct lease_table *t)
-{
-	size_t n = t->n_buckets * 2;
-	struct lease **b = calloc(n, sizeof(*b));
-
-	if (!b)
-		return; /* longer chains, still correct */
-	for (size_t i = 0; i < t->n_buckets; i++) {
-		struct lease *l = t->buckets[i];
-
-		while (l) {
-			struct lease *next = l->hnext;
-			size_t h = lease_hash(l->id, n);
-
-			l->hnext = b[h];
-			b[h] = l;
-			l = next;
-		}
-	}
-	free(t->buckets);
-	t->buckets = b;
-	t->n_buckets = n;
 }
 
 int lease_table_add(struct lease_table *t, struct lease_list *owner_list, const void *owner,
@@ -90,7 +54,6 @@ int lease_table_add(struct lease_table *t, struct lease_list *owner_list, const 
 {
 	struct lease *l;
 	uint64_t n_extents = 0;
-	size_t h;
 
 	if (!runs || n_runs == 0)
 		return -EINVAL;
@@ -99,19 +62,14 @@ int lease_table_add(struct lease_table *t, struct lease_list *owner_list, const 
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
-	if (t->count >= t->n_buckets)
-		lease_table_grow(t);
 	l->id = t->next_id++;
 	l->owner = owner;
 	l->region = region;
 	l->runs = runs;
 	l->n_runs = n_runs;
 	l->n_extents = n_extents;
-	h = lease_hash(l->id, t->n_buckets);
-	l->hnext = t->buckets[h];
-	t->buckets[h] = l;
+	htab_insert(&t->by_id, &l->hnode, l->id);
 	LIST_INSERT_HEAD(owner_list, l, owner_link);
-	t->count++;
 	if (out)
 		*out = l;
 	return 0;
@@ -119,33 +77,24 @@ int lease_table_add(struct lease_table *t, struct lease_list *owner_list, const 
 
 struct lease *lease_table_find(const struct lease_table *t, uint64_t id)
 {
-	struct lease *l;
+	struct htab_node *n;
 
 	if (id == 0)
 		return NULL;
-	for (l = t->buckets[lease_hash(id, t->n_buckets)]; l; l = l->hnext)
-		if (l->id == id)
-			return l;
-	return NULL;
+	n = htab_find(&t->by_id, id); /* ids are unique: the first is the one */
+	return n ? htab_entry(n, struct lease, hnode) : NULL;
 }
 
 void lease_table_remove(struct lease_table *t, struct lease *l)
 {
-	struct lease **p = &t->buckets[lease_hash(l->id, t->n_buckets)];
-
-	while (*p && *p != l)
-		p = &(*p)->hnext;
-	if (*p) {
-		*p = l->hnext;
-		t->count--;
-	}
+	(void)htab_remove(&t->by_id, &l->hnode);
 	LIST_REMOVE(l, owner_link);
 	lease_free(l);
 }
 
 size_t lease_table_count(const struct lease_table *t)
 {
-	return t->count;
+	return htab_count(&t->by_id);
 }
 
 uint64_t lease_table_next_id(const struct lease_table *t)

@@ -14,6 +14,7 @@
 #include <sys/queue.h>
 #include <sys/types.h>
 
+#include "hashtab.h"
 #include "region.h"
 #include "util.h"
 
@@ -28,7 +29,7 @@ struct lease {
 	struct run *runs;  /* owned */
 	size_t n_runs;
 	uint64_t n_extents;
-	struct lease *hnext;	      /* hash chain */
+	struct htab_node hnode;	      /* lease.c's: the table, by id */
 	LIST_ENTRY(lease) owner_link; /* the owner's lease_list */
 };
 

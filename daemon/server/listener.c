@@ -38,6 +38,7 @@ struct listener {
 	int fd;
 	int reserve_fd; /* /dev/null, given up to accept-and-refuse at EMFILE */
 	uint64_t nofile;
+	uint64_t max_connections; /* of non-admins: what nofile allows */
 	struct event *accept_ev;
 	struct event *resume_ev;
 	struct event *idle_ev;
@@ -86,9 +87,9 @@ static int listener_check_limits(struct listener *l, int fd, const struct peer *
 		}
 		return 0; /* admins are exempt from the per-uid limit */
 	}
-	if (m->n_connections >= m->max_connections) {
+	if (connections_count(m) >= l->max_connections) {
 		(void)snprintf(msg, len, "too many connections (%" PRIu64 ", the limit)",
-			       m->max_connections);
+			       l->max_connections);
 		return -EUSERS;
 	}
 	if (per_uid && connection_count_uid(m, p->uid) >= per_uid) {
@@ -344,16 +345,16 @@ static int listener_limits(struct listener *l)
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
 		l->nofile = rl.rlim_cur;
 	if (l->nofile)
-		m->max_connections =
+		l->max_connections =
 		    l->nofile > 2 * FD_HEADROOM ? (l->nofile - FD_HEADROOM) / 2 : l->nofile / 4;
 	else
-		m->max_connections = UINT64_MAX;
+		l->max_connections = UINT64_MAX;
 	listener_take_reserve(l);
 	if (l->reserve_fd < 0)
 		(void)log_warning_errno(errno, "Cannot keep a reserve descriptor: %m");
 	log_debug("Descriptors: %" PRIu64 "; connections of non-admins: at most %" PRIu64
 		  ", %u per uid",
-		  l->nofile, m->max_connections, m->conf->max_connections_per_uid);
+		  l->nofile, l->max_connections, m->conf->max_connections_per_uid);
 	if (!idle)
 		return 0;
 	{

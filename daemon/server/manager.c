@@ -76,17 +76,6 @@ static const struct connection_hooks manager_conn_hooks = {
     .read_done = commit_if_overdue,
 };
 
-static void manager_reaper_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct manager *m = arg;
-	struct connection *c;
-
-	while ((c = TAILQ_FIRST(&m->dead))) {
-		TAILQ_REMOVE(&m->dead, c, link);
-		connection_free(c);
-	}
-}
-
 static void manager_zeroer_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct manager_region *mr = arg;
@@ -95,7 +84,7 @@ static void manager_zeroer_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	/* ZEROED states are stored now, durable with the commit pass, which
 	 * also hands the new extents to waiting allocations. */
-	if (region_zeroer_collect(mr->r) > 0 || mr->n_waiters)
+	if (region_zeroer_collect(mr->r) > 0 || waitq_count(mr))
 		commit_request(mr->m);
 	manager_check_region(mr);
 }
@@ -131,8 +120,6 @@ static void manager_signal_cb(evutil_socket_t sig, short what, void *arg)
 
 void manager_stop(struct manager *m, int status)
 {
-	struct connection *c;
-
 	if (m->stopping)
 		return;
 	m->stopping = true;
@@ -143,24 +130,13 @@ void manager_stop(struct manager *m, int status)
 	/* Send what is done, then drop the clients (their leases go DIRTY). */
 	if (status == 0)
 		commit_now(m);
-	while ((c = TAILQ_FIRST(&m->connections)))
-		connection_close(c);
+	connections_close_all(m);
 	(void)event_base_loopbreak(m->base);
-}
-
-static int manager_add_event(struct manager *m, struct event **ev, evutil_socket_t fd, short what,
-			     event_callback_fn cb, void *arg, int prio, bool add)
-{
-	*ev = event_new(m->base, fd, what, cb, arg);
-	if (!*ev || event_priority_set(*ev, prio) < 0 || (add && event_add(*ev, NULL) < 0))
-		return -ENOMEM;
-	return 0;
 }
 
 void manager_set_args(struct manager *m, int argc, char **argv)
 {
-	m->argc = argc;
-	m->argv = argv;
+	reload_set_args(m->reload, argc, argv);
 }
 
 int manager_new(const struct daemon_conf *conf, struct manager **out)
@@ -171,36 +147,31 @@ int manager_new(const struct daemon_conf *conf, struct manager **out)
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return log_error_errno(ENOMEM, "Out of memory");
-	m->conf = conf;
-	m->conn_hooks = &manager_conn_hooks;
+	regions_use_conf(m, conf);
 	m->region_zeroer_cb = manager_zeroer_cb;
-	m->conn_hooks = &manager_conn_hooks;
-	TAILQ_INIT(&m->connections);
-	TAILQ_INIT(&m->held);
-	TAILQ_INIT(&m->dead);
-	TAILQ_INIT(&m->jobs);
 	m->start_ns = pmemz_now_ns();
 
 	event_set_log_callback(libevent_log_cb);
 	m->base = event_base_new();
 	if (!m->base || event_base_priority_init(m->base, MANAGER_NPRIO) < 0)
 		return log_error_errno(ENOMEM, "Failed to create the event loop");
-	if (lease_table_new(&m->leases) < 0 || claim_table_new(&m->claims) < 0 ||
-	    commit_init(m) < 0 ||
-	    manager_add_event(m, &m->reaper_ev, -1, 0, manager_reaper_cb, m, MANAGER_PRIO_IO,
-			      false) < 0)
+	if (reload_new(&m->reload) < 0 || lease_table_new(&m->leases) < 0 ||
+	    claim_table_new(&m->claims) < 0 || commit_new(m, &m->commit) < 0 ||
+	    connections_new(m, &manager_conn_hooks, &m->conns) < 0 ||
+	    rpc_jobs_new(m, &m->jobs) < 0 || status_new(&m->status) < 0)
 		return log_error_errno(ENOMEM, "Out of memory");
 
-	m->regions = calloc(conf->n_regions ? conf->n_regions : 1, sizeof(*m->regions));
-	if (!m->regions)
-		return log_error_errno(ENOMEM, "Out of memory");
 	for (size_t i = 0; i < conf->n_regions; i++) {
 		struct manager_region *mr;
 
 		if (regions_up(m, &conf->regions[i], conf, (unsigned)i, &mr) < 0)
 			return log_error_errno(ENOMEM, "Out of memory for region '%s'",
 					       conf->regions[i].name);
-		m->regions[m->n_regions++] = mr;
+		if (regions_add(m, mr) < 0) {
+			regions_down(mr);
+			return log_error_errno(ENOMEM, "Out of memory for region '%s'",
+					       conf->regions[i].name);
+		}
 		/* A region that does not open is offline; the others serve (degraded start). */
 		if (mr->failed && r == 0)
 			r = -EIO;
@@ -247,9 +218,8 @@ int manager_start(struct manager *m)
 		log_debug("Watchdog every %" PRIu64 " us", wd_usec / 2);
 	}
 
-	status_format(m, m->status, sizeof(m->status));
 	log_info("Ready, listening on %s", listener_describe(m->listener));
-	notify_ready(m->status);
+	status_ready(m);
 	return 0;
 }
 
@@ -262,27 +232,19 @@ int manager_run(struct manager *m)
 
 void manager_free(struct manager *m)
 {
-	struct connection *c;
-
 	if (!m)
 		return;
 	listener_free(m->listener);
 	m->listener = NULL;
 	m->stopping = true;
-	while ((c = TAILQ_FIRST(&m->connections)))
-		connection_close(c);
-	while ((c = TAILQ_FIRST(&m->dead))) {
-		TAILQ_REMOVE(&m->dead, c, link);
-		connection_free(c);
-	}
+	/* Connections first: closing one calls into commit, rpc jobs and the regions. */
+	if (m->conns)
+		connections_close_all(m);
+	connections_free(m->conns);
 	for (size_t i = 0; i < m->n_regions; i++)
 		regions_down(m->regions[i]);
 	free(m->regions);
-	for (size_t i = 0; i < m->n_confs; i++) {
-		conf_free(m->confs[i]);
-		free(m->confs[i]);
-	}
-	free(m->confs);
+	reload_free(m->reload);
 	for (size_t i = 0; i < ARRAY_SIZE(m->sig_ev); i++)
 		if (m->sig_ev[i])
 			event_free(m->sig_ev[i]);
@@ -290,15 +252,11 @@ void manager_free(struct manager *m)
 		event_free(m->status_ev);
 	if (m->watchdog_ev)
 		event_free(m->watchdog_ev);
-	if (m->commit_ev)
-		event_free(m->commit_ev);
-	if (m->reaper_ev)
-		event_free(m->reaper_ev);
+	commit_free(m->commit);
+	rpc_jobs_free(m->jobs);
+	status_free(m->status);
 	lease_table_free(m->leases);
 	claim_table_free(m->claims);
-	free(m->uid_conns);
-	if (m->jobs_ev)
-		event_free(m->jobs_ev);
 	if (m->base)
 		event_base_free(m->base);
 	free(m);

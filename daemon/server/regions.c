@@ -16,6 +16,7 @@
 #include "regions.h"
 #include "usage.h"
 #include "waitq.h"
+#include "vector.h"
 
 struct manager_region *regions_find(struct manager *m, const char *name)
 {
@@ -25,36 +26,105 @@ struct manager_region *regions_find(struct manager *m, const char *name)
 	return NULL;
 }
 
+/*
+ * Serials of connections, for a region: those that named it since the last
+ * commit pass (touched: their held replies may attest its state, and are
+ * not sent if it fails before that pass makes the state durable), and
+ * those that opened it (a reload keeps it up for them).  Written only here.
+ */
 #define TOUCHED_MAX 4096u
+
+struct serials {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+struct region_users {
+	struct serials touched;
+	bool touched_all; /* out of room (or memory): assume every connection */
+	struct serials openers; /* closed ones pruned as found */
+	bool removing;
+};
+
+static bool serials_has(const struct serials *s, uint64_t serial)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i] == serial)
+			return true;
+	return false;
+}
+
+/* Room for one more, first at least, up to max: -ENOMEM otherwise. */
+static int serials_reserve(struct serials *s, size_t first, size_t max)
+{
+	if (s->n >= max)
+		return -ENOMEM;
+	return PMEMZ_GROW(s->v, &s->cap, MAX(s->n + 1, first));
+}
 
 void regions_touch(struct manager_region *mr, const struct connection *c)
 {
-	uint64_t *v;
+	struct region_users *u = mr->users;
 
-	if (mr->touched_all || (mr->n_touched && mr->touched[mr->n_touched - 1] == c->serial))
+	if (u->touched_all || (u->touched.n && u->touched.v[u->touched.n - 1] == c->serial))
 		return;
-	if (mr->n_touched == mr->cap_touched) {
-		size_t cap = mr->cap_touched ? 2 * mr->cap_touched : 16;
-
-		v = cap <= TOUCHED_MAX ? realloc(mr->touched, cap * sizeof(*v)) : NULL;
-		if (!v) {
-			mr->touched_all = true;
-			return;
-		}
-		mr->touched = v;
-		mr->cap_touched = cap;
+	if (serials_reserve(&u->touched, 16, TOUCHED_MAX) < 0) {
+		u->touched_all = true;
+		return;
 	}
-	mr->touched[mr->n_touched++] = c->serial;
+	u->touched.v[u->touched.n++] = c->serial;
 }
 
 bool regions_touched_by(const struct manager_region *mr, uint64_t serial)
 {
-	if (mr->touched_all)
-		return true;
-	for (size_t i = 0; i < mr->n_touched; i++)
-		if (mr->touched[i] == serial)
-			return true;
-	return false;
+	return mr->users->touched_all || serials_has(&mr->users->touched, serial);
+}
+
+void regions_touched_clear(struct manager_region *mr)
+{
+	mr->users->touched.n = 0;
+	mr->users->touched_all = false;
+}
+
+static void openers_prune(struct manager_region *mr)
+{
+	struct serials *s = &mr->users->openers;
+	size_t k = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		if (connections_find(mr->m, s->v[i]))
+			s->v[k++] = s->v[i];
+	s->n = k;
+}
+
+int regions_opened(struct manager_region *mr, const struct connection *c)
+{
+	struct serials *s = &mr->users->openers;
+
+	if (serials_has(s, c->serial))
+		return 0;
+	if (s->n == s->cap)
+		openers_prune(mr);
+	if (serials_reserve(s, 8, SIZE_MAX) < 0)
+		return -ENOMEM;
+	s->v[s->n++] = c->serial;
+	return 0;
+}
+
+size_t regions_openers(struct manager_region *mr)
+{
+	openers_prune(mr);
+	return mr->users->openers.n;
+}
+
+bool regions_removing(const struct manager_region *mr)
+{
+	return mr->users->removing;
+}
+
+void regions_set_removing(struct manager_region *mr, bool removing)
+{
+	mr->users->removing = removing;
 }
 
 size_t regions_online(const struct manager *m)
@@ -92,6 +162,11 @@ int regions_up(struct manager *m, const struct region_conf *rc, const struct dae
 
 	if (!mr)
 		return -ENOMEM;
+	mr->users = calloc(1, sizeof(*mr->users));
+	if (!mr->users || waitq_new(&mr->waitq) < 0) {
+		regions_down(mr);
+		return -ENOMEM;
+	}
 	mr->m = m;
 	mr->index = index;
 	mr->rc = rc;
@@ -135,8 +210,12 @@ void regions_down(struct manager_region *mr)
 	if (mr->zeroer_ev)
 		event_free(mr->zeroer_ev);
 	usage_free(mr);
-	free(mr->touched);
-	free(mr->openers);
+	waitq_free(mr->waitq);
+	if (mr->users) {
+		free(mr->users->touched.v);
+		free(mr->users->openers.v);
+		free(mr->users);
+	}
 	if (mr->r) {
 		if (mr->m->exit_status == 0 && !mr->failed) {
 			int r = region_sync(mr->r);
@@ -148,4 +227,60 @@ void regions_down(struct manager_region *mr)
 		region_close(mr->r);
 	}
 	free(mr);
+}
+
+int regions_add(struct manager *m, struct manager_region *mr)
+{
+	/* Exactly as many as there are: reloads that add regions are rare. */
+	if (PMEMZ_GROW(m->regions, NULL, m->n_regions + 1) < 0)
+		return -ENOMEM;
+	mr->index = (unsigned)m->n_regions;
+	m->regions[m->n_regions++] = mr;
+	return 0;
+}
+
+void regions_replace(struct manager *m, size_t i, struct manager_region *fresh)
+{
+	struct manager_region *old = m->regions[i];
+
+	fresh->index = (unsigned)i;
+	m->regions[i] = fresh;
+	regions_down(old);
+}
+
+void regions_remove(struct manager *m, size_t i)
+{
+	regions_down(m->regions[i]);
+	memmove(&m->regions[i], &m->regions[i + 1], (m->n_regions - i - 1) * sizeof(*m->regions));
+	m->n_regions--;
+	for (size_t j = i; j < m->n_regions; j++)
+		m->regions[j]->index = (unsigned)j;
+}
+
+void regions_use_conf(struct manager *m, const struct daemon_conf *conf)
+{
+	m->conf = conf;
+}
+
+void regions_reconf(struct manager_region *mr, const struct region_conf *rc,
+		    const struct daemon_conf *conf)
+{
+	mr->rc = rc;
+	mr->conf = conf;
+	if (mr->r) {
+		region_set_conf(mr->r, rc);
+		region_get_info(mr->r, &mr->info);
+		if (!mr->info.name)
+			mr->info.name = rc->name;
+	} else {
+		mr->info.name = rc->name;
+		mr->info.path = rc->path;
+	}
+}
+
+void regions_set_rate(struct manager_region *mr, uint64_t rate)
+{
+	if (mr->r)
+		region_zeroer_set_rate(mr->r, rate);
+	mr->zero_rate = rate;
 }

@@ -47,73 +47,79 @@
 #include "server.h"
 #include "status.h"
 #include "usage.h"
+#include "waitq.h"
+#include "vector.h"
+
+/* What reload.c keeps between reloads, for m->reload: nobody else writes it. */
+struct reload {
+	int argc; /* the command line to parse again */
+	char **argv;
+	struct daemon_conf **confs; /* owned; the last is m->conf after a reload */
+	size_t n_confs, cap_confs;
+};
+
+int reload_new(struct reload **out)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : -ENOMEM;
+}
+
+void reload_set_args(struct reload *rl, int argc, char **argv)
+{
+	rl->argc = argc;
+	rl->argv = argv;
+}
+
+void reload_free(struct reload *rl)
+{
+	if (!rl)
+		return;
+	for (size_t i = 0; i < rl->n_confs; i++) {
+		conf_free(rl->confs[i]);
+		free(rl->confs[i]);
+	}
+	free(rl->confs);
+	free(rl);
+}
 
 /* ---- who uses a region ---- */
 
-static bool connection_alive(const struct manager *m, uint64_t serial)
-{
-	const struct connection *c;
-
-	for (c = TAILQ_FIRST(&m->connections); c; c = TAILQ_NEXT(c, link))
-		if (c->serial == serial)
-			return true;
-	return false;
-}
-
-static void openers_prune(struct manager_region *mr)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < mr->n_openers; i++)
-		if (connection_alive(mr->m, mr->openers[i]))
-			mr->openers[k++] = mr->openers[i];
-	mr->n_openers = k;
-}
-
 void reload_region_opened(struct manager_region *mr, const struct connection *c)
 {
-	for (size_t i = 0; i < mr->n_openers; i++)
-		if (mr->openers[i] == c->serial)
-			return;
-	if (mr->n_openers == mr->cap_openers)
-		openers_prune(mr);
-	if (mr->n_openers == mr->cap_openers) {
-		size_t cap = mr->cap_openers ? 2 * mr->cap_openers : 8;
-		uint64_t *v = reallocarray(mr->openers, cap, sizeof(*v));
-
-		if (!v) {
-			log_warning("region '%s': out of memory recording that connection %" PRIu64
-				    " opened it; a reload may take it down under that client",
-				    mr->rc->name, c->serial);
-			return;
-		}
-		mr->openers = v;
-		mr->cap_openers = cap;
-	}
-	mr->openers[mr->n_openers++] = c->serial;
+	if (regions_opened(mr, c) < 0)
+		log_warning("region '%s': out of memory recording that connection %" PRIu64
+			    " opened it; a reload may take it down under that client",
+			    mr->rc->name, c->serial);
 }
 
-bool reload_region_busy(struct manager *m, struct manager_region *mr, char *why, size_t len)
+/* Leases of live connections on mr. */
+static uint64_t region_leases(const struct manager *m, const struct manager_region *mr)
 {
 	const struct connection *c;
 	uint64_t leases = 0;
-	bool job;
 
-	for (c = TAILQ_FIRST(&m->connections); c; c = TAILQ_NEXT(c, link)) {
+	for (c = connections_first(m); c; c = TAILQ_NEXT(c, link)) {
 		const struct lease *l;
 
 		for (l = LIST_FIRST(&c->leases); l; l = LIST_NEXT(l, owner_link))
 			leases += l->region == mr->index;
 	}
-	openers_prune(mr);
-	job = rpc_job_region(m, mr);
+	return leases;
+}
+
+bool reload_region_busy(struct manager *m, struct manager_region *mr, char *why, size_t len)
+{
+	uint64_t leases = region_leases(m, mr);
+	size_t openers = regions_openers(mr);
+	bool job = rpc_job_region(m, mr);
+
 	if (why && len)
 		(void)snprintf(why, len,
 			       "%" PRIu64 " lease(s), %" PRIu64
 			       " waiting allocation(s), %zu connection(s) that opened it%s",
-			       leases, mr->n_waiters, mr->n_openers,
+			       leases, waitq_count(mr), openers,
 			       job ? ", a FLUSH, MAP or LIST in progress" : "");
-	return leases || mr->n_waiters || mr->n_openers || job;
+	return leases || waitq_count(mr) || openers || job;
 }
 
 /* ---- regions going and configurations freed ---- */
@@ -130,17 +136,18 @@ static bool conf_in_use(const struct manager *m, const struct daemon_conf *c)
 
 static void confs_gc(struct manager *m)
 {
+	struct reload *rl = m->reload;
 	size_t k = 0;
 
-	for (size_t i = 0; i < m->n_confs; i++) {
-		if (conf_in_use(m, m->confs[i])) {
-			m->confs[k++] = m->confs[i];
+	for (size_t i = 0; i < rl->n_confs; i++) {
+		if (conf_in_use(m, rl->confs[i])) {
+			rl->confs[k++] = rl->confs[i];
 			continue;
 		}
-		conf_free(m->confs[i]);
-		free(m->confs[i]);
+		conf_free(rl->confs[i]);
+		free(rl->confs[i]);
 	}
-	m->n_confs = k;
+	rl->n_confs = k;
 }
 
 /* Take m->regions[i] down and out; the regions after it move up one index. */
@@ -150,13 +157,9 @@ static void remove_region(struct manager *m, size_t i)
 	struct connection *c;
 
 	log_notice("Region '%s' removed from the configuration: closing it", mr->rc->name);
-	regions_down(mr);
-	memmove(&m->regions[i], &m->regions[i + 1], (m->n_regions - i - 1) * sizeof(*m->regions));
-	m->n_regions--;
-	for (size_t j = i; j < m->n_regions; j++)
-		m->regions[j]->index = (unsigned)j;
+	regions_remove(m, i);
 	/* Leases name their region by index (lease.h). */
-	for (c = TAILQ_FIRST(&m->connections); c; c = TAILQ_NEXT(c, link)) {
+	for (c = connections_first(m); c; c = TAILQ_NEXT(c, link)) {
 		struct lease *l;
 
 		for (l = LIST_FIRST(&c->leases); l; l = LIST_NEXT(l, owner_link))
@@ -172,7 +175,7 @@ void reload_reap_removed(struct manager *m)
 	for (size_t i = m->n_regions; i-- > 0;) {
 		struct manager_region *mr = m->regions[i];
 
-		if (!mr->removing || reload_region_busy(m, mr, NULL, 0))
+		if (!regions_removing(mr) || reload_region_busy(m, mr, NULL, 0))
 			continue;
 		/* Replies held for this iteration's commit may attest its state. */
 		if (!committed) {
@@ -194,9 +197,7 @@ struct reload_summary {
 
 static void refuse(struct manager *m, const char *why)
 {
-	(void)snprintf(m->reload_error, sizeof(m->reload_error), "%s", why);
-	status_update(m);
-	notify_ready(m->status);
+	status_reload_result(m, why);
 }
 
 /*
@@ -208,20 +209,13 @@ static void refuse(struct manager *m, const char *why)
  */
 static bool region_tenant_change(struct manager_region *mr, struct region_conf *rc)
 {
-	const struct connection *c;
-	uint64_t leases = 0;
+	uint64_t leases = region_leases(mr->m, mr);
 
-	for (c = TAILQ_FIRST(&mr->m->connections); c; c = TAILQ_NEXT(c, link)) {
-		const struct lease *l;
-
-		for (l = LIST_FIRST(&c->leases); l; l = LIST_NEXT(l, owner_link))
-			leases += l->region == mr->index;
-	}
-	if (leases || mr->n_waiters) {
+	if (leases || waitq_count(mr)) {
 		log_warning("region '%s': tenant cannot change while it has leases or waiting "
 			    "allocations (%" PRIu64 " lease(s), %" PRIu64 " waiting); keeping "
 			    "the running key (reload again once they are done)",
-			    rc->name, leases, mr->n_waiters);
+			    rc->name, leases, waitq_count(mr));
 		rc->tenant_cgroup = mr->rc->tenant_cgroup;
 		rc->tenant_levels = mr->rc->tenant_levels;
 		return false;
@@ -262,24 +256,11 @@ static void apply_region(struct manager_region *mr, struct region_conf *rc,
 		sum->refused++;
 	}
 	/* Only a changed file value overrides a rate set at runtime (pmemzctl set-rate). */
-	if (ch & CONF_CHANGE_ZERO_RATE) {
-		mr->zero_rate = rc->zero_rate;
-		if (mr->r)
-			region_zeroer_set_rate(mr->r, rc->zero_rate);
-	}
-	mr->rc = rc;
-	mr->conf = nc;
-	if (mr->r) {
-		region_set_conf(mr->r, rc);
-		region_get_info(mr->r, &mr->info);
-		if (!mr->info.name)
-			mr->info.name = rc->name;
-	} else {
-		mr->info.name = rc->name;
-		mr->info.path = rc->path;
-	}
-	if (mr->removing) {
-		mr->removing = false;
+	if (ch & CONF_CHANGE_ZERO_RATE)
+		regions_set_rate(mr, rc->zero_rate);
+	regions_reconf(mr, rc, nc);
+	if (regions_removing(mr)) {
+		regions_set_removing(mr, false);
 		log_notice("Region '%s' is in the configuration again: it stays", rc->name);
 	}
 	ch &= ~(unsigned)CONF_CHANGE_FIXED;
@@ -321,17 +302,6 @@ static int daemon_keep_fixed(const struct daemon_conf *old, struct daemon_conf *
 	return 0;
 }
 
-static int grow_regions(struct manager *m, size_t n)
-{
-	struct manager_region **v;
-
-	v = reallocarray(m->regions, n ? n : 1, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	m->regions = v;
-	return 0;
-}
-
 /* Removed ones: down now, or kept (refusing new users) while in use. */
 static void apply_removed(struct manager *m, struct daemon_conf *nc, struct reload_summary *sum)
 {
@@ -347,12 +317,12 @@ static void apply_removed(struct manager *m, struct daemon_conf *nc, struct relo
 			continue;
 		}
 		sum->kept_busy++;
-		if (!mr->removing)
+		if (!regions_removing(mr))
 			log_warning("Region '%s' was removed from the configuration but is in use "
 				    "(%s): it keeps serving them, refuses new OPEN_REGION and "
 				    "ALLOCATE, and closes once they are done",
 				    mr->rc->name, why);
-		mr->removing = true;
+		regions_set_removing(mr, true);
 	}
 }
 
@@ -369,8 +339,7 @@ static void apply_retry_failed(struct manager *m, struct daemon_conf *nc)
 			log_error("region '%s': out of memory, not tried again", rc->name);
 			continue;
 		}
-		regions_down(mr);
-		m->regions[i] = fresh;
+		regions_replace(m, i, fresh);
 		if (fresh->failed)
 			log_notice("Region '%s' still does not open (see above)", rc->name);
 		else
@@ -386,12 +355,15 @@ static void apply_added(struct manager *m, struct daemon_conf *nc, struct reload
 
 		if (regions_find(m, rc->name))
 			continue;
-		if (grow_regions(m, m->n_regions + 1) < 0 ||
-		    regions_up(m, rc, nc, (unsigned)m->n_regions, &mr) < 0) {
+		if (regions_up(m, rc, nc, (unsigned)m->n_regions, &mr) < 0) {
 			log_error("region '%s': out of memory, not added", rc->name);
 			continue;
 		}
-		m->regions[m->n_regions++] = mr;
+		if (regions_add(m, mr) < 0) {
+			log_error("region '%s': out of memory, not added", rc->name);
+			regions_down(mr);
+			continue;
+		}
 		sum->added++;
 		if (mr->failed)
 			log_notice("New region '%s' did not open (see above): reported failed",
@@ -425,7 +397,7 @@ static void apply(struct manager *m, struct daemon_conf *nc, struct reload_summa
 	 * Admin rights follow admin_group and admin_cgroups for the peers
 	 * already connected too, judged on the identity they had at connect.
 	 */
-	for (c = TAILQ_FIRST(&m->connections); c; c = TAILQ_NEXT(c, link)) {
+	for (c = connections_first(m); c; c = TAILQ_NEXT(c, link)) {
 		struct peer id = {.uid = c->uid,
 				  .gid = c->gid,
 				  .cgroup = c->cgroup,
@@ -434,20 +406,21 @@ static void apply(struct manager *m, struct daemon_conf *nc, struct reload_summa
 
 		c->admin = peer_is_admin(nc, &id);
 	}
-	m->conf = nc;
+	regions_use_conf(m, nc);
 }
 
 void reload_sighup(struct manager *m)
 {
+	struct reload *rl = m->reload;
 	_cleanup_free_ char *errs = NULL;
 	struct reload_summary sum = {0};
-	struct daemon_conf *nc = NULL, **confs;
+	struct daemon_conf *nc = NULL;
 	size_t errs_len = 0;
 	FILE *f;
 	int r;
 
 	notify_reloading();
-	if (!m->argv) {
+	if (!rl->argv) {
 		log_error("SIGHUP: cannot reload, the command line is unknown");
 		refuse(m, "the command line is unknown");
 		return;
@@ -456,10 +429,7 @@ void reload_sighup(struct manager *m)
 		 m->conf->config_path ? m->conf->config_path : "no configuration file");
 	f = open_memstream(&errs, &errs_len);
 	nc = calloc(1, sizeof(*nc));
-	confs = reallocarray(m->confs, m->n_confs + 1, sizeof(*confs));
-	if (confs)
-		m->confs = confs;
-	if (!f || !nc || !confs) {
+	if (!f || !nc || PMEMZ_GROW(rl->confs, &rl->cap_confs, rl->n_confs + 1) < 0) {
 		if (f)
 			(void)fclose(f);
 		free(nc);
@@ -467,7 +437,7 @@ void reload_sighup(struct manager *m)
 		refuse(m, "out of memory");
 		return;
 	}
-	r = conf_load(nc, m->argc, m->argv, f);
+	r = conf_load(nc, rl->argc, rl->argv, f);
 	(void)fclose(f);
 	if (r < 0) {
 		/* As `pmemzerod -n` prints them: FILE:LINE: message. */
@@ -495,13 +465,11 @@ void reload_sighup(struct manager *m)
 	}
 	/* Replies held for this iteration's commit: sent before regions change. */
 	commit_now(m);
-	m->confs[m->n_confs++] = nc;
+	rl->confs[rl->n_confs++] = nc;
 	apply(m, nc, &sum);
 	confs_gc(m);
-	m->reload_error[0] = '\0';
 	log_notice("Configuration reloaded: %zu region(s), %u added, %u removed, %u kept while "
 		   "in use, %u changed, %u change(s) refused",
 		   m->n_regions, sum.added, sum.removed, sum.kept_busy, sum.changed, sum.refused);
-	status_update(m);
-	notify_ready(m->status);
+	status_reload_result(m, NULL);
 }

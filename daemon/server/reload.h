@@ -9,6 +9,16 @@
 #include "server.h"
 
 struct connection;
+struct reload;
+
+/*
+ * For m->reload: the command line SIGHUP parses again and the
+ * configurations loaded since start (freed here).  -ENOMEM.
+ */
+int reload_new(struct reload **out);
+void reload_free(struct reload *rl);
+/* The command line, kept by the caller; until given, reloads are refused. */
+void reload_set_args(struct reload *rl, int argc, char **argv);
 
 /* Parse the configuration again and apply what may change. */
 void reload_sighup(struct manager *m);

@@ -29,27 +29,22 @@ static int allocate_first_slice(const struct connection *c, const struct lease *
 }
 
 /*
- * Lease n extents for c and queue the reply for after the group commit.
+ * Lease n extents for c, whose tenant row (usage_tenant, resolved once per
+ * request by the handler) is u, and queue the reply for after the group commit.
  * -EAGAIN (nothing changed) when too few extents are zeroed now.
  */
 static int allocate_now(struct manager *m, struct connection *c, struct manager_region *mr,
-			uint64_t n, uint64_t id, char *msg, size_t msg_len)
+			struct uid_usage *u, uint64_t n, uint64_t id, char *msg, size_t msg_len)
 {
 	_cleanup_free_ struct run *runs = NULL;
 	_cleanup_free_ Pmemz__Run *pb_runs = NULL;
 	_cleanup_free_ Pmemz__Run **pb_ptrs = NULL;
 	Pmemz__Response resp = PMEMZ__RESPONSE__INIT;
 	Pmemz__AllocateResp alloc = PMEMZ__ALLOCATE_RESP__INIT;
-	struct uid_usage *u;
 	struct lease *l;
 	size_t n_runs = 0;
 	int r;
 
-	r = usage_tenant(mr, c, &u);
-	if (r < 0) {
-		(void)snprintf(msg, msg_len, "usage accounting: %s", strerror(-r));
-		return r;
-	}
 	r = region_lease(mr->r, n, &runs, &n_runs);
 	if (r == -EAGAIN) {
 		(void)snprintf(msg, msg_len, "%" PRIu64 " extents wanted, %" PRIu64 " zeroed now",
@@ -106,13 +101,13 @@ static int allocate_now(struct manager *m, struct connection *c, struct manager_
 
 /* A waiting ALLOCATE's turn (a waitq_grant_fn), remembered like a request naming mr. */
 static int allocate_grant(struct manager *m, struct connection *c, struct manager_region *mr,
-			  uint64_t n_extents, uint64_t req_id)
+			  struct uid_usage *u, uint64_t n_extents, uint64_t req_id)
 {
 	char msg[RPC_MSG_MAX];
 	int r;
 
 	regions_touch(mr, c);
-	r = allocate_now(m, c, mr, n_extents, req_id, msg, sizeof(msg));
+	r = allocate_now(m, c, mr, u, n_extents, req_id, msg, sizeof(msg));
 	if (r < 0 && r != -EAGAIN) {
 		log_debug("connection %" PRIu64 ": ALLOCATE request %" PRIu64 ": %s", c->serial,
 			  req_id, msg);
@@ -171,15 +166,15 @@ static int rpc_allocate_handler(struct rpc_call *call)
 		return r;
 
 	/* Waiters are served in turn (waitq.c): nobody overtakes them. */
-	if (mr->n_waiters == 0) {
-		r = allocate_now(m, c, mr, n, call->id, call->msg, sizeof(call->msg));
+	if (waitq_count(mr) == 0) {
+		r = allocate_now(m, c, mr, u, n, call->id, call->msg, sizeof(call->msg));
 		if (r != -EAGAIN)
 			return r;
 	}
 	if (req->has_nowait && req->nowait)
 		return rpc_fail(
 		    call, -EAGAIN, "%" PRIu64 " extents wanted, %" PRIu64 " zeroed now%s", n,
-		    region_count_zeroed(mr->r), mr->n_waiters ? ", others waiting" : "");
+		    region_count_zeroed(mr->r), waitq_count(mr) ? ", others waiting" : "");
 	if (n > region_count_free(mr->r))
 		return rpc_fail(call, -ENOSPC,
 				"region '%s' has %" PRIu64 " free extents, %" PRIu64 " wanted",
@@ -187,7 +182,7 @@ static int rpc_allocate_handler(struct rpc_call *call)
 	r = usage_check_waiters(mr, u, call->msg, sizeof(call->msg));
 	if (r < 0)
 		return r;
-	r = waitq_add(mr, c, call->id, n, allocate_grant, allocate_failed);
+	r = waitq_add(mr, c, u, call->id, n, allocate_grant, allocate_failed);
 	if (r == -EBUSY)
 		return rpc_fail(call, r, "too many allocations waiting on this connection");
 	if (r < 0)

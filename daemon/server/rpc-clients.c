@@ -63,17 +63,17 @@ static int rpc_clients_handler(struct rpc_call *call)
 	uint64_t now = pmemz_now_ns();
 	size_t n = 0, budget = PMEMZ_FRAME_MAX - 256u;
 
-	s.rows = calloc(call->m->n_connections + 1, sizeof(*s.rows));
-	s.ptrs = calloc(call->m->n_connections + 1, sizeof(*s.ptrs));
+	s.rows = calloc(connections_count(call->m) + 1, sizeof(*s.rows));
+	s.ptrs = calloc(connections_count(call->m) + 1, sizeof(*s.ptrs));
 	if (!s.rows || !s.ptrs)
 		return rpc_fail(call, -ENOMEM, "out of memory");
-	/* m->connections is in accept order: serials ascend. */
-	for (c = TAILQ_FIRST(&call->m->connections); c; c = TAILQ_NEXT(c, link)) {
+	/* Connections are in accept order: serials ascend. */
+	for (c = connections_first(call->m); c; c = TAILQ_NEXT(c, link)) {
 		size_t cost = CLIENT_INFO_COST + (c->cgroup ? strlen(c->cgroup) : 0);
 
 		if (c->serial <= after)
 			continue;
-		if (n == call->m->n_connections)
+		if (n == connections_count(call->m))
 			break;
 		if (n && cost > budget) {
 			cr.has_next = true;

@@ -18,6 +18,7 @@
 #include "connection.h"
 #include "lease.h"
 #include "rpc.h"
+#include "vector.h"
 
 #define FLUSH_RANGES_MAX 256u
 /* Bytes flushed between two looks at the clock. */
@@ -52,15 +53,11 @@ struct run_set {
 
 static int run_set_add(struct run_set *s, const struct run *runs, size_t n)
 {
-	if (s->n + n > s->cap) {
-		size_t cap = MAX(s->cap * 2, s->n + n);
-		struct run *v = reallocarray(s->runs, cap, sizeof(*v));
+	size_t need;
+	int r = pmemz_add_size(s->n, n, &need);
 
-		if (!v)
-			return -ENOMEM;
-		s->runs = v;
-		s->cap = cap;
-	}
+	if (r < 0 || (r = PMEMZ_GROW(s->runs, &s->cap, need)) < 0)
+		return r;
 	memcpy(s->runs + s->n, runs, n * sizeof(*runs));
 	s->n += n;
 	return 0;

@@ -6,6 +6,7 @@
 #include "connection.h"
 #include "util.h"
 #include "rpc.h"
+#include "vector.h"
 
 struct tag_list {
 	/* the request, copied: a sliced LIST outlives it */
@@ -30,7 +31,7 @@ struct tag_list {
 	Pmemz__TagInfo *info;
 	Pmemz__TagInfo **ptrs;
 	Pmemz__Run **run_storage; /* per tag, freed with the list */
-	size_t n, cap;
+	size_t n, cap, cap_storage;
 };
 
 static void tag_list_done(struct tag_list *l)
@@ -72,20 +73,10 @@ static int tag_list_push(struct tag_list *l, const struct manager_region *mr, co
 	Pmemz__TagInfo *ti;
 	int r;
 
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 16;
-		Pmemz__TagInfo *info = reallocarray(l->info, cap, sizeof(*info));
-		Pmemz__Run **rs;
-
-		if (!info)
-			return -ENOMEM;
-		l->info = info;
-		rs = reallocarray(l->run_storage, cap, sizeof(*rs));
-		if (!rs)
-			return -ENOMEM;
-		l->run_storage = rs;
-		l->cap = cap;
-	}
+	/* 16 at first: most lists are short, and need no second growth. */
+	if (PMEMZ_GROW(l->info, &l->cap, MAX(l->n + 1, 16)) < 0 ||
+	    PMEMZ_GROW(l->run_storage, &l->cap_storage, MAX(l->n + 1, 16)) < 0)
+		return -ENOMEM;
 	ti = &l->info[l->n];
 	pmemz__tag_info__init(ti);
 	/* A copy: the tag may be freed before a sliced LIST replies. */

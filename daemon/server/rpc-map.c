@@ -18,6 +18,7 @@
 #include "connection.h"
 #include "regions.h"
 #include "rpc.h"
+#include "vector.h"
 
 /* States read per region_get_states() call while counting runs. */
 #define MAP_CHUNK 65536u
@@ -68,15 +69,9 @@ static int map_push(struct map_reply *m, uint8_t state)
 	}
 	if (m->n_runs == MAP_RUNS_MAX)
 		return -EMSGSIZE;
-	if (m->n_runs == m->cap_runs) {
-		size_t cap = m->cap_runs ? 2 * m->cap_runs : 256;
-		struct state_run *v = reallocarray(m->runs, cap, sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		m->runs = v;
-		m->cap_runs = cap;
-	}
+	/* 256 at first: a region's map rarely has fewer runs. */
+	if (PMEMZ_GROW(m->runs, &m->cap_runs, MAX(m->n_runs + 1, 256)) < 0)
+		return -ENOMEM;
 	m->runs[m->n_runs++] = (struct state_run){.state = state, .count = 1};
 	return 0;
 }

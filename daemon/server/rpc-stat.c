@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "commit.h"
 #include "connection.h"
 #include "heap.h"
 #include "lease.h"
@@ -69,7 +70,7 @@ static const char *region_state_name(const struct manager_region *mr)
 {
 	if (mr->failed)
 		return "failed";
-	return mr->removing ? "removing" : "online";
+	return regions_removing(mr) ? "removing" : "online";
 }
 
 static void region_stat_fill(const struct rpc_call *call, const struct manager_region *mr,
@@ -98,7 +99,7 @@ static void region_stat_fill(const struct rpc_call *call, const struct manager_r
 	rs->frees = mr->frees;
 	rs->has_moves = true;
 	rs->moves = mr->moves;
-	rs->waiters = mr->n_waiters;
+	rs->waiters = waitq_count(mr);
 	rs->zeroer_threads = mr->rc->zeroer_threads;
 	rs->zero_rate_limit = mr->zero_rate;
 	rs->has_paused = true;
@@ -109,7 +110,7 @@ static void region_stat_fill(const struct rpc_call *call, const struct manager_r
 	/* Absent when unknown (a file region): no node is better than a wrong one. */
 	rs->has_numa_node = mr->r && st.numa_node >= 0;
 	rs->numa_node = st.numa_node;
-	region_stat_wait(&mr->wait_hist, rs, wait_counts);
+	region_stat_wait(waitq_histogram(mr), rs, wait_counts);
 	/* protobuf-c only reads these while packing. */
 	rs->state = (char *)(uintptr_t)region_state_name(mr);
 	/* The reason names paths: for those who may open the region (and admins). */
@@ -178,11 +179,11 @@ static int rpc_stat_handler(struct rpc_call *call)
 	}
 	sr.daemon_version = (char *)PMEMZ_VERSION;
 	sr.uptime_sec = (pmemz_now_ns() - m->start_ns) / 1000000000ull;
-	sr.connections = m->n_connections;
+	sr.connections = connections_count(m);
 	sr.n_regions = n;
 	sr.regions = s.ptrs;
 	sr.has_group_commits = true;
-	sr.group_commits = m->group_commits;
+	sr.group_commits = commit_group_commits(m);
 	sr.has_leases = true;
 	sr.leases = lease_table_count(m->leases);
 	if (call->c->admin) {

@@ -20,8 +20,7 @@ static void zeroer_apply(struct rpc_call *call, struct manager_region *mr,
 {
 	/* The rate first, so that a resumed zeroer starts at the new one. */
 	if (req->has_rate) {
-		region_zeroer_set_rate(mr->r, req->rate);
-		mr->zero_rate = req->rate;
+		regions_set_rate(mr, req->rate);
 		log_info("Region '%s': zeroing rate %" PRIu64 " bytes/s%s (uid %u)", mr->info.name,
 			 req->rate, req->rate ? "" : " (unlimited)", (unsigned)call->c->uid);
 	}

@@ -34,7 +34,7 @@ bool rpc_response_fits(const Pmemz__Response *resp)
 static int rpc_queue(struct manager *m, struct connection *c, uint8_t *frame, size_t len, int fd,
 		     enum rpc_reply_mode mode)
 {
-	bool hold = mode == RPC_REPLY_COMMIT || (mode == RPC_REPLY_ORDERED && m->commit_pending);
+	bool hold = mode == RPC_REPLY_COMMIT || (mode == RPC_REPLY_ORDERED && commit_pending(m));
 
 	return connection_queue(c, frame, len, fd, hold);
 }
@@ -152,7 +152,7 @@ int rpc_region(struct rpc_call *call, const char *name, struct manager_region **
 	if (!rpc_region_allowed(call->c, mr) && !rpc_finishes_own_lease(call, mr))
 		return rpc_fail(call, -EACCES, "uid %u may not use region '%s'",
 				(unsigned)call->c->uid, name);
-	if (mr->removing && call->req && (call->req->op_case == PMEMZ__REQUEST__OP_OPEN_REGION ||
+	if (regions_removing(mr) && call->req && (call->req->op_case == PMEMZ__REQUEST__OP_OPEN_REGION ||
 			     call->req->op_case == PMEMZ__REQUEST__OP_ALLOCATE))
 		return rpc_fail(call, -ENOENT,
 				"region '%s' was removed from the configuration; it goes away once "
@@ -283,7 +283,13 @@ struct rpc_job {
 	void (*free_state)(void *);
 	void *state;
 	size_t mem;
-	TAILQ_ENTRY(rpc_job) link; /* m->jobs, round robin */
+	TAILQ_ENTRY(rpc_job) link; /* the jobs' list, round robin */
+};
+
+/* The sliced requests in progress, for m->jobs: nobody else writes them. */
+struct rpc_jobs {
+	TAILQ_HEAD(rpc_job_list, rpc_job) list;
+	struct event *ev; /* runs the next step */
 };
 
 static void rpc_job_free(struct rpc_job *j)
@@ -311,9 +317,9 @@ static void rpc_jobs_arm(struct manager *m, uint64_t delay_ns)
 	struct timeval tv = {.tv_sec = (time_t)(delay_ns / 1000000000ull),
 			     .tv_usec = (suseconds_t)(delay_ns % 1000000000ull / 1000)};
 
-	if (TAILQ_EMPTY(&m->jobs) || evtimer_pending(m->jobs_ev, NULL))
+	if (TAILQ_EMPTY(&m->jobs->list) || evtimer_pending(m->jobs->ev, NULL))
 		return;
-	if (event_add(m->jobs_ev, &tv) < 0)
+	if (event_add(m->jobs->ev, &tv) < 0)
 		log_warning("Failed to schedule the long requests' next step");
 }
 
@@ -326,16 +332,16 @@ static void rpc_jobs_arm(struct manager *m, uint64_t delay_ns)
 static void rpc_jobs_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct manager *m = arg;
-	struct rpc_job *j = TAILQ_FIRST(&m->jobs);
+	struct rpc_job *j = TAILQ_FIRST(&m->jobs->list);
 	uint64_t t0 = pmemz_now_ns(), took;
 	int r;
 
 	if (!j)
 		return;
-	TAILQ_REMOVE(&m->jobs, j, link);
+	TAILQ_REMOVE(&m->jobs->list, j, link);
 	r = j->step(&j->call, j->state, t0 + RPC_SLICE_NS);
 	if (r > 0)
-		TAILQ_INSERT_TAIL(&m->jobs, j, link);
+		TAILQ_INSERT_TAIL(&m->jobs->list, j, link);
 	else
 		rpc_job_end(j, r);
 	took = pmemz_now_ns() - t0;
@@ -352,7 +358,7 @@ bool rpc_job_region(const struct manager *m, const struct manager_region *mr)
 {
 	const struct rpc_job *j;
 
-	TAILQ_FOREACH(j, &m->jobs, link)
+	TAILQ_FOREACH(j, &m->jobs->list, link)
 		if (j->region == mr)
 			return true;
 	return false;
@@ -366,18 +372,11 @@ int rpc_job_start(struct rpc_call *call, struct manager_region *mr, rpc_step_fn 
 	int r;
 
 	/* Nothing else long to do: the first step now (short requests end here). */
-	if (TAILQ_EMPTY(&m->jobs)) {
+	if (TAILQ_EMPTY(&m->jobs->list)) {
 		r = step(call, state, pmemz_now_ns() + RPC_SLICE_NS);
 		if (r <= 0) {
 			free_state(state);
 			return r;
-		}
-	}
-	if (!m->jobs_ev) {
-		m->jobs_ev = evtimer_new(m->base, rpc_jobs_cb, m);
-		if (!m->jobs_ev || event_priority_set(m->jobs_ev, MANAGER_PRIO_IO) < 0) {
-			free_state(state);
-			return rpc_fail(call, -ENOMEM, "out of memory");
 		}
 	}
 	j = calloc(1, sizeof(*j));
@@ -394,7 +393,7 @@ int rpc_job_start(struct rpc_call *call, struct manager_region *mr, rpc_step_fn 
 	j->mem = mem;
 	call->c->job = j;
 	call->c->job_mem = mem + sizeof(*j);
-	TAILQ_INSERT_TAIL(&m->jobs, j, link);
+	TAILQ_INSERT_TAIL(&m->jobs->list, j, link);
 	rpc_jobs_arm(m, 0);
 	return 0;
 }
@@ -405,8 +404,34 @@ void rpc_job_cancel(struct connection *c)
 
 	if (!j)
 		return;
-	TAILQ_REMOVE(&c->m->jobs, j, link);
+	TAILQ_REMOVE(&c->m->jobs->list, j, link);
 	rpc_job_free(j);
 	c->job = NULL;
 	c->job_mem = 0;
+}
+
+int rpc_jobs_new(struct manager *m, struct rpc_jobs **out)
+{
+	struct rpc_jobs *js = calloc(1, sizeof(*js));
+
+	if (!js)
+		return -ENOMEM;
+	TAILQ_INIT(&js->list);
+	js->ev = evtimer_new(m->base, rpc_jobs_cb, m);
+	if (!js->ev || event_priority_set(js->ev, MANAGER_PRIO_IO) < 0) {
+		rpc_jobs_free(js);
+		return -ENOMEM;
+	}
+	*out = js;
+	return 0;
+}
+
+void rpc_jobs_free(struct rpc_jobs *js)
+{
+	if (!js)
+		return;
+	/* Each job goes with its connection (rpc_job_cancel), closed before this. */
+	if (js->ev)
+		event_free(js->ev);
+	free(js);
 }

@@ -144,6 +144,13 @@ void rpc_region_info_to_pb(const struct region_info *info, Pmemz__RegionInfo *pb
  */
 #define RPC_SLICE_NS 1000000ull
 struct rpc_job;
+struct rpc_jobs;
+
+/* The jobs' list and the event that steps them, for m->jobs; -ENOMEM. */
+int rpc_jobs_new(struct manager *m, struct rpc_jobs **out);
+/* Close the connections first: their jobs go with them. */
+void rpc_jobs_free(struct rpc_jobs *js);
+
 typedef int (*rpc_step_fn)(struct rpc_call *call, void *state, uint64_t deadline_ns);
 
 /* Queue a job of call->c; its first step runs at once when no other job waits. */

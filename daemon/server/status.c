@@ -4,9 +4,31 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <stdlib.h>
+
+#include "connection.h"
 #include "notify.h"
+#include "regions.h"
 #include "server.h"
 #include "status.h"
+#include "waitq.h"
+
+/* STATUS as last sent, and what it must say first: nobody else writes it. */
+struct status {
+	char line[256];
+	char reload_error[192]; /* why the last reload changed nothing; "" */
+};
+
+int status_new(struct status **out)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : -ENOMEM;
+}
+
+void status_free(struct status *st)
+{
+	free(st);
+}
 
 /*
  * What the operator must see first, before the counts: a failed reload,
@@ -18,10 +40,10 @@ static int status_notes(const struct manager *m, const struct manager_region *fi
 	char *buf = *bufp;
 	size_t len = *lenp;
 
-	if (m->reload_error[0]) {
+	if (m->status->reload_error[0]) {
 		/* First: the operator who just reloaded looks for this. */
 		int k = snprintf(buf, len, "RELOAD FAILED, configuration unchanged: %s; ",
-				 m->reload_error);
+				 m->status->reload_error);
 
 		if (k < 0 || (size_t)k >= len)
 			return -ENOSPC;
@@ -32,7 +54,7 @@ static int status_notes(const struct manager *m, const struct manager_region *fi
 		const struct manager_region *mr = m->regions[i];
 		int k;
 
-		if (!mr->removing)
+		if (!regions_removing(mr))
 			continue;
 		k = snprintf(buf, len, "region '%s' removed, kept while in use; ", mr->rc->name);
 		if (k < 0 || (size_t)k >= len)
@@ -80,7 +102,7 @@ void status_format(struct manager *m, char *buf, size_t len)
 			count[s] += st.count[s];
 		total += mr->info.extent_count;
 		zeroing += st.zeroing;
-		waiters += mr->n_waiters;
+		waiters += waitq_count(mr);
 		zeroed_bytes += st.count[EXT_ZEROED] * mr->info.extent_size;
 		total_bytes += mr->info.extent_count * mr->info.extent_size;
 	}
@@ -94,17 +116,30 @@ void status_format(struct manager *m, char *buf, size_t len)
 	    n, n == 1 ? "" : "s", pmemz_format_size(zeroed_bytes, zeroed_s, sizeof(zeroed_s)),
 	    pmemz_format_size(total_bytes, total_s, sizeof(total_s)), count[EXT_ZEROED], total,
 	    count[EXT_DIRTY], zeroing ? " (zeroing)" : "", count[EXT_LEASED], count[EXT_COMMITTED],
-	    m->n_connections, m->n_connections == 1 ? "" : "s",
+	    connections_count(m), connections_count(m) == 1 ? "" : "s",
 	    waiters ? ", allocations waiting" : "");
 }
 
 void status_update(struct manager *m)
 {
-	char status[sizeof(m->status)];
+	char status[sizeof(m->status->line)];
 
 	status_format(m, status, sizeof(status));
-	if (strcmp(status, m->status) == 0)
+	if (strcmp(status, m->status->line) == 0)
 		return;
-	memcpy(m->status, status, sizeof(status));
+	memcpy(m->status->line, status, sizeof(status));
 	notify_status(status);
+}
+
+void status_ready(struct manager *m)
+{
+	status_format(m, m->status->line, sizeof(m->status->line));
+	notify_ready(m->status->line);
+}
+
+void status_reload_result(struct manager *m, const char *why)
+{
+	(void)snprintf(m->status->reload_error, sizeof(m->status->reload_error), "%s",
+		       why ? why : "");
+	status_ready(m);
 }

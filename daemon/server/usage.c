@@ -8,6 +8,7 @@
 #include "connection.h"
 #include "lease.h"
 #include "usage.h"
+#include "vector.h"
 
 /* freed_by holds 1 + a row index in 16 bits: later uids are not charged. */
 #define USAGE_CHARGED_ROWS UINT16_MAX
@@ -37,15 +38,8 @@ static int usage_add_row(struct usage *u, uid_t uid, const char *tenant, struct 
 
 	if (u->n_rows >= USAGE_ROWS_MAX)
 		return -EUSERS;
-	if (u->n_rows == u->cap_rows) {
-		size_t cap = u->cap_rows ? 2 * u->cap_rows : 8;
-		struct uid_usage **v = reallocarray(u->rows, cap, sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		u->rows = v;
-		u->cap_rows = cap;
-	}
+	if (PMEMZ_GROW(u->rows, &u->cap_rows, u->n_rows + 1) < 0)
+		return -ENOMEM;
 	row = calloc(1, sizeof(*row));
 	if (!row)
 		return -ENOMEM;
@@ -127,7 +121,6 @@ int usage_get(struct manager_region *mr, struct usage **out)
 	u = calloc(1, sizeof(*u));
 	if (!u)
 		return -ENOMEM;
-	TAILQ_INIT(&u->turns);
 	u->extent_count = mr->info.extent_count;
 	u->extent_size = mr->info.extent_size;
 	u->freed_by = calloc(u->extent_count ? u->extent_count : 1, sizeof(*u->freed_by));
@@ -231,18 +224,15 @@ void usage_tag_committed(struct manager_region *mr, struct uid_usage *row, uint3
 		return; /* a uid's row: the tag table says whose it is */
 	k = usage_row_index(u, row);
 	if (id >= u->n_tag_rows) {
-		size_t n = MAX((size_t)id + 1, 2 * u->n_tag_rows);
-		uint32_t *v = reallocarray(u->tag_rows, n, sizeof(*v));
+		size_t was = u->n_tag_rows;
 
 		/*
 		 * Out of memory: the tag counts for this tenant now and for its
 		 * uid's row when freed (usage_tag_freed clamps at 0).
 		 */
-		if (!v)
+		if (PMEMZ_GROW(u->tag_rows, &u->n_tag_rows, (size_t)id + 1) < 0)
 			return;
-		memset(v + u->n_tag_rows, 0, (n - u->n_tag_rows) * sizeof(*v));
-		u->tag_rows = v;
-		u->n_tag_rows = n;
+		memset(u->tag_rows + was, 0, (u->n_tag_rows - was) * sizeof(*u->tag_rows));
 	}
 	u->tag_rows[id] = (uint32_t)(k + 1);
 }

@@ -44,8 +44,8 @@ struct uid_usage {
 	uint64_t waiters;
 	uint64_t zeroed_bytes;		  /* zeroed again after this uid freed them */
 	struct waiter_list waitq;	  /* waitq.c's: this uid's waiters, oldest first */
-	TAILQ_ENTRY(uid_usage) turn_link; /* waitq.c's: usage->turns */
-	bool has_turn;			  /* waitq.c's: on usage->turns */
+	TAILQ_ENTRY(uid_usage) turn_link; /* waitq.c's: its turns list */
+	bool has_turn;			  /* waitq.c's: on its turns list */
 };
 TAILQ_HEAD(uid_usage_list, uid_usage);
 
@@ -56,7 +56,6 @@ struct usage {
 	uint16_t *freed_by;
 	uint64_t extent_count;
 	uint64_t extent_size;
-	struct uid_usage_list turns; /* waitq.c's: uids with waiters, next to serve first */
 	/* Per tag id: 1 + the row of the tenant that committed it in this run, 0 = its uid's. */
 	uint32_t *tag_rows;
 	size_t n_tag_rows;

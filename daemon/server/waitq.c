@@ -19,6 +19,43 @@ struct waiter {
 	TAILQ_ENTRY(waiter) conn_link;	 /* conn->waiters */
 };
 
+/*
+ * A region's waiting allocations: nobody else writes them (waitq.h has the
+ * readers).  turns: uids with waiters, the next to serve first.
+ */
+struct waitq {
+	struct uid_usage_list turns;
+	uint64_t n_waiters;
+	bool urgent; /* told the zeroer that allocations wait */
+	struct wait_histogram wait_hist;
+};
+
+int waitq_new(struct waitq **out)
+{
+	struct waitq *q = calloc(1, sizeof(*q));
+
+	if (!q)
+		return -ENOMEM;
+	TAILQ_INIT(&q->turns);
+	*out = q;
+	return 0;
+}
+
+void waitq_free(struct waitq *q)
+{
+	free(q); /* waiters go with their connections or with waitq_fail first */
+}
+
+uint64_t waitq_count(const struct manager_region *mr)
+{
+	return mr->waitq->n_waiters;
+}
+
+const struct wait_histogram *waitq_histogram(const struct manager_region *mr)
+{
+	return &mr->waitq->wait_hist;
+}
+
 /* From 100 us (a zeroer batch of a few extents) to 30 s (a paused or starved zeroer). */
 const double waitq_wait_bounds_sec[MANAGER_WAIT_BUCKETS] = {
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
@@ -42,7 +79,7 @@ static void wait_observe(struct wait_histogram *h, uint64_t ns)
 /* Extents the waiter served next still lacks (at least 1), or 0 when none waits. */
 static uint64_t waitq_need(const struct manager_region *mr)
 {
-	const struct uid_usage *u = mr->usage ? TAILQ_FIRST(&mr->usage->turns) : NULL;
+	const struct uid_usage *u = TAILQ_FIRST(&mr->waitq->turns);
 	const struct waiter *w = u ? TAILQ_FIRST(&u->waitq) : NULL;
 	uint64_t zeroed;
 
@@ -59,15 +96,15 @@ static uint64_t waitq_need(const struct manager_region *mr)
  */
 static void waitq_update_urgent(struct manager_region *mr)
 {
-	bool urgent = mr->n_waiters > 0;
+	bool urgent = mr->waitq->n_waiters > 0;
 
 	if (!mr->r)
 		return;
 	if (urgent)
 		region_zeroer_set_need(mr->r, waitq_need(mr));
-	if (urgent == mr->urgent)
+	if (urgent == mr->waitq->urgent)
 		return;
-	mr->urgent = urgent;
+	mr->waitq->urgent = urgent;
 	region_zeroer_set_urgent(mr->r, urgent);
 }
 
@@ -85,14 +122,14 @@ static void waiter_link(struct manager_region *mr, struct waiter *w, bool first)
 		TAILQ_INSERT_TAIL(&u->waitq, w, region_link);
 	if (!u->has_turn) {
 		if (first)
-			TAILQ_INSERT_HEAD(&mr->usage->turns, u, turn_link);
+			TAILQ_INSERT_HEAD(&mr->waitq->turns, u, turn_link);
 		else
-			TAILQ_INSERT_TAIL(&mr->usage->turns, u, turn_link);
+			TAILQ_INSERT_TAIL(&mr->waitq->turns, u, turn_link);
 		u->has_turn = true;
 	}
 	u->waiters++;
 	u->waiting += w->n_extents;
-	mr->n_waiters++;
+	mr->waitq->n_waiters++;
 	TAILQ_INSERT_TAIL(&w->conn->waiters, w, conn_link);
 	w->conn->n_waiters++;
 }
@@ -103,28 +140,23 @@ static void waiter_unlink(struct manager_region *mr, struct waiter *w)
 
 	TAILQ_REMOVE(&u->waitq, w, region_link);
 	if (TAILQ_EMPTY(&u->waitq)) {
-		TAILQ_REMOVE(&mr->usage->turns, u, turn_link);
+		TAILQ_REMOVE(&mr->waitq->turns, u, turn_link);
 		u->has_turn = false;
 	}
 	u->waiters--;
 	u->waiting -= w->n_extents;
-	mr->n_waiters--;
+	mr->waitq->n_waiters--;
 	TAILQ_REMOVE(&w->conn->waiters, w, conn_link);
 	w->conn->n_waiters--;
 }
 
-int waitq_add(struct manager_region *mr, struct connection *c, uint64_t req_id, uint64_t n_extents,
-	      waitq_grant_fn grant, waitq_fail_fn fail)
+int waitq_add(struct manager_region *mr, struct connection *c, struct uid_usage *u,
+	      uint64_t req_id, uint64_t n_extents, waitq_grant_fn grant, waitq_fail_fn fail)
 {
-	struct uid_usage *u;
 	struct waiter *w;
-	int r;
 
 	if (c->n_waiters >= CONNECTION_WAITERS_MAX)
 		return -EBUSY;
-	r = usage_tenant(mr, c, &u);
-	if (r < 0)
-		return r;
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
@@ -152,9 +184,9 @@ void waitq_serve(struct manager_region *mr)
 	struct uid_usage *u;
 	struct waiter *w;
 
-	if (!mr->usage || TAILQ_EMPTY(&mr->usage->turns))
+	if (TAILQ_EMPTY(&mr->waitq->turns))
 		return;
-	while ((u = TAILQ_FIRST(&mr->usage->turns))) {
+	while ((u = TAILQ_FIRST(&mr->waitq->turns))) {
 		int r;
 
 		w = TAILQ_FIRST(&u->waitq);
@@ -164,17 +196,17 @@ void waitq_serve(struct manager_region *mr)
 		 */
 		waiter_unlink(mr, w);
 		r = mr->failed ? w->fail(mr->m, w->conn, mr, w->req_id)
-			       : w->grant(mr->m, w->conn, mr, w->n_extents, w->req_id);
+			       : w->grant(mr->m, w->conn, mr, w->owner, w->n_extents, w->req_id);
 		if (r == -EAGAIN) {
 			waiter_link(mr, w, true);
 			break;
 		}
 		if (r == 0)
-			wait_observe(&mr->wait_hist, pmemz_now_ns() - w->since_ns);
+			wait_observe(&mr->waitq->wait_hist, pmemz_now_ns() - w->since_ns);
 		free(w);
 		if (u->has_turn) { /* next uid's turn */
-			TAILQ_REMOVE(&mr->usage->turns, u, turn_link);
-			TAILQ_INSERT_TAIL(&mr->usage->turns, u, turn_link);
+			TAILQ_REMOVE(&mr->waitq->turns, u, turn_link);
+			TAILQ_INSERT_TAIL(&mr->waitq->turns, u, turn_link);
 		}
 	}
 	waitq_update_urgent(mr);
@@ -197,7 +229,7 @@ bool waitq_cancel(struct connection *c)
 		free(w);
 		waitq_update_urgent(mr);
 		/* Those queued behind it may fit now: the commit pass serves them. */
-		others |= mr->n_waiters > 0;
+		others |= mr->waitq->n_waiters > 0;
 	}
 	return others;
 }

@@ -33,6 +33,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "commit.h"
 #include "connection.h"
 #include "fake-region.h"
 #include "frame.h"
@@ -174,7 +175,7 @@ static bool conn_live(const struct connection *c)
 {
 	const struct connection *x;
 
-	TAILQ_FOREACH(x, &m->connections, link)
+	for (x = connections_first(m); x; x = TAILQ_NEXT(x, link))
 		if (x == c)
 			return true;
 	return false;
@@ -198,7 +199,7 @@ static void pump(void)
 		FUZZ_ASSERT(event_base_loop(m->base, EVLOOP_NONBLOCK) >= 0);
 		for (unsigned k = 0; k < FUZZ_REQ_N_SLOTS; k++)
 			got |= drain_client(&slots[k]);
-		if (got || m->commit_pending || !TAILQ_EMPTY(&m->dead))
+		if (got || commit_pending(m) || connections_first_dead(m))
 			quiet = 0;
 		else
 			quiet++;
@@ -212,7 +213,7 @@ static void check_invariants(void)
 	size_t n_leases = 0;
 	struct connection *c;
 
-	TAILQ_FOREACH(c, &m->connections, link) {
+	for (c = connections_first(m); c; c = TAILQ_NEXT(c, link)) {
 		struct lease *l;
 
 		FUZZ_ASSERT(!c->closing);
@@ -224,7 +225,7 @@ static void check_invariants(void)
 			n_leases++;
 		}
 	}
-	TAILQ_FOREACH(c, &m->dead, link)
+	for (c = connections_first_dead(m); c; c = TAILQ_NEXT(c, link))
 		FUZZ_ASSERT(c->closing && LIST_EMPTY(&c->leases) && TAILQ_EMPTY(&c->waiters));
 	/* Every lease in the table is one of a live connection's. */
 	FUZZ_ASSERT(lease_table_count(m->leases) == n_leases);
