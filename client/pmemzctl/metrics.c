@@ -82,8 +82,10 @@ static bool counters_known(const Pmemz__RegionStat *rs)
 	return !(rs->has_name_only && rs->name_only);
 }
 
-static void emit_extents(FILE *f, const Pmemz__StatResp *s, const Pmemz__UsageResp *const *usage)
+static void emit_extents(FILE *f, const struct ctl_metrics_in *in)
 {
+	const Pmemz__StatResp *s = in->stat;
+
 	family(f, "pmemzerod_extents", "gauge",
 	       "Extents of the region per state: zeroed and dirty are free, leased are handed to a "
 	       "connection, committed belong to a tag, bad are quarantined.");
@@ -192,9 +194,10 @@ static void emit_numa_node(FILE *f, const Pmemz__StatResp *s)
 	}
 }
 
-static void emit_region_metrics(FILE *f, const Pmemz__StatResp *s,
-				const Pmemz__UsageResp *const *usage)
+static void emit_region_metrics(FILE *f, const struct ctl_metrics_in *in)
 {
+	const Pmemz__StatResp *s = in->stat;
+
 	emit_numa_node(f, s);
 	for (size_t m = 0; m < ARRAY_SIZE(region_metrics); m++) {
 		const struct region_metric *rm = &region_metrics[m];
@@ -214,9 +217,10 @@ static bool has_wait_histogram(const Pmemz__RegionStat *rs)
 	       rs->n_wait_bucket_le == rs->n_wait_bucket_count;
 }
 
-static void emit_allocate_wait(FILE *f, const Pmemz__StatResp *s,
-			       const Pmemz__UsageResp *const *usage)
+static void emit_allocate_wait(FILE *f, const struct ctl_metrics_in *in)
 {
+	const Pmemz__StatResp *s = in->stat;
+
 	family(f, "pmemzerod_allocate_wait_seconds", "histogram",
 	       "How long ALLOCATE requests that had to wait for zeroing waited, from joining the "
 	       "queue to the grant.");
@@ -242,16 +246,19 @@ static void emit_allocate_wait(FILE *f, const Pmemz__StatResp *s,
 	}
 }
 
-static void emit_connections(FILE *f, const Pmemz__StatResp *s,
-			     const Pmemz__UsageResp *const *usage)
+static void emit_connections(FILE *f, const struct ctl_metrics_in *in)
 {
+	const Pmemz__StatResp *s = in->stat;
+
 	family(f, "pmemzerod_connections", "gauge", "Client connections to the daemon now.");
 	(void)fprintf(f, "pmemzerod_connections %" PRIu64 "\n", s->connections);
 }
 
 /* The daemon's malloc heap; the daemon tells admins only. */
-static void emit_heap(FILE *f, const Pmemz__StatResp *s, const Pmemz__UsageResp *const *usage)
+static void emit_heap(FILE *f, const struct ctl_metrics_in *in)
 {
+	const Pmemz__StatResp *s = in->stat;
+
 	if (!s->has_heap_in_use)
 		return;
 	family(f, "pmemzerod_heap_in_use_bytes", "gauge",
@@ -309,8 +316,11 @@ static const struct uid_metric uid_metrics[] = {
  * The uid families stay one sample per uid: with tenant = cgroup a uid's
  * rows (one per cgroup) are summed.
  */
-static void emit_uid_usage(FILE *f, const Pmemz__StatResp *s, const Pmemz__UsageResp *const *usage)
+static void emit_uid_usage(FILE *f, const struct ctl_metrics_in *in)
 {
+	const Pmemz__StatResp *s = in->stat;
+	const Pmemz__UsageResp *const *usage = in->usage;
+
 	if (!usage)
 		return;
 	for (size_t m = 0; m < ARRAY_SIZE(uid_metrics); m++) {
@@ -356,9 +366,11 @@ static const struct uid_metric tenant_metrics[] = {
  * Per tenant key (pmemzerod.conf(5) tenant): tenant="/kubepods.slice/..."
  * for a cgroup's row, tenant="uid:N" for a uid's; uid is the row's uid.
  */
-static void emit_tenant_usage(FILE *f, const Pmemz__StatResp *s,
-			      const Pmemz__UsageResp *const *usage)
+static void emit_tenant_usage(FILE *f, const struct ctl_metrics_in *in)
 {
+	const Pmemz__StatResp *s = in->stat;
+	const Pmemz__UsageResp *const *usage = in->usage;
+
 	if (!usage)
 		return;
 	for (size_t m = 0; m < ARRAY_SIZE(tenant_metrics); m++) {
@@ -384,11 +396,67 @@ static void emit_tenant_usage(FILE *f, const Pmemz__StatResp *s,
 	}
 }
 
-static void (*const emitters[])(FILE *f, const Pmemz__StatResp *s,
-				const Pmemz__UsageResp *const *usage) = {
-    emit_extents,     emit_region_metrics, emit_allocate_wait,
-    emit_connections, emit_heap,	   emit_uid_usage,
-    emit_tenant_usage,
+struct disk_emit {
+	FILE *f;
+	const char *name, *region;
+	bool ahead; /* the bytes held ahead, else the mapped ones */
+};
+
+static void disk_sample(struct ctl_disk *d, void *arg)
+{
+	const struct disk_emit *e = arg;
+	char uid[16];
+
+	(void)snprintf(uid, sizeof(uid), "%u", d->uid);
+	(void)fprintf(e->f, "%s{region=", e->name);
+	put_label_value(e->f, e->region);
+	(void)fputs(",disk=", e->f);
+	put_label_value(e->f, d->name);
+	(void)fputs(",uid=", e->f);
+	put_label_value(e->f, uid);
+	(void)fprintf(e->f, "} %" PRIu64 "\n", e->ahead ? d->ahead : d->allocated);
+}
+
+/*
+ * Per nbd disk (pmemzctl disks): a disk is (uid, name), so both are labels.
+ * Mapped and held-ahead bytes are apart, as in the disks table: their sum
+ * is what the disk holds of the region.
+ */
+static void emit_disks(FILE *f, const struct ctl_metrics_in *in)
+{
+	static const struct {
+		const char *name, *help;
+		bool ahead;
+	} fams[] = {
+	    {"pmemzerod_disk_mapped_bytes",
+	     "Bytes of the nbd disk's chunks: extents mapped into the disk (pmemzctl disks, "
+	     "allocated).",
+	     false},
+	    {"pmemzerod_disk_ahead_bytes",
+	     "Bytes the nbd disk owns ahead of need, zeroed and not mapped yet (pmemzctl disks, "
+	     "ahead).",
+	     true},
+	};
+
+	if (!in->disks)
+		return;
+	for (size_t m = 0; m < ARRAY_SIZE(fams); m++) {
+		family(f, fams[m].name, "gauge", fams[m].help);
+		for (size_t i = 0; i < in->stat->n_regions; i++) {
+			struct disk_emit e = {.f = f,
+					      .name = fams[m].name,
+					      .region = in->stat->regions[i]->info->name,
+					      .ahead = fams[m].ahead};
+
+			if (in->disks[i])
+				ctl_disk_set_foreach(in->disks[i], disk_sample, &e);
+		}
+	}
+}
+
+static void (*const emitters[])(FILE *f, const struct ctl_metrics_in *in) = {
+    emit_extents,     emit_region_metrics, emit_allocate_wait, emit_connections,
+    emit_heap,	      emit_uid_usage,	   emit_tenant_usage,  emit_disks,
 };
 
 int ctl_metrics_write(FILE *f, const Pmemz__StatResp *s)
@@ -399,8 +467,15 @@ int ctl_metrics_write(FILE *f, const Pmemz__StatResp *s)
 int ctl_metrics_write_usage(FILE *f, const Pmemz__StatResp *s,
 			    const Pmemz__UsageResp *const *usage)
 {
+	const struct ctl_metrics_in in = {.stat = s, .usage = usage};
+
+	return ctl_metrics_write_in(f, &in);
+}
+
+int ctl_metrics_write_in(FILE *f, const struct ctl_metrics_in *in)
+{
 	for (size_t i = 0; i < ARRAY_SIZE(emitters); i++)
-		emitters[i](f, s, usage);
+		emitters[i](f, in);
 	if (fflush(f) == EOF || ferror(f))
 		return -(errno ? errno : EIO);
 	return 0;

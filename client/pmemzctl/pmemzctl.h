@@ -129,6 +129,36 @@ const char *ctl_format_uuid(const uint8_t *b, size_t n, char *buf, size_t len);
 /* A region's state from STAT: "online", "failed"; a daemon too old to say is "online". */
 const char *ctl_region_state(const Pmemz__RegionStat *rs);
 
+/* ---- nbd disks (disk-set.c): pmemzctl disks and the per-disk metrics --- */
+
+#define CTL_DISK_NAME_MAX 32u /* PMEMZ_DISK_NAME_MAX (disk-format.h) */
+
+struct ctl_disk {
+	uint32_t uid;
+	char name[CTL_DISK_NAME_MAX + 1];
+	uint64_t chunks, allocated; /* chunk tags and their bytes: mapped */
+	uint64_t ahead;		    /* bytes of its ahead tags: owned, not mapped (yet) */
+	bool has_sb;
+	uint64_t sb_extent; /* the superblock's first extent */
+	uint64_t size;	    /* virtual size, from the superblock (cmd-disks.c) */
+	const char *state;  /* the superblock's verdict (cmd-disks.c) */
+};
+
+/* The disks of a region, ordered by (uid, name). */
+struct ctl_disk_set {
+	void *root; /* tsearch tree of struct ctl_disk */
+	size_t n;
+};
+
+/*
+ * Add every disk tag of region (every uid's when all) to s, LIST page by
+ * page; 0 or -errno with pmemz_errormsg() set.
+ */
+int ctl_disk_set_list(struct pmemz_client *c, const char *region, bool all, struct ctl_disk_set *s);
+void ctl_disk_set_foreach(const struct ctl_disk_set *s, void (*fn)(struct ctl_disk *d, void *arg),
+			  void *arg);
+void ctl_disk_set_done(struct ctl_disk_set *s);
+
 /* ---- Prometheus exposition (metrics.c) -------------------------------- */
 
 /* The text exposition of a STAT answer (every region); 0 or -errno from the stream. */
@@ -140,6 +170,14 @@ int ctl_metrics_write(FILE *f, const Pmemz__StatResp *s);
  */
 int ctl_metrics_write_usage(FILE *f, const Pmemz__StatResp *s,
 			    const Pmemz__UsageResp *const *usage);
+
+/* What one exposition is made of: STAT, and per region of it (NULL: none) USAGE and disks. */
+struct ctl_metrics_in {
+	const Pmemz__StatResp *stat;
+	const Pmemz__UsageResp *const *usage;	 /* NULL: no per-uid/tenant families */
+	const struct ctl_disk_set *const *disks; /* NULL: no per-disk families */
+};
+int ctl_metrics_write_in(FILE *f, const struct ctl_metrics_in *in);
 
 /* ---- commands --------------------------------------------------------- */
 

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The nbd disks of a region, from its tags (nbdkit-pmemz-plugin(1)): what
+ * `pmemzctl disks` lists and what `pmemzctl metrics` exports per disk, so
+ * that both count the same bytes the same way.
+ *
+ * A disk is a set of tags: its superblock "nbd/DISK" (one extent: the
+ * virtual size), one tag "nbd/DISK/INDEX" per chunk written (mapped bytes)
+ * and "nbd/DISK/ahead/SEQ" for extents it owns ahead of need (held, not
+ * mapped yet).  The tags come from LIST (every uid's for an admin, the
+ * caller's otherwise: a disk is (uid, name)), in pages.
+ */
+#include <errno.h>
+#include <search.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "disk-format.h"
+#include "pmemzctl.h"
+
+static int disk_cmp(const void *a, const void *b)
+{
+	const struct ctl_disk *x = a, *y = b;
+
+	if (x->uid != y->uid)
+		return x->uid < y->uid ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+void ctl_disk_set_done(struct ctl_disk_set *s)
+{
+	tdestroy(s->root, free);
+	s->root = NULL;
+	s->n = 0;
+}
+
+static int disk_get(struct ctl_disk_set *s, uint32_t uid, const char *name, struct ctl_disk **out)
+{
+	struct ctl_disk key = {.uid = uid}, *d, **slot;
+
+	(void)snprintf(key.name, sizeof(key.name), "%s", name);
+	slot = tfind(&key, &s->root, disk_cmp);
+	if (slot) {
+		*out = *slot;
+		return 0;
+	}
+	d = malloc(sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	*d = key;
+	slot = tsearch(d, &s->root, disk_cmp);
+	if (!slot) {
+		free(d);
+		return -ENOMEM;
+	}
+	s->n++;
+	*out = d;
+	return 0;
+}
+
+/* One tag of the LIST: a disk's superblock, chunk or ahead extents, or not a disk's (ignored). */
+static int disk_add_tag(struct ctl_disk_set *s, const Pmemz__TagInfo *t)
+{
+	char name[PMEMZ_DISK_NAME_MAX + 1];
+	struct ctl_disk *d;
+	uint64_t index;
+	int kind, r;
+
+	kind = pmemz_disk_tag_parse(t->name, name, &index);
+	if (kind < 0)
+		return 0;
+	r = disk_get(s, t->uid, name, &d);
+	if (r < 0)
+		return r;
+	if (kind == PMEMZ_DISK_TAG_SUPER) {
+		/* One extent, as the plugin writes it; anything else is not a superblock. */
+		d->has_sb = t->n_runs == 1 && t->runs[0]->count == 1;
+		if (d->has_sb)
+			d->sb_extent = t->runs[0]->first;
+		return 0;
+	}
+	if (kind == PMEMZ_DISK_TAG_AHEAD) {
+		d->ahead += t->bytes;
+		return 0;
+	}
+	d->chunks++;
+	d->allocated += t->bytes;
+	return 0;
+}
+
+int ctl_disk_set_list(struct pmemz_client *c, const char *region, bool all, struct ctl_disk_set *s)
+{
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__ListReq ls = PMEMZ__LIST_REQ__INIT;
+	uint64_t slot = 0;
+	int r;
+
+	ls.region = (char *)(uintptr_t)region;
+	ls.prefix = (char *)(uintptr_t)PMEMZ_DISK_TAG_PREFIX;
+	ls.has_all_users = ls.all_users = all;
+	/* Chunks are one run, but a tag under the prefix may be anything. */
+	ls.has_more_runs_ok = ls.more_runs_ok = true;
+	req.op_case = PMEMZ__REQUEST__OP_LIST;
+	req.list = &ls;
+	for (;;) {
+		_cleanup_response_ Pmemz__Response *resp = NULL;
+		const Pmemz__ListResp *l;
+
+		ls.has_start_slot = true;
+		ls.start_slot = slot;
+		r = pmemz_client_call(c, &req, &resp);
+		if (r < 0)
+			return r;
+		l = resp->list;
+		for (size_t i = 0; i < l->n_tags; i++) {
+			r = disk_add_tag(s, l->tags[i]);
+			if (r < 0)
+				return pmemz_err(r, "out of memory");
+		}
+		/* A daemon without paging answers everything at once, without next_slot. */
+		if (!l->has_next_slot)
+			return 0;
+		if (l->next_slot <= slot)
+			return pmemz_err(
+			    -EPROTO, "LIST paging went backwards (slot %llu after %llu)",
+			    (unsigned long long)l->next_slot, (unsigned long long)slot);
+		slot = l->next_slot;
+	}
+}
+
+struct disk_walk {
+	void (*fn)(struct ctl_disk *d, void *arg);
+	void *arg;
+};
+
+static void disk_visit(const void *node, VISIT which, void *arg)
+{
+	struct disk_walk *w = arg;
+
+	/* In order: an inner node after its left subtree. */
+	if (which == postorder || which == leaf)
+		w->fn(*(struct ctl_disk *const *)node, w->arg);
+}
+
+void ctl_disk_set_foreach(const struct ctl_disk_set *s, void (*fn)(struct ctl_disk *d, void *arg),
+			  void *arg)
+{
+	struct disk_walk w = {.fn = fn, .arg = arg};
+
+	twalk_r(s->root, disk_visit, &w);
+}
