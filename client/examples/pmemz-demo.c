@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "client-private.h" /* STAT, for the background zeroing numbers */
+#include "wire.h" /* STAT, for the background zeroing numbers */
 #include "libpmemzclient.h"
 
 struct demo {
@@ -57,23 +57,12 @@ static inline uint64_t pattern(uint64_t region_off)
 	return (region_off / 8 + 1) * 0x9e3779b97f4a7c15ull;
 }
 
-static int stat_region(struct demo *d, Pmemz__Response **resp)
-{
-	Pmemz__Request req = PMEMZ__REQUEST__INIT;
-	Pmemz__StatReq st = PMEMZ__STAT_REQ__INIT;
-
-	st.region = (char *)(uintptr_t)d->region_name;
-	req.op_case = PMEMZ__REQUEST__OP_STAT;
-	req.stat = &st;
-	return pmemz_client_call(d->client, &req, resp);
-}
-
 static void report_zeroing(struct demo *d)
 {
 	_cleanup_response_ Pmemz__Response *resp = NULL;
 	const Pmemz__RegionStat *rs;
 
-	if (stat_region(d, &resp) < 0 || resp->stat->n_regions < 1) {
+	if (pmemz_wire_stat(d->client, d->region_name, &resp) < 0 || resp->stat->n_regions < 1) {
 		printf("(no statistics from the daemon: %s)\n", pmemz_errormsg());
 		return;
 	}

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client-private.h"
+#include "wire.h"
 
 #define CLAIM_NAME_MAX 63u
 
@@ -21,17 +21,7 @@ static const struct pmemz_region_hooks claim_hooks;
 
 static int claim_rpc(struct pmemz_region *r, const char *name, bool release)
 {
-	_cleanup_response_ Pmemz__Response *resp = NULL;
-	Pmemz__Request req = PMEMZ__REQUEST__INIT;
-	Pmemz__ClaimReq cl = PMEMZ__CLAIM_REQ__INIT;
-
-	cl.region = r->name;
-	cl.name = (char *)(uintptr_t)name;
-	cl.has_release = release;
-	cl.release = release;
-	req.op_case = PMEMZ__REQUEST__OP_CLAIM;
-	req.claim = &cl;
-	return pmemz_client_call(r->c, &req, &resp);
+	return pmemz_wire_claim(r->c, r->name, name, release);
 }
 
 /* Under c->lock. */

@@ -31,7 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "client-private.h"
+#include "wire.h"
 
 /*
  * Half the daemon's limit of 256 waiting allocations per connection
@@ -178,23 +178,17 @@ static void reserve_observe(struct pmemz_region *r, uint64_t now)
 }
 
 /*
- * Wait for a reserved ALLOCATE and build the FREE of its lease in *req
- * (fr is its body).  false when there is no lease to give back (refused,
- * or no connection: then the daemon released it).
+ * Wait for a reserved ALLOCATE: its lease, to give back.  false when there
+ * is none (refused, or no connection: then the daemon released it).
  */
-static bool reserve_free_req(struct pmemz_region *r, struct pmemz_pending *t, Pmemz__Request *req,
-			     Pmemz__FreeReq *fr)
+static bool reserve_lease_of(struct pmemz_region *r, struct pmemz_pending *t, uint64_t *lease)
 {
 	_cleanup_response_ Pmemz__Response *resp = NULL;
 
 	if (pmemz_client_wait(r->c, t, &resp, NULL) < 0 ||
 	    pmemz_check_response(PMEMZ__REQUEST__OP_ALLOCATE, resp) < 0)
 		return false;
-	fr->region = r->name;
-	fr->has_lease = true;
-	fr->lease = resp->allocate->lease;
-	req->op_case = PMEMZ__REQUEST__OP_FREE;
-	req->free = fr;
+	*lease = resp->allocate->lease;
 	return true;
 }
 
@@ -202,8 +196,6 @@ static bool reserve_free_req(struct pmemz_region *r, struct pmemz_pending *t, Pm
 static void reserve_refill(struct pmemz_region *r)
 {
 	struct pmemz_reserve *v = r->rsv;
-	Pmemz__AllocateReq al = PMEMZ__ALLOCATE_REQ__INIT;
-	Pmemz__Request reqs[RESERVE_MAX_LEASES], *rp[RESERVE_MAX_LEASES];
 	struct pmemz_pending *t[RESERVE_MAX_LEASES];
 	size_t k = v->backoff || v->n >= v->d.target ? 0 : v->d.target - v->n;
 	uint64_t now;
@@ -211,20 +203,8 @@ static void reserve_refill(struct pmemz_region *r)
 	if (!k)
 		return;
 	k = MIN(k, (size_t)RESERVE_MAX_LEASES);
-	al.region = r->name;
-	al.bytes = v->unit * r->extent_size;
-	al.has_nowait = true;
-	al.nowait = false;
-	al.has_more_runs_ok = true;
-	al.more_runs_ok = true;
-	for (size_t i = 0; i < k; i++) {
-		reqs[i] = (Pmemz__Request)PMEMZ__REQUEST__INIT;
-		reqs[i].op_case = PMEMZ__REQUEST__OP_ALLOCATE;
-		reqs[i].allocate = &al;
-		rp[i] = &reqs[i];
-	}
 	now = pmemz_now_ns();
-	if (pmemz_client_submit_many(r->c, rp, k, t) < 0) {
+	if (pmemz_wire_allocate(r->c, r->name, v->unit * r->extent_size, false, k, t) < 0) {
 		v->backoff = true;
 		v->refill_failures++;
 		return;
@@ -232,14 +212,10 @@ static void reserve_refill(struct pmemz_region *r)
 	for (size_t i = 0; i < k; i++) {
 		if (reserve_push(v, t[i], now) < 0) {
 			/* Cannot track it: take the answer now and give the lease back. */
-			Pmemz__Request req = PMEMZ__REQUEST__INIT;
-			Pmemz__FreeReq fr = PMEMZ__FREE_REQ__INIT;
+			uint64_t lease;
 
-			if (reserve_free_req(r, t[i], &req, &fr)) {
-				_cleanup_response_ Pmemz__Response *fresp = NULL;
-
-				(void)pmemz_client_call(r->c, &req, &fresp);
-			}
+			if (reserve_lease_of(r, t[i], &lease))
+				(void)pmemz_wire_free(r->c, r->name, lease, NULL, NULL);
 			v->backoff = true;
 			continue;
 		}
@@ -260,18 +236,15 @@ static void reserve_drain(struct pmemz_region *r)
 	(void)snprintf(msg, sizeof(msg), "%s", pmemz_errormsg());
 	frees = calloc(v->n, sizeof(*frees));
 	while (v->n) {
-		Pmemz__Request req = PMEMZ__REQUEST__INIT;
-		Pmemz__FreeReq fr = PMEMZ__FREE_REQ__INIT;
+		uint64_t lease;
 
-		if (!reserve_free_req(r, reserve_pop(v, NULL), &req, &fr))
+		if (!reserve_lease_of(r, reserve_pop(v, NULL), &lease))
 			continue;
 		if (frees) {
-			if (pmemz_client_submit(r->c, &req, &frees[n_frees]) == 0)
+			if (pmemz_wire_free(r->c, r->name, lease, NULL, &frees[n_frees]) == 0)
 				n_frees++;
 		} else {
-			_cleanup_response_ Pmemz__Response *fresp = NULL;
-
-			(void)pmemz_client_call(r->c, &req, &fresp);
+			(void)pmemz_wire_free(r->c, r->name, lease, NULL, NULL);
 		}
 	}
 	for (size_t i = 0; i < n_frees; i++) {

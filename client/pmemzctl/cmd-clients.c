@@ -53,8 +53,6 @@ static int clients_exec(struct ctl *ctl, int argc, char **argv)
 		return r;
 	/* Every page first: a failure half-way prints nothing. */
 	for (bool more = true; more && n_pages < CLIENTS_PAGES_MAX;) {
-		Pmemz__Request req = PMEMZ__REQUEST__INIT;
-		Pmemz__ClientsReq cr = PMEMZ__CLIENTS_REQ__INIT;
 		Pmemz__Response **v = realloc(pages, (n_pages + 1) * sizeof(*v));
 
 		if (!v) {
@@ -63,11 +61,7 @@ static int clients_exec(struct ctl *ctl, int argc, char **argv)
 			goto out;
 		}
 		pages = v;
-		cr.has_after = after != 0;
-		cr.after = after;
-		req.op_case = PMEMZ__REQUEST__OP_CLIENTS;
-		req.clients = &cr;
-		if (pmemz_client_call(ctl->client, &req, &pages[n_pages]) < 0) {
+		if (pmemz_wire_clients(ctl->client, after, &pages[n_pages]) < 0) {
 			r = ctl_fail();
 			goto out;
 		}

@@ -97,16 +97,11 @@ static int map_push(struct map *m, enum map_state s, uint64_t count)
 static int map_get(struct ctl *ctl, const char *region, struct map *m)
 {
 	_cleanup_response_ Pmemz__Response *resp = NULL;
-	Pmemz__Request req = PMEMZ__REQUEST__INIT;
-	Pmemz__MapReq mq = PMEMZ__MAP_REQ__INIT;
 	const Pmemz__MapResp *mp;
 	uint64_t total = 0;
 	int r;
 
-	mq.region = (char *)(uintptr_t)region;
-	req.op_case = PMEMZ__REQUEST__OP_MAP;
-	req.map = &mq;
-	r = pmemz_client_call(ctl->client, &req, &resp);
+	r = pmemz_wire_map(ctl->client, region, &resp);
 	if (r < 0)
 		return r;
 	mp = resp->map;

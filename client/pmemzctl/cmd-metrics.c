@@ -124,13 +124,7 @@ static void usage_set_free(struct usage_set *u)
 /* Region i's USAGE; none when it fails (the caller may not see it). */
 static void usage_get(struct ctl *ctl, const char *region, struct usage_set *u, size_t i)
 {
-	Pmemz__Request req = PMEMZ__REQUEST__INIT;
-	Pmemz__UsageReq ur = PMEMZ__USAGE_REQ__INIT;
-
-	ur.region = (char *)(uintptr_t)region;
-	req.op_case = PMEMZ__REQUEST__OP_USAGE;
-	req.usage = &ur;
-	if (pmemz_client_call(ctl->client, &req, &u->resp[i]) < 0 || !u->resp[i]->usage) {
+	if (pmemz_wire_usage(ctl->client, region, &u->resp[i]) < 0 || !u->resp[i]->usage) {
 		if (u->resp[i])
 			pmemz_response_free(u->resp[i]);
 		u->resp[i] = NULL;

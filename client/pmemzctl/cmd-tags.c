@@ -32,14 +32,15 @@ static int tags_exec(struct ctl *ctl, int argc, char **argv)
 	    {},
 	};
 	_cleanup_response_ Pmemz__Response *resp = NULL;
-	Pmemz__Request req = PMEMZ__REQUEST__INIT;
-	Pmemz__ListReq ls = PMEMZ__LIST_REQ__INIT;
+	/* No more_runs_ok: a tag too fragmented for a frame is refused, not cut short. */
+	struct pmemz_wire_list q = {.paged = true};
+	const char *region;
 	struct out *o;
 	int c, r;
 
 	while ((c = getopt_long(argc, argv, CTL_COMMON_SHORT "a", opts, NULL)) != -1) {
 		if (c == 'a') {
-			ls.has_all_users = ls.all_users = true;
+			q.all_users = true;
 			continue;
 		}
 		if ((r = ctl_common_opt(ctl, &cmd_tags, c)) >= 0)
@@ -47,36 +48,32 @@ static int tags_exec(struct ctl *ctl, int argc, char **argv)
 	}
 	if (optind >= argc)
 		return ctl_usage_error(&cmd_tags, "which region?");
-	ls.region = argv[optind++];
+	region = argv[optind++];
 	if (optind < argc)
 		return ctl_usage_error(&cmd_tags, "unexpected argument '%s'", argv[optind]);
 
 	r = ctl_connect(ctl);
 	if (r)
 		return r;
-	req.op_case = PMEMZ__REQUEST__OP_LIST;
-	req.list = &ls;
-	ls.has_start_slot = true;
-	ls.start_slot = 0;
 	/* The first page before any output: an error is printed alone. */
-	if (pmemz_client_call(ctl->client, &req, &resp) < 0)
+	if (pmemz_wire_list(ctl->client, region, &q, &resp) < 0)
 		return ctl_fail();
 	r = ctl_output(ctl);
 	if (r)
 		return r;
 	o = ctl->out;
 
-	out_str(o, "region", "region", ls.region);
+	out_str(o, "region", "region", region);
 	o->ops->list_begin(o, "tags", "no tags");
 	for (;;) {
 		tags_print(o, resp->list);
 		/* A daemon before paging answers with one page, without next_slot. */
-		if (!resp->list->has_next_slot || resp->list->next_slot <= ls.start_slot)
+		if (!resp->list->has_next_slot || resp->list->next_slot <= q.start_slot)
 			break;
-		ls.start_slot = resp->list->next_slot;
+		q.start_slot = resp->list->next_slot;
 		pmemz_response_free(resp);
 		resp = NULL;
-		if (pmemz_client_call(ctl->client, &req, &resp) < 0)
+		if (pmemz_wire_list(ctl->client, region, &q, &resp) < 0)
 			return ctl_fail(); /* no half a table */
 	}
 	o->ops->list_end(o);

@@ -29,9 +29,8 @@ static int usage_exec(struct ctl *ctl, int argc, char **argv)
 	    {},
 	};
 	_cleanup_response_ Pmemz__Response *resp = NULL;
-	Pmemz__Request req = PMEMZ__REQUEST__INIT;
-	Pmemz__UsageReq ur = PMEMZ__USAGE_REQ__INIT;
 	const Pmemz__UsageResp *u;
+	const char *region;
 	struct out *o;
 	bool by_uid;
 	int c, r;
@@ -41,16 +40,14 @@ static int usage_exec(struct ctl *ctl, int argc, char **argv)
 			return r;
 	if (optind >= argc)
 		return ctl_usage_error(&cmd_usage, "which region?");
-	ur.region = argv[optind++];
+	region = argv[optind++];
 	if (optind < argc)
 		return ctl_usage_error(&cmd_usage, "unexpected argument '%s'", argv[optind]);
 
 	r = ctl_connect(ctl);
 	if (r)
 		return r;
-	req.op_case = PMEMZ__REQUEST__OP_USAGE;
-	req.usage = &ur;
-	if (pmemz_client_call(ctl->client, &req, &resp) < 0)
+	if (pmemz_wire_usage(ctl->client, region, &resp) < 0)
 		return ctl_fail();
 	r = ctl_output(ctl);
 	if (r)
@@ -58,7 +55,7 @@ static int usage_exec(struct ctl *ctl, int argc, char **argv)
 	u = resp->usage;
 	o = ctl->out;
 
-	out_str(o, "region", "region", ur.region);
+	out_str(o, "region", "region", region);
 	out_str(o, "tenant_key", "tenant", u->tenant_key ? u->tenant_key : "uid");
 	/* Text: the key names of the region's tenant (uid_* with tenant = uid, as before). */
 	by_uid = !u->tenant_key || strcmp(u->tenant_key, "uid") == 0;

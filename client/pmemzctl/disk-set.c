@@ -90,25 +90,18 @@ static int disk_add_tag(struct ctl_disk_set *s, const Pmemz__TagInfo *t)
 
 int ctl_disk_set_list(struct pmemz_client *c, const char *region, bool all, struct ctl_disk_set *s)
 {
-	Pmemz__Request req = PMEMZ__REQUEST__INIT;
-	Pmemz__ListReq ls = PMEMZ__LIST_REQ__INIT;
+	/* Chunks are one run, but a tag under the prefix may be anything. */
+	struct pmemz_wire_list q = {
+	    .prefix = PMEMZ_DISK_TAG_PREFIX, .all_users = all, .paged = true, .more_runs_ok = true};
 	uint64_t slot = 0;
 	int r;
 
-	ls.region = (char *)(uintptr_t)region;
-	ls.prefix = (char *)(uintptr_t)PMEMZ_DISK_TAG_PREFIX;
-	ls.has_all_users = ls.all_users = all;
-	/* Chunks are one run, but a tag under the prefix may be anything. */
-	ls.has_more_runs_ok = ls.more_runs_ok = true;
-	req.op_case = PMEMZ__REQUEST__OP_LIST;
-	req.list = &ls;
 	for (;;) {
 		_cleanup_response_ Pmemz__Response *resp = NULL;
 		const Pmemz__ListResp *l;
 
-		ls.has_start_slot = true;
-		ls.start_slot = slot;
-		r = pmemz_client_call(c, &req, &resp);
+		q.start_slot = slot;
+		r = pmemz_wire_list(c, region, &q, &resp);
 		if (r < 0)
 			return r;
 		l = resp->list;

@@ -122,17 +122,12 @@ int ctl_connect(struct ctl *ctl)
 
 int ctl_stat(struct ctl *ctl, const char *region, Pmemz__Response **resp)
 {
-	Pmemz__Request req = PMEMZ__REQUEST__INIT;
-	Pmemz__StatReq st = PMEMZ__STAT_REQ__INIT;
 	int r;
 
 	r = ctl_connect(ctl);
 	if (r)
 		return r;
-	st.region = (char *)(uintptr_t)region;
-	req.op_case = PMEMZ__REQUEST__OP_STAT;
-	req.stat = &st;
-	if (pmemz_client_call(ctl->client, &req, resp) < 0)
+	if (pmemz_wire_stat(ctl->client, region, resp) < 0)
 		return ctl_fail();
 	return ctl_output(ctl);
 }

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "client-private.h"
+#include "wire.h"
 
 /* ---- output vtable (output.c) ----------------------------------------- */
 
