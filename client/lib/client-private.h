@@ -156,6 +156,15 @@ void pmemz_response_free(Pmemz__Response *resp);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Pmemz__Response *, pmemz_response_free)
 #define _cleanup_response_ _cleanup_(pmemz_response_freep)
 
+/*
+ * ---- admin-stat.c, admin-usage.c: the admin API's handles over an answer
+ * the caller keeps and frees (the unit tests make answers by hand).
+ */
+struct pmemz_stat;
+struct pmemz_usage;
+int pmemz_stat_borrow(const Pmemz__StatResp *s, struct pmemz_stat **out);
+int pmemz_usage_borrow(const Pmemz__UsageResp *u, struct pmemz_usage **out);
+
 /* ---- region-map.c: how a region handle maps its fd --------------------- */
 
 struct pmemz_region;

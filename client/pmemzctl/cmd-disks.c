@@ -30,6 +30,8 @@ _Static_assert(CTL_DISK_NAME_MAX == PMEMZ_DISK_NAME_MAX, "a disk name fits struc
  */
 static int disk_read_sb(struct pmemz_region *r, struct ctl_disk *d)
 {
+	uint64_t extent_size = pmemz_region_extent_size(r);
+	const uint8_t *data = (const uint8_t *)pmemz_region_address(r) + pmemz_region_data_offset(r);
 	struct pmemz_disk_super sb;
 	const char *why = NULL;
 
@@ -37,15 +39,14 @@ static int disk_read_sb(struct pmemz_region *r, struct ctl_disk *d)
 	if (!d->has_sb)
 		return 0;
 	d->state = "superblock outside the region";
-	if (d->sb_extent >= r->extent_count || r->extent_size < sizeof(sb))
+	if (d->sb_extent >= pmemz_region_extent_count(r) || extent_size < sizeof(sb))
 		return 0;
 	/* A copy: other tenants of the region may write it while it is checked. */
-	if (pmemz_sigbus_copy(&sb, r->base + r->data_offset + d->sb_extent * r->extent_size,
-			      sizeof(sb)) < 0) {
+	if (pmemz_sigbus_copy(&sb, data + d->sb_extent * extent_size, sizeof(sb)) < 0) {
 		d->state = "unreadable superblock";
 		return -EIO;
 	}
-	if (pmemz_disk_super_check(&sb, d->name, r->extent_size, &why) < 0) {
+	if (pmemz_disk_super_check(&sb, d->name, extent_size, &why) < 0) {
 		d->state = why ? why : "bad superblock";
 		return 0;
 	}
@@ -154,7 +155,7 @@ static int disks_delete(struct ctl *ctl, struct pmemz_region *reg, const char *r
 		} else if (r == -ENOENT) {
 			(void)pmemz_region_unclaim(reg, sb_tag);
 			(void)fprintf(stderr, "pmemzctl: no disk '%s' of uid %u in region '%s'\n",
-				      disk, (unsigned)pmemz_client_hello(ctl->client)->uid, region);
+				      disk, pmemz_client_uid(ctl->client), region);
 			return CTL_EXIT_FAIL;
 		}
 	}
@@ -210,9 +211,9 @@ static int disks_exec(struct ctl *ctl, int argc, char **argv)
 	if (r)
 		return r;
 	/* An admin sees every uid's disks, anyone else their own. */
-	all = pmemz_client_hello(ctl->client)->admin;
+	all = pmemz_client_is_admin(ctl->client);
 	/* The mapping first: it also says whether the caller may use the region. */
-	if (pmemz_region_open_mapped(ctl->client, region, &pmemz_region_readonly_mapper, &reg) < 0)
+	if (pmemz_region_open_readonly(ctl->client, region, &reg) < 0)
 		return ctl_fail();
 	if (delete) {
 		r = disks_delete(ctl, reg, region, delete);
@@ -231,7 +232,7 @@ static int disks_exec(struct ctl *ctl, int argc, char **argv)
 	}
 
 	out_str(ctl->out, "region", "region", region);
-	out_size(ctl->out, "chunk_size", "chunk size", reg->extent_size);
+	out_size(ctl->out, "chunk_size", "chunk size", pmemz_region_extent_size(reg));
 	ctl->out->ops->list_begin(ctl->out, "disks", "no disks");
 	emit = (struct disks_emit){.o = ctl->out, .r = reg, .region = region};
 	pmemz_sigbus_install();

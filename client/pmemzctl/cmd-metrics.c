@@ -101,8 +101,7 @@ static int metrics_write_file(const char *path, const struct ctl_metrics_in *in)
 
 /* Per region of the STAT answer: its USAGE answer and its disks, each NULL when none. */
 struct usage_set {
-	Pmemz__Response **resp;
-	const Pmemz__UsageResp **usage;
+	struct pmemz_usage **usage;
 	struct ctl_disk_set **disks;
 	size_t n;
 };
@@ -110,27 +109,13 @@ struct usage_set {
 static void usage_set_free(struct usage_set *u)
 {
 	for (size_t i = 0; i < u->n; i++) {
-		if (u->resp[i])
-			pmemz_response_free(u->resp[i]);
+		pmemz_usage_free(u->usage[i]);
 		if (u->disks[i])
 			ctl_disk_set_done(u->disks[i]);
 		free(u->disks[i]);
 	}
-	free(u->resp);
 	free(u->usage);
 	free(u->disks);
-}
-
-/* Region i's USAGE; none when it fails (the caller may not see it). */
-static void usage_get(struct ctl *ctl, const char *region, struct usage_set *u, size_t i)
-{
-	if (pmemz_wire_usage(ctl->client, region, &u->resp[i]) < 0 || !u->resp[i]->usage) {
-		if (u->resp[i])
-			pmemz_response_free(u->resp[i]);
-		u->resp[i] = NULL;
-		return;
-	}
-	u->usage[i] = u->resp[i]->usage;
 }
 
 /* Region i's nbd disks, as pmemzctl disks counts them; none when LIST fails. */
@@ -140,8 +125,7 @@ static int disks_get(struct ctl *ctl, const char *region, struct usage_set *u, s
 
 	if (!set)
 		return -ENOMEM;
-	if (ctl_disk_set_list(ctl->client, region, pmemz_client_hello(ctl->client)->admin, set) <
-	    0) {
+	if (ctl_disk_set_list(ctl->client, region, pmemz_client_is_admin(ctl->client), set) < 0) {
 		ctl_disk_set_done(set);
 		free(set);
 		return 0;
@@ -156,21 +140,23 @@ static int disks_get(struct ctl *ctl, const char *region, struct usage_set *u, s
  * region whose USAGE or LIST fails has no samples of those families; the
  * rest of the exposition stands.
  */
-static int usage_collect(struct ctl *ctl, const Pmemz__StatResp *s, struct usage_set *u)
+static int usage_collect(struct ctl *ctl, const struct pmemz_stat *s, struct usage_set *u)
 {
-	u->resp = calloc(s->n_regions ? s->n_regions : 1, sizeof(*u->resp));
-	u->usage = calloc(s->n_regions ? s->n_regions : 1, sizeof(*u->usage));
-	u->disks = calloc(s->n_regions ? s->n_regions : 1, sizeof(*u->disks));
-	if (!u->resp || !u->usage || !u->disks)
-		return -ENOMEM;
-	u->n = s->n_regions;
-	for (size_t i = 0; i < s->n_regions; i++) {
-		const Pmemz__RegionStat *rs = s->regions[i];
+	size_t n = pmemz_stat_regions(s);
 
-		if ((rs->has_name_only && rs->name_only) || strcmp(ctl_region_state(rs), "online"))
+	u->usage = calloc(n ? n : 1, sizeof(*u->usage));
+	u->disks = calloc(n ? n : 1, sizeof(*u->disks));
+	if (!u->usage || !u->disks)
+		return -ENOMEM;
+	u->n = n;
+	for (size_t i = 0; i < n; i++) {
+		const char *name = pmemz_stat_region_str(s, i, PMEMZ_RS_NAME);
+
+		if (ctl_stat_u64(s, i, PMEMZ_RS_NAME_ONLY) || strcmp(ctl_region_state(s, i), "online"))
 			continue;
-		usage_get(ctl, rs->info->name, u, i);
-		if (disks_get(ctl, rs->info->name, u, i) < 0)
+		if (pmemz_admin_usage(ctl->client, name, &u->usage[i]) < 0)
+			u->usage[i] = NULL;
+		if (disks_get(ctl, name, u, i) < 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -183,7 +169,7 @@ static int metrics_exec(struct ctl *ctl, int argc, char **argv)
 	    {"output", required_argument, NULL, 'o'},
 	    {},
 	};
-	_cleanup_response_ Pmemz__Response *resp = NULL;
+	_cleanup_(pmemz_stat_freep) struct pmemz_stat *s = NULL;
 	_cleanup_(usage_set_free) struct usage_set usage = {0};
 	struct ctl_metrics_in in;
 	const char *output = NULL;
@@ -206,15 +192,15 @@ static int metrics_exec(struct ctl *ctl, int argc, char **argv)
 				       "metrics prints the Prometheus text format, not JSON");
 
 	/* Every region in one answer (the output vtable it sets up stays unused). */
-	r = ctl_stat(ctl, NULL, &resp);
+	r = ctl_stat(ctl, NULL, &s);
 	if (r)
 		return r;
-	if (usage_collect(ctl, resp->stat, &usage) < 0) {
+	if (usage_collect(ctl, s, &usage) < 0) {
 		(void)fprintf(stderr, "pmemzctl: out of memory\n");
 		return CTL_EXIT_FAIL;
 	}
-	in = (struct ctl_metrics_in){.stat = resp->stat,
-				     .usage = usage.usage,
+	in = (struct ctl_metrics_in){.stat = s,
+				     .usage = (const struct pmemz_usage *const *)usage.usage,
 				     .disks = (const struct ctl_disk_set *const *)usage.disks};
 	if (output)
 		return metrics_write_file(output, &in);

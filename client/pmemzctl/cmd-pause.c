@@ -16,7 +16,10 @@ int ctl_zeroer(struct ctl *ctl, const char *region, int pause, const uint64_t *r
 	r = ctl_connect(ctl);
 	if (r)
 		return r;
-	if (pmemz_wire_zeroer(ctl->client, region, pause, rate) < 0)
+	r = pause >= 0 ? pmemz_admin_zeroer_pause(ctl->client, region, pause > 0) : 0;
+	if (r == 0 && rate)
+		r = pmemz_admin_zeroer_rate(ctl->client, region, *rate);
+	if (r < 0)
 		return ctl_fail();
 	r = ctl_output(ctl);
 	if (r)

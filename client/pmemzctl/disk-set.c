@@ -58,67 +58,54 @@ static int disk_get(struct ctl_disk_set *s, uint32_t uid, const char *name, stru
 	return 0;
 }
 
-/* One tag of the LIST: a disk's superblock, chunk or ahead extents, or not a disk's (ignored). */
-static int disk_add_tag(struct ctl_disk_set *s, const Pmemz__TagInfo *t)
+/* Tag i of the list: a disk's superblock, chunk or ahead extents, or not a disk's (ignored). */
+static int disk_add_tag(struct ctl_disk_set *s, const struct pmemz_taglist *l, size_t i)
 {
 	char name[PMEMZ_DISK_NAME_MAX + 1];
 	struct ctl_disk *d;
-	uint64_t index;
+	uint64_t index, count = 0;
 	int kind, r;
 
-	kind = pmemz_disk_tag_parse(t->name, name, &index);
+	kind = pmemz_disk_tag_parse(pmemz_taglist_name(l, i), name, &index);
 	if (kind < 0)
 		return 0;
-	r = disk_get(s, t->uid, name, &d);
+	r = disk_get(s, pmemz_taglist_uid(l, i), name, &d);
 	if (r < 0)
 		return r;
 	if (kind == PMEMZ_DISK_TAG_SUPER) {
 		/* One extent, as the plugin writes it; anything else is not a superblock. */
-		d->has_sb = t->n_runs == 1 && t->runs[0]->count == 1;
-		if (d->has_sb)
-			d->sb_extent = t->runs[0]->first;
+		d->has_sb = pmemz_taglist_runs(l, i) == 1 &&
+			    pmemz_taglist_run(l, i, 0, &d->sb_extent, &count) == 0 && count == 1;
 		return 0;
 	}
 	if (kind == PMEMZ_DISK_TAG_AHEAD) {
-		d->ahead += t->bytes;
+		d->ahead += pmemz_taglist_bytes(l, i);
 		return 0;
 	}
 	d->chunks++;
-	d->allocated += t->bytes;
+	d->allocated += pmemz_taglist_bytes(l, i);
 	return 0;
+}
+
+static void taglist_freep(struct pmemz_taglist **l)
+{
+	pmemz_taglist_free(*l);
 }
 
 int ctl_disk_set_list(struct pmemz_client *c, const char *region, bool all, struct ctl_disk_set *s)
 {
+	_cleanup_(taglist_freep) struct pmemz_taglist *l = NULL;
 	/* Chunks are one run, but a tag under the prefix may be anything. */
-	struct pmemz_wire_list q = {
-	    .prefix = PMEMZ_DISK_TAG_PREFIX, .all_users = all, .paged = true, .more_runs_ok = true};
-	uint64_t slot = 0;
+	unsigned flags = PMEMZ_LIST_FIRST_RUNS | (all ? PMEMZ_LIST_ALL_USERS : 0);
 	int r;
 
-	for (;;) {
-		_cleanup_response_ Pmemz__Response *resp = NULL;
-		const Pmemz__ListResp *l;
-
-		q.start_slot = slot;
-		r = pmemz_wire_list(c, region, &q, &resp);
-		if (r < 0)
-			return r;
-		l = resp->list;
-		for (size_t i = 0; i < l->n_tags; i++) {
-			r = disk_add_tag(s, l->tags[i]);
-			if (r < 0)
-				return pmemz_err(r, "out of memory");
-		}
-		/* A daemon without paging answers everything at once, without next_slot. */
-		if (!l->has_next_slot)
-			return 0;
-		if (l->next_slot <= slot)
-			return pmemz_err(
-			    -EPROTO, "LIST paging went backwards (slot %llu after %llu)",
-			    (unsigned long long)l->next_slot, (unsigned long long)slot);
-		slot = l->next_slot;
-	}
+	r = pmemz_admin_list(c, region, PMEMZ_DISK_TAG_PREFIX, flags, &l);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < pmemz_taglist_count(l); i++)
+		if (disk_add_tag(s, l, i) < 0)
+			return ctl_oom();
+	return 0;
 }
 
 struct disk_walk {

@@ -407,9 +407,9 @@ static void json_field(struct out *o, const struct field *f)
 				break;
 			}
 			(void)json_object_object_add(run, "first",
-						     json_object_new_uint64(f->v.runs.v[i]->first));
+						     json_object_new_uint64(f->v.runs.v[i].first));
 			(void)json_object_object_add(run, "count",
-						     json_object_new_uint64(f->v.runs.v[i]->count));
+						     json_object_new_uint64(f->v.runs.v[i].count));
 			(void)json_object_array_add(v, run);
 		}
 		break;
@@ -501,9 +501,34 @@ int out_new(const struct out_ops *ops, FILE *f, bool human, struct out **out)
 	return 0;
 }
 
-const char *ctl_region_state(const Pmemz__RegionStat *rs)
+/* A failure of pmemzctl's own, which pmemz_errormsg() cannot know; NULL: the library's. */
+static const char *ctl_error;
+
+int ctl_oom(void)
 {
-	return rs->state && *rs->state ? rs->state : "online";
+	ctl_error = "out of memory";
+	return -ENOMEM;
+}
+
+int ctl_fail(void)
+{
+	(void)fprintf(stderr, "pmemzctl: %s\n", ctl_error ? ctl_error : pmemz_errormsg());
+	ctl_error = NULL;
+	return CTL_EXIT_FAIL;
+}
+
+const char *ctl_region_state(const struct pmemz_stat *s, size_t i)
+{
+	const char *st = pmemz_stat_region_str(s, i, PMEMZ_RS_STATE);
+
+	return st && *st ? st : "online";
+}
+
+uint64_t ctl_stat_u64(const struct pmemz_stat *s, size_t i, enum pmemz_region_stat_key k)
+{
+	uint64_t v = 0;
+
+	return pmemz_stat_region_u64(s, i, k, &v) == 0 ? v : 0;
 }
 
 void out_free(struct out *o)

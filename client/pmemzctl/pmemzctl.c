@@ -105,12 +105,6 @@ int ctl_common_opt(struct ctl *ctl, const struct ctl_cmd *cmd, int c)
 	}
 }
 
-int ctl_fail(void)
-{
-	(void)fprintf(stderr, "pmemzctl: %s\n", pmemz_errormsg());
-	return CTL_EXIT_FAIL;
-}
-
 int ctl_connect(struct ctl *ctl)
 {
 	if (ctl->client)
@@ -120,14 +114,14 @@ int ctl_connect(struct ctl *ctl)
 	return 0;
 }
 
-int ctl_stat(struct ctl *ctl, const char *region, Pmemz__Response **resp)
+int ctl_stat(struct ctl *ctl, const char *region, struct pmemz_stat **stat)
 {
 	int r;
 
 	r = ctl_connect(ctl);
 	if (r)
 		return r;
-	if (pmemz_wire_stat(ctl->client, region, resp) < 0)
+	if (pmemz_admin_stat(ctl->client, region, stat) < 0)
 		return ctl_fail();
 	return ctl_output(ctl);
 }
