@@ -209,6 +209,20 @@ static int allocate_collect(struct pmemz_region *r, struct pmemz_pending *ticket
 	return 0;
 }
 
+/* An allocation of n extents out of the reserve's queue: true when *out is set. */
+static bool alloc_from_reserve(struct pmemz_region *r, uint64_t n, unsigned flags,
+			       struct pmemz_alloc **out)
+{
+	struct pmemz_reserve_take tk;
+	struct pmemz_pending *t;
+
+	if (!pmemz_reserve_begin(r, n, flags, &tk))
+		return false;
+	while ((t = pmemz_reserve_next(r, &tk)))
+		pmemz_reserve_collected(r, &tk, allocate_collect(r, t, out));
+	return pmemz_reserve_end(r, &tk);
+}
+
 PMEMZ_EXPORT int pmemz_alloc_new(struct pmemz_region *r, size_t bytes, unsigned flags,
 				 struct pmemz_alloc **out)
 {
@@ -230,7 +244,7 @@ PMEMZ_EXPORT int pmemz_alloc_new(struct pmemz_region *r, size_t bytes, unsigned 
 		return ret;
 
 	n = (uint64_t)bytes / r->extent_size + ((uint64_t)bytes % r->extent_size != 0);
-	if (pmemz_reserve_take(r, n, flags, allocate_collect, out))
+	if (alloc_from_reserve(r, n, flags, out))
 		return 0;
 
 	ret = allocate_submit(r, bytes, !!(flags & PMEMZ_ALLOC_NOWAIT), &ticket);

@@ -20,12 +20,13 @@
  * cannot ask for k units in one lease and split it: it keeps one request
  * per lease and sends them earlier and in bigger batches instead.
  *
- * The reserve deals in ALLOCATE tickets and leases only: it talks to the
- * daemon through the transport and never makes an allocation handle
- * itself; pmemz_reserve_take hands its ticket to the caller's collect
- * function.  It sits on region.c, which reaches it only through the hooks
- * the first pmemz_region_set_reserve registers (reserve_hooks: close,
- * reconnected, release); alloc.c is above it.
+ * The reserve deals in ALLOCATE tickets and leases only: it never makes
+ * an allocation handle, and calls nothing above it.  alloc.c consumes its
+ * queue (pmemz_reserve_begin, _next, _collected, _end: client-private.h)
+ * and makes the handles.  Its requests are wire.c's.  It sits on region.c,
+ * which reaches it only through the hooks the first
+ * pmemz_region_set_reserve registers (reserve_hooks: close, reconnected,
+ * release).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -255,69 +256,84 @@ static void reserve_drain(struct pmemz_region *r)
 	(void)pmemz_err(0, "%s", msg);
 }
 
-/*
- * Lock held, v->n > 0: hand the oldest reserved ticket to collect.  1 when
- * *out is set; 0 when its ALLOCATE failed (the next one may serve);
- * -EAGAIN when NOWAIT and its answer has not come yet.
- */
-static int reserve_take_one(struct pmemz_region *r, struct pmemz_reserve *v, unsigned flags,
-			    pmemz_reserve_collect_fn collect, struct pmemz_alloc **out)
+bool pmemz_reserve_begin(struct pmemz_region *r, uint64_t n, unsigned flags,
+			 struct pmemz_reserve_take *tk)
 {
-	uint64_t t0 = pmemz_now_ns(), t1, t2, sent;
-	bool answered;
-	int ret;
+	struct pmemz_reserve *v = reserve_of(r);
 
-	reserve_observe(r, t0);
-	answered = v->seen > 0;
-	t1 = pmemz_now_ns();
-	v->observe_ns += t1 - t0;
-	if ((flags & PMEMZ_ALLOC_NOWAIT) && !answered)
-		return -EAGAIN;
-	ret = collect(r, reserve_pop(v, &sent), out);
-	t2 = pmemz_now_ns();
-	if (!answered) {
-		/* Ran dry: this caller waited for the daemon. */
-		pmemz_depth_answered(&v->d, t2 > sent ? t2 - sent : 0, true);
-		v->stall_ns += t2 - t1;
+	*tk = (struct pmemz_reserve_take){.flags = flags};
+	if (!v || !__atomic_load_n(&v->bytes, __ATOMIC_RELAXED))
+		return false;
+	if (flags & PMEMZ_ALLOC_NOWAIT) {
+		if (pthread_mutex_trylock(&v->lock) != 0)
+			return false;
 	} else {
-		v->collect_ns += t2 - t1;
+		pthread_mutex_lock(&v->lock);
 	}
-	if (ret == 0)
-		return 1;
+	tk->v = v;
+	tk->serves = v->bytes && n == v->unit;
+	if (tk->serves)
+		pmemz_depth_begin(&v->d, pmemz_now_ns());
+	return true;
+}
+
+/*
+ * The oldest reserved ticket, for the caller to collect; NULL once served,
+ * when empty, or with NOWAIT when its answer has not come.
+ */
+struct pmemz_pending *pmemz_reserve_next(struct pmemz_region *r, struct pmemz_reserve_take *tk)
+{
+	struct pmemz_reserve *v = tk->v;
+	uint64_t t0;
+
+	if (!v || !tk->serves || tk->served || tk->stop || !v->n)
+		return NULL;
+	t0 = pmemz_now_ns();
+	reserve_observe(r, t0);
+	tk->answered = v->seen > 0;
+	tk->t1 = pmemz_now_ns();
+	v->observe_ns += tk->t1 - t0;
+	if ((tk->flags & PMEMZ_ALLOC_NOWAIT) && !tk->answered) {
+		tk->stop = true;
+		return NULL;
+	}
+	return reserve_pop(v, &tk->sent);
+}
+
+void pmemz_reserve_collected(struct pmemz_region *r, struct pmemz_reserve_take *tk, int ret)
+{
+	struct pmemz_reserve *v = tk->v;
+	uint64_t t2 = pmemz_now_ns();
+
+	(void)r;
+	if (!tk->answered) {
+		/* Ran dry: this caller waited for the daemon. */
+		pmemz_depth_answered(&v->d, t2 > tk->sent ? t2 - tk->sent : 0, true);
+		v->stall_ns += t2 - tk->t1;
+	} else {
+		v->collect_ns += t2 - tk->t1;
+	}
+	if (ret == 0) {
+		tk->served = true;
+		return;
+	}
 	/* ENOSPC, EDQUOT, or the connection broke: the caller's own ALLOCATE says why. */
 	if (ret == -EDQUOT || ret == -ENOSPC)
 		pmemz_depth_refused(&v->d, v->n);
 	v->backoff = true;
 	v->refill_failures++;
-	return 0;
 }
 
-int pmemz_reserve_take(struct pmemz_region *r, uint64_t n, unsigned flags,
-		       pmemz_reserve_collect_fn collect, struct pmemz_alloc **out)
+bool pmemz_reserve_end(struct pmemz_region *r, struct pmemz_reserve_take *tk)
 {
-	struct pmemz_reserve *v = reserve_of(r);
-	int served = 0;
+	struct pmemz_reserve *v = tk->v;
 
-	if (!v || !__atomic_load_n(&v->bytes, __ATOMIC_RELAXED))
-		return 0;
-	if (flags & PMEMZ_ALLOC_NOWAIT) {
-		if (pthread_mutex_trylock(&v->lock) != 0)
-			return 0;
-	} else {
-		pthread_mutex_lock(&v->lock);
-	}
-	if (v->bytes && n == v->unit) {
-		pmemz_depth_begin(&v->d, pmemz_now_ns());
-		while (v->n && !served) {
-			int got = reserve_take_one(r, v, flags, collect, out);
-
-			if (got < 0)
-				break;
-			served = got;
-		}
+	if (!v)
+		return false;
+	if (tk->serves) {
 		/* Top up in batches: back-to-back requests cost the daemon one wakeup
 		 * and one group commit, where one request per allocation costs each. */
-		if (served && v->n + pmemz_depth_batch(&v->d) <= v->d.target) {
+		if (tk->served && v->n + pmemz_depth_batch(&v->d) <= v->d.target) {
 			uint64_t t0 = pmemz_now_ns();
 
 			reserve_refill(r);
@@ -326,13 +342,13 @@ int pmemz_reserve_take(struct pmemz_region *r, uint64_t n, unsigned flags,
 		pmemz_depth_end(&v->d, pmemz_now_ns());
 	}
 	if (v->bytes) {
-		if (served)
+		if (tk->served)
 			v->hits++;
 		else
 			v->misses++;
 	}
 	pthread_mutex_unlock(&v->lock);
-	return served;
+	return tk->served;
 }
 
 void pmemz_reserve_after_direct(struct pmemz_region *r, uint64_t n)
