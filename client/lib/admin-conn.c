@@ -9,6 +9,7 @@
 
 #include "libpmemzadmin.h"
 #include "wire.h"
+#include "vector.h"
 
 /* Pages until the daemon says there are no more (each a frame). */
 #define CLIENTS_PAGES_MAX 100000u
@@ -54,7 +55,7 @@ PMEMZ_EXPORT int pmemz_admin_zeroer_rate(struct pmemz_client *c, const char *reg
 
 struct pmemz_clients {
 	Pmemz__Response **pages;
-	size_t n_pages;
+	size_t n_pages, cap_pages;
 	const Pmemz__ClientInfo **v; /* into the pages */
 	size_t n;
 };
@@ -99,14 +100,13 @@ PMEMZ_EXPORT int pmemz_admin_clients(struct pmemz_client *c, struct pmemz_client
 	if (!l)
 		return pmemz_err(-ENOMEM, "out of memory");
 	for (bool more = true; more && l->n_pages < CLIENTS_PAGES_MAX;) {
-		Pmemz__Response **v = reallocarray(l->pages, l->n_pages + 1, sizeof(*v));
 		const Pmemz__ClientsResp *cr;
 
-		if (!v) {
-			r = pmemz_err(-ENOMEM, "out of memory");
+		r = PMEMZ_GROW(l->pages, &l->cap_pages, l->n_pages + 1);
+		if (r < 0) {
+			r = pmemz_err(r, "out of memory");
 			break;
 		}
-		l->pages = v;
 		r = pmemz_wire_clients(c, after, &l->pages[l->n_pages]);
 		if (r < 0)
 			break;

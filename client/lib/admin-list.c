@@ -8,6 +8,7 @@
 
 #include "libpmemzadmin.h"
 #include "wire.h"
+#include "vector.h"
 
 /* More pages than this: a daemon that never says "no more". */
 #define LIST_PAGES_MAX 1000000u
@@ -30,32 +31,24 @@ PMEMZ_EXPORT void pmemz_taglist_free(struct pmemz_taglist *l)
 	free(l);
 }
 
-/* Keep page resp (taken) and index its tags: 0 or -ENOMEM. */
+/* Keep page resp (taken) and index its tags: 0, -ENOMEM or -EOVERFLOW. */
 static int list_add_page(struct pmemz_taglist *l, Pmemz__Response *resp)
 {
 	const Pmemz__ListResp *lr = resp->list;
 
-	if (l->n_pages == l->cap_pages) {
-		size_t cap = l->cap_pages ? 2 * l->cap_pages : 4;
-		Pmemz__Response **p = reallocarray(l->pages, cap, sizeof(*p));
+	size_t need;
+	int r = PMEMZ_GROW(l->pages, &l->cap_pages, l->n_pages + 1);
 
-		if (!p) {
-			pmemz_response_free(resp);
-			return -ENOMEM;
-		}
-		l->pages = p;
-		l->cap_pages = cap;
+	if (r < 0) {
+		pmemz_response_free(resp);
+		return r;
 	}
 	l->pages[l->n_pages++] = resp;
-	if (lr->n_tags > l->cap - l->n) {
-		size_t cap = MAX(2 * l->cap, l->n + lr->n_tags);
-		const Pmemz__TagInfo **t = reallocarray(l->tags, cap, sizeof(*t));
-
-		if (!t)
-			return -ENOMEM;
-		l->tags = t;
-		l->cap = cap;
-	}
+	r = pmemz_add_size(l->n, lr->n_tags, &need);
+	if (r == 0)
+		r = PMEMZ_GROW(l->tags, &l->cap, need);
+	if (r < 0)
+		return r;
 	for (size_t i = 0; i < lr->n_tags; i++)
 		l->tags[l->n++] = lr->tags[i];
 	return 0;
@@ -92,7 +85,7 @@ PMEMZ_EXPORT int pmemz_admin_list(struct pmemz_client *c, const char *region, co
 		next = resp->list->next_slot;
 		r = list_add_page(l, resp);
 		if (r < 0) {
-			r = pmemz_err(r, "out of memory");
+			r = pmemz_err(r, "cannot keep the tags: %s", pmemz_strerror(r));
 			break;
 		}
 		if (!more)

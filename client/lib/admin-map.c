@@ -11,6 +11,7 @@
 
 #include "libpmemzadmin.h"
 #include "wire.h"
+#include "vector.h"
 
 struct map_run {
 	enum pmemz_extent_state state;
@@ -47,15 +48,8 @@ static int map_push(struct pmemz_map *m, enum pmemz_extent_state s, uint64_t cou
 		m->runs[m->n_runs - 1].count += count;
 		return 0;
 	}
-	if (m->n_runs == m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 64;
-		struct map_run *v = reallocarray(m->runs, cap, sizeof(*v));
-
-		if (!v)
-			return pmemz_err(-ENOMEM, "out of memory");
-		m->runs = v;
-		m->cap = cap;
-	}
+	if (PMEMZ_GROW(m->runs, &m->cap, m->n_runs + 1) < 0)
+		return pmemz_err(-ENOMEM, "out of memory");
 	m->runs[m->n_runs++] = (struct map_run){.state = s, .first = first, .count = count};
 	return 0;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "wire.h"
+#include "vector.h"
 
 enum batch_kind { BATCH_COMMIT, BATCH_MOVE };
 
@@ -56,15 +57,10 @@ PMEMZ_EXPORT int pmemz_batch_new(struct pmemz_region *r, struct pmemz_batch **ou
 
 static int entry_push(struct pmemz_batch *b, const struct batch_entry *e)
 {
-	if (b->n == b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 8;
-		struct batch_entry *nv = reallocarray(b->v, cap, sizeof(*nv));
+	int r = PMEMZ_GROW(b->v, &b->cap, b->n + 1);
 
-		if (!nv)
-			return pmemz_err(-ENOMEM, "out of memory");
-		b->v = nv;
-		b->cap = cap;
-	}
+	if (r < 0)
+		return pmemz_err(r, "out of memory");
 	b->v[b->n++] = *e;
 	return 0;
 }
@@ -270,11 +266,9 @@ static int runs_remove(struct pmemz_alloc *a, uint64_t i)
 		} else if (i == end - 1) {
 			ru->count--;
 		} else {
-			struct pmemz_run *nv = reallocarray(a->runs, a->n_runs + 1, sizeof(*nv));
-
-			if (!nv)
+			/* a->runs is exactly n_runs long: no capacity kept. */
+			if (PMEMZ_GROW(a->runs, NULL, a->n_runs + 1) < 0)
 				return -ENOMEM;
-			a->runs = nv;
 			ru = &a->runs[k];
 			memmove(ru + 2, ru + 1, (a->n_runs - k - 1) * sizeof(*ru));
 			ru[1] = (struct pmemz_run){i + 1, end - i - 1};

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "wire.h"
+#include "vector.h"
 
 #define CLAIM_NAME_MAX 63u
 
@@ -44,16 +45,7 @@ static int claim_remember(struct pmemz_region *r, const char *name)
 	if (claim_index(r, name) < 0) {
 		char *dup = strdup(name);
 
-		if (dup && r->n_claims == r->cap_claims) {
-			size_t cap = r->cap_claims ? 2 * r->cap_claims : 4;
-			char **a = reallocarray(r->claims, cap, sizeof(*a));
-
-			if (a) {
-				r->claims = a;
-				r->cap_claims = cap;
-			}
-		}
-		if (!dup || r->n_claims == r->cap_claims) {
+		if (!dup || PMEMZ_GROW(r->claims, &r->cap_claims, r->n_claims + 1) < 0) {
 			free(dup);
 			ret = -ENOMEM;
 		} else {

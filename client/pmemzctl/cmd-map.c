@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "pmemzctl.h"
+#include "vector.h"
 
 #define MAP_WIDTH_DEFAULT 64u
 #define MAP_WIDTH_MAX 1024u
@@ -71,15 +72,8 @@ static enum map_state map_state_of(enum pmemz_extent_state v)
 static int map_push(struct map *m, enum map_state s, uint64_t first, uint64_t count)
 {
 	m->count[s] += count;
-	if (m->n_runs == m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 64;
-		struct map_run *v = reallocarray(m->runs, cap, sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		m->runs = v;
-		m->cap = cap;
-	}
+	if (PMEMZ_GROW(m->runs, &m->cap, m->n_runs + 1) < 0)
+		return -ENOMEM;
 	m->runs[m->n_runs++] = (struct map_run){.state = s, .first = first, .count = count};
 	return 0;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "pmemzctl.h"
+#include "vector.h"
 
 #define MAX_DEPTH 8
 
@@ -24,16 +25,10 @@ struct strv {
 static int strv_push(struct strv *s, const char *str)
 {
 	char *d;
+	int r = PMEMZ_GROW(s->v, &s->cap, s->n + 1);
 
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 16;
-		char **n = realloc(s->v, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		s->v = n;
-		s->cap = cap;
-	}
+	if (r < 0)
+		return r;
 	d = strdup(str);
 	if (!d)
 		return -ENOMEM;
@@ -67,6 +62,7 @@ struct text {
 	const char *empty_text;
 	struct strv headers, cells;
 	bool *right; /* per column: right-aligned (numbers) */
+	size_t cap_right;
 	size_t ncols, row_cells, rows;
 };
 
@@ -148,13 +144,12 @@ static void text_field(struct out *o, const struct field *f)
 	if (t->rows == 0) {
 		char hdr[64];
 		size_t i;
-		bool *r = realloc(t->right, (t->headers.n + 1) * sizeof(*r));
+		int r = PMEMZ_GROW(t->right, &t->cap_right, t->headers.n + 1);
 
-		if (!r) {
-			t->err = -ENOMEM;
+		if (r < 0) {
+			t->err = r;
 			return;
 		}
-		t->right = r;
 		t->right[t->headers.n] = f->type != F_STR && f->type != F_BOOL && f->type != F_RUNS;
 		for (i = 0; f->label[i] && i + 1 < sizeof(hdr); i++)
 			hdr[i] = (char)toupper((unsigned char)f->label[i]);
