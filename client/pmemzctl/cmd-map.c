@@ -172,13 +172,11 @@ static char *map_picture(const struct map *m, unsigned width, uint64_t per)
 /* Per state, its runs for the F_RUNS fields (JSON only). */
 static int map_emit_runs(struct out *o, const struct map *m)
 {
-	_cleanup_free_ struct ctl_run *runs = NULL;
+	/* One slot at least: a map always has runs, but calloc(0) may be NULL. */
+	_cleanup_free_ struct ctl_run *runs = calloc(m->n_runs ? m->n_runs : 1, sizeof(*runs));
 
-	if (m->n_runs) {
-		runs = calloc(m->n_runs, sizeof(*runs));
-		if (!runs)
-			return -ENOMEM;
-	}
+	if (!runs)
+		return -ENOMEM;
 	out_details(o, true);
 	o->ops->object_begin(o, "runs");
 	/* Each state's runs in consecutive slots: one array per field. */
