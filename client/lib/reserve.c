@@ -23,7 +23,9 @@
  * The reserve deals in ALLOCATE tickets and leases only: it never makes
  * an allocation handle, and calls nothing above it.  alloc.c consumes its
  * queue (pmemz_reserve_begin, _next, _collected, _end: client-private.h)
- * and makes the handles.  Its requests are wire.c's.  It sits on region.c,
+ * and makes the handles.  It talks to the daemon through wire.c only
+ * (requests, and the answers of its own tickets), never the transport.
+ * It sits on region.c,
  * which reaches it only through the hooks the first
  * pmemz_region_set_reserve registers (reserve_hooks: close, reconnected,
  * release).
@@ -164,7 +166,7 @@ static void reserve_observe(struct pmemz_region *r, uint64_t now)
 	while (v->seen < v->n) {
 		struct rsv_ticket *e = &v->q[(v->head + v->seen) % v->cap];
 
-		if (!pmemz_client_poll(r->c, e->t))
+		if (!pmemz_wire_answered(r->c, e->t))
 			break;
 		pmemz_depth_answered(
 		    &v->d, v->last_look_ns > e->sent_ns ? v->last_look_ns - e->sent_ns : 0, false);
@@ -184,13 +186,7 @@ static void reserve_observe(struct pmemz_region *r, uint64_t now)
  */
 static bool reserve_lease_of(struct pmemz_region *r, struct pmemz_pending *t, uint64_t *lease)
 {
-	_cleanup_response_ Pmemz__Response *resp = NULL;
-
-	if (pmemz_client_wait(r->c, t, &resp, NULL) < 0 ||
-	    pmemz_check_response(PMEMZ__REQUEST__OP_ALLOCATE, resp) < 0)
-		return false;
-	*lease = resp->allocate->lease;
-	return true;
+	return pmemz_wire_allocate_lease(r->c, t, lease) == 0;
 }
 
 /* Lock held: send ALLOCATEs, back to back, until target leases are outstanding. */
@@ -248,11 +244,8 @@ static void reserve_drain(struct pmemz_region *r)
 			(void)pmemz_wire_free(r->c, r->name, lease, NULL, NULL);
 		}
 	}
-	for (size_t i = 0; i < n_frees; i++) {
-		_cleanup_response_ Pmemz__Response *resp = NULL;
-
-		(void)pmemz_client_wait(r->c, frees[i], &resp, NULL);
-	}
+	for (size_t i = 0; i < n_frees; i++)
+		pmemz_wire_forget(r->c, frees[i]);
 	(void)pmemz_err(0, "%s", msg);
 }
 
@@ -410,11 +403,8 @@ static int reserve_reconnected(struct pmemz_region *r, int state)
 	 * not their answer came, so no FREE of a dead lease id reaches the new
 	 * connection (where the id may name another lease).
 	 */
-	while (v->n) {
-		_cleanup_response_ Pmemz__Response *resp = NULL;
-
-		(void)pmemz_client_wait(r->c, reserve_pop(v, NULL), &resp, NULL);
-	}
+	while (v->n)
+		pmemz_wire_forget(r->c, reserve_pop(v, NULL));
 	v->next_unit = 0;
 	v->backoff = false;
 	if (v->bytes && pmemz_region_check(r) == 0)

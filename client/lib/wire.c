@@ -80,6 +80,31 @@ int pmemz_wire_allocate(struct pmemz_client *c, const char *region, uint64_t byt
 	return pmemz_client_submit_many(c, rp, n, tickets);
 }
 
+bool pmemz_wire_answered(struct pmemz_client *c, struct pmemz_pending *ticket)
+{
+	return pmemz_client_poll(c, ticket);
+}
+
+int pmemz_wire_allocate_lease(struct pmemz_client *c, struct pmemz_pending *ticket,
+			      uint64_t *lease)
+{
+	_cleanup_response_ Pmemz__Response *resp = NULL;
+	int r = pmemz_client_wait(c, ticket, &resp, NULL);
+
+	if (r == 0)
+		r = pmemz_check_response(PMEMZ__REQUEST__OP_ALLOCATE, resp);
+	if (r == 0)
+		*lease = resp->allocate->lease;
+	return r;
+}
+
+void pmemz_wire_forget(struct pmemz_client *c, struct pmemz_pending *ticket)
+{
+	_cleanup_response_ Pmemz__Response *resp = NULL;
+
+	(void)pmemz_client_wait(c, ticket, &resp, NULL);
+}
+
 int pmemz_wire_free(struct pmemz_client *c, const char *region, uint64_t lease, const char *tag,
 		    struct pmemz_pending **ticket)
 {

@@ -24,6 +24,14 @@ int pmemz_wire_open_region(struct pmemz_client *c, const char *region, Pmemz__Re
 /* n ALLOCATEs of bytes each, back to back in one send: tickets[0..n), all or none. */
 int pmemz_wire_allocate(struct pmemz_client *c, const char *region, uint64_t bytes, bool nowait,
 			size_t n, struct pmemz_pending **tickets);
+/* Has ticket's answer come?  Never waits long (pmemz_client_poll); true also when the
+ * connection broke.  The ticket must still be collected. */
+bool pmemz_wire_answered(struct pmemz_client *c, struct pmemz_pending *ticket);
+/* Collect an ALLOCATE's ticket for its lease only: 0, or -errno (refused, connection gone). */
+int pmemz_wire_allocate_lease(struct pmemz_client *c, struct pmemz_pending *ticket,
+			      uint64_t *lease);
+/* Collect a ticket whose answer nobody needs (a FREE given back, a dead connection's). */
+void pmemz_wire_forget(struct pmemz_client *c, struct pmemz_pending *ticket);
 /* FREE a lease (tag NULL) or a tag; ticket NULL: wait for the answer, else only send. */
 int pmemz_wire_free(struct pmemz_client *c, const char *region, uint64_t lease, const char *tag,
 		    struct pmemz_pending **ticket);
