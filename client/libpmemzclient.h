@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define PMEMZ_CLIENT_MAJOR 1
-#define PMEMZ_CLIENT_MINOR 4
+#define PMEMZ_CLIENT_MINOR 5
 
 /* Environment variable naming the daemon socket when the path is NULL. */
 #define PMEMZ_SOCKET_ENV "PMEMZ_SOCKET"

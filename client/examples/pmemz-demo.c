@@ -18,8 +18,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "client-private.h" /* STAT, for the background zeroing numbers */
-#include "libpmemzclient.h"
+#include "libpmemzadmin.h" /* STAT, for the background zeroing numbers */
+#include "util.h"	    /* common/: pmemz_now_ns, pmemz_format_size */
 
 struct demo {
 	const char *socket_path;
@@ -57,32 +57,26 @@ static inline uint64_t pattern(uint64_t region_off)
 	return (region_off / 8 + 1) * 0x9e3779b97f4a7c15ull;
 }
 
-static int stat_region(struct demo *d, Pmemz__Response **resp)
-{
-	Pmemz__Request req = PMEMZ__REQUEST__INIT;
-	Pmemz__StatReq st = PMEMZ__STAT_REQ__INIT;
-
-	st.region = (char *)(uintptr_t)d->region_name;
-	req.op_case = PMEMZ__REQUEST__OP_STAT;
-	req.stat = &st;
-	return pmemz_client_call(d->client, &req, resp);
-}
-
 static void report_zeroing(struct demo *d)
 {
-	_cleanup_response_ Pmemz__Response *resp = NULL;
-	const Pmemz__RegionStat *rs;
+	struct pmemz_stat *s = NULL;
+	uint64_t bytes = 0, batches = 0, zeroed = 0, dirty = 0;
+	double rate = 0;
 
-	if (stat_region(d, &resp) < 0 || resp->stat->n_regions < 1) {
+	if (pmemz_admin_stat(d->client, d->region_name, &s) < 0 || pmemz_stat_regions(s) < 1) {
 		printf("(no statistics from the daemon: %s)\n", pmemz_errormsg());
+		pmemz_stat_free(s);
 		return;
 	}
-	rs = resp->stat->regions[0];
+	(void)pmemz_stat_region_u64(s, 0, PMEMZ_RS_BYTES_ZEROED, &bytes);
+	(void)pmemz_stat_region_u64(s, 0, PMEMZ_RS_ZERO_BATCHES, &batches);
+	(void)pmemz_stat_region_double(s, 0, PMEMZ_RS_ZERO_BYTES_PER_SEC, &rate);
+	(void)pmemz_stat_region_u64(s, 0, PMEMZ_RS_ZEROED, &zeroed);
+	(void)pmemz_stat_region_u64(s, 0, PMEMZ_RS_DIRTY, &dirty);
+	pmemz_stat_free(s);
 	printf("background zeroing so far: %s zeroed in %" PRIu64 " batches at %s/s; "
 	       "%" PRIu64 " extents zeroed and ready, %" PRIu64 " dirty\n",
-	       size_str(rs->bytes_zeroed), rs->zero_batches,
-	       size_str((uint64_t)(rs->zero_bytes_per_sec > 0 ? rs->zero_bytes_per_sec : 0)),
-	       rs->zeroed, rs->dirty);
+	       size_str(bytes), batches, size_str((uint64_t)(rate > 0 ? rate : 0)), zeroed, dirty);
 }
 
 static int phase_write(struct demo *d)
@@ -264,7 +258,7 @@ int main(int argc, char **argv)
 		return r;
 	}
 	printf("connected to pmemzerod %s at %s; region '%s': %s, extents of %s\n",
-	       pmemz_client_hello(d.client)->daemon_version, pmemz_client_path(d.client),
+	       pmemz_client_daemon_version(d.client), pmemz_client_socket(d.client),
 	       d.region_name, size_str(pmemz_region_size(d.region)),
 	       size_str(pmemz_region_extent_size(d.region)));
 

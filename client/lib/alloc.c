@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client-private.h"
+#include "wire.h"
 
 int pmemz_runs_from_wire(const struct pmemz_region *r, Pmemz__Run *const *wr, size_t n,
 			 struct pmemz_run **out, size_t *total_extents)
@@ -95,20 +95,8 @@ static int runs_fetch(struct pmemz_region *r, uint64_t lease, const char *tag,
 	ret = runs_append(r, wr, n, all, total, &have, &sum);
 	while (ret == 0 && have < total) {
 		_cleanup_response_ Pmemz__Response *resp = NULL;
-		Pmemz__Request req = PMEMZ__REQUEST__INIT;
-		Pmemz__RunsReq rq = PMEMZ__RUNS_REQ__INIT;
 
-		rq.region = r->name;
-		if (tag) {
-			rq.tag = (char *)(uintptr_t)tag;
-		} else {
-			rq.has_lease = true;
-			rq.lease = lease;
-		}
-		rq.start = have;
-		req.op_case = PMEMZ__REQUEST__OP_RUNS;
-		req.runs = &rq;
-		ret = pmemz_client_call(r->c, &req, &resp);
+		ret = pmemz_wire_runs(r->c, r->name, lease, tag, have, &resp);
 		if (ret < 0)
 			return ret;
 		if (resp->runs->total_runs != total || resp->runs->n_runs == 0)
@@ -169,41 +157,17 @@ static bool alloc_lease_lost(const struct pmemz_alloc *a)
 /* FREE a lease or a tag. */
 static int alloc_free_rpc(struct pmemz_region *r, uint64_t lease, const char *tag)
 {
-	_cleanup_response_ Pmemz__Response *resp = NULL;
-	Pmemz__Request req = PMEMZ__REQUEST__INIT;
-	Pmemz__FreeReq fr = PMEMZ__FREE_REQ__INIT;
 	int ret = pmemz_region_check(r);
 
 	if (ret < 0)
 		return ret;
-
-	fr.region = r->name;
-	if (tag) {
-		fr.tag = (char *)(uintptr_t)tag;
-	} else {
-		fr.has_lease = true;
-		fr.lease = lease;
-	}
-	req.op_case = PMEMZ__REQUEST__OP_FREE;
-	req.free = &fr;
-	return pmemz_client_call(r->c, &req, &resp);
+	return pmemz_wire_free(r->c, r->name, lease, tag, NULL);
 }
 
 static int allocate_submit(struct pmemz_region *r, uint64_t bytes, bool nowait,
 			   struct pmemz_pending **ticket)
 {
-	Pmemz__Request req = PMEMZ__REQUEST__INIT;
-	Pmemz__AllocateReq al = PMEMZ__ALLOCATE_REQ__INIT;
-
-	al.region = r->name;
-	al.bytes = bytes;
-	al.has_nowait = true;
-	al.nowait = nowait;
-	al.has_more_runs_ok = true;
-	al.more_runs_ok = true;
-	req.op_case = PMEMZ__REQUEST__OP_ALLOCATE;
-	req.allocate = &al;
-	return pmemz_client_submit(r->c, &req, ticket);
+	return pmemz_wire_allocate(r->c, r->name, bytes, nowait, 1, ticket);
 }
 
 /* Wait for an ALLOCATE and make its handle; a lease we cannot describe is given back. */
@@ -245,6 +209,20 @@ static int allocate_collect(struct pmemz_region *r, struct pmemz_pending *ticket
 	return 0;
 }
 
+/* An allocation of n extents out of the reserve's queue: true when *out is set. */
+static bool alloc_from_reserve(struct pmemz_region *r, uint64_t n, unsigned flags,
+			       struct pmemz_alloc **out)
+{
+	struct pmemz_reserve_take tk;
+	struct pmemz_pending *t;
+
+	if (!pmemz_reserve_begin(r, n, flags, &tk))
+		return false;
+	while ((t = pmemz_reserve_next(r, &tk)))
+		pmemz_reserve_collected(r, &tk, allocate_collect(r, t, out));
+	return pmemz_reserve_end(r, &tk);
+}
+
 PMEMZ_EXPORT int pmemz_alloc_new(struct pmemz_region *r, size_t bytes, unsigned flags,
 				 struct pmemz_alloc **out)
 {
@@ -266,7 +244,7 @@ PMEMZ_EXPORT int pmemz_alloc_new(struct pmemz_region *r, size_t bytes, unsigned 
 		return ret;
 
 	n = (uint64_t)bytes / r->extent_size + ((uint64_t)bytes % r->extent_size != 0);
-	if (pmemz_reserve_take(r, n, flags, allocate_collect, out))
+	if (alloc_from_reserve(r, n, flags, out))
 		return 0;
 
 	ret = allocate_submit(r, bytes, !!(flags & PMEMZ_ALLOC_NOWAIT), &ticket);
@@ -312,10 +290,8 @@ PMEMZ_EXPORT size_t pmemz_alloc_size(const struct pmemz_alloc *a)
 
 PMEMZ_EXPORT int pmemz_alloc_commit(struct pmemz_alloc *a, const char *tag, unsigned flags)
 {
-	_cleanup_response_ Pmemz__Response *resp = NULL;
-	Pmemz__Request req = PMEMZ__REQUEST__INIT;
-	Pmemz__CommitReq cm = PMEMZ__COMMIT_REQ__INIT;
 	_cleanup_free_ char *name = NULL;
+	struct pmemz_wire_commit cm;
 	int ret;
 
 	if (!a)
@@ -349,14 +325,9 @@ PMEMZ_EXPORT int pmemz_alloc_commit(struct pmemz_alloc *a, const char *tag, unsi
 		return ret;
 	}
 
-	cm.region = a->r->name;
-	cm.lease = a->lease;
-	cm.tag = name;
-	cm.has_flush_data = true;
-	cm.flush_data = !!(flags & PMEMZ_COMMIT_FLUSH);
-	req.op_case = PMEMZ__REQUEST__OP_COMMIT;
-	req.commit = &cm;
-	ret = pmemz_client_call(a->r->c, &req, &resp);
+	cm = (struct pmemz_wire_commit){
+	    .lease = a->lease, .tag = name, .flush = !!(flags & PMEMZ_COMMIT_FLUSH)};
+	ret = pmemz_wire_commit(a->r->c, a->r->name, &cm, NULL);
 	if (ret == 0) {
 		a->tag = TAKE_PTR(name);
 		a->committed = true;
@@ -368,9 +339,6 @@ PMEMZ_EXPORT int pmemz_alloc_commit(struct pmemz_alloc *a, const char *tag, unsi
 PMEMZ_EXPORT int pmemz_alloc_open(struct pmemz_region *r, const char *tag, struct pmemz_alloc **out)
 {
 	_cleanup_response_ Pmemz__Response *resp = NULL;
-	Pmemz__Request req = PMEMZ__REQUEST__INIT;
-	Pmemz__ListReq ls = PMEMZ__LIST_REQ__INIT;
-	_cleanup_free_ char *name = NULL;
 	const Pmemz__TagInfo *t = NULL;
 	int ret;
 
@@ -381,20 +349,11 @@ PMEMZ_EXPORT int pmemz_alloc_open(struct pmemz_region *r, const char *tag, struc
 		return pmemz_err(-EINVAL, "pmemz_alloc_open: region is NULL");
 	if (!tag || !*tag)
 		return pmemz_err(-EINVAL, "pmemz_alloc_open: empty tag");
-	name = strdup(tag);
-	if (!name)
-		return pmemz_err(-ENOMEM, "out of memory");
 	ret = pmemz_region_check(r);
 	if (ret < 0)
 		return ret;
-
-	ls.region = r->name;
-	ls.tag = name;
-	ls.has_more_runs_ok = true;
-	ls.more_runs_ok = true;
-	req.op_case = PMEMZ__REQUEST__OP_LIST;
-	req.list = &ls;
-	ret = pmemz_client_call(r->c, &req, &resp);
+	ret = pmemz_wire_list(r->c, r->name,
+			      &(struct pmemz_wire_list){.tag = tag, .more_runs_ok = true}, &resp);
 	if (ret < 0)
 		return ret;
 	for (size_t i = 0; i < resp->list->n_tags && !t; i++)

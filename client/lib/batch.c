@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Batches (since 1.4): commits and moves queued by the caller, sent in one
- * write (pmemz_client_submit_many), answered while the caller does other
+ * write (pmemz_wire_batch), answered while the caller does other
  * work.  The commits are COMMIT requests, each with its own answer; the
  * moves are one MOVE request, which the daemon makes durable all or
  * nothing.  A batch touches its handles only when its answers are
@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client-private.h"
+#include "wire.h"
+#include "vector.h"
 
 enum batch_kind { BATCH_COMMIT, BATCH_MOVE };
 
@@ -56,15 +57,10 @@ PMEMZ_EXPORT int pmemz_batch_new(struct pmemz_region *r, struct pmemz_batch **ou
 
 static int entry_push(struct pmemz_batch *b, const struct batch_entry *e)
 {
-	if (b->n == b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 8;
-		struct batch_entry *nv = reallocarray(b->v, cap, sizeof(*nv));
+	int r = PMEMZ_GROW(b->v, &b->cap, b->n + 1);
 
-		if (!nv)
-			return pmemz_err(-ENOMEM, "out of memory");
-		b->v = nv;
-		b->cap = cap;
-	}
+	if (r < 0)
+		return pmemz_err(r, "out of memory");
 	b->v[b->n++] = *e;
 	return 0;
 }
@@ -165,74 +161,43 @@ PMEMZ_EXPORT size_t pmemz_batch_count(const struct pmemz_batch *b)
 	return b ? b->n : 0;
 }
 
-/* The requests of b: one COMMIT per commit entry, then one MOVE for all moves. */
+/* What b sends (wire.c builds the requests): its commits in order, and its moves. */
 struct batch_wire {
-	Pmemz__Request *reqs;
-	Pmemz__CommitReq *commits;
-	Pmemz__MoveReq move;
-	Pmemz__Move *moves, **move_ptrs;
-	Pmemz__Request **req_ptrs;
+	struct pmemz_wire_commit *commits;
+	struct pmemz_wire_move *moves;
 	struct pmemz_pending **tickets;
-	size_t n_reqs;
+	size_t n_commits;
 };
 
 static void wire_free(struct batch_wire *w)
 {
-	free(w->reqs);
 	free(w->commits);
 	free(w->moves);
-	free(w->move_ptrs);
-	free(w->req_ptrs);
 	free(w->tickets);
 }
 
 static int wire_build(struct pmemz_batch *b, struct batch_wire *w)
 {
-	size_t n_commits = b->n - b->n_moves, n = n_commits + (b->n_moves ? 1 : 0), c = 0, m = 0;
+	size_t n_commits = b->n - b->n_moves, c = 0, m = 0;
 
-	w->reqs = calloc(n, sizeof(*w->reqs));
 	w->commits = calloc(n_commits ? n_commits : 1, sizeof(*w->commits));
 	w->moves = calloc(b->n_moves ? b->n_moves : 1, sizeof(*w->moves));
-	w->move_ptrs = calloc(b->n_moves ? b->n_moves : 1, sizeof(*w->move_ptrs));
-	w->req_ptrs = calloc(n, sizeof(*w->req_ptrs));
-	w->tickets = calloc(n, sizeof(*w->tickets));
-	if (!w->reqs || !w->commits || !w->moves || !w->move_ptrs || !w->req_ptrs || !w->tickets)
+	w->tickets = calloc(n_commits + 1, sizeof(*w->tickets));
+	if (!w->commits || !w->moves || !w->tickets)
 		return pmemz_err(-ENOMEM, "out of memory");
 	for (size_t i = 0; i < b->n; i++) {
 		struct batch_entry *e = &b->v[i];
 
-		if (e->kind == BATCH_MOVE) {
-			pmemz__move__init(&w->moves[m]);
-			w->moves[m].from_tag = e->a->tag;
-			w->moves[m].extent = e->extent;
-			w->moves[m].to_tag = e->tag;
-			w->move_ptrs[m] = &w->moves[m];
-			m++;
-			continue;
-		}
-		pmemz__commit_req__init(&w->commits[c]);
-		w->commits[c].region = b->r->name;
-		w->commits[c].lease = e->a->lease;
-		w->commits[c].tag = e->tag;
-		w->commits[c].has_flush_data = true;
-		w->commits[c].flush_data = !!(e->flags & PMEMZ_COMMIT_FLUSH);
-		pmemz__request__init(&w->reqs[c]);
-		w->reqs[c].op_case = PMEMZ__REQUEST__OP_COMMIT;
-		w->reqs[c].commit = &w->commits[c];
-		w->req_ptrs[c] = &w->reqs[c];
-		c++;
+		if (e->kind == BATCH_MOVE)
+			w->moves[m++] = (struct pmemz_wire_move){
+			    .from_tag = e->a->tag, .to_tag = e->tag, .extent = e->extent};
+		else
+			w->commits[c++] = (struct pmemz_wire_commit){
+			    .lease = e->a->lease,
+			    .tag = e->tag,
+			    .flush = !!(e->flags & PMEMZ_COMMIT_FLUSH)};
 	}
-	if (m) {
-		pmemz__move_req__init(&w->move);
-		w->move.region = b->r->name;
-		w->move.n_moves = m;
-		w->move.moves = w->move_ptrs;
-		pmemz__request__init(&w->reqs[c]);
-		w->reqs[c].op_case = PMEMZ__REQUEST__OP_MOVE;
-		w->reqs[c].move = &w->move;
-		w->req_ptrs[c] = &w->reqs[c];
-	}
-	w->n_reqs = n;
+	w->n_commits = c;
 	return 0;
 }
 
@@ -270,7 +235,8 @@ PMEMZ_EXPORT int pmemz_batch_submit(struct pmemz_batch *b)
 	if (r == 0)
 		r = wire_build(b, &w);
 	if (r == 0)
-		r = pmemz_client_submit_many(b->r->c, w.req_ptrs, w.n_reqs, w.tickets);
+		r = pmemz_wire_batch(b->r->c, b->r->name, w.commits, w.n_commits, w.moves,
+				     b->n_moves, w.tickets);
 	if (r == 0) {
 		size_t c = 0;
 
@@ -300,11 +266,9 @@ static int runs_remove(struct pmemz_alloc *a, uint64_t i)
 		} else if (i == end - 1) {
 			ru->count--;
 		} else {
-			struct pmemz_run *nv = reallocarray(a->runs, a->n_runs + 1, sizeof(*nv));
-
-			if (!nv)
+			/* a->runs is exactly n_runs long: no capacity kept. */
+			if (PMEMZ_GROW(a->runs, NULL, a->n_runs + 1) < 0)
 				return -ENOMEM;
-			a->runs = nv;
 			ru = &a->runs[k];
 			memmove(ru + 2, ru + 1, (a->n_runs - k - 1) * sizeof(*ru));
 			ru[1] = (struct pmemz_run){i + 1, end - i - 1};

@@ -13,7 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client-private.h"
+#include "wire.h"
+#include "vector.h"
 
 #define CLAIM_NAME_MAX 63u
 
@@ -21,17 +22,7 @@ static const struct pmemz_region_hooks claim_hooks;
 
 static int claim_rpc(struct pmemz_region *r, const char *name, bool release)
 {
-	_cleanup_response_ Pmemz__Response *resp = NULL;
-	Pmemz__Request req = PMEMZ__REQUEST__INIT;
-	Pmemz__ClaimReq cl = PMEMZ__CLAIM_REQ__INIT;
-
-	cl.region = r->name;
-	cl.name = (char *)(uintptr_t)name;
-	cl.has_release = release;
-	cl.release = release;
-	req.op_case = PMEMZ__REQUEST__OP_CLAIM;
-	req.claim = &cl;
-	return pmemz_client_call(r->c, &req, &resp);
+	return pmemz_wire_claim(r->c, r->name, name, release);
 }
 
 /* Under c->lock. */
@@ -54,16 +45,7 @@ static int claim_remember(struct pmemz_region *r, const char *name)
 	if (claim_index(r, name) < 0) {
 		char *dup = strdup(name);
 
-		if (dup && r->n_claims == r->cap_claims) {
-			size_t cap = r->cap_claims ? 2 * r->cap_claims : 4;
-			char **a = reallocarray(r->claims, cap, sizeof(*a));
-
-			if (a) {
-				r->claims = a;
-				r->cap_claims = cap;
-			}
-		}
-		if (!dup || r->n_claims == r->cap_claims) {
+		if (!dup || PMEMZ_GROW(r->claims, &r->cap_claims, r->n_claims + 1) < 0) {
 			free(dup);
 			ret = -ENOMEM;
 		} else {

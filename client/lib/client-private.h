@@ -156,6 +156,15 @@ void pmemz_response_free(Pmemz__Response *resp);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Pmemz__Response *, pmemz_response_free)
 #define _cleanup_response_ _cleanup_(pmemz_response_freep)
 
+/*
+ * ---- admin-stat.c, admin-usage.c: the admin API's handles over an answer
+ * the caller keeps and frees (the unit tests make answers by hand).
+ */
+struct pmemz_stat;
+struct pmemz_usage;
+int pmemz_stat_borrow(const Pmemz__StatResp *s, struct pmemz_stat **out);
+int pmemz_usage_borrow(const Pmemz__UsageResp *u, struct pmemz_usage **out);
+
 /* ---- region-map.c: how a region handle maps its fd --------------------- */
 
 struct pmemz_region;
@@ -267,22 +276,36 @@ int pmemz_region_reconnected(struct pmemz_region *r, int state);
 /* ---- reserve.c: the allocation reserve (pmemz_region_set_reserve) ---- */
 
 /*
- * The reserve keeps pipelined ALLOCATE tickets of one size per region.  It
- * uses the transport and region.c; region.c reaches it only through the
- * hooks it registers (close, reconnected, release), alloc.c takes from it
- * and hands it the function that makes a handle of a ticket.
+ * The reserve keeps a queue of pipelined ALLOCATE tickets of one size per
+ * region.  It uses wire.c and region.c; region.c reaches it only through
+ * the hooks it registers (close, reconnected, release).  alloc.c consumes
+ * its tickets: the reserve hands out tickets, never handles, and calls
+ * nothing above it.
+ *
+ *   pmemz_reserve_begin(r, n, flags, &tk)     false: ask the daemon yourself
+ *   while ((t = pmemz_reserve_next(r, &tk)))  the oldest ticket, NULL when
+ *       pmemz_reserve_collected(r, &tk, ret)    served, empty, or NOWAIT and
+ *   pmemz_reserve_end(r, &tk)                   unanswered; ret: collecting t
+ *                                               (0: a handle was made)
+ *
+ * Between begin and end the reserve is locked: one allocation at a time
+ * takes from it.  end refills and says whether the allocation was served.
  */
-struct pmemz_alloc;
-/* Wait for an ALLOCATE ticket and make its handle (alloc.c's allocate_collect). */
-typedef int (*pmemz_reserve_collect_fn)(struct pmemz_region *r, struct pmemz_pending *ticket,
-					struct pmemz_alloc **out);
-/*
- * Serve an allocation of n extents from the reserve: 1 when *out is set,
- * 0 when the caller must ask the daemon itself (reserve off, another size,
- * empty, failed, or NOWAIT and the oldest answer has not arrived).
- */
-int pmemz_reserve_take(struct pmemz_region *r, uint64_t n, unsigned flags,
-		       pmemz_reserve_collect_fn collect, struct pmemz_alloc **out);
+struct pmemz_reserve_take {
+	struct pmemz_reserve *v; /* locked; NULL: the reserve does not take part */
+	unsigned flags;
+	bool serves;   /* the reserve's size: tickets may be taken */
+	bool served;   /* a ticket made the caller's handle */
+	bool stop;     /* NOWAIT and the oldest answer has not come */
+	bool answered; /* the ticket handed out had its answer already */
+	uint64_t t1;   /* when it was handed out */
+	uint64_t sent; /* when its request went out */
+};
+bool pmemz_reserve_begin(struct pmemz_region *r, uint64_t n, unsigned flags,
+			 struct pmemz_reserve_take *tk);
+struct pmemz_pending *pmemz_reserve_next(struct pmemz_region *r, struct pmemz_reserve_take *tk);
+void pmemz_reserve_collected(struct pmemz_region *r, struct pmemz_reserve_take *tk, int ret);
+bool pmemz_reserve_end(struct pmemz_region *r, struct pmemz_reserve_take *tk);
 /*
  * After an ALLOCATE made for the caller succeeded: refill again; two
  * allocations in a row of another size than the reserve's move the

@@ -19,18 +19,14 @@
 #include <unistd.h>
 
 #include "transport.h"
+#include "wire.h"
 
 static int client_hello(struct pmemz_client *c)
 {
 	_cleanup_response_ Pmemz__Response *resp = NULL;
-	Pmemz__Request req = PMEMZ__REQUEST__INIT;
-	Pmemz__HelloReq hello = PMEMZ__HELLO_REQ__INIT;
 	int r;
 
-	hello.client_name = program_invocation_short_name;
-	req.op_case = PMEMZ__REQUEST__OP_HELLO;
-	req.hello = &hello;
-	r = pmemz_client_call(c, &req, &resp);
+	r = pmemz_wire_hello(c, program_invocation_short_name, &resp);
 	if (r < 0)
 		return r;
 	if (resp->hello->version != PMEMZ_PROTO_VERSION)

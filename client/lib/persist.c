@@ -14,7 +14,7 @@
 #include <errno.h>
 #include <libpmem2.h>
 
-#include "client-private.h"
+#include "wire.h"
 
 PMEMZ_EXPORT int pmemz_memcpy(struct pmemz_region *r, void *dst, const void *src, size_t len,
 			      unsigned flags)
@@ -81,11 +81,6 @@ PMEMZ_EXPORT int pmemz_persist(struct pmemz_region *r, const void *addr, size_t 
 
 PMEMZ_EXPORT int pmemz_flush(struct pmemz_region *r, const void *addr, size_t len, unsigned flags)
 {
-	_cleanup_response_ Pmemz__Response *resp = NULL;
-	Pmemz__Request req = PMEMZ__REQUEST__INIT;
-	Pmemz__FlushReq flush = PMEMZ__FLUSH_REQ__INIT;
-	Pmemz__ByteRange range = PMEMZ__BYTE_RANGE__INIT;
-	Pmemz__ByteRange *ranges[1] = {&range};
 	uint64_t off = 0;
 	int ret;
 
@@ -102,14 +97,5 @@ PMEMZ_EXPORT int pmemz_flush(struct pmemz_region *r, const void *addr, size_t le
 	if (ret < 0)
 		return ret;
 
-	range.offset = off;
-	range.length = len;
-	flush.region = r->name;
-	flush.n_ranges = 1;
-	flush.ranges = ranges;
-	flush.has_deep = true;
-	flush.deep = !!(flags & PMEMZ_FLUSH_DEEP);
-	req.op_case = PMEMZ__REQUEST__OP_FLUSH;
-	req.flush = &flush;
-	return pmemz_client_call(r->c, &req, &resp);
+	return pmemz_wire_flush(r->c, r->name, off, len, !!(flags & PMEMZ_FLUSH_DEEP));
 }

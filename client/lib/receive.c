@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "transport.h"
+#include "vector.h"
 
 #define RBUF_SIZE (2 * (PMEMZ_FRAME_HDR + PMEMZ_FRAME_MAX))
 #define MAX_FDS_PER_READ 16
@@ -61,17 +62,10 @@ void pmemz_receive_free(struct pmemz_client *c)
 
 static void rxfd_push(struct pmemz_client *c, int fd, uint64_t off)
 {
-	if (c->n_rxfds == c->cap_rxfds) {
-		size_t cap = c->cap_rxfds ? 2 * c->cap_rxfds : 4;
-		struct pmemz_rxfd *n = realloc(c->rxfds, cap * sizeof(*n));
-
-		if (!n) {
-			pmemz_debug("out of memory queueing received fd %d, closing it", fd);
-			(void)close(fd);
-			return;
-		}
-		c->rxfds = n;
-		c->cap_rxfds = cap;
+	if (PMEMZ_GROW(c->rxfds, &c->cap_rxfds, c->n_rxfds + 1) < 0) {
+		pmemz_debug("out of memory queueing received fd %d, closing it", fd);
+		(void)close(fd);
+		return;
 	}
 	c->rxfds[c->n_rxfds++] = (struct pmemz_rxfd){.fd = fd, .off = off};
 }

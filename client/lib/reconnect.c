@@ -24,7 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "client-private.h"
+#include "wire.h"
 
 /*
  * OPEN_REGION r's name on the new connection: 0 when it is the same
@@ -34,18 +34,13 @@
 static int region_reopen(struct pmemz_region *r)
 {
 	_cleanup_response_ Pmemz__Response *resp = NULL;
-	Pmemz__Request req = PMEMZ__REQUEST__INIT;
-	Pmemz__OpenRegionReq open = PMEMZ__OPEN_REGION_REQ__INIT;
 	_cleanup_close_ int fd = -1;
 	const Pmemz__RegionInfo *in;
 	int ret;
 
 	if (pmemz_region_check(r) < 0)
 		return -ESTALE; /* stale once, stale until closed */
-	open.region = r->name;
-	req.op_case = PMEMZ__REQUEST__OP_OPEN_REGION;
-	req.open_region = &open;
-	ret = pmemz_client_call_fd(r->c, &req, &resp, &fd);
+	ret = pmemz_wire_open_region(r->c, r->name, &resp, &fd);
 	if (ret < 0) {
 		if (pmemz_client_broken(r->c))
 			return ret;

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client-private.h"
+#include "wire.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct pmemz_region *, pmemz_region_unref)
 
@@ -178,8 +178,6 @@ int pmemz_region_open_mapped(struct pmemz_client *c, const char *name,
 {
 	_cleanup_(pmemz_region_unrefp) struct pmemz_region *r = NULL;
 	_cleanup_response_ Pmemz__Response *resp = NULL;
-	Pmemz__Request req = PMEMZ__REQUEST__INIT;
-	Pmemz__OpenRegionReq open = PMEMZ__OPEN_REGION_REQ__INIT;
 	_cleanup_close_ int fd = -1;
 	int ret;
 
@@ -191,10 +189,7 @@ int pmemz_region_open_mapped(struct pmemz_client *c, const char *name,
 	if (!name || !*name)
 		return pmemz_err(-EINVAL, "pmemz_region_open: empty region name");
 
-	open.region = (char *)(uintptr_t)name;
-	req.op_case = PMEMZ__REQUEST__OP_OPEN_REGION;
-	req.open_region = &open;
-	ret = pmemz_client_call_fd(c, &req, &resp, &fd);
+	ret = pmemz_wire_open_region(c, name, &resp, &fd);
 	if (ret < 0)
 		return ret;
 

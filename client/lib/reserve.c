@@ -20,18 +20,21 @@
  * cannot ask for k units in one lease and split it: it keeps one request
  * per lease and sends them earlier and in bigger batches instead.
  *
- * The reserve deals in ALLOCATE tickets and leases only: it talks to the
- * daemon through the transport and never makes an allocation handle
- * itself; pmemz_reserve_take hands its ticket to the caller's collect
- * function.  It sits on region.c, which reaches it only through the hooks
- * the first pmemz_region_set_reserve registers (reserve_hooks: close,
- * reconnected, release); alloc.c is above it.
+ * The reserve deals in ALLOCATE tickets and leases only: it never makes
+ * an allocation handle, and calls nothing above it.  alloc.c consumes its
+ * queue (pmemz_reserve_begin, _next, _collected, _end: client-private.h)
+ * and makes the handles.  It talks to the daemon through wire.c only
+ * (requests, and the answers of its own tickets), never the transport.
+ * It sits on region.c,
+ * which reaches it only through the hooks the first
+ * pmemz_region_set_reserve registers (reserve_hooks: close, reconnected,
+ * release).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "client-private.h"
+#include "wire.h"
 
 /*
  * Half the daemon's limit of 256 waiting allocations per connection
@@ -163,7 +166,7 @@ static void reserve_observe(struct pmemz_region *r, uint64_t now)
 	while (v->seen < v->n) {
 		struct rsv_ticket *e = &v->q[(v->head + v->seen) % v->cap];
 
-		if (!pmemz_client_poll(r->c, e->t))
+		if (!pmemz_wire_answered(r->c, e->t))
 			break;
 		pmemz_depth_answered(
 		    &v->d, v->last_look_ns > e->sent_ns ? v->last_look_ns - e->sent_ns : 0, false);
@@ -178,32 +181,18 @@ static void reserve_observe(struct pmemz_region *r, uint64_t now)
 }
 
 /*
- * Wait for a reserved ALLOCATE and build the FREE of its lease in *req
- * (fr is its body).  false when there is no lease to give back (refused,
- * or no connection: then the daemon released it).
+ * Wait for a reserved ALLOCATE: its lease, to give back.  false when there
+ * is none (refused, or no connection: then the daemon released it).
  */
-static bool reserve_free_req(struct pmemz_region *r, struct pmemz_pending *t, Pmemz__Request *req,
-			     Pmemz__FreeReq *fr)
+static bool reserve_lease_of(struct pmemz_region *r, struct pmemz_pending *t, uint64_t *lease)
 {
-	_cleanup_response_ Pmemz__Response *resp = NULL;
-
-	if (pmemz_client_wait(r->c, t, &resp, NULL) < 0 ||
-	    pmemz_check_response(PMEMZ__REQUEST__OP_ALLOCATE, resp) < 0)
-		return false;
-	fr->region = r->name;
-	fr->has_lease = true;
-	fr->lease = resp->allocate->lease;
-	req->op_case = PMEMZ__REQUEST__OP_FREE;
-	req->free = fr;
-	return true;
+	return pmemz_wire_allocate_lease(r->c, t, lease) == 0;
 }
 
 /* Lock held: send ALLOCATEs, back to back, until target leases are outstanding. */
 static void reserve_refill(struct pmemz_region *r)
 {
 	struct pmemz_reserve *v = r->rsv;
-	Pmemz__AllocateReq al = PMEMZ__ALLOCATE_REQ__INIT;
-	Pmemz__Request reqs[RESERVE_MAX_LEASES], *rp[RESERVE_MAX_LEASES];
 	struct pmemz_pending *t[RESERVE_MAX_LEASES];
 	size_t k = v->backoff || v->n >= v->d.target ? 0 : v->d.target - v->n;
 	uint64_t now;
@@ -211,20 +200,8 @@ static void reserve_refill(struct pmemz_region *r)
 	if (!k)
 		return;
 	k = MIN(k, (size_t)RESERVE_MAX_LEASES);
-	al.region = r->name;
-	al.bytes = v->unit * r->extent_size;
-	al.has_nowait = true;
-	al.nowait = false;
-	al.has_more_runs_ok = true;
-	al.more_runs_ok = true;
-	for (size_t i = 0; i < k; i++) {
-		reqs[i] = (Pmemz__Request)PMEMZ__REQUEST__INIT;
-		reqs[i].op_case = PMEMZ__REQUEST__OP_ALLOCATE;
-		reqs[i].allocate = &al;
-		rp[i] = &reqs[i];
-	}
 	now = pmemz_now_ns();
-	if (pmemz_client_submit_many(r->c, rp, k, t) < 0) {
+	if (pmemz_wire_allocate(r->c, r->name, v->unit * r->extent_size, false, k, t) < 0) {
 		v->backoff = true;
 		v->refill_failures++;
 		return;
@@ -232,14 +209,10 @@ static void reserve_refill(struct pmemz_region *r)
 	for (size_t i = 0; i < k; i++) {
 		if (reserve_push(v, t[i], now) < 0) {
 			/* Cannot track it: take the answer now and give the lease back. */
-			Pmemz__Request req = PMEMZ__REQUEST__INIT;
-			Pmemz__FreeReq fr = PMEMZ__FREE_REQ__INIT;
+			uint64_t lease;
 
-			if (reserve_free_req(r, t[i], &req, &fr)) {
-				_cleanup_response_ Pmemz__Response *fresp = NULL;
-
-				(void)pmemz_client_call(r->c, &req, &fresp);
-			}
+			if (reserve_lease_of(r, t[i], &lease))
+				(void)pmemz_wire_free(r->c, r->name, lease, NULL, NULL);
 			v->backoff = true;
 			continue;
 		}
@@ -260,91 +233,100 @@ static void reserve_drain(struct pmemz_region *r)
 	(void)snprintf(msg, sizeof(msg), "%s", pmemz_errormsg());
 	frees = calloc(v->n, sizeof(*frees));
 	while (v->n) {
-		Pmemz__Request req = PMEMZ__REQUEST__INIT;
-		Pmemz__FreeReq fr = PMEMZ__FREE_REQ__INIT;
+		uint64_t lease;
 
-		if (!reserve_free_req(r, reserve_pop(v, NULL), &req, &fr))
+		if (!reserve_lease_of(r, reserve_pop(v, NULL), &lease))
 			continue;
 		if (frees) {
-			if (pmemz_client_submit(r->c, &req, &frees[n_frees]) == 0)
+			if (pmemz_wire_free(r->c, r->name, lease, NULL, &frees[n_frees]) == 0)
 				n_frees++;
 		} else {
-			_cleanup_response_ Pmemz__Response *fresp = NULL;
-
-			(void)pmemz_client_call(r->c, &req, &fresp);
+			(void)pmemz_wire_free(r->c, r->name, lease, NULL, NULL);
 		}
 	}
-	for (size_t i = 0; i < n_frees; i++) {
-		_cleanup_response_ Pmemz__Response *resp = NULL;
-
-		(void)pmemz_client_wait(r->c, frees[i], &resp, NULL);
-	}
+	for (size_t i = 0; i < n_frees; i++)
+		pmemz_wire_forget(r->c, frees[i]);
 	(void)pmemz_err(0, "%s", msg);
 }
 
-/*
- * Lock held, v->n > 0: hand the oldest reserved ticket to collect.  1 when
- * *out is set; 0 when its ALLOCATE failed (the next one may serve);
- * -EAGAIN when NOWAIT and its answer has not come yet.
- */
-static int reserve_take_one(struct pmemz_region *r, struct pmemz_reserve *v, unsigned flags,
-			    pmemz_reserve_collect_fn collect, struct pmemz_alloc **out)
+bool pmemz_reserve_begin(struct pmemz_region *r, uint64_t n, unsigned flags,
+			 struct pmemz_reserve_take *tk)
 {
-	uint64_t t0 = pmemz_now_ns(), t1, t2, sent;
-	bool answered;
-	int ret;
+	struct pmemz_reserve *v = reserve_of(r);
 
-	reserve_observe(r, t0);
-	answered = v->seen > 0;
-	t1 = pmemz_now_ns();
-	v->observe_ns += t1 - t0;
-	if ((flags & PMEMZ_ALLOC_NOWAIT) && !answered)
-		return -EAGAIN;
-	ret = collect(r, reserve_pop(v, &sent), out);
-	t2 = pmemz_now_ns();
-	if (!answered) {
-		/* Ran dry: this caller waited for the daemon. */
-		pmemz_depth_answered(&v->d, t2 > sent ? t2 - sent : 0, true);
-		v->stall_ns += t2 - t1;
+	*tk = (struct pmemz_reserve_take){.flags = flags};
+	if (!v || !__atomic_load_n(&v->bytes, __ATOMIC_RELAXED))
+		return false;
+	if (flags & PMEMZ_ALLOC_NOWAIT) {
+		if (pthread_mutex_trylock(&v->lock) != 0)
+			return false;
 	} else {
-		v->collect_ns += t2 - t1;
+		pthread_mutex_lock(&v->lock);
 	}
-	if (ret == 0)
-		return 1;
+	tk->v = v;
+	tk->serves = v->bytes && n == v->unit;
+	if (tk->serves)
+		pmemz_depth_begin(&v->d, pmemz_now_ns());
+	return true;
+}
+
+/*
+ * The oldest reserved ticket, for the caller to collect; NULL once served,
+ * when empty, or with NOWAIT when its answer has not come.
+ */
+struct pmemz_pending *pmemz_reserve_next(struct pmemz_region *r, struct pmemz_reserve_take *tk)
+{
+	struct pmemz_reserve *v = tk->v;
+	uint64_t t0;
+
+	if (!v || !tk->serves || tk->served || tk->stop || !v->n)
+		return NULL;
+	t0 = pmemz_now_ns();
+	reserve_observe(r, t0);
+	tk->answered = v->seen > 0;
+	tk->t1 = pmemz_now_ns();
+	v->observe_ns += tk->t1 - t0;
+	if ((tk->flags & PMEMZ_ALLOC_NOWAIT) && !tk->answered) {
+		tk->stop = true;
+		return NULL;
+	}
+	return reserve_pop(v, &tk->sent);
+}
+
+void pmemz_reserve_collected(struct pmemz_region *r, struct pmemz_reserve_take *tk, int ret)
+{
+	struct pmemz_reserve *v = tk->v;
+	uint64_t t2 = pmemz_now_ns();
+
+	(void)r;
+	if (!tk->answered) {
+		/* Ran dry: this caller waited for the daemon. */
+		pmemz_depth_answered(&v->d, t2 > tk->sent ? t2 - tk->sent : 0, true);
+		v->stall_ns += t2 - tk->t1;
+	} else {
+		v->collect_ns += t2 - tk->t1;
+	}
+	if (ret == 0) {
+		tk->served = true;
+		return;
+	}
 	/* ENOSPC, EDQUOT, or the connection broke: the caller's own ALLOCATE says why. */
 	if (ret == -EDQUOT || ret == -ENOSPC)
 		pmemz_depth_refused(&v->d, v->n);
 	v->backoff = true;
 	v->refill_failures++;
-	return 0;
 }
 
-int pmemz_reserve_take(struct pmemz_region *r, uint64_t n, unsigned flags,
-		       pmemz_reserve_collect_fn collect, struct pmemz_alloc **out)
+bool pmemz_reserve_end(struct pmemz_region *r, struct pmemz_reserve_take *tk)
 {
-	struct pmemz_reserve *v = reserve_of(r);
-	int served = 0;
+	struct pmemz_reserve *v = tk->v;
 
-	if (!v || !__atomic_load_n(&v->bytes, __ATOMIC_RELAXED))
-		return 0;
-	if (flags & PMEMZ_ALLOC_NOWAIT) {
-		if (pthread_mutex_trylock(&v->lock) != 0)
-			return 0;
-	} else {
-		pthread_mutex_lock(&v->lock);
-	}
-	if (v->bytes && n == v->unit) {
-		pmemz_depth_begin(&v->d, pmemz_now_ns());
-		while (v->n && !served) {
-			int got = reserve_take_one(r, v, flags, collect, out);
-
-			if (got < 0)
-				break;
-			served = got;
-		}
+	if (!v)
+		return false;
+	if (tk->serves) {
 		/* Top up in batches: back-to-back requests cost the daemon one wakeup
 		 * and one group commit, where one request per allocation costs each. */
-		if (served && v->n + pmemz_depth_batch(&v->d) <= v->d.target) {
+		if (tk->served && v->n + pmemz_depth_batch(&v->d) <= v->d.target) {
 			uint64_t t0 = pmemz_now_ns();
 
 			reserve_refill(r);
@@ -353,13 +335,13 @@ int pmemz_reserve_take(struct pmemz_region *r, uint64_t n, unsigned flags,
 		pmemz_depth_end(&v->d, pmemz_now_ns());
 	}
 	if (v->bytes) {
-		if (served)
+		if (tk->served)
 			v->hits++;
 		else
 			v->misses++;
 	}
 	pthread_mutex_unlock(&v->lock);
-	return served;
+	return tk->served;
 }
 
 void pmemz_reserve_after_direct(struct pmemz_region *r, uint64_t n)
@@ -421,11 +403,8 @@ static int reserve_reconnected(struct pmemz_region *r, int state)
 	 * not their answer came, so no FREE of a dead lease id reaches the new
 	 * connection (where the id may name another lease).
 	 */
-	while (v->n) {
-		_cleanup_response_ Pmemz__Response *resp = NULL;
-
-		(void)pmemz_client_wait(r->c, reserve_pop(v, NULL), &resp, NULL);
-	}
+	while (v->n)
+		pmemz_wire_forget(r->c, reserve_pop(v, NULL));
 	v->next_unit = 0;
 	v->backoff = false;
 	if (v->bytes && pmemz_region_check(r) == 0)

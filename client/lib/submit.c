@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 
 #include "transport.h"
+#include "vector.h"
 
 static int conn_send(struct pmemz_client *c, const uint8_t *buf, size_t len)
 {
@@ -36,7 +37,7 @@ static int frames_pack(Pmemz__Request *const *reqs, size_t n, struct pmemz_pendi
 		       uint8_t **out, size_t *out_len)
 {
 	_cleanup_free_ uint8_t *buf = NULL;
-	size_t len = 0, cap = 0;
+	size_t len = 0, cap = 0, need;
 	int r;
 
 	for (size_t i = 0; i < n; i++) {
@@ -48,15 +49,11 @@ static int frames_pack(Pmemz__Request *const *reqs, size_t n, struct pmemz_pendi
 		r = pmemz_frame_pack_request(reqs[i], &frame, &flen);
 		if (r < 0)
 			return pmemz_err(r, "cannot encode request: %s", pmemz_strerror(r));
-		if (len + flen > cap) {
-			size_t ncap = MAX(2 * cap, len + flen);
-			uint8_t *nb = realloc(buf, ncap);
-
-			if (!nb)
-				return pmemz_err(-ENOMEM, "out of memory");
-			buf = nb;
-			cap = ncap;
-		}
+		r = pmemz_add_size(len, flen, &need);
+		if (r == 0)
+			r = PMEMZ_GROW(buf, &cap, need);
+		if (r < 0)
+			return pmemz_err(r, "cannot pack %zu requests: %s", n, pmemz_strerror(r));
 		memcpy(buf + len, frame, flen);
 		len += flen;
 	}

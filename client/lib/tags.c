@@ -10,24 +10,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client-private.h"
+#include "wire.h"
 
 /* One page from slot start: 0 with *resp, or -errno. */
 static int tags_page(struct pmemz_region *r, const char *prefix, uint64_t start,
 		     Pmemz__Response **resp)
 {
-	Pmemz__Request req = PMEMZ__REQUEST__INIT;
-	Pmemz__ListReq ls = PMEMZ__LIST_REQ__INIT;
+	const struct pmemz_wire_list q = {
+	    .prefix = prefix, .paged = true, .start_slot = start, .more_runs_ok = true};
 
-	ls.region = r->name;
-	ls.prefix = (char *)(uintptr_t)prefix;
-	ls.has_more_runs_ok = true;
-	ls.more_runs_ok = true;
-	ls.has_start_slot = true;
-	ls.start_slot = start;
-	req.op_case = PMEMZ__REQUEST__OP_LIST;
-	req.list = &ls;
-	return pmemz_client_call(r->c, &req, resp);
+	return pmemz_wire_list(r->c, r->name, &q, resp);
 }
 
 PMEMZ_EXPORT int pmemz_tag_foreach(struct pmemz_region *r, const char *prefix,

@@ -6,29 +6,42 @@
  */
 #include "pmemzctl.h"
 
-/* Pages until the daemon says there are no more (each a frame). */
-#define CLIENTS_PAGES_MAX 100000u
-
-static void client_row(struct out *o, const Pmemz__ClientInfo *ci)
+static uint64_t conn_u64(const struct pmemz_clients *l, size_t i, enum pmemz_clients_key k)
 {
+	uint64_t v = 0;
+
+	(void)pmemz_clients_u64(l, i, k, &v);
+	return v;
+}
+
+static void client_row(struct out *o, const struct pmemz_clients *l, size_t i)
+{
+	const char *cgroup = pmemz_clients_cgroup(l, i);
+	uint64_t id;
+
 	o->ops->item_begin(o);
-	out_u64(o, "serial", "conn", ci->serial);
-	out_u64(o, "uid", "uid", ci->uid);
-	out_u64(o, "gid", "gid", ci->gid);
-	out_u64(o, "pid", "pid", (uint64_t)(ci->pid > 0 ? ci->pid : 0));
-	out_str(o, "cgroup", "cgroup", ci->cgroup ? ci->cgroup : "-");
-	out_str(o, "identity", "identity", ci->identity);
-	out_bool(o, "admin", "admin", ci->admin);
-	out_u64(o, "leases", "leases", ci->leases);
-	out_size(o, "leased_bytes", "leased", ci->leased_bytes);
-	out_u64(o, "waiters", "waiters", ci->waiters);
-	out_size(o, "bytes_queued", "queued", ci->bytes_queued);
-	out_duration(o, "connected_sec", "connected", ci->connected_sec);
+	out_u64(o, "serial", "conn", conn_u64(l, i, PMEMZ_CONN_SERIAL));
+	out_u64(o, "uid", "uid", conn_u64(l, i, PMEMZ_CONN_UID));
+	out_u64(o, "gid", "gid", conn_u64(l, i, PMEMZ_CONN_GID));
+	out_u64(o, "pid", "pid", conn_u64(l, i, PMEMZ_CONN_PID));
+	out_str(o, "cgroup", "cgroup", cgroup ? cgroup : "-");
+	out_str(o, "identity", "identity", pmemz_clients_identity(l, i));
+	out_bool(o, "admin", "admin", conn_u64(l, i, PMEMZ_CONN_ADMIN));
+	out_u64(o, "leases", "leases", conn_u64(l, i, PMEMZ_CONN_LEASES));
+	out_size(o, "leased_bytes", "leased", conn_u64(l, i, PMEMZ_CONN_LEASED_BYTES));
+	out_u64(o, "waiters", "waiters", conn_u64(l, i, PMEMZ_CONN_WAITERS));
+	out_size(o, "bytes_queued", "queued", conn_u64(l, i, PMEMZ_CONN_BYTES_QUEUED));
+	out_duration(o, "connected_sec", "connected", conn_u64(l, i, PMEMZ_CONN_CONNECTED_SEC));
 	out_details(o, true);
-	if (ci->has_cgroup_id)
-		out_u64(o, "cgroup_id", "cgroup id", ci->cgroup_id);
+	if (pmemz_clients_u64(l, i, PMEMZ_CONN_CGROUP_ID, &id) == 0)
+		out_u64(o, "cgroup_id", "cgroup id", id);
 	out_details(o, false);
 	o->ops->item_end(o);
+}
+
+static void clients_freep(struct pmemz_clients **l)
+{
+	pmemz_clients_free(*l);
 }
 
 static int clients_exec(struct ctl *ctl, int argc, char **argv)
@@ -37,9 +50,7 @@ static int clients_exec(struct ctl *ctl, int argc, char **argv)
 	    CTL_COMMON_OPTS,
 	    {},
 	};
-	Pmemz__Response **pages = NULL;
-	size_t n_pages = 0;
-	uint64_t after = 0;
+	_cleanup_(clients_freep) struct pmemz_clients *l = NULL;
 	struct out *o;
 	int c, r;
 
@@ -52,44 +63,17 @@ static int clients_exec(struct ctl *ctl, int argc, char **argv)
 	if (r)
 		return r;
 	/* Every page first: a failure half-way prints nothing. */
-	for (bool more = true; more && n_pages < CLIENTS_PAGES_MAX;) {
-		Pmemz__Request req = PMEMZ__REQUEST__INIT;
-		Pmemz__ClientsReq cr = PMEMZ__CLIENTS_REQ__INIT;
-		Pmemz__Response **v = realloc(pages, (n_pages + 1) * sizeof(*v));
-
-		if (!v) {
-			fprintf(stderr, "pmemzctl: out of memory\n");
-			r = CTL_EXIT_FAIL;
-			goto out;
-		}
-		pages = v;
-		cr.has_after = after != 0;
-		cr.after = after;
-		req.op_case = PMEMZ__REQUEST__OP_CLIENTS;
-		req.clients = &cr;
-		if (pmemz_client_call(ctl->client, &req, &pages[n_pages]) < 0) {
-			r = ctl_fail();
-			goto out;
-		}
-		more = pages[n_pages]->clients->has_next && pages[n_pages]->clients->next > after;
-		after = pages[n_pages]->clients->next;
-		n_pages++;
-	}
+	if (pmemz_admin_clients(ctl->client, &l) < 0)
+		return ctl_fail();
 	r = ctl_output(ctl);
 	if (r)
-		goto out;
+		return r;
 	o = ctl->out;
 	o->ops->list_begin(o, "clients", "no connections");
-	for (size_t p = 0; p < n_pages; p++)
-		for (size_t i = 0; i < pages[p]->clients->n_clients; i++)
-			client_row(o, pages[p]->clients->clients[i]);
+	for (size_t i = 0; i < pmemz_clients_count(l); i++)
+		client_row(o, l, i);
 	o->ops->list_end(o);
-	r = ctl_finish(ctl);
-out:
-	for (size_t p = 0; p < n_pages; p++)
-		pmemz__response__free_unpacked(pages[p], NULL);
-	free(pages);
-	return r;
+	return ctl_finish(ctl);
 }
 
 const struct ctl_cmd cmd_clients = {

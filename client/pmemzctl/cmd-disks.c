@@ -2,12 +2,10 @@
 /*
  * pmemzctl disks REGION: the nbd disks of a region (nbdkit-pmemz-plugin(1)).
  *
- * A disk is a set of tags: its superblock "nbd/DISK" (one extent: the
- * virtual size) and one tag "nbd/DISK/INDEX" per chunk written.  The tags
- * come from LIST (every uid's for an admin, the caller's otherwise: a disk
- * is (uid, name)), in pages; the superblock is read through the region's
- * mapping, where any tenant of the region may have written anything, so
- * it is checked like any input.  Any tenant may also truncate the region's
+ * The disks and their bytes come from disk-set.c (shared with pmemzctl
+ * metrics); the superblock is read through the region's mapping, where
+ * any tenant of the region may have written anything, so it is checked
+ * like any input.  Any tenant may also truncate the region's
  * file (or it is shorter than the daemon thinks): a load past its end raises
  * SIGBUS, caught (common/sigbus.h) and reported for that disk alone.
  *
@@ -17,146 +15,23 @@
  * probe another uid's disk anyway).
  */
 #include <errno.h>
-#include <search.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "disk-format.h"
 #include "pmemzctl.h"
 #include "sigbus.h"
 
-struct disk {
-	uint32_t uid;
-	char name[PMEMZ_DISK_NAME_MAX + 1];
-	uint64_t chunks, allocated; /* chunk tags and their bytes */
-	uint64_t ahead;		    /* bytes of its ahead tags: owned, not mapped (yet) */
-	bool has_sb;
-	uint64_t sb_extent; /* the superblock's first extent */
-	uint64_t size;	    /* virtual size, from the superblock */
-	const char *state;
-};
-
-static int disk_cmp(const void *a, const void *b)
-{
-	const struct disk *x = a, *y = b;
-
-	if (x->uid != y->uid)
-		return x->uid < y->uid ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
-struct disk_set {
-	void *root; /* tsearch tree of struct disk, keyed by (uid, name) */
-	size_t n;
-};
-
-static void disk_set_done(struct disk_set *s)
-{
-	tdestroy(s->root, free);
-}
-
-static int disk_get(struct disk_set *s, uint32_t uid, const char *name, struct disk **out)
-{
-	struct disk key = {.uid = uid}, *d, **slot;
-
-	(void)snprintf(key.name, sizeof(key.name), "%s", name);
-	slot = tfind(&key, &s->root, disk_cmp);
-	if (slot) {
-		*out = *slot;
-		return 0;
-	}
-	d = malloc(sizeof(*d));
-	if (!d)
-		return -ENOMEM;
-	*d = key;
-	slot = tsearch(d, &s->root, disk_cmp);
-	if (!slot) {
-		free(d);
-		return -ENOMEM;
-	}
-	s->n++;
-	*out = d;
-	return 0;
-}
-
-/* One tag of the LIST: a disk's superblock or chunk, or not a disk's (ignored). */
-static int disk_add_tag(struct disk_set *s, const Pmemz__TagInfo *t)
-{
-	char name[PMEMZ_DISK_NAME_MAX + 1];
-	struct disk *d;
-	uint64_t index;
-	int kind, r;
-
-	kind = pmemz_disk_tag_parse(t->name, name, &index);
-	if (kind < 0)
-		return 0;
-	r = disk_get(s, t->uid, name, &d);
-	if (r < 0)
-		return r;
-	if (kind == PMEMZ_DISK_TAG_SUPER) {
-		/* One extent, as the plugin writes it; anything else is not a superblock. */
-		d->has_sb = t->n_runs == 1 && t->runs[0]->count == 1;
-		if (d->has_sb)
-			d->sb_extent = t->runs[0]->first;
-		return 0;
-	}
-	if (kind == PMEMZ_DISK_TAG_AHEAD) {
-		d->ahead += t->bytes;
-		return 0;
-	}
-	d->chunks++;
-	d->allocated += t->bytes;
-	return 0;
-}
-
-/* Every disk tag of the region (every uid's when all), page by page. */
-static int disks_list(struct ctl *ctl, const char *region, bool all, struct disk_set *s)
-{
-	Pmemz__Request req = PMEMZ__REQUEST__INIT;
-	Pmemz__ListReq ls = PMEMZ__LIST_REQ__INIT;
-	uint64_t slot = 0;
-	int r;
-
-	ls.region = (char *)(uintptr_t)region;
-	ls.prefix = (char *)(uintptr_t)PMEMZ_DISK_TAG_PREFIX;
-	ls.has_all_users = ls.all_users = all;
-	/* Chunks are one run, but a tag under the prefix may be anything. */
-	ls.has_more_runs_ok = ls.more_runs_ok = true;
-	req.op_case = PMEMZ__REQUEST__OP_LIST;
-	req.list = &ls;
-	for (;;) {
-		_cleanup_response_ Pmemz__Response *resp = NULL;
-		const Pmemz__ListResp *l;
-
-		ls.has_start_slot = true;
-		ls.start_slot = slot;
-		r = pmemz_client_call(ctl->client, &req, &resp);
-		if (r < 0)
-			return r;
-		l = resp->list;
-		for (size_t i = 0; i < l->n_tags; i++) {
-			r = disk_add_tag(s, l->tags[i]);
-			if (r < 0)
-				return pmemz_err(r, "out of memory");
-		}
-		/* A daemon without paging answers everything at once, without next_slot. */
-		if (!l->has_next_slot)
-			return 0;
-		if (l->next_slot <= slot)
-			return pmemz_err(
-			    -EPROTO, "LIST paging went backwards (slot %llu after %llu)",
-			    (unsigned long long)l->next_slot, (unsigned long long)slot);
-		slot = l->next_slot;
-	}
-}
+_Static_assert(CTL_DISK_NAME_MAX == PMEMZ_DISK_NAME_MAX, "a disk name fits struct ctl_disk");
 
 /*
  * The superblock's verdict ("ok" or what is wrong), and the virtual size
  * when it is sound; -EIO when it cannot be read (SIGBUS: the caller has
  * the handler installed).
  */
-static int disk_read_sb(struct pmemz_region *r, struct disk *d)
+static int disk_read_sb(struct pmemz_region *r, struct ctl_disk *d)
 {
+	uint64_t extent_size = pmemz_region_extent_size(r);
+	const uint8_t *data = (const uint8_t *)pmemz_region_address(r) + pmemz_region_data_offset(r);
 	struct pmemz_disk_super sb;
 	const char *why = NULL;
 
@@ -164,15 +39,14 @@ static int disk_read_sb(struct pmemz_region *r, struct disk *d)
 	if (!d->has_sb)
 		return 0;
 	d->state = "superblock outside the region";
-	if (d->sb_extent >= r->extent_count || r->extent_size < sizeof(sb))
+	if (d->sb_extent >= pmemz_region_extent_count(r) || extent_size < sizeof(sb))
 		return 0;
 	/* A copy: other tenants of the region may write it while it is checked. */
-	if (pmemz_sigbus_copy(&sb, r->base + r->data_offset + d->sb_extent * r->extent_size,
-			      sizeof(sb)) < 0) {
+	if (pmemz_sigbus_copy(&sb, data + d->sb_extent * extent_size, sizeof(sb)) < 0) {
 		d->state = "unreadable superblock";
 		return -EIO;
 	}
-	if (pmemz_disk_super_check(&sb, d->name, r->extent_size, &why) < 0) {
+	if (pmemz_disk_super_check(&sb, d->name, extent_size, &why) < 0) {
 		d->state = why ? why : "bad superblock";
 		return 0;
 	}
@@ -188,15 +62,11 @@ struct disks_emit {
 	unsigned unreadable; /* disks whose superblock faulted */
 };
 
-static void disks_emit_one(const void *node, VISIT which, void *arg)
+static void disks_emit_one(struct ctl_disk *d, void *arg)
 {
-	struct disk *d = *(struct disk *const *)node;
 	struct disks_emit *e = arg;
 	struct out *o = e->o;
 
-	/* In order: an inner node after its left subtree. */
-	if (which != postorder && which != leaf)
-		return;
 	if (disk_read_sb(e->r, d) < 0) {
 		(void)fprintf(
 		    stderr,
@@ -285,7 +155,7 @@ static int disks_delete(struct ctl *ctl, struct pmemz_region *reg, const char *r
 		} else if (r == -ENOENT) {
 			(void)pmemz_region_unclaim(reg, sb_tag);
 			(void)fprintf(stderr, "pmemzctl: no disk '%s' of uid %u in region '%s'\n",
-				      disk, (unsigned)pmemz_client_hello(ctl->client)->uid, region);
+				      disk, pmemz_client_uid(ctl->client), region);
 			return CTL_EXIT_FAIL;
 		}
 	}
@@ -315,7 +185,7 @@ static int disks_exec(struct ctl *ctl, int argc, char **argv)
 	    {"delete", required_argument, NULL, 'D'},
 	    {},
 	};
-	_cleanup_(disk_set_done) struct disk_set set = {};
+	_cleanup_(ctl_disk_set_done) struct ctl_disk_set set = {};
 	const char *delete = NULL;
 	struct pmemz_region *reg = NULL;
 	struct disks_emit emit;
@@ -341,16 +211,16 @@ static int disks_exec(struct ctl *ctl, int argc, char **argv)
 	if (r)
 		return r;
 	/* An admin sees every uid's disks, anyone else their own. */
-	all = pmemz_client_hello(ctl->client)->admin;
+	all = pmemz_client_is_admin(ctl->client);
 	/* The mapping first: it also says whether the caller may use the region. */
-	if (pmemz_region_open_mapped(ctl->client, region, &pmemz_region_readonly_mapper, &reg) < 0)
+	if (pmemz_region_open_readonly(ctl->client, region, &reg) < 0)
 		return ctl_fail();
 	if (delete) {
 		r = disks_delete(ctl, reg, region, delete);
 		pmemz_region_close(reg);
 		return r;
 	}
-	r = disks_list(ctl, region, all, &set);
+	r = ctl_disk_set_list(ctl->client, region, all, &set);
 	if (r < 0) {
 		pmemz_region_close(reg);
 		return ctl_fail();
@@ -362,11 +232,11 @@ static int disks_exec(struct ctl *ctl, int argc, char **argv)
 	}
 
 	out_str(ctl->out, "region", "region", region);
-	out_size(ctl->out, "chunk_size", "chunk size", reg->extent_size);
+	out_size(ctl->out, "chunk_size", "chunk size", pmemz_region_extent_size(reg));
 	ctl->out->ops->list_begin(ctl->out, "disks", "no disks");
 	emit = (struct disks_emit){.o = ctl->out, .r = reg, .region = region};
 	pmemz_sigbus_install();
-	twalk_r(set.root, disks_emit_one, &emit);
+	ctl_disk_set_foreach(&set, disks_emit_one, &emit);
 	ctl->out->ops->list_end(ctl->out);
 	pmemz_region_close(reg);
 	r = ctl_finish(ctl);

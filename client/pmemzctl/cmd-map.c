@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "pmemzctl.h"
+#include "vector.h"
 
 #define MAP_WIDTH_DEFAULT 64u
 #define MAP_WIDTH_MAX 1024u
@@ -63,81 +64,45 @@ static void map_done(struct map *m)
 	free(m->runs);
 }
 
-static enum map_state map_state_of(uint32_t v)
+static enum map_state map_state_of(enum pmemz_extent_state v)
 {
-	return v < MS_UNKNOWN ? (enum map_state)v : MS_UNKNOWN;
+	return (unsigned)v < MS_UNKNOWN ? (enum map_state)v : MS_UNKNOWN;
 }
 
-static int map_push(struct map *m, enum map_state s, uint64_t count)
+static int map_push(struct map *m, enum map_state s, uint64_t first, uint64_t count)
 {
-	uint64_t first =
-	    m->n_runs ? m->runs[m->n_runs - 1].first + m->runs[m->n_runs - 1].count : 0;
-
-	if (count == 0)
-		return 0;
 	m->count[s] += count;
-	if (m->n_runs && m->runs[m->n_runs - 1].state == s) {
-		m->runs[m->n_runs - 1].count += count;
-		return 0;
-	}
-	if (m->n_runs == m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 64;
-		struct map_run *v = reallocarray(m->runs, cap, sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		m->runs = v;
-		m->cap = cap;
-	}
+	if (PMEMZ_GROW(m->runs, &m->cap, m->n_runs + 1) < 0)
+		return -ENOMEM;
 	m->runs[m->n_runs++] = (struct map_run){.state = s, .first = first, .count = count};
 	return 0;
 }
 
-/* MAP of one region as runs; 0 or -errno with pmemz_errormsg() set. */
+static void map_freep(struct pmemz_map **pm)
+{
+	pmemz_map_free(*pm);
+}
+
+/* MAP of one region as runs (the library checked they cover it); 0 or -errno. */
 static int map_get(struct ctl *ctl, const char *region, struct map *m)
 {
-	_cleanup_response_ Pmemz__Response *resp = NULL;
-	Pmemz__Request req = PMEMZ__REQUEST__INIT;
-	Pmemz__MapReq mq = PMEMZ__MAP_REQ__INIT;
-	const Pmemz__MapResp *mp;
-	uint64_t total = 0;
+	_cleanup_(map_freep) struct pmemz_map *pm = NULL;
 	int r;
 
-	mq.region = (char *)(uintptr_t)region;
-	req.op_case = PMEMZ__REQUEST__OP_MAP;
-	req.map = &mq;
-	r = pmemz_client_call(ctl->client, &req, &resp);
+	r = pmemz_admin_map(ctl->client, region, &pm);
 	if (r < 0)
 		return r;
-	mp = resp->map;
-	if (!mp)
-		return pmemz_err(-EPROTO, "daemon sent an empty MAP reply");
-	m->n = mp->extent_count;
-	m->extent_size = mp->has_extent_size ? mp->extent_size : 0;
-	if (mp->n_runs == 0) {
-		if (mp->states.len != mp->extent_count)
-			return pmemz_err(-EPROTO,
-					 "daemon sent %zu extent states for %" PRIu64 " extents",
-					 mp->states.len, mp->extent_count);
-		for (size_t i = 0; i < mp->states.len; i++) {
-			r = map_push(m, map_state_of(mp->states.data[i]), 1);
-			if (r < 0)
-				return pmemz_err(r, "out of memory");
-		}
-		return 0;
-	}
-	for (size_t i = 0; i < mp->n_runs; i++) {
-		if (mp->runs[i]->count > mp->extent_count - total)
-			break;
-		total += mp->runs[i]->count;
-		r = map_push(m, map_state_of(mp->runs[i]->state), mp->runs[i]->count);
+	m->n = pmemz_map_extents(pm);
+	m->extent_size = pmemz_map_extent_size(pm);
+	for (size_t i = 0; i < pmemz_map_runs(pm); i++) {
+		enum pmemz_extent_state st;
+		uint64_t first, count;
+
+		(void)pmemz_map_run(pm, i, &st, &first, &count);
+		r = map_push(m, map_state_of(st), first, count);
 		if (r < 0)
-			return pmemz_err(r, "out of memory");
+			return r;
 	}
-	if (total != mp->extent_count)
-		return pmemz_err(-EPROTO,
-				 "daemon sent state runs that do not cover %" PRIu64 " extents",
-				 mp->extent_count);
 	return 0;
 }
 
@@ -204,18 +169,14 @@ static char *map_picture(const struct map *m, unsigned width, uint64_t per)
 	return buf;
 }
 
-/* Per state, its runs as wire runs for the F_RUNS fields (JSON only). */
+/* Per state, its runs for the F_RUNS fields (JSON only). */
 static int map_emit_runs(struct out *o, const struct map *m)
 {
-	_cleanup_free_ Pmemz__Run *storage = NULL;
-	_cleanup_free_ Pmemz__Run **ptrs = NULL;
+	/* One slot at least: a map always has runs, but calloc(0) may be NULL. */
+	_cleanup_free_ struct ctl_run *runs = calloc(m->n_runs ? m->n_runs : 1, sizeof(*runs));
 
-	if (m->n_runs) {
-		storage = calloc(m->n_runs, sizeof(*storage));
-		ptrs = calloc(m->n_runs, sizeof(*ptrs));
-		if (!storage || !ptrs)
-			return -ENOMEM;
-	}
+	if (!runs)
+		return -ENOMEM;
 	out_details(o, true);
 	o->ops->object_begin(o, "runs");
 	/* Each state's runs in consecutive slots: one array per field. */
@@ -228,13 +189,11 @@ static int map_emit_runs(struct out *o, const struct map *m)
 		for (size_t i = 0; i < m->n_runs; i++) {
 			if (m->runs[i].state != s)
 				continue;
-			pmemz__run__init(&storage[base + n]);
-			storage[base + n].first = m->runs[i].first;
-			storage[base + n].count = m->runs[i].count;
-			ptrs[base + n] = &storage[base + n];
+			runs[base + n] =
+			    (struct ctl_run){.first = m->runs[i].first, .count = m->runs[i].count};
 			n++;
 		}
-		out_runs(o, map_states[s].name, map_states[s].name, n ? ptrs + base : NULL, n);
+		out_runs(o, map_states[s].name, map_states[s].name, n ? runs + base : NULL, n);
 		base += n;
 	}
 	o->ops->object_end(o);
@@ -252,6 +211,8 @@ int ctl_map_show(struct ctl *ctl, const char *region, unsigned width)
 	int r;
 
 	r = map_get(ctl, region, &m);
+	if (r == -ENOMEM)
+		return ctl_oom();
 	if (r < 0)
 		return r;
 	if (width == 0)
@@ -267,7 +228,7 @@ int ctl_map_show(struct ctl *ctl, const char *region, unsigned width)
 			       per);
 	picture = map_picture(&m, width, per);
 	if (!picture)
-		return pmemz_err(-ENOMEM, "out of memory");
+		return ctl_oom();
 
 	out_str(o, "region", "region", region);
 	out_u64(o, "extents", "extents", m.n);
@@ -285,7 +246,7 @@ int ctl_map_show(struct ctl *ctl, const char *region, unsigned width)
 		out_u64(o, "unknown", "unknown", m.count[MS_UNKNOWN]);
 	r = map_emit_runs(o, &m);
 	if (r < 0)
-		return pmemz_err(r, "out of memory");
+		return ctl_oom();
 	return 0;
 }
 

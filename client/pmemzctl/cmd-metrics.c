@@ -47,8 +47,7 @@ static int sync_dir(const char *dir)
 }
 
 /* Write the exposition to path atomically; prints the reason on failure. */
-static int metrics_write_file(const char *path, const Pmemz__StatResp *s,
-			      const Pmemz__UsageResp *const *usage)
+static int metrics_write_file(const char *path, const struct ctl_metrics_in *in)
 {
 	_cleanup_free_ char *dir = dir_of(path);
 	_cleanup_(unlink_tmp) char *tmp = NULL;
@@ -75,7 +74,7 @@ static int metrics_write_file(const char *path, const Pmemz__StatResp *s,
 		(void)fprintf(stderr, "pmemzctl: cannot write %s: %s\n", tmp, strerror(-r));
 		return CTL_EXIT_FAIL;
 	}
-	r = ctl_metrics_write_usage(f, s, usage);
+	r = ctl_metrics_write_in(f, in);
 	if (r == 0 && fsync(fileno(f)) < 0)
 		r = -errno;
 	if (r == 0 && fclose(TAKE_PTR(f)) == EOF)
@@ -100,50 +99,65 @@ static int metrics_write_file(const char *path, const Pmemz__StatResp *s,
 	return CTL_EXIT_OK;
 }
 
+/* Per region of the STAT answer: its USAGE answer and its disks, each NULL when none. */
 struct usage_set {
-	Pmemz__Response **resp; /* per region of the STAT answer; NULL: none */
-	const Pmemz__UsageResp **usage;
+	struct pmemz_usage **usage;
+	struct ctl_disk_set **disks;
 	size_t n;
 };
 
 static void usage_set_free(struct usage_set *u)
 {
-	for (size_t i = 0; i < u->n; i++)
-		if (u->resp[i])
-			pmemz_response_free(u->resp[i]);
-	free(u->resp);
+	for (size_t i = 0; i < u->n; i++) {
+		pmemz_usage_free(u->usage[i]);
+		if (u->disks[i])
+			ctl_disk_set_done(u->disks[i]);
+		free(u->disks[i]);
+	}
 	free(u->usage);
+	free(u->disks);
+}
+
+/* Region i's nbd disks, as pmemzctl disks counts them; none when LIST fails. */
+static int disks_get(struct ctl *ctl, const char *region, struct usage_set *u, size_t i)
+{
+	struct ctl_disk_set *set = calloc(1, sizeof(*set));
+
+	if (!set)
+		return -ENOMEM;
+	if (ctl_disk_set_list(ctl->client, region, pmemz_client_is_admin(ctl->client), set) < 0) {
+		ctl_disk_set_done(set);
+		free(set);
+		return 0;
+	}
+	u->disks[i] = set;
+	return 0;
 }
 
 /*
- * The per-uid usage of every region that serves and that the caller may
- * open (an admin gets every uid, others their own row).  A region whose
- * USAGE fails has no per-uid samples; the rest of the exposition stands.
+ * The per-uid usage and the nbd disks of every region that serves and that
+ * the caller may open (an admin gets every uid, others their own).  A
+ * region whose USAGE or LIST fails has no samples of those families; the
+ * rest of the exposition stands.
  */
-static int usage_collect(struct ctl *ctl, const Pmemz__StatResp *s, struct usage_set *u)
+static int usage_collect(struct ctl *ctl, const struct pmemz_stat *s, struct usage_set *u)
 {
-	u->n = s->n_regions;
-	u->resp = calloc(u->n ? u->n : 1, sizeof(*u->resp));
-	u->usage = calloc(u->n ? u->n : 1, sizeof(*u->usage));
-	if (!u->resp || !u->usage)
-		return -ENOMEM;
-	for (size_t i = 0; i < s->n_regions; i++) {
-		const Pmemz__RegionStat *rs = s->regions[i];
-		Pmemz__Request req = PMEMZ__REQUEST__INIT;
-		Pmemz__UsageReq ur = PMEMZ__USAGE_REQ__INIT;
+	size_t n = pmemz_stat_regions(s);
 
-		if ((rs->has_name_only && rs->name_only) || strcmp(ctl_region_state(rs), "online"))
+	u->usage = calloc(n ? n : 1, sizeof(*u->usage));
+	u->disks = calloc(n ? n : 1, sizeof(*u->disks));
+	if (!u->usage || !u->disks)
+		return -ENOMEM;
+	u->n = n;
+	for (size_t i = 0; i < n; i++) {
+		const char *name = pmemz_stat_region_str(s, i, PMEMZ_RS_NAME);
+
+		if (ctl_stat_u64(s, i, PMEMZ_RS_NAME_ONLY) || strcmp(ctl_region_state(s, i), "online"))
 			continue;
-		ur.region = rs->info->name;
-		req.op_case = PMEMZ__REQUEST__OP_USAGE;
-		req.usage = &ur;
-		if (pmemz_client_call(ctl->client, &req, &u->resp[i]) < 0 || !u->resp[i]->usage) {
-			if (u->resp[i])
-				pmemz_response_free(u->resp[i]);
-			u->resp[i] = NULL;
-			continue;
-		}
-		u->usage[i] = u->resp[i]->usage;
+		if (pmemz_admin_usage(ctl->client, name, &u->usage[i]) < 0)
+			u->usage[i] = NULL;
+		if (disks_get(ctl, name, u, i) < 0)
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -155,8 +169,9 @@ static int metrics_exec(struct ctl *ctl, int argc, char **argv)
 	    {"output", required_argument, NULL, 'o'},
 	    {},
 	};
-	_cleanup_response_ Pmemz__Response *resp = NULL;
+	_cleanup_(pmemz_stat_freep) struct pmemz_stat *s = NULL;
 	_cleanup_(usage_set_free) struct usage_set usage = {0};
+	struct ctl_metrics_in in;
 	const char *output = NULL;
 	int c, r;
 
@@ -177,16 +192,19 @@ static int metrics_exec(struct ctl *ctl, int argc, char **argv)
 				       "metrics prints the Prometheus text format, not JSON");
 
 	/* Every region in one answer (the output vtable it sets up stays unused). */
-	r = ctl_stat(ctl, NULL, &resp);
+	r = ctl_stat(ctl, NULL, &s);
 	if (r)
 		return r;
-	if (usage_collect(ctl, resp->stat, &usage) < 0) {
+	if (usage_collect(ctl, s, &usage) < 0) {
 		(void)fprintf(stderr, "pmemzctl: out of memory\n");
 		return CTL_EXIT_FAIL;
 	}
+	in = (struct ctl_metrics_in){.stat = s,
+				     .usage = (const struct pmemz_usage *const *)usage.usage,
+				     .disks = (const struct ctl_disk_set *const *)usage.disks};
 	if (output)
-		return metrics_write_file(output, resp->stat, usage.usage);
-	r = ctl_metrics_write_usage(stdout, resp->stat, usage.usage);
+		return metrics_write_file(output, &in);
+	r = ctl_metrics_write_in(stdout, &in);
 	if (r < 0) {
 		(void)fprintf(stderr, "pmemzctl: cannot write the output: %s\n", strerror(-r));
 		return CTL_EXIT_FAIL;

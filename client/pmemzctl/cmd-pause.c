@@ -10,27 +10,16 @@
 
 int ctl_zeroer(struct ctl *ctl, const char *region, int pause, const uint64_t *rate)
 {
-	_cleanup_response_ Pmemz__Response *resp = NULL;
-	Pmemz__Request req = PMEMZ__REQUEST__INIT;
-	Pmemz__ZeroerReq zq = PMEMZ__ZEROER_REQ__INIT;
 	struct out *o;
 	int r;
 
-	zq.region = (char *)(uintptr_t)(region ? region : "");
-	if (pause >= 0) {
-		zq.has_pause = true;
-		zq.pause = pause > 0;
-	}
-	if (rate) {
-		zq.has_rate = true;
-		zq.rate = *rate;
-	}
 	r = ctl_connect(ctl);
 	if (r)
 		return r;
-	req.op_case = PMEMZ__REQUEST__OP_ZEROER;
-	req.zeroer = &zq;
-	if (pmemz_client_call(ctl->client, &req, &resp) < 0)
+	r = pause >= 0 ? pmemz_admin_zeroer_pause(ctl->client, region, pause > 0) : 0;
+	if (r == 0 && rate)
+		r = pmemz_admin_zeroer_rate(ctl->client, region, *rate);
+	if (r < 0)
 		return ctl_fail();
 	r = ctl_output(ctl);
 	if (r)

@@ -10,16 +10,49 @@
 
 #include "pmemzctl.h"
 
-static void usage_limit(struct out *o, const char *key, const char *label, bool has, uint64_t v,
-			bool size)
+static void usage_limit(struct out *o, const struct pmemz_usage *u, enum pmemz_usage_key k,
+			const char *key, const char *label, bool size)
 {
+	uint64_t v;
+
 	/* An unset limit is "unlimited", in JSON too (a string where a number would be). */
-	if (!has)
+	if (pmemz_usage_limit(u, k, &v) < 0)
 		out_str(o, key, label, "unlimited");
 	else if (size)
 		out_size(o, key, label, v);
 	else
 		out_u64(o, key, label, v);
+}
+
+static void usage_freep(struct pmemz_usage **u)
+{
+	pmemz_usage_free(*u);
+}
+
+static uint64_t row_u64(const struct pmemz_usage *u, size_t i, enum pmemz_usage_key k)
+{
+	uint64_t v = 0;
+
+	(void)pmemz_usage_row_u64(u, i, k, &v);
+	return v;
+}
+
+static void usage_row(struct out *o, const struct pmemz_usage *u, size_t i, bool by_uid)
+{
+	const char *tenant = pmemz_usage_row_tenant(u, i);
+
+	o->ops->item_begin(o);
+	if (tenant)
+		out_str(o, "tenant", "tenant", tenant);
+	else if (!by_uid) /* a uid's row: tags from before the start */
+		out_str(o, "tenant", "tenant", "-");
+	out_u64(o, "uid", "uid", row_u64(u, i, PMEMZ_USAGE_UID));
+	out_size(o, "leased", "leased", row_u64(u, i, PMEMZ_USAGE_LEASED));
+	out_size(o, "committed", "committed", row_u64(u, i, PMEMZ_USAGE_COMMITTED));
+	out_u64(o, "tags", "tags", row_u64(u, i, PMEMZ_USAGE_TAGS));
+	out_u64(o, "waiters", "waiters", row_u64(u, i, PMEMZ_USAGE_WAITERS));
+	out_size(o, "rezeroed", "re-zeroed", row_u64(u, i, PMEMZ_USAGE_REZEROED));
+	o->ops->item_end(o);
 }
 
 static int usage_exec(struct ctl *ctl, int argc, char **argv)
@@ -28,10 +61,8 @@ static int usage_exec(struct ctl *ctl, int argc, char **argv)
 	    CTL_COMMON_OPTS,
 	    {},
 	};
-	_cleanup_response_ Pmemz__Response *resp = NULL;
-	Pmemz__Request req = PMEMZ__REQUEST__INIT;
-	Pmemz__UsageReq ur = PMEMZ__USAGE_REQ__INIT;
-	const Pmemz__UsageResp *u;
+	_cleanup_(usage_freep) struct pmemz_usage *u = NULL;
+	const char *region, *key;
 	struct out *o;
 	bool by_uid;
 	int c, r;
@@ -41,50 +72,34 @@ static int usage_exec(struct ctl *ctl, int argc, char **argv)
 			return r;
 	if (optind >= argc)
 		return ctl_usage_error(&cmd_usage, "which region?");
-	ur.region = argv[optind++];
+	region = argv[optind++];
 	if (optind < argc)
 		return ctl_usage_error(&cmd_usage, "unexpected argument '%s'", argv[optind]);
 
 	r = ctl_connect(ctl);
 	if (r)
 		return r;
-	req.op_case = PMEMZ__REQUEST__OP_USAGE;
-	req.usage = &ur;
-	if (pmemz_client_call(ctl->client, &req, &resp) < 0)
+	if (pmemz_admin_usage(ctl->client, region, &u) < 0)
 		return ctl_fail();
 	r = ctl_output(ctl);
 	if (r)
 		return r;
-	u = resp->usage;
 	o = ctl->out;
 
-	out_str(o, "region", "region", ur.region);
-	out_str(o, "tenant_key", "tenant", u->tenant_key ? u->tenant_key : "uid");
+	key = pmemz_usage_tenant_key(u);
+	out_str(o, "region", "region", region);
+	out_str(o, "tenant_key", "tenant", key);
 	/* Text: the key names of the region's tenant (uid_* with tenant = uid, as before). */
-	by_uid = !u->tenant_key || strcmp(u->tenant_key, "uid") == 0;
-	usage_limit(o, "uid_quota", by_uid ? "uid_quota" : "tenant_quota", u->has_uid_quota,
-		    u->uid_quota, true);
-	usage_limit(o, "uid_max_tags", by_uid ? "uid_max_tags" : "tenant_max_tags",
-		    u->has_uid_max_tags, u->uid_max_tags, false);
-	usage_limit(o, "uid_max_waiters", by_uid ? "uid_max_waiters" : "tenant_max_waiters",
-		    u->has_uid_max_waiters, u->uid_max_waiters, false);
+	by_uid = strcmp(key, "uid") == 0;
+	usage_limit(o, u, PMEMZ_USAGE_QUOTA, "uid_quota", by_uid ? "uid_quota" : "tenant_quota",
+		    true);
+	usage_limit(o, u, PMEMZ_USAGE_MAX_TAGS, "uid_max_tags",
+		    by_uid ? "uid_max_tags" : "tenant_max_tags", false);
+	usage_limit(o, u, PMEMZ_USAGE_MAX_WAITERS, "uid_max_waiters",
+		    by_uid ? "uid_max_waiters" : "tenant_max_waiters", false);
 	o->ops->list_begin(o, "uids", "no usage");
-	for (size_t i = 0; i < u->n_uids; i++) {
-		const Pmemz__UidUsage *row = u->uids[i];
-
-		o->ops->item_begin(o);
-		if (row->tenant)
-			out_str(o, "tenant", "tenant", row->tenant);
-		else if (!by_uid) /* a uid's row: tags from before the start */
-			out_str(o, "tenant", "tenant", "-");
-		out_u64(o, "uid", "uid", row->uid);
-		out_size(o, "leased", "leased", row->leased);
-		out_size(o, "committed", "committed", row->committed);
-		out_u64(o, "tags", "tags", row->tags);
-		out_u64(o, "waiters", "waiters", row->waiters);
-		out_size(o, "rezeroed", "re-zeroed", row->rezeroed);
-		o->ops->item_end(o);
-	}
+	for (size_t i = 0; i < pmemz_usage_rows(u); i++)
+		usage_row(o, u, i, by_uid);
 	o->ops->list_end(o);
 	return ctl_finish(ctl);
 }

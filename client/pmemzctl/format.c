@@ -46,7 +46,7 @@ const char *ctl_format_duration(uint64_t sec, bool human, char *buf, size_t len)
 	return buf;
 }
 
-const char *ctl_format_runs(Pmemz__Run *const *runs, size_t n, char *buf, size_t len)
+const char *ctl_format_runs(const struct ctl_run *runs, size_t n, char *buf, size_t len)
 {
 	static const char more[] = ",...";
 	size_t used = 0;
@@ -58,11 +58,11 @@ const char *ctl_format_runs(Pmemz__Run *const *runs, size_t n, char *buf, size_t
 		char one[48];
 		int w;
 
-		if (runs[i]->count <= 1)
-			w = snprintf(one, sizeof(one), "%s%" PRIu64, i ? "," : "", runs[i]->first);
+		if (runs[i].count <= 1)
+			w = snprintf(one, sizeof(one), "%s%" PRIu64, i ? "," : "", runs[i].first);
 		else
 			w = snprintf(one, sizeof(one), "%s%" PRIu64 "-%" PRIu64, i ? "," : "",
-				     runs[i]->first, runs[i]->first + runs[i]->count - 1);
+				     runs[i].first, runs[i].first + runs[i].count - 1);
 		/* Keep room for the ellipsis unless this is the last run. */
 		if (used + (size_t)w + (i + 1 < n ? sizeof(more) - 1 : 0) >= len) {
 			const char *m = used ? more : more + 1;

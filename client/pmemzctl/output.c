@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "pmemzctl.h"
+#include "vector.h"
 
 #define MAX_DEPTH 8
 
@@ -24,16 +25,10 @@ struct strv {
 static int strv_push(struct strv *s, const char *str)
 {
 	char *d;
+	int r = PMEMZ_GROW(s->v, &s->cap, s->n + 1);
 
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 16;
-		char **n = realloc(s->v, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		s->v = n;
-		s->cap = cap;
-	}
+	if (r < 0)
+		return r;
 	d = strdup(str);
 	if (!d)
 		return -ENOMEM;
@@ -67,6 +62,7 @@ struct text {
 	const char *empty_text;
 	struct strv headers, cells;
 	bool *right; /* per column: right-aligned (numbers) */
+	size_t cap_right;
 	size_t ncols, row_cells, rows;
 };
 
@@ -148,13 +144,12 @@ static void text_field(struct out *o, const struct field *f)
 	if (t->rows == 0) {
 		char hdr[64];
 		size_t i;
-		bool *r = realloc(t->right, (t->headers.n + 1) * sizeof(*r));
+		int r = PMEMZ_GROW(t->right, &t->cap_right, t->headers.n + 1);
 
-		if (!r) {
-			t->err = -ENOMEM;
+		if (r < 0) {
+			t->err = r;
 			return;
 		}
-		t->right = r;
 		t->right[t->headers.n] = f->type != F_STR && f->type != F_BOOL && f->type != F_RUNS;
 		for (i = 0; f->label[i] && i + 1 < sizeof(hdr); i++)
 			hdr[i] = (char)toupper((unsigned char)f->label[i]);
@@ -407,9 +402,9 @@ static void json_field(struct out *o, const struct field *f)
 				break;
 			}
 			(void)json_object_object_add(run, "first",
-						     json_object_new_uint64(f->v.runs.v[i]->first));
+						     json_object_new_uint64(f->v.runs.v[i].first));
 			(void)json_object_object_add(run, "count",
-						     json_object_new_uint64(f->v.runs.v[i]->count));
+						     json_object_new_uint64(f->v.runs.v[i].count));
 			(void)json_object_array_add(v, run);
 		}
 		break;
@@ -501,9 +496,34 @@ int out_new(const struct out_ops *ops, FILE *f, bool human, struct out **out)
 	return 0;
 }
 
-const char *ctl_region_state(const Pmemz__RegionStat *rs)
+/* A failure of pmemzctl's own, which pmemz_errormsg() cannot know; NULL: the library's. */
+static const char *ctl_error;
+
+int ctl_oom(void)
 {
-	return rs->state && *rs->state ? rs->state : "online";
+	ctl_error = "out of memory";
+	return -ENOMEM;
+}
+
+int ctl_fail(void)
+{
+	(void)fprintf(stderr, "pmemzctl: %s\n", ctl_error ? ctl_error : pmemz_errormsg());
+	ctl_error = NULL;
+	return CTL_EXIT_FAIL;
+}
+
+const char *ctl_region_state(const struct pmemz_stat *s, size_t i)
+{
+	const char *st = pmemz_stat_region_str(s, i, PMEMZ_RS_STATE);
+
+	return st && *st ? st : "online";
+}
+
+uint64_t ctl_stat_u64(const struct pmemz_stat *s, size_t i, enum pmemz_region_stat_key k)
+{
+	uint64_t v = 0;
+
+	return pmemz_stat_region_u64(s, i, k, &v) == 0 ? v : 0;
 }
 
 void out_free(struct out *o)

@@ -105,12 +105,6 @@ int ctl_common_opt(struct ctl *ctl, const struct ctl_cmd *cmd, int c)
 	}
 }
 
-int ctl_fail(void)
-{
-	(void)fprintf(stderr, "pmemzctl: %s\n", pmemz_errormsg());
-	return CTL_EXIT_FAIL;
-}
-
 int ctl_connect(struct ctl *ctl)
 {
 	if (ctl->client)
@@ -120,19 +114,14 @@ int ctl_connect(struct ctl *ctl)
 	return 0;
 }
 
-int ctl_stat(struct ctl *ctl, const char *region, Pmemz__Response **resp)
+int ctl_stat(struct ctl *ctl, const char *region, struct pmemz_stat **stat)
 {
-	Pmemz__Request req = PMEMZ__REQUEST__INIT;
-	Pmemz__StatReq st = PMEMZ__STAT_REQ__INIT;
 	int r;
 
 	r = ctl_connect(ctl);
 	if (r)
 		return r;
-	st.region = (char *)(uintptr_t)region;
-	req.op_case = PMEMZ__REQUEST__OP_STAT;
-	req.stat = &st;
-	if (pmemz_client_call(ctl->client, &req, resp) < 0)
+	if (pmemz_admin_stat(ctl->client, region, stat) < 0)
 		return ctl_fail();
 	return ctl_output(ctl);
 }

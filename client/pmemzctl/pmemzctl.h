@@ -12,7 +12,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "client-private.h"
+/* Public headers only: pmemzctl is a client of libpmemzclient like any other. */
+#include "libpmemzadmin.h"
+#include "util.h" /* common/: cleanup attributes, sizes and rates */
 
 /* ---- output vtable (output.c) ----------------------------------------- */
 
@@ -26,6 +28,11 @@ enum field_type {
 	F_RUNS, /* extent runs: "0-15,32-47" in text, [{first,count}] in JSON */
 };
 
+/* An extent run, as F_RUNS fields list them. */
+struct ctl_run {
+	uint64_t first, count;
+};
+
 struct field {
 	const char *key;   /* JSON key */
 	const char *label; /* text label or column header */
@@ -37,7 +44,7 @@ struct field {
 		double d;
 		bool b;
 		struct {
-			Pmemz__Run *const *v;
+			const struct ctl_run *v;
 			size_t n;
 		} runs;
 	} v;
@@ -109,7 +116,7 @@ static inline void out_bool(struct out *o, const char *key, const char *label, b
 	OUT_FIELD(o, .key = key, .label = label, .type = F_BOOL, .v.b = b);
 }
 static inline void out_runs(struct out *o, const char *key, const char *label,
-			    Pmemz__Run *const *runs, size_t n)
+			    const struct ctl_run *runs, size_t n)
 {
 	OUT_FIELD(o, .key = key, .label = label, .type = F_RUNS, .v.runs = {.v = runs, .n = n});
 }
@@ -123,23 +130,57 @@ const char *ctl_format_rate(double bytes_per_sec, bool human, char *buf, size_t 
 /* "45s", "2m 03s", "1h 02m 03s", "3d 04h 05m" when human, else seconds. */
 const char *ctl_format_duration(uint64_t sec, bool human, char *buf, size_t len);
 /* Extent runs as "0-15,32,40-47"; ends in ",..." when it does not fit. */
-const char *ctl_format_runs(Pmemz__Run *const *runs, size_t n, char *buf, size_t len);
+const char *ctl_format_runs(const struct ctl_run *runs, size_t n, char *buf, size_t len);
 /* 16 bytes as 8-4-4-4-12 hex; "" when not 16 bytes. */
 const char *ctl_format_uuid(const uint8_t *b, size_t n, char *buf, size_t len);
-/* A region's state from STAT: "online", "failed"; a daemon too old to say is "online". */
-const char *ctl_region_state(const Pmemz__RegionStat *rs);
+/* Region i's state from STAT: "online", "failed"; a daemon too old to say is "online". */
+const char *ctl_region_state(const struct pmemz_stat *s, size_t i);
+/* Region i's integer k, 0 when the daemon did not send it. */
+uint64_t ctl_stat_u64(const struct pmemz_stat *s, size_t i, enum pmemz_region_stat_key k);
+
+/* ---- nbd disks (disk-set.c): pmemzctl disks and the per-disk metrics --- */
+
+#define CTL_DISK_NAME_MAX 32u /* PMEMZ_DISK_NAME_MAX (disk-format.h) */
+
+struct ctl_disk {
+	uint32_t uid;
+	char name[CTL_DISK_NAME_MAX + 1];
+	uint64_t chunks, allocated; /* chunk tags and their bytes: mapped */
+	uint64_t ahead;		    /* bytes of its ahead tags: owned, not mapped (yet) */
+	bool has_sb;
+	uint64_t sb_extent; /* the superblock's first extent */
+	uint64_t size;	    /* virtual size, from the superblock (cmd-disks.c) */
+	const char *state;  /* the superblock's verdict (cmd-disks.c) */
+};
+
+/* The disks of a region, ordered by (uid, name). */
+struct ctl_disk_set {
+	void *root; /* tsearch tree of struct ctl_disk */
+	size_t n;
+};
+
+/*
+ * Add every disk tag of region (every uid's when all) to s, LIST page by
+ * page; 0 or -errno with pmemz_errormsg() set.
+ */
+int ctl_disk_set_list(struct pmemz_client *c, const char *region, bool all, struct ctl_disk_set *s);
+void ctl_disk_set_foreach(const struct ctl_disk_set *s, void (*fn)(struct ctl_disk *d, void *arg),
+			  void *arg);
+void ctl_disk_set_done(struct ctl_disk_set *s);
 
 /* ---- Prometheus exposition (metrics.c) -------------------------------- */
 
-/* The text exposition of a STAT answer (every region); 0 or -errno from the stream. */
-int ctl_metrics_write(FILE *f, const Pmemz__StatResp *s);
 /*
- * The same, with the per-uid usage of each region: usage[i] is the USAGE
- * answer for s->regions[i], or NULL where there is none (a failed region, a
- * region the caller may not open).
+ * The text exposition of one STAT answer (every region), with per region
+ * of it (NULL: none) its USAGE answer and its disks; 0 or -errno from the
+ * stream.
  */
-int ctl_metrics_write_usage(FILE *f, const Pmemz__StatResp *s,
-			    const Pmemz__UsageResp *const *usage);
+struct ctl_metrics_in {
+	const struct pmemz_stat *stat;
+	const struct pmemz_usage *const *usage;	 /* NULL: no per-uid/tenant families */
+	const struct ctl_disk_set *const *disks; /* NULL: no per-disk families */
+};
+int ctl_metrics_write_in(FILE *f, const struct ctl_metrics_in *in);
 
 /* ---- commands --------------------------------------------------------- */
 
@@ -184,11 +225,14 @@ void ctl_cmd_usage(const struct ctl_cmd *cmd, FILE *f);
 int ctl_connect(struct ctl *ctl);
 int ctl_output(struct ctl *ctl);
 /* Connect, STAT one region (NULL: all) and set up the output; exit code or 0. */
-int ctl_stat(struct ctl *ctl, const char *region, Pmemz__Response **resp);
+int ctl_stat(struct ctl *ctl, const char *region, struct pmemz_stat **stat);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct pmemz_stat *, pmemz_stat_free)
 /* Emit the output; CTL_EXIT_OK or, after printing why, CTL_EXIT_FAIL. */
 int ctl_finish(struct ctl *ctl);
-/* Print "pmemzctl: <last library error>" and return CTL_EXIT_FAIL. */
+/* Print "pmemzctl: <last error>" and return CTL_EXIT_FAIL. */
 int ctl_fail(void);
+/* pmemzctl itself ran out of memory: -ENOMEM, and ctl_fail() says so (not the library's error). */
+int ctl_oom(void);
 int ctl_usage_error(const struct ctl_cmd *cmd, const char *fmt, ...) _printf_(2, 3);
 
 extern const struct ctl_cmd cmd_status;

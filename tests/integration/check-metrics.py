@@ -9,6 +9,7 @@ every value matches, 1 with the differences, 77 when the parser is missing.
 
 usage: check-metrics.py METRICS REGIONS_JSON STATUS_JSON
            [--connections N] [--waits REGION=N ...] [--min-wait-sum REGION=SECONDS ...]
+           [--usage REGION=FILE ...] [--disks REGION=FILE ...]
 """
 import argparse
 import json
@@ -47,6 +48,8 @@ FAMILIES = {
     "pmemzerod_tenant_tags": "gauge",
     "pmemzerod_tenant_waiters": "gauge",
     "pmemzerod_tenant_rezeroed_bytes": "counter",
+    "pmemzerod_disk_mapped_bytes": "gauge",
+    "pmemzerod_disk_ahead_bytes": "gauge",
 }
 # Shown to admins only (`pmemzctl status --json` then has heap_in_use).
 ADMIN_FAMILIES = {
@@ -69,6 +72,11 @@ TENANT_KEYS = {
     "pmemzerod_tenant_tags": "tags",
     "pmemzerod_tenant_waiters": "waiters",
     "pmemzerod_tenant_rezeroed_bytes_total": "rezeroed",
+}
+# per-disk sample name -> key of a disk in `pmemzctl --json disks REGION`
+DISK_KEYS = {
+    "pmemzerod_disk_mapped_bytes": "allocated",
+    "pmemzerod_disk_ahead_bytes": "ahead",
 }
 STATES = ("zeroed", "dirty", "leased", "committed", "bad")
 # sample name -> key of the region in `pmemzctl --json status`
@@ -106,6 +114,8 @@ def main():
     ap.add_argument("--min-wait-sum", action="append")
     ap.add_argument("--usage", action="append",
                     help="REGION=FILE: `pmemzctl --json usage REGION` at the same moment")
+    ap.add_argument("--disks", action="append",
+                    help="REGION=FILE: `pmemzctl --json disks REGION` at the same moment")
     a = ap.parse_args()
 
     with open(a.metrics, encoding="utf-8") as f:
@@ -220,6 +230,18 @@ def main():
             for t, row in tenants.items():
                 check(got.get(t) == row[key],
                       f"{rname}: {sname}{{tenant={t}}} = {got.get(t)}, usage says {row[key]}")
+
+    for rname, path in kv_args(a.disks, str).items():
+        with open(path, encoding="utf-8") as f:
+            disks = {(str(d["uid"]), d["name"]): d for d in json.load(f)["disks"]}
+        for sname, key in DISK_KEYS.items():
+            got = {(dict(k[1:])["uid"], dict(k[1:])["disk"]): v
+                   for k, v in samples.get(sname, {}).items() if k[0] == rname}
+            check(set(got) == set(disks),
+                  f"{rname}: {sname} disks {sorted(got)} != {sorted(disks)}")
+            for d, row in disks.items():
+                check(got.get(d) == row[key],
+                      f"{rname}: {sname}{{disk={d}}} = {got.get(d)}, disks says {row[key]}")
 
     v = get("pmemzerod_connections", None)
     check(v == status["connections"], f"connections = {v}, status says {status['connections']}")

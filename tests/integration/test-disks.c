@@ -537,6 +537,96 @@ static void test_many(void **state)
 	itest_daemon_stop(e);
 }
 
+/* n extents committed under tag (an ahead tag may hold several). */
+static int commit_extents(struct pmemz_region *r, const char *tag, size_t n)
+{
+	struct pmemz_alloc *a;
+	int ret;
+
+	ret = pmemz_alloc_new(r, n * pmemz_region_extent_size(r), 0, &a);
+	if (ret < 0)
+		return ret;
+	ret = pmemz_alloc_commit(a, tag, 0);
+	pmemz_alloc_close(a);
+	return ret;
+}
+
+/* The value of the sample "NAME{LABELS} VALUE" in text; fails when it is not there once. */
+static uint64_t prom_value(const char *text, const char *name, const char *labels)
+{
+	char head[256];
+	const char *p, *again;
+	size_t len = (size_t)snprintf(head, sizeof(head), "\n%s{%s} ", name, labels);
+
+	p = strstr(text, head);
+	if (!p)
+		fail_msg("no sample %s{%s} in:\n%s", name, labels, text);
+	again = strstr(p + len, head);
+	if (again)
+		fail_msg("sample %s{%s} twice", name, labels);
+	return strtoull(p + len, NULL, 10);
+}
+
+/*
+ * pmemzctl metrics: a disk's mapped bytes (its chunks) and the bytes it
+ * holds ahead (its ahead tags) are two gauges, with the values pmemzctl
+ * disks shows in its allocated and ahead columns.
+ */
+static void test_metrics(void **state)
+{
+	static const uint64_t d1_chunks[] = {0, 5};
+	struct itest_env *e = *state;
+	struct pmemz_client *c = NULL;
+	struct pmemz_region *r = NULL;
+	struct json_object *j, *d;
+	char tag[PMEMZ_DISK_TAG_MAX], labels[128], *out = NULL, *err = NULL;
+	int status;
+
+	start(e, &c, &r);
+	assert_int_equal(make_disk(r, "d1", 64 * MIB, true, d1_chunks, 2), 0);
+	(void)pmemz_disk_ahead_tag(tag, sizeof(tag), "d1", 1);
+	assert_int_equal(commit_extents(r, tag, 1), 0);
+	(void)pmemz_disk_ahead_tag(tag, sizeof(tag), "d1", 2);
+	assert_int_equal(commit_extents(r, tag, 2), 0);
+	/* no ahead tags: an ahead sample of 0 */
+	assert_int_equal(make_disk(r, "d2", 8 * MIB, true, d1_chunks, 1), 0);
+	/* ahead extents only, not a chunk written yet */
+	(void)pmemz_disk_ahead_tag(tag, sizeof(tag), "d3", 7);
+	assert_int_equal(commit_extents(r, tag, 4), 0);
+
+	j = ctl_json(e->sock, REGION);
+	d = find_disk(disks_array(j), getuid(), "d1");
+	assert_int_equal(jnum(d, "allocated"), 2 * MIB);
+	assert_int_equal(jnum(d, "ahead"), 3 * MIB);
+	json_object_put(j);
+
+	status = ctl(e->sock, &out, &err, "metrics", NULL, NULL);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("pmemzctl metrics: status 0x%x\n%s%s", status, out, err);
+	assert_non_null(strstr(out, "# TYPE pmemzerod_disk_mapped_bytes gauge\n"));
+	assert_non_null(strstr(out, "# TYPE pmemzerod_disk_ahead_bytes gauge\n"));
+	(void)snprintf(labels, sizeof(labels), "region=\"%s\",disk=\"d1\",uid=\"%u\"", REGION,
+		       (unsigned)getuid());
+	assert_int_equal(prom_value(out, "pmemzerod_disk_mapped_bytes", labels), 2 * MIB);
+	assert_int_equal(prom_value(out, "pmemzerod_disk_ahead_bytes", labels), 3 * MIB);
+	(void)snprintf(labels, sizeof(labels), "region=\"%s\",disk=\"d2\",uid=\"%u\"", REGION,
+		       (unsigned)getuid());
+	assert_int_equal(prom_value(out, "pmemzerod_disk_mapped_bytes", labels), 1 * MIB);
+	assert_int_equal(prom_value(out, "pmemzerod_disk_ahead_bytes", labels), 0);
+	(void)snprintf(labels, sizeof(labels), "region=\"%s\",disk=\"d3\",uid=\"%u\"", REGION,
+		       (unsigned)getuid());
+	assert_int_equal(prom_value(out, "pmemzerod_disk_mapped_bytes", labels), 0);
+	assert_int_equal(prom_value(out, "pmemzerod_disk_ahead_bytes", labels), 4 * MIB);
+	/* the region without disks has none */
+	assert_null(strstr(out, "disk_mapped_bytes{region=\"empty\""));
+	free(out);
+	free(err);
+
+	pmemz_region_close(r);
+	pmemz_client_free(c);
+	itest_daemon_stop(e);
+}
+
 /* Offset in the region's file of the superblock of disk name. */
 static uint64_t sb_file_offset(struct pmemz_region *r, const char *name)
 {
@@ -817,6 +907,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_uids, itest_setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_delete, itest_setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_many, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_metrics, itest_setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_truncated, itest_setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_real_plugin, itest_setup, itest_teardown),
 	};

@@ -10,7 +10,8 @@
  * check-metrics.py parses the exposition with the Prometheus reference
  * parser (python3-prometheus-client) and compares every value.  Also: the
  * file replaces an older one atomically (no temporary file left, mode
- * 0644), and a daemon that is not there leaves the old file alone.
+ * 0644), and a daemon that is not there leaves the old file alone.  An
+ * nbd disk's per-disk gauges match `pmemzctl --json disks`.
  *
  * Skipped (77) without python3 and its prometheus_client module.
  */
@@ -189,11 +190,12 @@ static void test_metrics(void **state)
 	struct itest_env *e = *state;
 	struct pmemz_client *c = NULL;
 	struct pmemz_region *r1 = NULL, *r2 = NULL;
-	struct pmemz_alloc *all = NULL, *a2 = NULL, *b1 = NULL, *b2 = NULL;
+	struct pmemz_alloc *all = NULL, *a2 = NULL, *b1 = NULL, *b2 = NULL, *d = NULL;
 	struct waiter_arg w = {0};
 	struct itest_stat st;
 	char prom[PATH_MAX], regions[PATH_MAX], status[PATH_MAX], min_sum[64];
 	char usage1[PATH_MAX], usage2[PATH_MAX], usage1_arg[PATH_MAX + 16], usage2_arg[PATH_MAX + 16];
+	char disks1[PATH_MAX], disks2[PATH_MAX], disks1_arg[PATH_MAX + 16], disks2_arg[PATH_MAX + 16];
 	struct stat sb;
 	pthread_t th;
 	int own, rc;
@@ -244,6 +246,14 @@ static void test_metrics(void **state)
 	assert_int_equal(pmemz_alloc_release(b2), 0);
 	assert_int_equal(pmemz_alloc_new(r2, 2 * MIB, 0, &b2), 0);
 
+	/* m2: an nbd disk with one chunk mapped and two extents held ahead. */
+	assert_int_equal(pmemz_alloc_new(r2, 1 * MIB, 0, &d), 0);
+	assert_int_equal(pmemz_alloc_commit(d, "nbd/disk/0", 0), 0);
+	pmemz_alloc_close(d);
+	assert_int_equal(pmemz_alloc_new(r2, 2 * MIB, 0, &d), 0);
+	assert_int_equal(pmemz_alloc_commit(d, "nbd/disk/ahead/1", 0), 0);
+	pmemz_alloc_close(d);
+
 	/* Quiescent: nothing left to zero; only our two connections and pmemzctl's. */
 	itest_wait_zeroed(e->sock, "m1", 30000, &st);
 	itest_wait_zeroed(e->sock, "m2", 30000, &st);
@@ -262,6 +272,10 @@ static void test_metrics(void **state)
 	assert_int_equal(ctl(e, "usage-m1.json", "--json", "usage", "m1"), 0);
 	wait_connections(own, 2);
 	assert_int_equal(ctl(e, "usage-m2.json", "--json", "usage", "m2"), 0);
+	wait_connections(own, 2);
+	assert_int_equal(ctl(e, "disks-m1.json", "--json", "disks", "m1"), 0);
+	wait_connections(own, 2);
+	assert_int_equal(ctl(e, "disks-m2.json", "--json", "disks", "m2"), 0);
 
 	/* Replaced whole, readable by a collector of another uid, no temporary left. */
 	assert_int_equal(stat(prom, &sb), 0);
@@ -273,6 +287,10 @@ static void test_metrics(void **state)
 	itest_path(e, usage2, sizeof(usage2), "usage-m2.json");
 	(void)snprintf(usage1_arg, sizeof(usage1_arg), "--usage=m1=%s", usage1);
 	(void)snprintf(usage2_arg, sizeof(usage2_arg), "--usage=m2=%s", usage2);
+	itest_path(e, disks1, sizeof(disks1), "disks-m1.json");
+	itest_path(e, disks2, sizeof(disks2), "disks-m2.json");
+	(void)snprintf(disks1_arg, sizeof(disks1_arg), "--disks=m1=%s", disks1);
+	(void)snprintf(disks2_arg, sizeof(disks2_arg), "--disks=m2=%s", disks2);
 	{
 		char *argv[] = {python,
 				UNCONST(PMEMZ_TEST_SRC_DIR "/integration/check-metrics.py"),
@@ -286,6 +304,8 @@ static void test_metrics(void **state)
 				min_sum,
 				usage1_arg,
 				usage2_arg,
+				disks1_arg,
+				disks2_arg,
 				NULL};
 		char *so = NULL, *se = NULL;
 

@@ -89,6 +89,7 @@ has /usr/bin/pmemzctl
 has "/usr/lib/$multiarch/libpmemzclient.so.1"
 has "/usr/lib/$multiarch/pkgconfig/libpmemzclient.pc"
 has /usr/include/libpmemzclient.h
+has /usr/include/libpmemzadmin.h
 has /etc/pmemzerod/pmemzerod.conf
 has /usr/share/doc/pmemzerod/copyright
 has /usr/share/doc/pmemzerod/changelog.gz

@@ -53,13 +53,11 @@ static void test_format_duration(void **state)
 
 static void test_format_runs(void **state)
 {
-	Pmemz__Run a = PMEMZ__RUN__INIT, b = PMEMZ__RUN__INIT, c = PMEMZ__RUN__INIT;
-	Pmemz__Run *runs[3] = {&a, &b, &c};
+	const struct ctl_run runs[3] = {{.first = 0, .count = 16},
+					{.first = 32, .count = 1},
+					{.first = 40, .count = 8}};
 	char buf[64], small[12];
 
-	a.first = 0, a.count = 16;
-	b.first = 32, b.count = 1;
-	c.first = 40, c.count = 8;
 	assert_string_equal(ctl_format_runs(runs, 3, buf, sizeof(buf)), "0-15,32,40-47");
 	assert_string_equal(ctl_format_runs(runs, 0, buf, sizeof(buf)), "");
 	/* "0-15,32" + ",..." fits in 11 characters; "40-47" does not */
@@ -83,8 +81,7 @@ static void test_format_uuid(void **state)
 /* The same document through a backend, captured as a string. */
 static char *render(const struct out_ops *ops, bool human)
 {
-	Pmemz__Run r0 = PMEMZ__RUN__INIT;
-	Pmemz__Run *runs[1] = {&r0};
+	struct ctl_run runs[1] = {{0}};
 	struct out *o;
 	char *buf = NULL;
 	size_t len = 0;
@@ -104,8 +101,8 @@ static char *render(const struct out_ops *ops, bool human)
 		out_size(o, "size", "size", (uint64_t)(i + 1) << 26);
 		out_u64(o, "zeroed", "zeroed", 7 + 100 * (uint64_t)i);
 		out_rate(o, "zero_bytes_per_sec", "zero rate", 1.5 * (1 << 30));
-		r0.first = 4;
-		r0.count = 2;
+		runs[0].first = 4;
+		runs[0].count = 2;
 		out_runs(o, "runs", "runs", runs, 1);
 		out_bool(o, "devdax", "devdax", i);
 		out_details(o, true);
