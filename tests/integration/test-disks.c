@@ -2,7 +2,7 @@
 /*
  * `pmemzctl disks` against the real daemon, on disks whose tags are made
  * here through libpmemzclient the way nbdkit-pmemz-plugin(1) makes them
- * (client/nbdkit/disk-format.h): a superblock tag nbd/D and one tag
+ * (common/disk/disk-format.h): a superblock tag nbd/D and one tag
  * nbd/D/I per chunk written.
  *  - own disks: virtual size from the superblock, allocated bytes and
  *    chunks from the tags; a disk without a superblock or with a damaged

@@ -1,4 +1,4 @@
-# The on-pmem disk format of nbdkit-pmemz-plugin (client/nbdkit/disk-format.c).
+# The on-pmem disk format of nbdkit-pmemz-plugin (common/disk/disk-format.c).
 if(NOT TARGET pmemzdisk)
   return()
 endif()
