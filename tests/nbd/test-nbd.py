@@ -39,7 +39,12 @@ class Model:
 
     def write(self, off, buf):
         self.data[off:off + len(buf)] = buf
-        self.present.update(self.chunks(off, len(buf)))
+        for c in self.chunks(off, len(buf)):
+            # zeros written into a hole leave it a hole (the plugin takes no
+            # extent for them): a 1-byte write is 0x00 once in 256
+            lo, hi = max(off, c * self.chunk), min(off + len(buf), (c + 1) * self.chunk)
+            if c in self.present or any(buf[lo - off:hi - off]):
+                self.present.add(c)
 
     def _whole(self, c, off, n):
         start, end = c * self.chunk, min((c + 1) * self.chunk, self.size)
