@@ -176,8 +176,12 @@ int report_close(void)
 	int r = 0;
 
 	if (jpath) {
-		if (json_object_to_file_ext(jpath, jroot, JSON_C_TO_STRING_PRETTY) < 0)
-			r = -EIO;
+		errno = 0;
+		if (json_object_to_file_ext(jpath, jroot, JSON_C_TO_STRING_PRETTY) < 0) {
+			/* json-c says only -1; its own message says which step failed */
+			r = errno ? -errno : -EIO;
+			fprintf(stderr, "pmemz-bench: json-c: %s", json_util_get_last_err());
+		}
 		free(jpath);
 		jpath = NULL;
 	}
