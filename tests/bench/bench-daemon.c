@@ -98,8 +98,12 @@ void bench_env_cleanup(struct bench_env *e)
 			fprintf(stderr, "pmemz-bench: kept %s\n", e->dir);
 		return;
 	}
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		/* --socket: the daemon's socket is its own, not the bench's to remove */
+		if (files[i] == e->sock && !e->own_daemon)
+			continue;
 		(void)unlink(files[i]);
+	}
 	(void)rmdir(e->dir);
 }
 

@@ -38,6 +38,12 @@ add_test(NAME bench-quick
           ${CMAKE_CURRENT_BINARY_DIR}/bench-quick.json)
 set_tests_properties(bench-quick PROPERTIES LABELS "bench" TIMEOUT 240 RUN_SERIAL TRUE)
 
+# --socket: the bench measures a daemon it did not start and leaves its socket alone.
+add_test(NAME bench-socket
+  COMMAND sh ${_bench_dir}/bench-socket.sh $<TARGET_FILE:pmemz-bench>
+          $<TARGET_FILE:pmemzerod> $<TARGET_FILE:pmemzctl>)
+set_tests_properties(bench-socket PROPERTIES LABELS "bench" TIMEOUT 120)
+
 # The client library's allocation reserve (the mechanism scenario 4 (d)
 # measures) against the real daemon; uses the integration-test harness.
 add_executable(test-reserve ${_bench_dir}/test-reserve.c)
