@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "format.h"
+#include "hashtab.h"
 #include "media.h"
 #include "pstore.h"
 #include "region.h"
@@ -49,7 +50,7 @@ enum vtag_state {
 struct vtag {
 	uint8_t state;
 	uid_t uid;
-	uint32_t hnext; /* next id in the hash chain, 0 ends */
+	struct htab_node hnode; /* in r->tag_index while COMMITTING or VALID */
 	char name[LAYOUT_TAG_NAME_MAX + 1];
 	struct run *runs; /* sorted, merged */
 	size_t n_runs, cap_runs;
@@ -125,8 +126,7 @@ struct region {
 	struct vtag *tags; /* [0] unused */
 	uint32_t *free_ids;
 	uint32_t n_free_ids;
-	uint32_t *hash;
-	uint32_t hash_mask;
+	struct htab tag_index; /* (name, uid) -> tag: visible tags only */
 	uint32_t n_tags; /* COMMITTING + VALID */
 	struct idvec pend_commit;
 	struct idvec pend_free;

@@ -44,44 +44,39 @@
 #include "region-internal.h"
 #include "vector.h"
 
-/* ---- hash of (name, uid) -> id ---- */
+/* ---- (name, uid) -> id, on common/hashtab ---- */
 
-static uint32_t tag_hash(const char *name, uid_t uid)
+/* FNV-1a over the name, the uid mixed in: the table keeps colliding keys apart. */
+static uint64_t tag_key(const char *name, uid_t uid)
 {
-	uint32_t h = 2166136261u;
+	uint64_t h = 14695981039346656037ull;
 
 	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-		h = (h ^ *p) * 16777619u;
-	h ^= (uint32_t)uid * 0x9e3779b1u;
-	return h ^ (h >> 15);
+		h = (h ^ *p) * 1099511628211ull;
+	return h ^ ((uint64_t)uid * 0x9e3779b97f4a7c15ull);
 }
 
 void region_tag_hash_insert(struct region *r, uint32_t id)
 {
 	struct vtag *t = &r->tags[id];
-	uint32_t b = tag_hash(t->name, t->uid) & r->hash_mask;
 
-	t->hnext = r->hash[b];
-	r->hash[b] = id;
+	htab_insert(&r->tag_index, &t->hnode, tag_key(t->name, t->uid));
 }
 
 void region_tag_hash_remove(struct region *r, uint32_t id)
 {
-	struct vtag *t = &r->tags[id];
-	uint32_t *pp = &r->hash[tag_hash(t->name, t->uid) & r->hash_mask];
-
-	while (*pp && *pp != id)
-		pp = &r->tags[*pp].hnext;
-	if (*pp)
-		*pp = t->hnext;
-	t->hnext = 0;
+	(void)htab_remove(&r->tag_index, &r->tags[id].hnode);
 }
 
 uint32_t region_tag_hash_find(const struct region *r, const char *name, uid_t uid)
 {
-	for (uint32_t id = r->hash[tag_hash(name, uid) & r->hash_mask]; id; id = r->tags[id].hnext)
-		if (r->tags[id].uid == uid && strcmp(r->tags[id].name, name) == 0)
-			return id;
+	for (struct htab_node *n = htab_find(&r->tag_index, tag_key(name, uid)); n;
+	     n = htab_find_next(n)) {
+		const struct vtag *t = htab_entry(n, struct vtag, hnode);
+
+		if (t->uid == uid && strcmp(t->name, name) == 0)
+			return (uint32_t)(t - r->tags);
+	}
 	return 0;
 }
 
@@ -94,16 +89,14 @@ static bool visible(const struct vtag *t)
 
 int region_tags_init(struct region *r)
 {
-	uint32_t buckets = 16;
-
-	while (buckets < r->tag_count)
-		buckets <<= 1;
 	r->tags = calloc((size_t)r->tag_count + 1, sizeof(*r->tags));
 	r->free_ids = calloc(r->tag_count ? r->tag_count : 1, sizeof(*r->free_ids));
-	r->hash = calloc(buckets, sizeof(*r->hash));
-	if (!r->tags || !r->free_ids || !r->hash)
+	/*
+	 * A bucket for every slot and one more: the index never grows, so an
+	 * insert in the middle of a commit or a MOVE never allocates.
+	 */
+	if (!r->tags || !r->free_ids || htab_init(&r->tag_index, (size_t)r->tag_count + 1) < 0)
 		return -ENOMEM;
-	r->hash_mask = buckets - 1;
 	r->n_free_ids = 0;
 	r->n_tags = 0;
 	return 0;
@@ -116,12 +109,11 @@ void region_tags_free(struct region *r)
 			free(r->tags[id].runs);
 	free(r->tags);
 	free(r->free_ids);
-	free(r->hash);
+	htab_free(&r->tag_index);
 	free(r->pend_commit.v);
 	free(r->pend_free.v);
 	r->tags = NULL;
 	r->free_ids = NULL;
-	r->hash = NULL;
 	r->pend_commit = (struct idvec){0};
 	r->pend_free = (struct idvec){0};
 }
