@@ -27,7 +27,6 @@
  */
 #include <inttypes.h>
 #include <stdint.h>
-#include <time.h>
 #include <unistd.h>
 
 #define NBDKIT_API_VERSION 2
@@ -35,6 +34,7 @@
 
 #include "disk.h"
 #include "libpmemzclient.h"
+#include "util.h"
 
 #define WARM_MAX_NS 1000u
 #define WARM_PAGE 4096u
@@ -51,14 +51,6 @@ struct warm_range {
 static void store(char *p)
 {
 	(void)__atomic_fetch_or((uint64_t *)(void *)p, 0, __ATOMIC_RELAXED);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* The first page, and each page (of stride bytes) that starts in the range. */
@@ -81,10 +73,10 @@ static int probe(void *arg)
 
 	store(w->p);
 	for (unsigned i = 1; i <= WARM_PROBES; i++) {
-		uint64_t t0 = now_ns(), dt;
+		uint64_t t0 = pmemz_now_ns(), dt;
 
 		store(w->p + (size_t)(i * 61u % pages) * WARM_PAGE);
-		dt = now_ns() - t0;
+		dt = pmemz_now_ns() - t0;
 		w->slow += dt > WARM_MAX_NS;
 		if (i == 1 || dt < w->probe_ns)
 			w->probe_ns = dt;
