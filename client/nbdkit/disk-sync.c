@@ -116,6 +116,14 @@ static int settle(struct disk *d, struct sync_entry *v, size_t n)
 		r = pmemz_alloc_open(d->r, tag, &v[i].out);
 		if (r == -ENOENT && i == 0)
 			return 0;
+		if (disk_conn_lost(r)) {
+			/* gone again: the caller reconnects and asks again */
+			while (i-- > 0) {
+				pmemz_alloc_close(v[i].out);
+				v[i].out = NULL;
+			}
+			return r;
+		}
 		if (r < 0) {
 			nbdkit_error("pmemz: chunk %" PRIu64 " in an unknown state: %s", v[i].idx,
 				     pmemz_errormsg());
@@ -124,6 +132,27 @@ static int settle(struct disk *d, struct sync_entry *v, size_t n)
 		}
 	}
 	return 1;
+}
+
+/*
+ * The connection went while the MOVE of v[0..n) was being sent or
+ * answered: reconnect, then 0 when its moves are done, 1 when they did
+ * not happen and may be sent again, or -errno.  A FUA write or FLUSH
+ * then goes round again on the new connection instead of failing.
+ */
+static int lost(struct disk *d, struct sync_entry *v, size_t n, uint64_t gen)
+{
+	int r;
+
+	do {
+		r = disk_reconnect(d, gen);
+		if (r < 0)
+			return r;
+		/* the connection settle asks on; if it goes too, reconnect that one */
+		gen = disk_gen(d);
+		r = settle(d, v, n);
+	} while (disk_conn_lost(r));
+	return r < 0 ? r : !r;
 }
 
 /*
@@ -137,13 +166,9 @@ static int finish(struct disk *d, struct pmemz_batch *b, struct sync_entry *v, s
 
 	pmemz_batch_free(b);
 	if (r < 0 && disk_conn_lost(r)) {
-		r = disk_reconnect(d, gen);
-		if (r < 0)
+		r = lost(d, v, n, gen);
+		if (r != 0)
 			return r;
-		r = settle(d, v, n);
-		if (r <= 0)
-			return r < 0 ? r : 1;
-		r = 0;
 	}
 	if (r == -ENOSPC && per > 1) {
 		nbdkit_debug("pmemz: %zu mapping(s) at once do not fit: %s", n, pmemz_errormsg());
@@ -175,15 +200,20 @@ static int run(struct disk *d, struct sync_entry *v, size_t n, size_t per, size_
 	int first = b ? 0 : -ENOMEM;
 
 	for (size_t w = 0; w < nb; w += wave) {
-		size_t end = MIN(nb, w + wave);
-		int r = 0;
+		size_t end = MIN(nb, w + wave), failed = end;
+		int r = 0, sent = 0;
 
 		for (size_t k = w; first == 0 && r == 0 && k < end; k++) {
 			r = submit(d, v + k * per, MIN(per, n - k * per), &b[k]);
 			if (r == 0)
 				d->sync.requests++;
+			else
+				failed = k;
 		}
-		if (r < 0) {
+		if (r < 0 && disk_conn_lost(r)) {
+			nbdkit_debug("pmemz: sending the chunk mappings: %s", pmemz_errormsg());
+			sent = r;
+		} else if (r < 0) {
 			nbdkit_error("pmemz: cannot send the chunk mappings: %s", pmemz_errormsg());
 			first = r;
 		}
@@ -191,7 +221,13 @@ static int run(struct disk *d, struct sync_entry *v, size_t n, size_t per, size_
 			struct sync_entry *part = v + k * per;
 			size_t m = MIN(per, n - k * per);
 
-			r = b && b[k] ? finish(d, b[k], part, m, gen, per) : 1;
+			if (b && b[k])
+				r = finish(d, b[k], part, m, gen, per);
+			else if (k == failed && sent < 0)
+				/* part of its frame may be out: ask what happened */
+				r = lost(d, part, m, gen);
+			else
+				r = 1;
 			if (r == 0)
 				continue;
 			/* not moved: kept for the next sync point */

@@ -231,7 +231,45 @@ def test_loop(env):
     env.check_region()
 
 
-TESTS = {"loop": (test_loop, {"region_size": "96M", "extent": "1M"})}
+def test_sync_after_restart(env):
+    """A sync point's MOVE is the first request after pmemzerod restarted.
+
+    The plugin's connection is dead when a FUA write (then a FLUSH) into a
+    fresh chunk sends its MOVE: the sync reconnects and sends it again; the
+    request succeeds (nbd-crash-loop-warm, seed 1190656226, failed it with
+    EIO when the sync point was the first to find the daemon gone).
+    """
+    env.start_daemon()
+    size = 16 * MIB
+    k = env.nbdkit(size=str(size), extra=["reconnect-timeout=30", "sync-interval=0"])
+    h = k.connect()
+    h.pwrite(b"a" * BLOCK, 0)
+    h.flush()
+    wait_for(lambda: any("/ahead/" in t["name"] for t in env.tags("nbd/d/")),
+             "extents owned ahead", proc=k.proc, log=k.log)
+    for i, how in enumerate(("fua", "flush")):
+        env.kill_daemon()
+        time.sleep(0.3)  # the client library's reader sees the connection close
+        env.start_daemon()
+        off = (i + 1) * env.extent
+        data = bytes([0x41 + i]) * BLOCK
+        if how == "fua":
+            h.pwrite(data, off, nbd.CMD_FLAG_FUA)
+        else:
+            h.pwrite(data, off)
+            h.flush()
+        assert h.pread(BLOCK, off) == data, f"{how}: the block does not read back"
+    h.shutdown()
+    k.stop()
+    # both mappings durable: their chunk tags exist after a clean stop
+    chunks = {int(t["name"].rsplit("/", 1)[1]) for t in env.chunk_tags()}
+    assert {0, 1, 2} <= chunks, f"chunk tags after the restarts: {sorted(chunks)}"
+    env.stop_daemon()
+    env.check_region()
+
+
+TESTS = {"loop": (test_loop, {"region_size": "96M", "extent": "1M"}),
+         "sync-after-restart": (test_sync_after_restart, {"region_size": "64M", "extent": "1M"})}
 
 if __name__ == "__main__":
     sys.exit(run(TESTS, sys.argv))
