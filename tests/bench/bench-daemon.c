@@ -468,13 +468,31 @@ double bench_daemon_warmup(struct pmemz_client *c, struct pmemz_region *r)
 	}
 }
 
-void bench_proc_sched(pid_t pid, uint64_t *run_ns, uint64_t *wait_ns)
+/* Is task tid of pid a zeroer worker ("zero:REGION", zeroer.c names them)? */
+static bool zeroer_task(pid_t pid, const char *tid)
+{
+	char path[320], comm[32] = "";
+	FILE *f;
+
+	(void)snprintf(path, sizeof(path), "/proc/%d/task/%s/comm", (int)pid, tid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	if (!fgets(comm, sizeof(comm), f))
+		comm[0] = '\0';
+	(void)fclose(f);
+	return strncmp(comm, "zero:", 5) == 0;
+}
+
+void bench_proc_sched(pid_t pid, uint64_t *run_ns, uint64_t *wait_ns, uint64_t *zero_run_ns)
 {
 	char path[64];
 	DIR *d;
 	struct dirent *de;
 
 	*run_ns = *wait_ns = 0;
+	if (zero_run_ns)
+		*zero_run_ns = 0;
 	(void)snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	d = opendir(path);
 	if (!d)
@@ -493,6 +511,8 @@ void bench_proc_sched(pid_t pid, uint64_t *run_ns, uint64_t *wait_ns)
 		if (fscanf(f, "%llu %llu", &run, &wait) == 2) {
 			*run_ns += run;
 			*wait_ns += wait;
+			if (zero_run_ns && zeroer_task(pid, de->d_name))
+				*zero_run_ns += run;
 		}
 		(void)fclose(f);
 	}

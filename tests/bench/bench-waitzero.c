@@ -27,6 +27,7 @@ struct pass_times {
 	double wall, free_rt;		    /* s: the whole pass, the FREE's round trip */
 	double zero_busy;		    /* s: the zeroer storing and draining (STAT) */
 	double d_run, d_wait;		    /* s: daemon threads on CPU / waiting for one */
+	double z_run;			    /* s: of d_run, the zeroer workers' */
 	double ref_wall, ref_run, ref_wait; /* s: the reference thread's */
 	double bytes;			    /* zeroed by each side, all passes */
 	double grant;			    /* s: ALLOCATE of everything already zeroed (once) */
@@ -83,14 +84,14 @@ static int daemon_pass(const struct bench_env *e, struct pmemz_region *r, struct
 		       size_t bytes, double *secs, struct pass_times *pt)
 {
 	struct bench_stat s0, s1;
-	uint64_t t0, t1, run0 = 0, wait0 = 0, run1 = 0, wait1 = 0;
+	uint64_t t0, t1, run0 = 0, wait0 = 0, run1 = 0, wait1 = 0, zrun0 = 0, zrun1 = 0;
 	int ret;
 
 	ret = bench_stat(r->c, r->name, &s0);
 	if (ret < 0)
 		return ret;
 	if (e->pid)
-		bench_proc_sched(e->pid, &run0, &wait0);
+		bench_proc_sched(e->pid, &run0, &wait0, &zrun0);
 	t0 = bench_now_ns();
 	ret = pmemz_alloc_release(*a);
 	*a = NULL;
@@ -102,7 +103,7 @@ static int daemon_pass(const struct bench_env *e, struct pmemz_region *r, struct
 	if (ret < 0)
 		return ret;
 	if (e->pid)
-		bench_proc_sched(e->pid, &run1, &wait1);
+		bench_proc_sched(e->pid, &run1, &wait1, &zrun1);
 	ret = bench_stat(r->c, r->name, &s1);
 	if (ret < 0 || !pt)
 		return ret;
@@ -112,6 +113,12 @@ static int daemon_pass(const struct bench_env *e, struct pmemz_region *r, struct
 	pt->zero_busy += busy_s(&s1) - busy_s(&s0);
 	pt->d_run += (double)(run1 - run0) / 1e9;
 	pt->d_wait += (double)(wait1 - wait0) / 1e9;
+	pt->z_run += (double)(zrun1 - zrun0) / 1e9;
+	if (opt.verbose)
+		bench_log("%s: pass at %.6f: %.2f ms: FREE %.2f ms, zeroer storing %.2f ms, on a CPU "
+			  "%.2f ms\n",
+			  S5, (double)t0 / 1e9, *secs * 1e3, (double)(t1 - t0) / 1e6,
+			  (busy_s(&s1) - busy_s(&s0)) * 1e3, (double)(zrun1 - zrun0) / 1e6);
 	return 0;
 }
 
@@ -182,8 +189,8 @@ static int measure(struct bench_env *e, unsigned threads, struct bench_samples *
 		samples_add(fig, (double)bytes / (double)GIB / ds);
 		samples_add(ratio, rs / ds);
 		if (opt.verbose)
-			bench_log("%s, %u thread(s): %.3f s vs reference %.3f s\n", S5, threads, ds,
-				  rs);
+			bench_log("%s, %u thread(s): %.3f s vs reference %.3f s (%s first)\n", S5,
+				  threads, ds, rs, i % 2 == 0 ? "reference" : "daemon");
 	}
 	ret = grant_cost(c, r, e->region, &a, bytes, pt);
 out:
@@ -249,6 +256,19 @@ int scenario_waitzero(struct bench_env *e)
 		    100 * pt[k].zero_busy / threads[k] / pt[k].wall, 100 * pt[k].d_run / pt[k].wall,
 		    100 * pt[k].d_wait / pt[k].wall, 100 * pt[k].ref_run / pt[k].ref_wall,
 		    100 * pt[k].ref_wait / pt[k].ref_wall);
+		/*
+		 * The zeroer's share of the pass, split: storing and draining
+		 * (its own clock), on a CPU outside that, and off a CPU
+		 * (waiting for work or a wake-up), per thread.
+		 */
+		report_note("%u thread%s: the zeroer thread%s, per thread, of the passes' wall time: "
+			    "storing + draining %.1f %%, on a CPU otherwise %.1f %%, off a CPU "
+			    "%.1f %%; the other daemon threads on a CPU %.1f %%",
+			    threads[k], threads[k] > 1 ? "s" : "", threads[k] > 1 ? "s" : "",
+			    100 * pt[k].zero_busy / threads[k] / pt[k].wall,
+			    100 * (pt[k].z_run - pt[k].zero_busy) / threads[k] / pt[k].wall,
+			    100 * (1 - pt[k].z_run / threads[k] / pt[k].wall),
+			    100 * (pt[k].d_run - pt[k].z_run) / pt[k].wall);
 		report_note("%u thread%s: the ALLOCATE of everything already zeroed (a pass's end "
 			    "without zeroing) %.2f ms, %.1f %% of a pass",
 			    threads[k], threads[k] > 1 ? "s" : "", 1e3 * pt[k].grant,

@@ -136,7 +136,8 @@ int bench_noop(struct pmemz_client *c, size_t payload);
 void bench_alloc_frame_sizes(const char *region, size_t *req, size_t *resp);
 
 /* CPU time and run-queue wait summed over every thread of process pid (schedstat). */
-void bench_proc_sched(pid_t pid, uint64_t *run_ns, uint64_t *wait_ns);
+/* CPU time of pid's threads: run, wait for a CPU, and run of its zeroer workers (may be NULL). */
+void bench_proc_sched(pid_t pid, uint64_t *run_ns, uint64_t *wait_ns, uint64_t *zero_run_ns);
 uint64_t bench_now_ns(void);
 void bench_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void bench_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
