@@ -258,8 +258,10 @@ int scenario_waitzero(struct bench_env *e)
 		    100 * pt[k].ref_wait / pt[k].ref_wall);
 		/*
 		 * The zeroer's share of the pass, split: storing and draining
-		 * (its own clock), on a CPU outside that, and off a CPU
-		 * (waiting for work or a wake-up), per thread.
+		 * (its own clock around the stores, so a preemption inside
+		 * them counts there, and "otherwise" can come out below
+		 * zero), on a CPU outside that, and off a CPU (waiting for
+		 * work, a wake-up or a CPU), per thread.
 		 */
 		report_note("%u thread%s: the zeroer thread%s, per thread, of the passes' wall time: "
 			    "storing + draining %.1f %%, on a CPU otherwise %.1f %%, off a CPU "
