@@ -79,6 +79,12 @@ static void apply(struct disk *d, struct sync_entry *e)
 	disk_ahead_moved(d, &e->e);
 }
 
+static void apply_all(struct disk *d, struct sync_entry *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		apply(d, &v[i]);
+}
+
 /* One MOVE request of entries v[0..n), submitted; *out: the batch. */
 static int submit(struct disk *d, struct sync_entry *v, size_t n, struct pmemz_batch **out)
 {
@@ -179,8 +185,7 @@ static int finish(struct disk *d, struct pmemz_batch *b, struct sync_entry *v, s
 			     pmemz_errormsg());
 		return r;
 	}
-	for (size_t i = 0; i < n; i++)
-		apply(d, &v[i]);
+	apply_all(d, v, n);
 	return 0;
 }
 
@@ -201,7 +206,7 @@ static int run(struct disk *d, struct sync_entry *v, size_t n, size_t per, size_
 
 	for (size_t w = 0; w < nb; w += wave) {
 		size_t end = MIN(nb, w + wave), failed = end;
-		int r = 0, sent = 0;
+		int r = 0, send_err = 0;
 
 		for (size_t k = w; first == 0 && r == 0 && k < end; k++) {
 			r = submit(d, v + k * per, MIN(per, n - k * per), &b[k]);
@@ -212,7 +217,7 @@ static int run(struct disk *d, struct sync_entry *v, size_t n, size_t per, size_
 		}
 		if (r < 0 && disk_conn_lost(r)) {
 			nbdkit_debug("pmemz: sending the chunk mappings: %s", pmemz_errormsg());
-			sent = r;
+			send_err = r;
 		} else if (r < 0) {
 			nbdkit_error("pmemz: cannot send the chunk mappings: %s", pmemz_errormsg());
 			first = r;
@@ -221,13 +226,16 @@ static int run(struct disk *d, struct sync_entry *v, size_t n, size_t per, size_
 			struct sync_entry *part = v + k * per;
 			size_t m = MIN(per, n - k * per);
 
-			if (b && b[k])
+			if (b && b[k]) {
 				r = finish(d, b[k], part, m, gen, per);
-			else if (k == failed && sent < 0)
+			} else if (k == failed && send_err < 0) {
 				/* part of its frame may be out: ask what happened */
 				r = lost(d, part, m, gen);
-			else
+				if (r == 0)
+					apply_all(d, part, m);
+			} else {
 				r = 1;
+			}
 			if (r == 0)
 				continue;
 			/* not moved: kept for the next sync point */
