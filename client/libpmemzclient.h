@@ -41,6 +41,13 @@ struct pmemz_alloc;
 
 /* pmemz_alloc_new flags */
 #define PMEMZ_ALLOC_NOWAIT (1u << 0) /* fail with -EAGAIN instead of waiting for zeroing */
+/*
+ * Since 1.6 (earlier libraries refuse it with -EINVAL): an ALLOCATE of its
+ * own, neither served by the reserve nor taken as a sign of the size the
+ * reserve should hold (pmemz_region_set_reserve): for an occasional large
+ * allocation next to a reserve of small ones.
+ */
+#define PMEMZ_ALLOC_DIRECT (1u << 1)
 
 /* pmemz_alloc_commit flags */
 #define PMEMZ_COMMIT_FLUSH (1u << 0) /* daemon flushes the data before committing */

@@ -237,14 +237,14 @@ PMEMZ_EXPORT int pmemz_alloc_new(struct pmemz_region *r, size_t bytes, unsigned 
 		return pmemz_err(-EINVAL, "pmemz_alloc_new: region is NULL");
 	if (bytes == 0)
 		return pmemz_err(-EINVAL, "pmemz_alloc_new: cannot allocate 0 bytes");
-	if (flags & ~PMEMZ_ALLOC_NOWAIT)
+	if (flags & ~(PMEMZ_ALLOC_NOWAIT | PMEMZ_ALLOC_DIRECT))
 		return pmemz_err(-EINVAL, "pmemz_alloc_new: unknown flags 0x%x", flags);
 	ret = pmemz_region_check(r);
 	if (ret < 0)
 		return ret;
 
 	n = (uint64_t)bytes / r->extent_size + ((uint64_t)bytes % r->extent_size != 0);
-	if (alloc_from_reserve(r, n, flags, out))
+	if (!(flags & PMEMZ_ALLOC_DIRECT) && alloc_from_reserve(r, n, flags, out))
 		return 0;
 
 	ret = allocate_submit(r, bytes, !!(flags & PMEMZ_ALLOC_NOWAIT), &ticket);
@@ -253,7 +253,8 @@ PMEMZ_EXPORT int pmemz_alloc_new(struct pmemz_region *r, size_t bytes, unsigned 
 	ret = allocate_collect(r, ticket, out);
 	if (ret < 0)
 		return ret;
-	pmemz_reserve_after_direct(r, n);
+	if (!(flags & PMEMZ_ALLOC_DIRECT))
+		pmemz_reserve_after_direct(r, n);
 	return 0;
 }
 

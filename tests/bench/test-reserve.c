@@ -206,6 +206,39 @@ static void test_follows_size(void **state)
 	pmemz_client_free(c);
 }
 
+/*
+ * PMEMZ_ALLOC_DIRECT (1.6): allocations of another size in a row, made
+ * with it, leave the reserve's size and leases alone (without it, the
+ * second moves the reserve to their size: test_follows_size).  The disk
+ * plugin's refills are such allocations next to its reserve.
+ */
+static void test_direct_keeps_size(void **state)
+{
+	struct itest_env *e = *state;
+	struct pmemz_alloc *a[3];
+	struct pmemz_client *c;
+	struct pmemz_region *r;
+
+	open_client(e, &c, &r);
+	assert_int_equal(pmemz_alloc_new(r, MIB, 1u << 7, &a[0]), -EINVAL); /* unknown flag */
+	assert_int_equal(pmemz_region_set_reserve(r, 4 * MIB), 0);
+	wait_leased(e, 4, 4);
+	a[0] = alloc_ok(r, 3 * MIB, PMEMZ_ALLOC_DIRECT);
+	a[1] = alloc_ok(r, 3 * MIB, PMEMZ_ALLOC_DIRECT);
+	/* the reserve still holds its four 1 MiB leases (moved: 6 + 6), and later too */
+	wait_leased(e, 6 + 4, 6 + 4);
+	itest_msleep(100);
+	wait_leased(e, 6 + 4, 6 + 4);
+	/* a 1 MiB allocation is served by it (moved to 3 MiB, it would be 6 + 6 + 1) */
+	a[2] = alloc_ok(r, MIB, 0);
+	wait_leased(e, 7 + 3, 7 + 4);
+	for (int i = 0; i < 3; i++)
+		pmemz_alloc_close(a[i]);
+	pmemz_region_close(r);
+	wait_leased(e, 0, 0);
+	pmemz_client_free(c);
+}
+
 struct worker {
 	struct pmemz_region *r;
 	struct pmemz_alloc *a[8];
@@ -453,6 +486,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_serve_and_release, setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_close_releases, setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_follows_size, setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_direct_keeps_size, setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_threads, setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_grows_when_dry, setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_quota_cuts, setup_quota, itest_teardown),
