@@ -160,7 +160,8 @@ static int lease(struct disk *d, struct pmemz_alloc **v, size_t n, size_t *got)
 }
 
 /*
- * One refill of up to n extents, each committed under its own ahead tag
+ * A refill of up to n extents out of the client reserve (what it has
+ * answered), each committed under its own ahead tag
  * (so a move to a chunk's tag removes one tag as it makes one: the uid's
  * tag limit is met at the refill, and a fresh write that cannot get an
  * extent falls back and fails itself), all commits in one batch: one
@@ -168,7 +169,7 @@ static int lease(struct disk *d, struct pmemz_alloc **v, size_t n, size_t *got)
  * a commit whose answer was lost is settled by its tag.  0 when at least
  * one extent was added, else -errno.
  */
-static int refill(struct disk *d, size_t n)
+static int refill_leases(struct disk *d, size_t n)
 {
 	struct pmemz_alloc *v[DISK_AHEAD_BATCH];
 	char tags[DISK_AHEAD_BATCH][PMEMZ_DISK_TAG_MAX];
@@ -183,7 +184,8 @@ static int refill(struct disk *d, size_t n)
 	r = pmemz_batch_new(d->r, &b);
 	pthread_mutex_lock(&d->ahead.lock);
 	for (size_t i = 0; r == 0 && i < got; i++)
-		r = pmemz_disk_ahead_tag(tags[i], sizeof(tags[i]), d->cfg.name, d->ahead.next_seq++);
+		r = pmemz_disk_ahead_tag(tags[i], sizeof(tags[i]), d->cfg.name,
+					 d->ahead.next_seq++);
 	pthread_mutex_unlock(&d->ahead.lock);
 	for (size_t i = 0; r == 0 && i < got; i++)
 		r = pmemz_batch_commit(b, v[i], tags[i], 0);
@@ -213,6 +215,29 @@ static int refill(struct disk *d, size_t n)
 	return first ? first : r;
 }
 
+/*
+ * One refill: many extents in three round trips (disk-ahead-split.c), or,
+ * for one extent or when the lot was refused, one by one out of the
+ * client reserve, as many as fit.
+ */
+static int refill(struct disk *d, size_t n)
+{
+	struct pmemz_alloc *v[DISK_AHEAD_BATCH];
+	size_t got = 0, kept = 0;
+	int r;
+
+	if (n < 2)
+		return refill_leases(d, n);
+	r = disk_ahead_split(d, n, v, &got);
+	if (r == -ENOSPC || r == -EDQUOT || r == -EINVAL)
+		return refill_leases(d, n);
+	for (size_t i = 0; i < got; i++)
+		kept += keep(d, v[i]) == 0;
+	if (r == 0 && got && !kept)
+		r = -ENOMEM;
+	return r;
+}
+
 /* The depth from the rate seen since the last sample, and the refill latency. */
 static void retarget(struct disk *d, uint64_t now)
 {
@@ -221,8 +246,8 @@ static void retarget(struct disk *d, uint64_t now)
 
 	if (dt < NS / 10)
 		return;
-	d->ahead.rate = 0.5 * d->ahead.rate +
-			0.5 * (double)(d->ahead.taken - d->ahead.rate_taken) * (double)NS / (double)dt;
+	d->ahead.rate = 0.5 * d->ahead.rate + 0.5 * (double)(d->ahead.taken - d->ahead.rate_taken) *
+						  (double)NS / (double)dt;
 	d->ahead.rate_taken = d->ahead.taken;
 	d->ahead.rate_t_ns = now;
 	want = (size_t)(2.0 * d->ahead.rate * (double)d->ahead.lat_ns / (double)NS) + 1;
@@ -233,15 +258,33 @@ static void retarget(struct disk *d, uint64_t now)
 	d->ahead.target = bound(d, d->ahead.target);
 }
 
+/*
+ * A refill costs three round trips whatever it takes: it waits until a
+ * quarter of the target is gone (or the stack is empty), and then brings
+ * it back up in one (ahead.lock held).
+ */
+static bool refill_due(const struct disk *d)
+{
+	size_t have = d->ahead.n + d->ahead.inflight;
+
+	return !have || have + d->ahead.target / 4 <= d->ahead.target;
+}
+
 /* What one refill should take now (ahead.lock held); 0: nothing. */
 static size_t wanted(struct disk *d, uint64_t now)
 {
+	size_t want, have = d->ahead.n + d->ahead.inflight;
+
 	if (d->ahead.stop || now < d->ahead.backoff_until_ns)
 		return 0;
 	retarget(d, now);
-	if (d->ahead.n >= d->ahead.target)
+	if (!refill_due(d) || have >= limit(d))
 		return 0;
-	return clamp(d->ahead.target - d->ahead.n, 1, DISK_AHEAD_BATCH);
+	/* up to twice the target: a burst goes on taking while the refill is under way */
+	want = 2 * d->ahead.target > have ? 2 * d->ahead.target - have : 1;
+	if (want > limit(d) - have)
+		want = limit(d) - have;
+	return clamp(want, 1, DISK_AHEAD_BATCH);
 }
 
 static void refused(struct disk *d, int r, uint64_t now)
@@ -278,7 +321,8 @@ static void *refill_thread(void *arg)
 			(void)pthread_cond_timedwait(&d->ahead.wake, &d->ahead.lock, &until);
 			continue;
 		}
-		d->ahead.refilling = true;
+		d->ahead.refilling++;
+		d->ahead.inflight += n;
 		pthread_mutex_unlock(&d->ahead.lock);
 		r = __atomic_load_n(&d->failed, __ATOMIC_ACQUIRE);
 		if (r == 0)
@@ -292,13 +336,18 @@ static void *refill_thread(void *arg)
 
 			pthread_mutex_lock(&d->ahead.lock);
 			d->ahead.refills++;
+			d->ahead.refill_ns += lat;
+			if (lat > d->ahead.refill_max_ns)
+				d->ahead.refill_max_ns = lat;
 			d->ahead.ceiling = SIZE_MAX;
 			/* a slowly decaying maximum: one slow answer deepens for a while */
-			d->ahead.lat_ns = lat > d->ahead.lat_ns ? lat : d->ahead.lat_ns - d->ahead.lat_ns / 16;
+			d->ahead.lat_ns =
+			    lat > d->ahead.lat_ns ? lat : d->ahead.lat_ns - d->ahead.lat_ns / 16;
 			pthread_mutex_unlock(&d->ahead.lock);
 		}
 		pthread_mutex_lock(&d->ahead.lock);
-		d->ahead.refilling = false;
+		d->ahead.refilling--;
+		d->ahead.inflight -= n;
 		pthread_cond_broadcast(&d->ahead.filled);
 	}
 	pthread_mutex_unlock(&d->ahead.lock);
@@ -339,7 +388,8 @@ bool disk_ahead_take(struct disk *d, struct ahead_ext *e, bool wait)
 	} else {
 		d->ahead.fallbacks++;
 	}
-	if (d->ahead.n < d->ahead.target)
+	/* not at every take: a wakeup that finds nothing to do is a thread hop per write */
+	if (refill_due(d))
 		pthread_cond_signal(&d->ahead.wake);
 	pthread_mutex_unlock(&d->ahead.lock);
 	return got;
@@ -477,12 +527,15 @@ int disk_ahead_start(struct disk *d)
 
 	if (!disk_ahead_on(d))
 		return 0;
-	r = pthread_create(&d->ahead.thread, NULL, refill_thread, d);
-	if (r) {
-		nbdkit_error("pmemz: cannot start the ahead thread: %s", strerror(r));
-		return -r;
+	/* refills overlap: while one waits for an answer, the next is on its way */
+	for (unsigned i = 0; i < DISK_AHEAD_THREADS; i++) {
+		r = pthread_create(&d->ahead.threads[i], NULL, refill_thread, d);
+		if (r) {
+			nbdkit_error("pmemz: cannot start an ahead thread: %s", strerror(r));
+			return -r;
+		}
+		d->ahead.n_threads++;
 	}
-	d->ahead.running = true;
 	return 0;
 }
 
@@ -513,9 +566,9 @@ void disk_ahead_close(struct disk *d)
 	pthread_cond_broadcast(&d->ahead.wake);
 	pthread_cond_broadcast(&d->ahead.filled);
 	pthread_mutex_unlock(&d->ahead.lock);
-	if (d->ahead.running)
-		pthread_join(d->ahead.thread, NULL);
-	d->ahead.running = false;
+	for (unsigned i = 0; i < d->ahead.n_threads; i++)
+		pthread_join(d->ahead.threads[i], NULL);
+	d->ahead.n_threads = 0;
 	n_free = d->ahead.n;
 	/* every move is done (disk-sync.c ran last): what is left is zeroed, or lost */
 	for (size_t i = 0; i < d->ahead.n_pools; i++) {
@@ -527,11 +580,16 @@ void disk_ahead_close(struct disk *d)
 		free(p);
 	}
 	if (disk_ahead_on(d))
-		nbdkit_debug("pmemz: ahead: %" PRIu64 " taken, %" PRIu64 " refills, %" PRIu64
+		nbdkit_debug("pmemz: ahead: %" PRIu64 " taken, %" PRIu64
+			     " refills (%.2f ms each on average, %.2f ms the longest), %" PRIu64
 			     " times none left (%" PRIu64 " fell back), %" PRIu64
 			     " refused; %zu given back at close",
-			     d->ahead.taken, d->ahead.refills, d->ahead.empty, d->ahead.fallbacks,
-			     d->ahead.refused, n_free);
+			     d->ahead.taken, d->ahead.refills,
+			     d->ahead.refills
+				 ? (double)d->ahead.refill_ns / 1e6 / (double)d->ahead.refills
+				 : 0.0,
+			     (double)d->ahead.refill_max_ns / 1e6, d->ahead.empty,
+			     d->ahead.fallbacks, d->ahead.refused, n_free);
 	free(d->ahead.pools);
 	free(d->ahead.v);
 	d->ahead.pools = NULL;

@@ -486,6 +486,7 @@ int disk_open(struct disk *d, const struct disk_config *cfg)
 
 void disk_close(struct disk *d)
 {
+	disk_prewarm_stop(d); /* it loads from the mapping */
 	/* first: the write-backs still queued commit and publish their chunks */
 	wb_stop(d);
 	/* then every mapping becomes durable, and what is still held ahead goes back */

@@ -37,7 +37,7 @@ void disk_spare_put(struct disk *d, struct pmemz_alloc *a, uint64_t gen)
 
 	pthread_mutex_lock(&d->spares.lock);
 	if (d->spares.n < d->cfg.spares && gen == disk_gen(d)) {
-		d->spares.v[d->spares.n++] = (struct disk_spare){ a, gen };
+		d->spares.v[d->spares.n++] = (struct disk_spare){a, gen};
 		d->spares.kept++;
 		kept = true;
 	}

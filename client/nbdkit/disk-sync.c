@@ -29,6 +29,7 @@
 #include <nbdkit-plugin.h>
 
 #include "disk.h"
+#include "util.h"
 #include "vector.h"
 #include "libpmemzclient.h"
 
@@ -268,14 +269,14 @@ static void requeue(struct disk *d, struct sync_entry *v, size_t n)
  * One line per sync point (nbdkit -v): scripts/bench-disk reads the totals
  * to tell how many fresh chunks went to the daemon on their write path.
  */
-static void sync_debug(struct disk *d, size_t moved)
+static void sync_debug(struct disk *d, size_t moved, uint64_t ns)
 {
 	uint64_t taken, fallbacks;
 
 	disk_ahead_counts(d, &taken, &fallbacks);
-	nbdkit_debug("pmemz: sync point: %zu mapping(s) durable; totals: %" PRIu64
+	nbdkit_debug("pmemz: sync point: %zu mapping(s) durable in %.2f ms; totals: %" PRIu64
 		     " MOVE requests, %" PRIu64 " fresh chunks taken ahead, %" PRIu64 " fell back",
-		     moved, d->sync.requests, taken, fallbacks);
+		     moved, (double)ns / 1e6, d->sync.requests, taken, fallbacks);
 }
 
 int disk_sync(struct disk *d)
@@ -290,7 +291,7 @@ int disk_sync(struct disk *d)
 	while (r == 0 && d->sync.synced < want) {
 		struct sync_entry *v;
 		size_t n, left = 0;
-		uint64_t upto;
+		uint64_t upto, t0;
 
 		if (d->sync.running) {
 			pthread_cond_wait(&d->sync.done, &d->sync.lock);
@@ -304,7 +305,9 @@ int disk_sync(struct disk *d)
 		d->sync.running = true;
 		pthread_mutex_unlock(&d->sync.lock);
 
+		t0 = pmemz_now_ns();
 		r = run(d, v, n, per, &left);
+		t0 = pmemz_now_ns() - t0;
 
 		pthread_mutex_lock(&d->sync.lock);
 		d->sync.running = false;
@@ -316,7 +319,7 @@ int disk_sync(struct disk *d)
 			__atomic_store_n(&d->sync.synced, upto, __ATOMIC_RELEASE);
 		d->sync.last_error = r;
 		free(v);
-		sync_debug(d, n - left);
+		sync_debug(d, n - left, t0);
 		pthread_cond_broadcast(&d->sync.done);
 		if (r == -EAGAIN)
 			r = 0; /* reconnected: go round again */

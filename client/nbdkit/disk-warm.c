@@ -93,29 +93,37 @@ static void decide(struct disk *d, struct warm_range *w)
 	if (disk_guard(d, probe, w) < 0)
 		return; /* a fault (logged): decide on the next one */
 	/* a preemption may slow one store down: most of them decide */
-	d->ahead.warm = w->slow > WARM_PROBES / 2 ? DISK_WARM_OFF : DISK_WARM_HUGE;
+	/* both refill threads may decide at once: they decide alike, and either store stands */
+	__atomic_store_n(&d->ahead.warm, w->slow > WARM_PROBES / 2 ? DISK_WARM_OFF : DISK_WARM_HUGE,
+			 __ATOMIC_RELAXED);
 	nbdkit_debug("pmemz: stores into other pages of a touched 2 MiB: %u of %u over %u ns, "
 		     "the cheapest %" PRIu64 " ns: extents owned ahead are %s",
 		     w->slow, WARM_PROBES, WARM_MAX_NS, w->probe_ns,
-		     d->ahead.warm == DISK_WARM_HUGE ? "touched once per 2 MiB before a write lands in them"
-						     : "left for the write to touch (4 KiB pages)");
+		     w->slow <= WARM_PROBES / 2
+			 ? "touched once per 2 MiB before a write lands in them"
+			 : "left for the write to touch (4 KiB pages)");
 }
 
 void disk_warm(struct disk *d, struct pmemz_alloc *a)
 {
 	size_t n = pmemz_alloc_count(a);
 
-	for (size_t i = 0; i < n && d->ahead.warm != DISK_WARM_OFF; i++) {
+	for (size_t i = 0; i < n; i++) {
+		int mode = __atomic_load_n(&d->ahead.warm, __ATOMIC_RELAXED);
 		struct warm_range w = {.len = 0};
 
+		if (mode == DISK_WARM_OFF)
+			return;
 		w.p = pmemz_alloc_range(a, i, &w.len);
 		if (!w.p)
 			return;
-		if (d->ahead.warm == DISK_WARM_PROBE && w.len >= 64u * WARM_PAGE)
+		if (mode == DISK_WARM_PROBE && w.len >= 64u * WARM_PAGE) {
 			decide(d, &w);
-		if (d->ahead.warm == DISK_WARM_PROBE || d->ahead.warm == DISK_WARM_OFF)
+			mode = __atomic_load_n(&d->ahead.warm, __ATOMIC_RELAXED);
+		}
+		if (mode == DISK_WARM_PROBE || mode == DISK_WARM_OFF)
 			continue;
-		w.stride = d->ahead.warm == DISK_WARM_HUGE ? WARM_HUGE : WARM_PAGE;
+		w.stride = mode == DISK_WARM_HUGE ? WARM_HUGE : WARM_PAGE;
 		if (disk_guard(d, touch, &w) < 0)
 			return; /* a fault (logged): the write into it fails as it would */
 	}

@@ -28,11 +28,12 @@ struct pmemz_client;
 struct pmemz_region;
 struct pmemz_alloc;
 
-#define DISK_STRIPES 1024u	  /* stripe locks, chunk i uses i % DISK_STRIPES */
-#define DISK_RECONNECT_SECONDS 60 /* how long a request waits for the daemon to come back */
-#define DISK_SPARES_MAX 64	  /* bound of spares= */
-#define DISK_AHEAD_BATCH 64u	  /* extents one refill commits, in one batch (one round trip) */
-#define DISK_AHEAD_FLOOR 16u	  /* extents held ahead at least (when the cap allows) */
+#define DISK_STRIPES 1024u	    /* stripe locks, chunk i uses i % DISK_STRIPES */
+#define DISK_RECONNECT_SECONDS 60   /* how long a request waits for the daemon to come back */
+#define DISK_SPARES_MAX 64	    /* bound of spares= */
+#define DISK_AHEAD_BATCH 128u	    /* extents one refill commits, in one batch (one round trip) */
+#define DISK_AHEAD_FLOOR 32u	    /* extents held ahead at least (when the cap allows) */
+#define DISK_AHEAD_THREADS 2u	    /* refills under way at once (each three round trips) */
 #define DISK_SYNC_INTERVAL_MS 1000u /* sync-interval= default, as dm-thin's COMMIT_PERIOD */
 
 enum disk_zeroing {
@@ -88,9 +89,10 @@ struct disk_config {
 	unsigned reconnect_seconds;
 	unsigned spares; /* lost races' leases kept for the next fresh chunk; 0: none */
 	uint64_t ahead;	 /* bytes of extents owned ahead at most; 0: none (disk-ahead.c) */
-	unsigned sync_interval_ms; /* mappings made durable at least this often; 0: only FLUSH, FUA */
-	bool prefault;	 /* MADV_POPULATE_WRITE a fresh chunk's extent before a large copy */
-	int warm;	 /* extents owned ahead touched by the refill thread: DISK_WARM_* */
+	unsigned sync_interval_ms; /* mappings durable this often at least; 0: FLUSH, FUA only */
+	bool prefault; /* MADV_POPULATE_WRITE a fresh chunk's extent before a large copy */
+	int warm;      /* extents owned ahead touched by the refill thread: DISK_WARM_* */
+	int prewarm;   /* the whole mapping faulted in at start: DISK_PREWARM_* */
 };
 
 /*
@@ -126,6 +128,14 @@ struct disk {
 	int failed;	    /* atomic: 0, or why every request fails (-errno) */
 	uint64_t allocated; /* chunks present (atomic), for debug output */
 
+	/* disk-prewarm.c: the thread that faults the mapping in at start */
+	struct {
+		pthread_t thread;
+		bool running;
+		bool stop;	  /* atomic */
+		uint64_t done_ns; /* atomic: how long the walk took; 0 until it is done */
+	} prewarm;
+
 	struct {
 		pthread_mutex_t lock; /* all below */
 		struct disk_spare *v; /* cfg.spares entries */
@@ -135,23 +145,26 @@ struct disk {
 
 	/* disk-ahead.c: zeroed extents owned ahead, and the thread that refills them */
 	struct {
-		pthread_mutex_t lock; /* all below */
-		pthread_cond_t wake;  /* below target, or stop */
+		pthread_mutex_t lock;  /* all below */
+		pthread_cond_t wake;   /* below target, or stop */
 		pthread_cond_t filled; /* a refill ended */
-		struct ahead_ext *v;  /* the zeroed ones, a stack */
+		struct ahead_ext *v;   /* the zeroed ones, a stack */
 		size_t n, cap_v;
 		struct ahead_pool **pools; /* every pool with refs (for close) */
 		size_t n_pools, cap_pools;
 		uint64_t next_seq;
 		size_t floor, target, cap, ceiling; /* extents; ceiling: after a refusal */
 		uint64_t taken, empty, fallbacks, refills, refused;
+		uint64_t refill_ns, refill_max_ns;	/* the refills' time: in all, the longest */
 		uint64_t lat_ns, rate_t_ns, rate_taken; /* refill latency; rate's last sample */
 		double rate;				/* extents taken per second, smoothed */
 		uint64_t backoff_until_ns;
-		pthread_t thread;
-		bool initialised, running, stop;
-		bool refilling; /* the thread is between wanting and getting extents */
-		int warm;	/* disk-warm.c's (the refill thread's only): DISK_WARM_* */
+		pthread_t threads[DISK_AHEAD_THREADS];
+		unsigned n_threads;
+		bool initialised, stop;
+		unsigned refilling; /* threads between wanting and getting extents */
+		size_t inflight;    /* the extents they asked for */
+		int warm; /* disk-warm.c's (atomic: the refill threads decide it): DISK_WARM_* */
 	} ahead;
 
 	/* disk-sync.c: the mappings made since the last sync point */
@@ -213,11 +226,24 @@ struct nbdkit_extents;
 int disk_extents(struct disk *d, uint32_t count, uint64_t offset, bool req_one,
 		 struct nbdkit_extents *e);
 
+/* ---- disk-ahead-split.c: a refill of n extents in three round trips ---- */
+/*
+ * v[0..*got) get handles of one extent each, under its own ahead tag; 0,
+ * -EAGAIN (reconnected: ask again), or -errno with nothing taken (-ENOSPC,
+ * -EDQUOT: refused whole).
+ */
+int disk_ahead_split(struct disk *d, size_t n, struct pmemz_alloc **v, size_t *got);
+
 /* ---- disk-warm.c: first touch of extents owned ahead, by the refill thread ---- */
 /* PROBE: warm=auto, deciding; ON: every 4 KiB page (warm=true); HUGE: one store per 2 MiB */
 enum { DISK_WARM_PROBE, DISK_WARM_ON, DISK_WARM_HUGE, DISK_WARM_OFF };
 /* Store into each page of a (committed, not yet offered), where that is cheap. */
 void disk_warm(struct disk *d, struct pmemz_alloc *a);
+
+/* ---- disk-prewarm.c: the region's mapping faulted in once, by a thread at SCHED_IDLE ---- */
+enum { DISK_PREWARM_AUTO, DISK_PREWARM_ON, DISK_PREWARM_OFF };
+int disk_prewarm_start(struct disk *d); /* after the fork; 0 also when it could not start */
+void disk_prewarm_stop(struct disk *d); /* before the region is unmapped */
 
 /* ---- disk-guard.c: loads and stores into the mapping, which may fault ---- */
 /*

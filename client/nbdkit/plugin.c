@@ -37,6 +37,7 @@ static struct disk_config cfg = {
     .spares = 16,
     .prefault = false,
     .warm = DISK_WARM_PROBE,
+    .prewarm = DISK_PREWARM_AUTO,
     .ahead = DEFAULT_AHEAD,
     .sync_interval_ms = DISK_SYNC_INTERVAL_MS,
 };
@@ -128,6 +129,12 @@ static int pz_config(const char *key, const char *value)
 		if (v == -1 && strcmp(value, "auto") != 0)
 			return -1;
 		cfg.warm = v < 0 ? DISK_WARM_PROBE : v ? DISK_WARM_ON : DISK_WARM_OFF;
+	} else if (strcmp(key, "prewarm") == 0) {
+		int v = strcmp(value, "auto") == 0 ? -1 : nbdkit_parse_bool(value);
+
+		if (v == -1 && strcmp(value, "auto") != 0)
+			return -1;
+		cfg.prewarm = v < 0 ? DISK_PREWARM_AUTO : v ? DISK_PREWARM_ON : DISK_PREWARM_OFF;
 	} else if (strcmp(key, "prefault") == 0) {
 		int v = nbdkit_parse_bool(value);
 
@@ -157,14 +164,16 @@ static int pz_config_complete(void)
 	"size=<SIZE>       Virtual size; creates the disk, or grows it.\n"                         \
 	"socket=<PATH>     pmemzerod's socket (default: libpmemzclient's).\n"                      \
 	"zeroing=service|inline  inline zeroes fresh chunks here (benchmark only).\n"              \
-	"ahead=<SIZE>      Zeroed extents the disk owns ahead of need (default 256M; 0: off).\n"  \
-	"sync-interval=<MS>  Chunk mappings made durable at least this often (default 1000).\n" \
-	"reserve=<SIZE>    Zeroed extents kept leased for refills or fresh chunks (default 64M).\n" \
+	"ahead=<SIZE>      Zeroed extents the disk owns ahead of need (default 256M; 0: off).\n"   \
+	"sync-interval=<MS>  Chunk mappings made durable at least this often (default 1000).\n"    \
+	"reserve=<SIZE>    Zeroed extents kept leased, for refills (default 64M).\n"               \
 	"writeback=<SIZE>  Buffers for fresh chunks being committed (default 64M; 0: off).\n"      \
-	"reconnect-timeout=<SECONDS>  Wait for a restarting pmemzerod (default 60).\n"           \
-	"spares=<N>        Lost races' leases kept for fresh chunks (default 16; 0: none).\n"     \
+	"reconnect-timeout=<SECONDS>  Wait for a restarting pmemzerod (default 60).\n"             \
+	"spares=<N>        Lost races' leases kept for fresh chunks (default 16; 0: none).\n"      \
 	"prefault=true|false  Pre-fault a fresh chunk before a large write (default false).\n"     \
-	"warm=auto|true|false  Touch extents owned ahead before writes land in them (default auto)."
+	"warm=auto|true|false  Touch extents owned ahead before writes land in them (default "     \
+	"auto).\n"                                                                                 \
+	"prewarm=auto|true|false  Fault the region's mapping in once at start (default auto)."
 
 /*
  * Everything that can refuse happens here, before nbdkit forks into the
@@ -183,7 +192,8 @@ static int pz_after_fork(void)
 {
 	server_pid = getpid();
 	/* threads do not survive fork: the write-back workers, refills and the timer start here */
-	if (wb_start(&disk) < 0 || disk_ahead_start(&disk) < 0 || disk_sync_start(&disk) < 0)
+	if (wb_start(&disk) < 0 || disk_ahead_start(&disk) < 0 || disk_sync_start(&disk) < 0 ||
+	    disk_prewarm_start(&disk) < 0)
 		return -1;
 	return 0;
 }

@@ -25,7 +25,7 @@ if(PMEMZ_SANITIZE)
   set(_nbd_san ";PMEMZ_NBD_SANITIZED=1")
 endif()
 
-set(_nbd_tests ops restart kill9 claim quota tags qemu sparse size multiconn spares flags)
+set(_nbd_tests ops restart kill9 claim quota tags qemu sparse size multiconn spares flags prewarm)
 foreach(t ${_nbd_tests})
   add_test(NAME nbd-${t}
     COMMAND ${PMEMZ_NBD_PYTHON} ${PMEMZ_TEST_SRC}/nbd/test-nbd.py ${t})

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 """nbdkit-pmemz-plugin against the real pmemzerod, through libnbd.
 
-  test-nbd.py ops|restart|kill9|claim|quota|tags|qemu|sparse|size|multiconn|spares|flags
+  test-nbd.py ops|restart|kill9|claim|quota|tags|qemu|sparse|size|multiconn|spares|flags|
+              prewarm
 
 Each test is one ctest (tests/nbd/nbd.cmake, label nbd); nbdtest.py is
 the harness.  PMEMZ_NBD_SEED fixes the random operations of 'ops'.
@@ -698,6 +699,59 @@ def test_flags(env):
     env.check_region()
 
 
+def region_rss(k, image):
+    """(Size, Rss) in KiB of nbdkit's mapping of the region file."""
+    size = rss = 0
+    mine = False
+    with open(f"/proc/{k.proc.pid}/smaps") as f:
+        for line in f:
+            fields = line.split()
+            if re.match(r"^[0-9a-f]+-[0-9a-f]+ ", line):
+                mine = fields[-1] == image
+            elif mine and fields[0] == "Size:":
+                size += int(fields[1])
+            elif mine and fields[0] == "Rss:":
+                rss += int(fields[1])
+    return size, rss
+
+
+def test_prewarm(env):
+    """prewarm=true faults the region's whole mapping in at start (loads
+    only: every byte reads as before, pmemzctl check stays clean);
+    prewarm=false leaves it to the writes; a bad value is refused."""
+    ext = env.extent
+    env.start_daemon()
+    b = env.nbdkit(size=str(8 * ext), extra=["prewarm=sometimes"], wait=False, name="bad")
+    rc, log = b.expect_exit()
+    assert rc != 0 and "sometimes" in log, log[-500:]
+    env.nbdkits.remove(b)
+    env.wait_zeroed()
+    k = env.nbdkit(size=str(8 * ext), extra=["prewarm=true"])
+    wait_for(lambda: "pmemz: prewarm: " in read_log(k), "the prewarm walk", proc=k.proc,
+             log=k.log)
+    size, rss = region_rss(k, env.image)
+    assert size > 0 and rss >= size * 9 // 10, f"prewarm=true: {rss} KiB of {size} mapped"
+    assert re.search(r"prewarm: \d+ MiB of the region's mapping faulted in .* 0 step\(s\) faulted",
+                     read_log(k)), read_log(k)[-1000:]
+    h = k.connect()
+    h.pwrite(b"\x5a" * 4096, 3 * ext)
+    h.flush()
+    assert h.pread(4096, 3 * ext) == b"\x5a" * 4096
+    assert h.pread(4096, 2 * ext) == bytes(4096)
+    h.shutdown()
+    k.stop()
+    k = env.nbdkit(size=str(8 * ext), extra=["prewarm=false"], name="cold")
+    h = k.connect()
+    assert h.pread(4096, 3 * ext) == b"\x5a" * 4096
+    size, rss = region_rss(k, env.image)
+    assert rss < size // 2, f"prewarm=false: {rss} KiB of {size} mapped"
+    assert "pmemz: prewarm" not in read_log(k), read_log(k)[-1000:]
+    h.shutdown()
+    k.stop()
+    env.stop_daemon()
+    env.check_region()
+
+
 TESTS = {
     "flags": (test_flags, {}),
     "ops": (test_ops, {}),
@@ -711,6 +765,7 @@ TESTS = {
     "size": (test_size, {}),
     "multiconn": (test_multiconn, {}),
     "spares": (test_spares, {}),
+    "prewarm": (test_prewarm, {}),
 }
 
 if __name__ == "__main__":
