@@ -100,12 +100,15 @@ static int pool_add(struct disk *d, struct ahead_pool *p)
 		r = push_pool(d, p);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; i < n; i++) {
+	/* pushed last first: fresh chunks take them in the daemon's order, lowest address first */
+	for (size_t i = n; i-- > 0;) {
 		size_t len = 0;
 		char *base = pmemz_alloc_range(p->a, i, &len);
 
-		for (size_t off = 0; off + d->chunk_size <= len; off += d->chunk_size)
+		for (size_t off = len / d->chunk_size * d->chunk_size; off >= d->chunk_size;) {
+			off -= d->chunk_size;
 			d->ahead.v[d->ahead.n++] = (struct ahead_ext){base + off, p};
+		}
 	}
 	p->refs = (unsigned)total;
 	return 0;
@@ -231,7 +234,8 @@ static int refill(struct disk *d, size_t n)
 	r = disk_ahead_split(d, n, v, &got);
 	if (r == -ENOSPC || r == -EDQUOT || r == -EINVAL)
 		return refill_leases(d, n);
-	for (size_t i = 0; i < got; i++)
+	/* the highest first: fresh chunks take them lowest address first, in the daemon's order */
+	for (size_t i = got; i-- > 0;)
 		kept += keep(d, v[i]) == 0;
 	if (r == 0 && got && !kept)
 		r = -ENOMEM;
