@@ -63,6 +63,13 @@ int disk_sync_add(struct disk *d, uint64_t idx, const struct ahead_ext *e)
 	if (r == 0) {
 		d->sync.v[d->sync.n++] = (struct sync_entry){.idx = idx, .e = *e};
 		__atomic_add_fetch(&d->sync.made, 1, __ATOMIC_ACQ_REL);
+		/*
+		 * A MOVE request's worth waiting: the timer thread moves them
+		 * now, while writes go on, so that the next FLUSH finds only
+		 * the rest (earlier durability is always allowed).
+		 */
+		if (d->sync.n % PMEMZ_BATCH_MOVES_MAX == 0 && d->sync.timer_on)
+			pthread_cond_signal(&d->sync.tick);
 	}
 	pthread_mutex_unlock(&d->sync.lock);
 	return r;

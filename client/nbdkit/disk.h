@@ -171,7 +171,7 @@ struct disk {
 	struct {
 		pthread_mutex_t lock; /* all below */
 		pthread_cond_t done;  /* a sync finished */
-		pthread_cond_t tick;  /* stop */
+		pthread_cond_t tick;  /* stop, or a MOVE request's worth waiting */
 		struct sync_entry *v;
 		size_t n, cap;
 		uint64_t made, synced; /* mappings made, and made durable (counts) */
