@@ -181,6 +181,17 @@ static void test_close_releases(void **state)
 	pmemz_region_close(r); /* after the connection: no daemon, no hang */
 }
 
+/* Close n allocations, then the region (its reserve goes back), then the client. */
+static void close_all(struct itest_env *e, struct pmemz_client *c, struct pmemz_region *r,
+		      struct pmemz_alloc **a, int n)
+{
+	for (int i = 0; i < n; i++)
+		pmemz_alloc_close(a[i]);
+	pmemz_region_close(r);
+	wait_leased(e, 0, 0);
+	pmemz_client_free(c);
+}
+
 static void test_follows_size(void **state)
 {
 	struct itest_env *e = *state;
@@ -199,11 +210,7 @@ static void test_follows_size(void **state)
 	wait_leased(e, 6 + 6, 6 + 6);
 	a[2] = alloc_ok(r, 3 * MIB, 0); /* from the reserve */
 	wait_leased(e, 9 + 3, 9 + 6);
-	for (int i = 0; i < 3; i++)
-		pmemz_alloc_close(a[i]);
-	pmemz_region_close(r);
-	wait_leased(e, 0, 0);
-	pmemz_client_free(c);
+	close_all(e, c, r, a, 3);
 }
 
 /*
@@ -232,11 +239,7 @@ static void test_direct_keeps_size(void **state)
 	/* a 1 MiB allocation is served by it (moved to 3 MiB, it would be 6 + 6 + 1) */
 	a[2] = alloc_ok(r, MIB, 0);
 	wait_leased(e, 7 + 3, 7 + 4);
-	for (int i = 0; i < 3; i++)
-		pmemz_alloc_close(a[i]);
-	pmemz_region_close(r);
-	wait_leased(e, 0, 0);
-	pmemz_client_free(c);
+	close_all(e, c, r, a, 3);
 }
 
 struct worker {
