@@ -4,7 +4,8 @@
  * the first write into a chunk waits for no daemon round trip.
  *
  * They are committed under the disk's ahead tags (nbd/D/ahead/SEQ, one
- * extent each; up to DISK_AHEAD_BATCH commits in one batch), so they
+ * extent each; up to DISK_AHEAD_BATCH in three round trips,
+ * disk-ahead-split.c, or one by one out of the client reserve), so they
  * survive a restart of pmemzerod: a write into one is safe whenever it
  * lands.  (A lease would not be: it dies with the connection, and the
  * restarted daemon may zero it and grant it to someone else while a late
@@ -19,7 +20,9 @@
  * the excess goes each quiet second.  Never above the cap (ahead=, at most
  * an eighth of the region), nor above the ceiling a refusal (-ENOSPC,
  * -EDQUOT) left: half of what was held then, until a refill succeeds.
- * The refills charge the uid's quota like any allocation.
+ * A refill starts once a quarter of the depth is gone and fills to twice
+ * it; DISK_AHEAD_THREADS refills overlap.  The refills charge the uid's
+ * quota like any allocation.
  */
 #include <errno.h>
 #include <inttypes.h>
