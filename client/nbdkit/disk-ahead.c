@@ -363,6 +363,19 @@ static void *refill_thread(void *arg)
 
 /* ---- the disk's side ---- */
 
+/*
+ * Will a refill end soon (ahead.lock held)?  One is under way, or an idle
+ * thread starts one when woken: the stack is empty, so one is due,
+ * unless a refusal's backoff holds them (refused() broadcasts filled).
+ */
+static bool refill_coming(const struct disk *d)
+{
+	if (d->ahead.refilling)
+		return true;
+	return d->ahead.n_threads && !d->ahead.stop && now_ns() >= d->ahead.backoff_until_ns &&
+	       !__atomic_load_n(&d->failed, __ATOMIC_ACQUIRE);
+}
+
 bool disk_ahead_take(struct disk *d, struct ahead_ext *e, bool wait)
 {
 	bool got = false;
@@ -384,8 +397,11 @@ bool disk_ahead_take(struct disk *d, struct ahead_ext *e, bool wait)
 		 * A refill on its way is as quick as the fallback's own round
 		 * trip, and waiting for it keeps ENOSPC for when nothing is
 		 * held: the fallback would be refused what the refill holds.
+		 * One that a thread is about to start counts too (the signal
+		 * above starts it): only a refusal's backoff, or the end,
+		 * sends the write down the fallback.
 		 */
-		while (!d->ahead.n && d->ahead.refilling)
+		while (!d->ahead.n && refill_coming(d))
 			pthread_cond_wait(&d->ahead.filled, &d->ahead.lock);
 	}
 	if (d->ahead.n) {
