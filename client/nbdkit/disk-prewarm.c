@@ -154,7 +154,6 @@ static void *prewarm_thread(void *arg)
 	}
 	for (off = 0; off < d->region_size && !stopping(d); off += PREWARM_STEP)
 		faults += walk_step(d, off, &huge) < 0;
-	__atomic_store_n(&d->prewarm.done_ns, pmemz_now_ns() - t0, __ATOMIC_RELEASE);
 	nbdkit_debug("pmemz: prewarm: %zu MiB of the region's mapping faulted in (%" PRIu64
 		     " of %zu 2 MiB steps in one page) in %.3f s%s, %" PRIu64
 		     " step(s) faulted (SIGBUS)",

@@ -31,7 +31,7 @@ struct pmemz_alloc;
 #define DISK_STRIPES 1024u	    /* stripe locks, chunk i uses i % DISK_STRIPES */
 #define DISK_RECONNECT_SECONDS 60   /* how long a request waits for the daemon to come back */
 #define DISK_SPARES_MAX 64	    /* bound of spares= */
-#define DISK_AHEAD_BATCH 128u	    /* extents one refill commits, in one batch (one round trip) */
+#define DISK_AHEAD_BATCH 128u	    /* extents one refill takes at most (disk-ahead-split.c) */
 #define DISK_AHEAD_FLOOR 32u	    /* extents held ahead at least (when the cap allows) */
 #define DISK_AHEAD_THREADS 2u	    /* refills under way at once (each three round trips) */
 #define DISK_SYNC_INTERVAL_MS 1000u /* sync-interval= default, as dm-thin's COMMIT_PERIOD */
@@ -132,8 +132,7 @@ struct disk {
 	struct {
 		pthread_t thread;
 		bool running;
-		bool stop;	  /* atomic */
-		uint64_t done_ns; /* atomic: how long the walk took; 0 until it is done */
+		bool stop; /* atomic */
 	} prewarm;
 
 	struct {
