@@ -314,6 +314,47 @@ static void test_move_happy(void **state)
 	region_close(r);
 }
 
+/*
+ * Room for run splits is bounded by a tag's extents: a MOVE of many
+ * one-extent tags once grew every source to one run per move of the
+ * request (257 runs each for the nbd disk's 256-move sync points: 1 MiB
+ * of realloc per request, half the daemon's time).
+ */
+static void test_move_runs_bounded(void **state)
+{
+	struct fx *f = *state;
+	struct region *r = open_ok(f);
+	struct region_move mv[7];
+	char from[6][8], to[7][16];
+	uint32_t ids[7], pool;
+	uint64_t *ext = NULL;
+
+	wait_all_zeroed(r);
+	ext = commit_tag(r, "pool", 7, 4);
+	pool = lookup(r, "pool", 7);
+	for (int k = 0; k < 6; k++) {
+		snprintf(from[k], sizeof(from[k]), "s%d", k);
+		snprintf(to[k], sizeof(to[k]), "nbd/d/%d", k);
+		uint64_t *one = commit_tag(r, from[k], 7, 1);
+
+		mv[k] = (struct region_move){from[k], one[0], to[k]};
+		free(one);
+	}
+	snprintf(to[6], sizeof(to[6]), "nbd/d/6");
+	mv[6] = (struct region_move){"pool", ext[1], to[6]}; /* the pool's run splits */
+	assert_int_equal(region_move(r, mv, 7, 7, ids, NULL), 0);
+	assert_int_equal(region_tag_extents(r, pool), 3);
+	assert_int_equal(r->tags[pool].n_runs, 2);
+	assert_true(r->tags[pool].cap_runs <= 4);
+	for (int k = 0; k < 7; k++)
+		assert_true(r->tags[ids[k]].cap_runs <= 1);
+	assert_int_equal(region_sync(r), 3);
+	check_i3(r);
+	free(ext);
+	region_close(r);
+	check_clean(f, CHECK_RECOVERED);
+}
+
 /* ---- refusals: nothing changes ---- */
 
 static void expect_refused(struct fx *f, struct region *r, const struct region_move *mv, size_t n,
@@ -705,7 +746,7 @@ int main(void)
 	    T(test_move_nospace),	  T(test_move_crash_undecided),
 	    T(test_move_crash_decided),	  T(test_move_crash_torn_source),
 	    T(test_move_hostile_links),	  T(test_move_crash_source_reused),
-	    T(test_move_crash_name_reused),
+	    T(test_move_crash_name_reused), T(test_move_runs_bounded),
 	};
 
 	log_set_max_level(getenv("PMEMZ_TEST_DEBUG") ? LOG_DEBUG : LOG_CRIT);
