@@ -9,7 +9,13 @@
 #include "media-internal.h"
 #include "util.h"
 
-/* ---- CRC32C (Castagnoli), reflected, table driven ---- */
+/*
+ * ---- CRC32C (Castagnoli), reflected ----
+ * The SSE4.2 crc32 instruction computes this very polynomial, 8 bytes a
+ * step: the table took 3-11% of the daemon's CPU under the nbd disk's
+ * fresh writes (a tag slot per moved extent).  The table stays for other
+ * CPUs, and as the reference the unit test holds the instruction to.
+ */
 
 static uint32_t crc_table[256];
 static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
@@ -24,7 +30,7 @@ static void crc_init(void)
 	}
 }
 
-uint32_t layout_crc32c(uint32_t crc, const void *p, size_t len)
+uint32_t layout_crc32c_table(uint32_t crc, const void *p, size_t len)
 {
 	const uint8_t *b = p;
 
@@ -34,6 +40,58 @@ uint32_t layout_crc32c(uint32_t crc, const void *p, size_t len)
 		crc = crc_table[(crc ^ *b++) & 0xff] ^ (crc >> 8);
 	return ~crc;
 }
+
+#if defined(__x86_64__)
+__attribute__((target("sse4.2"))) static uint32_t crc_sse42(uint32_t crc, const void *p,
+							   size_t len)
+{
+	const uint8_t *b = p;
+	uint64_t c = ~crc;
+
+	for (; len && ((uintptr_t)b & 7); len--)
+		c = __builtin_ia32_crc32qi((uint32_t)c, *b++);
+	for (; len >= 8; len -= 8, b += 8) {
+		uint64_t w;
+
+		memcpy(&w, b, sizeof(w));
+		c = __builtin_ia32_crc32di(c, w);
+	}
+	for (; len; len--)
+		c = __builtin_ia32_crc32qi((uint32_t)c, *b++);
+	return ~(uint32_t)c;
+}
+
+static bool crc_hw(void)
+{
+	static int have = -1; /* racy first use: every thread finds the same answer */
+
+	if (__atomic_load_n(&have, __ATOMIC_RELAXED) < 0) {
+		__builtin_cpu_init();
+		__atomic_store_n(&have, __builtin_cpu_supports("sse4.2") ? 1 : 0, __ATOMIC_RELAXED);
+	}
+	return __atomic_load_n(&have, __ATOMIC_RELAXED) == 1;
+}
+
+bool layout_crc32c_hw(void)
+{
+	return crc_hw();
+}
+
+uint32_t layout_crc32c(uint32_t crc, const void *p, size_t len)
+{
+	return crc_hw() ? crc_sse42(crc, p, len) : layout_crc32c_table(crc, p, len);
+}
+#else
+bool layout_crc32c_hw(void)
+{
+	return false;
+}
+
+uint32_t layout_crc32c(uint32_t crc, const void *p, size_t len)
+{
+	return layout_crc32c_table(crc, p, len);
+}
+#endif
 
 /* ---- geometry ---- */
 

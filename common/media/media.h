@@ -229,6 +229,9 @@ struct layout_geometry {
 };
 
 uint32_t layout_crc32c(uint32_t crc, const void *p, size_t len);
+/* The same, byte by byte from a table: the reference; and whether the CPU's is used. */
+uint32_t layout_crc32c_table(uint32_t crc, const void *p, size_t len);
+bool layout_crc32c_hw(void);
 
 /*
  * 0 when extent_size is usable with a device alignment of align: a multiple

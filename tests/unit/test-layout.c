@@ -25,6 +25,27 @@ static void test_crc32c(void **state)
 	assert_int_equal(layout_crc32c(0, "", 0), 0);
 	/* Incremental equals one-shot. */
 	assert_int_equal(layout_crc32c(layout_crc32c(0, "1234", 4), "56789", 5), 0xe3069283u);
+	assert_int_equal(layout_crc32c_table(0, "123456789", 9), 0xe3069283u);
+}
+
+/* The CPU's crc32 (when used) against the table: every length and alignment it splits on. */
+static void test_crc32c_hw(void **state)
+{
+	uint8_t buf[600];
+	uint32_t seed = 0x12345678u;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(buf); i++) {
+		seed = seed * 1103515245u + 12345u;
+		buf[i] = (uint8_t)(seed >> 16);
+	}
+	for (size_t off = 0; off < 9; off++)
+		for (size_t len = 0; len + off <= sizeof(buf); len += len < 40 ? 1 : 37)
+			for (uint32_t init = 0; init < 2; init++)
+				assert_int_equal(layout_crc32c(init * 0xdeadbeefu, buf + off, len),
+						 layout_crc32c_table(init * 0xdeadbeefu, buf + off, len));
+	if (!layout_crc32c_hw())
+		print_message("crc32c: no SSE4.2 here, the table is the one in use\n");
 }
 
 static void test_records(void **state)
@@ -632,6 +653,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_crc32c),
+	    cmocka_unit_test(test_crc32c_hw),
 	    cmocka_unit_test(test_records),
 	    cmocka_unit_test(test_geometry),
 	    cmocka_unit_test(test_header_check),
