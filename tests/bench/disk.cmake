@@ -28,3 +28,17 @@ add_test(NAME bench-disk-quick
     ${_bench_disk_targets} ${CMAKE_CURRENT_BINARY_DIR}/bench-disk-quick.json)
 set_tests_properties(bench-disk-quick PROPERTIES
   LABELS "bench" TIMEOUT 300 RUN_SERIAL TRUE SKIP_RETURN_CODE 77)
+
+# perf that refuses its arguments (here an unknown event) never opens its
+# control fifo: bench-disk went on and exited 0 with no profile.  It must
+# fail at once and say why.
+if(TARGET nbdkit-pmemz-plugin)
+  add_test(NAME bench-disk-bad-perf
+    COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/bench-disk --quick
+      --targets a --build-dir ${PROJECT_BINARY_DIR}
+      --perf ${CMAKE_CURRENT_BINARY_DIR}/bench-disk-bad-perf --perf-event no_such_event)
+  set_tests_properties(bench-disk-bad-perf PROPERTIES
+    LABELS "bench" TIMEOUT 120 RUN_SERIAL TRUE
+    PASS_REGULAR_EXPRESSION "bench-disk: perf record exited"
+    SKIP_REGULAR_EXPRESSION "perf is not installed;bench-disk: SKIP")
+endif()
