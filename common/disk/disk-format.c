@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int pmemz_disk_name_valid(const char *name)
@@ -69,6 +70,17 @@ int pmemz_disk_ahead_tag(char *buf, size_t len, const char *disk, uint64_t seq)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
+int pmemz_disk_pool_tag(char *buf, size_t len, const char *disk, uint64_t seq)
+{
+	int n;
+
+	if (pmemz_disk_name_valid(disk) < 0 || seq > PMEMZ_DISK_AHEAD_SEQ_MAX)
+		return -EINVAL;
+	n = snprintf(buf, len, PMEMZ_DISK_TAG_PREFIX "%s/pool/%llu", disk,
+		     (unsigned long long)seq);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
 /* Canonical decimal (no sign, no leading zero unless "0") up to max. */
 static int parse_decimal(const char *s, uint64_t max, uint64_t *out)
 {
@@ -119,6 +131,10 @@ int pmemz_disk_tag_parse(const char *tag, char *disk, uint64_t *index)
 		if (parse_decimal(slash + 7, PMEMZ_DISK_AHEAD_SEQ_MAX, &i) < 0)
 			return -EINVAL;
 		kind = PMEMZ_DISK_TAG_AHEAD;
+	} else if (strncmp(slash + 1, "pool/", 5) == 0) {
+		if (parse_decimal(slash + 6, PMEMZ_DISK_AHEAD_SEQ_MAX, &i) < 0)
+			return -EINVAL;
+		kind = PMEMZ_DISK_TAG_POOL;
 	} else if (parse_index(slash + 1, &i) < 0) {
 		return -EINVAL;
 	}
@@ -200,4 +216,103 @@ int pmemz_disk_super_check(const struct pmemz_disk_super *sb, const char *disk, 
 		return -EINVAL;
 	}
 	return pmemz_disk_size_valid(sb->size, chunk_size, why) < 0 ? -EINVAL : 0;
+}
+
+size_t pmemz_disk_journal_slots(uint64_t chunk_size)
+{
+	uint64_t n;
+
+	if (chunk_size <= PMEMZ_DISK_JOURNAL_RECORDS)
+		return 0;
+	n = (chunk_size - PMEMZ_DISK_JOURNAL_RECORDS) / sizeof(struct pmemz_disk_jrec);
+	return n < PMEMZ_DISK_JOURNAL_MIN_SLOTS ? 0 : (size_t)n;
+}
+
+static uint64_t fnv_u64(uint64_t h, uint64_t v)
+{
+	for (int i = 0; i < 8; i++) {
+		h ^= (v >> (8 * i)) & 0xff;
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+/*
+ * FNV-1a over the uuid and the fields: catches a torn record (the crash
+ * came before the write's drain) and one of an earlier disk in the same
+ * extent, not an attacker (a tenant writes its own disk anyway).
+ */
+uint64_t pmemz_disk_jrec_check(const uint8_t uuid[16], uint64_t seq, uint64_t chunk,
+			       uint64_t extent)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (int i = 0; i < 16; i++) {
+		h ^= uuid[i];
+		h *= 0x100000001b3ull;
+	}
+	h = fnv_u64(h, seq);
+	h = fnv_u64(h, chunk);
+	h = fnv_u64(h, extent);
+	return h ? h : 1; /* never 0: a zeroed slot is no record */
+}
+
+void pmemz_disk_jrec_make(struct pmemz_disk_jrec *rec, const uint8_t uuid[16], uint64_t seq,
+			  uint64_t chunk, uint64_t extent)
+{
+	rec->seq = seq;
+	rec->chunk = chunk;
+	rec->extent = extent;
+	rec->check = pmemz_disk_jrec_check(uuid, seq, chunk, extent);
+}
+
+bool pmemz_disk_jrec_valid(const struct pmemz_disk_jrec *rec, const uint8_t uuid[16],
+			   uint64_t base, size_t slot, size_t slots, uint64_t nchunks)
+{
+	if (!slots || rec->seq < base || rec->seq % slots != slot || rec->chunk >= nchunks)
+		return false;
+	return rec->check == pmemz_disk_jrec_check(uuid, rec->seq, rec->chunk, rec->extent);
+}
+
+static int by_chunk_latest(const void *a, const void *b)
+{
+	const struct pmemz_disk_jrec *x = a, *y = b;
+
+	if (x->chunk != y->chunk)
+		return x->chunk < y->chunk ? -1 : 1;
+	return x->seq > y->seq ? -1 : x->seq < y->seq;
+}
+
+static int by_extent_latest(const void *a, const void *b)
+{
+	const struct pmemz_disk_jrec *x = a, *y = b;
+
+	if (x->extent != y->extent)
+		return x->extent < y->extent ? -1 : 1;
+	return x->seq > y->seq ? -1 : x->seq < y->seq;
+}
+
+/* The first of each run of equal keys (v sorted by key, then latest first). */
+static size_t first_of_each(struct pmemz_disk_jrec *v, size_t n, bool by_chunk)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t key = by_chunk ? v[i].chunk : v[i].extent;
+
+		if (k && key == (by_chunk ? v[k - 1].chunk : v[k - 1].extent))
+			continue;
+		v[k++] = v[i];
+	}
+	return k;
+}
+
+size_t pmemz_disk_journal_latest(struct pmemz_disk_jrec *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), by_chunk_latest);
+	n = first_of_each(v, n, true);
+	qsort(v, n, sizeof(*v), by_extent_latest);
+	n = first_of_each(v, n, false);
+	qsort(v, n, sizeof(*v), by_chunk_latest);
+	return n;
 }

@@ -6,19 +6,31 @@
  * bytes.
  *
  * A disk named D is a set of committed tags of one uid in one region:
- *   nbd/D     its superblock: one extent, struct pmemz_disk_super at offset 0
+ *   nbd/D     its superblock: one extent, struct pmemz_disk_super at offset 0,
+ *             the mapping journal from PMEMZ_DISK_JOURNAL_OFFSET
  *   nbd/D/I   chunk I of the disk (I in decimal, no leading zeros): one
  *             extent holding the bytes [I * chunk_size, (I + 1) * chunk_size)
- *   nbd/D/ahead/S  extents the disk owns ahead of need (S: a sequence
- *             number in decimal): zeroed when taken, then written into
- *             by a fresh chunk whose mapping is not durable yet
- * A chunk without a tag was never written (or was trimmed) and reads as
- * zeros.  Committing a chunk's tag, or moving an extent from an ahead tag
- * to it (pmemz_batch_move: all the moves of a sync point at once, failure-
- * atomic), is the durable update of the chunk map, so the disk needs no
- * journal.  An ahead tag found when a disk is opened may hold the bytes of
- * writes whose mapping never became durable: it is freed (the daemon zeroes
- * it again), never used.
+ *   nbd/D/pool/S  extents the disk owns ahead of need (S: a sequence number
+ *             in decimal), any number of them: zeroed when committed, then
+ *             taken one by one by fresh chunks, each mapping recorded in the
+ *             journal
+ *   nbd/D/ahead/S  the same, of the plugin before the journal: freed at open
+ * A chunk is present when its tag exists, or when the journal's latest
+ * record for it names an extent of one of the disk's pool tags; otherwise
+ * it was never written (or was trimmed) and reads as zeros.
+ *
+ * The journal makes a fresh chunk's mapping durable with local stores and
+ * the write's own drain, no round trip: a record is 32 bytes, checked by a
+ * hash seeded with the disk's uuid, and valid when its sequence number is
+ * at least the journal's base (an aligned 8-byte word, so moving it is
+ * failure-atomic) and it sits in slot seq % slots.  The plugin folds the
+ * journal into chunk tags (MOVE, failure-atomic in pmemzerod) in the
+ * background, at close and at open, and then moves the base past the
+ * folded records.  At open, every pool tag is emptied that way, and what
+ * is left in it -- extents held ahead, maybe written by a fresh chunk whose
+ * record never became durable -- is freed: the daemon zeroes it again.
+ * A plugin that predates pool tags refuses a disk that has any (they are
+ * not a chunk's name), so it never frees mapped extents it cannot see.
  */
 #ifndef PMEMZ_DISK_FORMAT_H
 #define PMEMZ_DISK_FORMAT_H
@@ -75,6 +87,8 @@ int pmemz_disk_super_tag(char *buf, size_t len, const char *disk);
 int pmemz_disk_chunk_tag(char *buf, size_t len, const char *disk, uint64_t index);
 /* "nbd/NAME/ahead/SEQ" into buf (PMEMZ_DISK_TAG_MAX bytes): 0, -EINVAL, -ENAMETOOLONG. */
 int pmemz_disk_ahead_tag(char *buf, size_t len, const char *disk, uint64_t seq);
+/* "nbd/NAME/pool/SEQ" into buf (PMEMZ_DISK_TAG_MAX bytes): 0, -EINVAL, -ENAMETOOLONG. */
+int pmemz_disk_pool_tag(char *buf, size_t len, const char *disk, uint64_t seq);
 /* The prefix of a disk's chunk tags, "nbd/NAME/" (for pmemz_tag_foreach). */
 int pmemz_disk_chunk_prefix(char *buf, size_t len, const char *disk);
 
@@ -82,12 +96,14 @@ enum pmemz_disk_tag_kind {
 	PMEMZ_DISK_TAG_SUPER = 1, /* nbd/NAME */
 	PMEMZ_DISK_TAG_CHUNK = 2, /* nbd/NAME/INDEX */
 	PMEMZ_DISK_TAG_AHEAD = 3, /* nbd/NAME/ahead/SEQ (*index: SEQ) */
+	PMEMZ_DISK_TAG_POOL = 4,  /* nbd/NAME/pool/SEQ (*index: SEQ) */
 };
 /*
- * What a tag is: PMEMZ_DISK_TAG_SUPER, _CHUNK or _AHEAD, with the disk's
+ * What a tag is: PMEMZ_DISK_TAG_SUPER, _CHUNK, _AHEAD or _POOL, with the disk's
  * name copied to disk (at least PMEMZ_DISK_NAME_MAX + 1 bytes) and, for a
  * chunk, its index (< PMEMZ_DISK_MAX_CHUNKS, canonical decimal) in *index;
- * for an ahead tag, its sequence number (at most PMEMZ_DISK_AHEAD_SEQ_MAX).
+ * for an ahead or pool tag, its sequence number (at most
+ * PMEMZ_DISK_AHEAD_SEQ_MAX).
  * -EINVAL when the tag is not one of a disk's (another application's, or
  * damaged: "nbd/x/007", "nbd/x/y/1").
  */
@@ -119,5 +135,43 @@ void pmemz_disk_super_init(struct pmemz_disk_super *sb, const char *disk, uint64
  */
 int pmemz_disk_super_check(const struct pmemz_disk_super *sb, const char *disk, uint64_t chunk_size,
 			   const char **why);
+
+/*
+ * The mapping journal, in the superblock's extent: the base at
+ * PMEMZ_DISK_JOURNAL_OFFSET, the records from PMEMZ_DISK_JOURNAL_RECORDS.
+ * A record maps chunk `chunk` to extent `extent` (its number in the
+ * region's data area); check is pmemz_disk_jrec_check() of the rest.
+ */
+#define PMEMZ_DISK_JOURNAL_OFFSET 4096u
+#define PMEMZ_DISK_JOURNAL_RECORDS 8192u
+#define PMEMZ_DISK_JOURNAL_MIN_SLOTS 64u /* fewer: no journal, no extents owned ahead */
+
+struct pmemz_disk_jrec {
+	uint64_t seq;
+	uint64_t chunk;
+	uint64_t extent;
+	uint64_t check;
+};
+_Static_assert(sizeof(struct pmemz_disk_jrec) == 32, "a journal record");
+
+/* Record slots in an extent of chunk_size bytes (0: too small for a journal). */
+size_t pmemz_disk_journal_slots(uint64_t chunk_size);
+uint64_t pmemz_disk_jrec_check(const uint8_t uuid[16], uint64_t seq, uint64_t chunk,
+			       uint64_t extent);
+void pmemz_disk_jrec_make(struct pmemz_disk_jrec *rec, const uint8_t uuid[16], uint64_t seq,
+			  uint64_t chunk, uint64_t extent);
+/*
+ * Is rec (a copy) a live record of slot `slot` of `slots`: its check right,
+ * its sequence number at least base and in that slot, its chunk below
+ * nchunks?
+ */
+bool pmemz_disk_jrec_valid(const struct pmemz_disk_jrec *rec, const uint8_t uuid[16],
+			   uint64_t base, size_t slot, size_t slots, uint64_t nchunks);
+/*
+ * Of valid records v[0..n): the latest of each chunk, and of those, the
+ * latest naming each extent (an earlier one's chunk reads zero), left at
+ * the front sorted by chunk; returns their number.  Reorders v.
+ */
+size_t pmemz_disk_journal_latest(struct pmemz_disk_jrec *v, size_t n);
 
 #endif

@@ -118,6 +118,87 @@ static void test_super(void **state)
 	assert_int_equal(pmemz_disk_super_check(&c, "disk0", 2 * MIB, &why), -EUCLEAN);
 }
 
+static void test_pool_tags(void **state)
+{
+	char buf[PMEMZ_DISK_TAG_MAX], disk[PMEMZ_DISK_NAME_MAX + 1];
+	uint64_t seq = 0;
+
+	assert_int_equal(pmemz_disk_pool_tag(buf, sizeof(buf), "d", 7), 0);
+	assert_string_equal(buf, "nbd/d/pool/7");
+	assert_int_equal(pmemz_disk_tag_parse(buf, disk, &seq), PMEMZ_DISK_TAG_POOL);
+	assert_string_equal(disk, "d");
+	assert_int_equal(seq, 7);
+	assert_int_equal(pmemz_disk_tag_parse("nbd/d/pool/07", disk, &seq), -EINVAL);
+	assert_int_equal(pmemz_disk_tag_parse("nbd/d/pool/", disk, &seq), -EINVAL);
+	assert_int_equal(pmemz_disk_tag_parse("nbd/d/pool/1/2", disk, &seq), -EINVAL);
+	assert_int_equal(pmemz_disk_tag_parse("nbd/d/ahead/3", disk, &seq), PMEMZ_DISK_TAG_AHEAD);
+	assert_int_equal(seq, 3);
+	/* the longest name and sequence number fit the daemon's 63-byte tag names */
+	assert_int_equal(pmemz_disk_pool_tag(buf, sizeof(buf), "0123456789abcdef0123456789abcdef",
+					     PMEMZ_DISK_AHEAD_SEQ_MAX),
+			 0);
+	assert_true(strlen(buf) <= 63);
+	assert_int_equal(pmemz_disk_pool_tag(buf, sizeof(buf), "d", PMEMZ_DISK_AHEAD_SEQ_MAX + 1),
+			 -EINVAL);
+}
+
+static void test_journal_records(void **state)
+{
+	const uint8_t uuid[16] = {9, 8, 7}, other[16] = {9, 8, 6};
+	struct pmemz_disk_jrec r, z = {0};
+	size_t slots = pmemz_disk_journal_slots(2 * MIB);
+
+	assert_int_equal(slots, (2 * MIB - PMEMZ_DISK_JOURNAL_RECORDS) / 32);
+	assert_int_equal(pmemz_disk_journal_slots(4096), 0);
+	assert_int_equal(pmemz_disk_journal_slots(PMEMZ_DISK_JOURNAL_RECORDS + 63 * 32), 0);
+	assert_int_equal(pmemz_disk_journal_slots(PMEMZ_DISK_JOURNAL_RECORDS + 64 * 32), 64);
+
+	pmemz_disk_jrec_make(&r, uuid, 70, 5, 11);
+	assert_true(pmemz_disk_jrec_valid(&r, uuid, 0, 70 % 64, 64, 6));
+	assert_true(pmemz_disk_jrec_valid(&r, uuid, 70, 70 % 64, 64, 6));
+	/* folded: below the base */
+	assert_false(pmemz_disk_jrec_valid(&r, uuid, 71, 70 % 64, 64, 6));
+	/* in another slot: one of an earlier lap, or moved */
+	assert_false(pmemz_disk_jrec_valid(&r, uuid, 0, 7, 64, 6));
+	/* past the disk's size, another disk's, torn */
+	assert_false(pmemz_disk_jrec_valid(&r, uuid, 0, 70 % 64, 64, 5));
+	assert_false(pmemz_disk_jrec_valid(&r, other, 0, 70 % 64, 64, 6));
+	r.extent ^= 1;
+	assert_false(pmemz_disk_jrec_valid(&r, uuid, 0, 70 % 64, 64, 6));
+	r.extent ^= 1;
+	r.check ^= 1ull << 40;
+	assert_false(pmemz_disk_jrec_valid(&r, uuid, 0, 70 % 64, 64, 6));
+	/* a zeroed slot is never a record, whatever the uuid */
+	assert_false(pmemz_disk_jrec_valid(&z, uuid, 0, 0, 64, 6));
+	assert_false(pmemz_disk_jrec_valid(&z, (const uint8_t[16]){0}, 0, 0, 64, 6));
+	assert_false(pmemz_disk_jrec_valid(&r, uuid, 0, 0, 0, 6));
+}
+
+static void test_journal_latest(void **state)
+{
+	const uint8_t u[16] = {1};
+	struct pmemz_disk_jrec v[6];
+	size_t n;
+
+	pmemz_disk_jrec_make(&v[0], u, 1, 4, 100); /* chunk 4, superseded by seq 5 */
+	pmemz_disk_jrec_make(&v[1], u, 5, 4, 101);
+	pmemz_disk_jrec_make(&v[2], u, 2, 7, 102); /* chunk 7: extent 102 claimed later by 9 */
+	pmemz_disk_jrec_make(&v[3], u, 6, 9, 102);
+	pmemz_disk_jrec_make(&v[4], u, 3, 1, 100); /* extent 100: chunk 4's old one */
+	pmemz_disk_jrec_make(&v[5], u, 4, 2, 103);
+	n = pmemz_disk_journal_latest(v, 6);
+	assert_int_equal(n, 4);
+	assert_int_equal(v[0].chunk, 1);
+	assert_int_equal(v[0].extent, 100);
+	assert_int_equal(v[1].chunk, 2);
+	assert_int_equal(v[1].extent, 103);
+	assert_int_equal(v[2].chunk, 4);
+	assert_int_equal(v[2].extent, 101);
+	assert_int_equal(v[3].chunk, 9);
+	assert_int_equal(v[3].extent, 102);
+	assert_int_equal(pmemz_disk_journal_latest(v, 0), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -125,6 +206,9 @@ int main(void)
 	    cmocka_unit_test(test_tags),
 	    cmocka_unit_test(test_size),
 	    cmocka_unit_test(test_super),
+	    cmocka_unit_test(test_pool_tags),
+	    cmocka_unit_test(test_journal_records),
+	    cmocka_unit_test(test_journal_latest),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
