@@ -3,16 +3,17 @@
  * nbdkit-pmemz-plugin: zeroed extents the disk owns ahead of need, so that
  * the first write into a chunk waits for no daemon round trip.
  *
- * They are committed under the disk's ahead tags (nbd/D/ahead/SEQ, one
- * extent each; up to DISK_AHEAD_BATCH in three round trips,
- * disk-ahead-split.c, or one by one out of the client reserve), so they
- * survive a restart of pmemzerod: a write into one is safe whenever it
- * lands.  (A lease would not be: it dies with the connection, and the
- * restarted daemon may zero it and grant it to someone else while a late
- * store of ours is on its way.)  A fresh chunk takes one (disk_ahead_take)
- * and is written at once; disk-sync.c moves it to the chunk's tag at the
- * next sync point.  An ahead tag found at open may hold such writes whose
- * move never happened: it is freed, and pmemzerod zeroes it again.
+ * They are committed under the disk's pool tags (nbd/D/pool/SEQ: up to
+ * DISK_AHEAD_BATCH extents in two round trips, disk-ahead-batch.c, or one
+ * by one out of the client reserve), so they survive a restart of
+ * pmemzerod: a write into one is safe whenever it lands.  (A lease would
+ * not be: it dies with the connection, and the restarted daemon may zero
+ * it and grant it to someone else while a late store of ours is on its
+ * way.)  A fresh chunk takes one (disk_ahead_take), records its mapping in
+ * the journal (disk-journal.c) and is written at once; disk-fold.c moves
+ * it to the chunk's tag later.  A pool tag found at open may hold writes
+ * whose record never became durable: disk-journal.c moves out what the
+ * journal maps and frees the rest, which pmemzerod zeroes again.
  *
  * Depth: the floor (DISK_AHEAD_FLOOR extents) at least; it doubles each
  * time a fresh chunk finds none left, and otherwise follows the rate the
@@ -65,6 +66,8 @@ static size_t bound(const struct disk *d, size_t v)
 
 	return clamp(v, d->ahead.floor < hi ? d->ahead.floor : hi, hi);
 }
+
+static int give_back(struct disk *d, struct pmemz_alloc *a);
 
 /* ---- the stack and the pools (ahead.lock held) ---- */
 
@@ -119,7 +122,7 @@ static int pool_add(struct disk *d, struct ahead_pool *p)
 
 /* ---- refills ---- */
 
-/* Extent p (committed under its own ahead tag), onto the stack. */
+/* The extents of pool tag a, onto the stack. */
 static int keep(struct disk *d, struct pmemz_alloc *a)
 {
 	struct ahead_pool *p = calloc(1, sizeof(*p));
@@ -167,11 +170,8 @@ static int lease(struct disk *d, struct pmemz_alloc **v, size_t n, size_t *got)
 
 /*
  * A refill of up to n extents out of the client reserve (what it has
- * answered), each committed under its own ahead tag
- * (so a move to a chunk's tag removes one tag as it makes one: the uid's
- * tag limit is met at the refill, and a fresh write that cannot get an
- * extent falls back and fails itself), all commits in one batch: one
- * round trip.  A lease is never written before its commit is confirmed;
+ * answered), each committed under a pool tag of its own, all commits in
+ * one batch: one round trip.  A lease is never written before its commit is confirmed;
  * a commit whose answer was lost is settled by its tag.  0 when at least
  * one extent was added, else -errno.
  */
@@ -190,8 +190,8 @@ static int refill_leases(struct disk *d, size_t n)
 	r = pmemz_batch_new(d->r, &b);
 	pthread_mutex_lock(&d->ahead.lock);
 	for (size_t i = 0; r == 0 && i < got; i++)
-		r = pmemz_disk_ahead_tag(tags[i], sizeof(tags[i]), d->cfg.name,
-					 d->ahead.next_seq++);
+		r = pmemz_disk_pool_tag(tags[i], sizeof(tags[i]), d->cfg.name,
+					d->ahead.next_seq++);
 	pthread_mutex_unlock(&d->ahead.lock);
 	for (size_t i = 0; r == 0 && i < got; i++)
 		r = pmemz_batch_commit(b, v[i], tags[i], 0);
@@ -222,27 +222,21 @@ static int refill_leases(struct disk *d, size_t n)
 }
 
 /*
- * One refill: many extents in three round trips (disk-ahead-split.c), or,
+ * One refill: many extents in two round trips (disk-ahead-batch.c), or,
  * for one extent or when the lot was refused, one by one out of the
  * client reserve, as many as fit.
  */
 static int refill(struct disk *d, size_t n)
 {
-	struct pmemz_alloc *v[DISK_AHEAD_BATCH];
-	size_t got = 0, kept = 0;
+	struct pmemz_alloc *a = NULL;
 	int r;
 
 	if (n < 2)
 		return refill_leases(d, n);
-	r = disk_ahead_split(d, n, v, &got);
+	r = disk_ahead_batch(d, n, &a);
 	if (r == -ENOSPC || r == -EDQUOT || r == -EINVAL)
 		return refill_leases(d, n);
-	/* the highest first: fresh chunks take them lowest address first, in the daemon's order */
-	for (size_t i = got; i-- > 0;)
-		kept += keep(d, v[i]) == 0;
-	if (r == 0 && got && !kept)
-		r = -ENOMEM;
-	return r;
+	return r < 0 ? r : keep(d, a);
 }
 
 /* The depth from the rate seen since the last sample, and the refill latency. */
@@ -447,10 +441,19 @@ void disk_ahead_moved(struct disk *d, const struct ahead_ext *e)
 	if (last)
 		pool_drop(d, p);
 	pthread_mutex_unlock(&d->ahead.lock);
-	if (last) {
-		pmemz_alloc_close(p->a); /* its tag went with its last extent */
-		free(p);
-	}
+	if (!last)
+		return;
+	/* its tag went with its last extent, unless an adopted pool keeps unused ones */
+	if (pmemz_alloc_count(p->a) == 0)
+		pmemz_alloc_close(p->a);
+	else if (give_back(d, p->a) < 0)
+		nbdkit_debug("pmemz: a pool tag stays until the next start: %s", pmemz_errormsg());
+	free(p);
+}
+
+int disk_ahead_adopt(struct disk *d, struct ahead_pool *p)
+{
+	return push_pool(d, p);
 }
 
 void disk_ahead_counts(struct disk *d, uint64_t *taken, uint64_t *fallbacks)
@@ -470,6 +473,17 @@ uint64_t disk_ahead_held(struct disk *d)
 		n += d->ahead.pools[i]->refs;
 	pthread_mutex_unlock(&d->ahead.lock);
 	return n * d->chunk_size;
+}
+
+void disk_ahead_keep_pools(struct disk *d)
+{
+	pthread_mutex_lock(&d->ahead.lock);
+	for (size_t i = 0; i < d->ahead.n_pools; i++) {
+		pmemz_alloc_close(d->ahead.pools[i]->a);
+		free(d->ahead.pools[i]);
+	}
+	d->ahead.n_pools = 0;
+	pthread_mutex_unlock(&d->ahead.lock);
 }
 
 struct stale {
@@ -512,7 +526,7 @@ int disk_ahead_open(struct disk *d)
 	d->ahead.ceiling = SIZE_MAX;
 	d->ahead.warm = d->cfg.warm;
 	d->ahead.initialised = true;
-	/* what an earlier process held, and maybe wrote into: zeroed again, never used */
+	/* a plugin's before the journal: held, and maybe written into: zeroed again, never used */
 	(void)pmemz_disk_chunk_prefix(prefix, sizeof(prefix), d->cfg.name);
 	strcat(prefix, "ahead/");
 	r = pmemz_tag_foreach(d->r, prefix, free_stale, &s);
@@ -526,7 +540,8 @@ int disk_ahead_open(struct disk *d)
 	}
 	if (s.freed)
 		nbdkit_debug("pmemz: freed %" PRIu64 " ahead tag(s) of an earlier run", s.freed);
-	d->ahead.next_seq = s.max_seq + 1;
+	if (s.max_seq >= d->ahead.next_seq) /* the pool tags' (disk-open.c) may be above */
+		d->ahead.next_seq = s.max_seq + 1;
 	if (!disk_ahead_on(d))
 		return 0;
 	d->ahead.cap = d->cfg.ahead / d->chunk_size;
@@ -562,7 +577,7 @@ int disk_ahead_start(struct disk *d)
 	return 0;
 }
 
-/* Free ahead tag a, reconnecting once if pmemzerod restarted meanwhile. */
+/* Free pool tag a, reconnecting once if pmemzerod restarted meanwhile. */
 static int give_back(struct disk *d, struct pmemz_alloc *a)
 {
 	char tag[PMEMZ_DISK_TAG_MAX];
@@ -593,12 +608,12 @@ void disk_ahead_close(struct disk *d)
 		pthread_join(d->ahead.threads[i], NULL);
 	d->ahead.n_threads = 0;
 	n_free = d->ahead.n;
-	/* every move is done (disk-sync.c ran last): what is left is zeroed, or lost */
+	/* every fold is done (disk-fold.c ran last, or kept the pools): what is left is zeroed */
 	for (size_t i = 0; i < d->ahead.n_pools; i++) {
 		struct ahead_pool *p = d->ahead.pools[i];
 
 		if (give_back(d, p->a) < 0)
-			nbdkit_debug("pmemz: an ahead tag stays until the next start: %s",
+			nbdkit_debug("pmemz: a pool tag stays until the next start: %s",
 				     pmemz_errormsg());
 		free(p);
 	}

@@ -163,20 +163,22 @@ static bool take_ahead(struct disk *d, pthread_rwlock_t *l, struct ahead_ext *e,
 }
 
 /*
- * Chunk idx is absent (stripe write lock held): write into extent e, owned
- * ahead, and publish it, its move left to the next sync point.
+ * Chunk idx is absent (stripe write lock held): map it to extent e, owned
+ * ahead (a journal record, drained with the data by disk_write), write
+ * into it and publish it.  1: not mapped (the journal is full until the
+ * next fold, or no memory): e is untouched, and the caller falls back.
  */
 static int write_ahead(struct disk *d, uint64_t idx, const struct ahead_ext *e, const void *buf,
 		       uint64_t off, uint64_t len)
 {
-	int r = disk_store(d, e->addr + off, buf, len);
+	int r = disk_map_add(d, idx, e);
 
-	/* published even if the copy failed: the extent is the chunk's now */
-	if (disk_sync_add(d, idx, e) < 0) {
-		/* cannot queue its move: the extent stays under its ahead tag, freed at close */
-		nbdkit_error("pmemz: out of memory for chunk %" PRIu64 "'s mapping", idx);
-		return -ENOMEM;
-	}
+	if (r == -ENOSPC || r == -ENOMEM)
+		return 1;
+	if (r < 0)
+		return r; /* the record faulted: e stays in its pool, unused, until close */
+	r = disk_store(d, e->addr + off, buf, len);
+	/* published even if the copy failed: the record maps it */
 	disk_publish(d, idx, NULL, e->addr);
 	return r;
 }
@@ -224,9 +226,12 @@ static int write_slow(struct disk *d, uint64_t idx, const void *buf, uint64_t of
 				continue;
 		}
 		if (have) {
-			have = false;
 			r = write_ahead(d, idx, &e, buf, off, len);
-			break;
+			if (r <= 0) {
+				have = false;
+				break;
+			}
+			r = 0; /* the fallback below; e goes back */
 		}
 		if (!spare) {
 			/*
@@ -405,9 +410,9 @@ static int zero_whole(struct disk *d, uint64_t idx)
 
 	pthread_rwlock_wrlock(l);
 	while (chunk_addr(d, idx) && !d->map[idx].a) {
-		/* its mapping waits for the sync point: make it durable, then free the tag */
+		/* mapped by the journal: fold it into its tag (and its record out), then free that */
 		pthread_rwlock_unlock(l);
-		r = disk_sync(d);
+		r = disk_fold(d);
 		if (r < 0)
 			return r;
 		pthread_rwlock_wrlock(l);

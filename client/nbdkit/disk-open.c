@@ -21,16 +21,12 @@
 #include "vector.h"
 #include "libpmemzclient.h"
 
-struct found_chunk {
-	uint64_t index;
-	char *addr;
-	struct pmemz_alloc *a;
-};
-
 struct walk {
 	struct disk *d;
-	struct found_chunk *v;
+	struct disk_found *v;
 	size_t n, cap;
+	struct pmemz_alloc **pools; /* the pool tags: disk-journal.c empties and frees them */
+	size_t n_pools, cap_pools;
 	int bad;
 	char why[200];
 };
@@ -64,6 +60,18 @@ static int walk_one(struct pmemz_alloc *a, const char *tag, void *arg)
 		pmemz_alloc_close(a); /* an earlier process's: disk_ahead_open frees it */
 		return 0;
 	}
+	if (kind == PMEMZ_DISK_TAG_POOL && strcmp(name, w->d->cfg.name) == 0) {
+		r = PMEMZ_GROW(w->pools, &w->cap_pools, w->n_pools + 1);
+		if (r < 0) {
+			pmemz_alloc_close(a);
+			return r;
+		}
+		w->pools[w->n_pools++] = a;
+		/* never the name of a pool that might still be on its way out */
+		if (idx >= w->d->ahead.next_seq)
+			w->d->ahead.next_seq = idx + 1;
+		return 0;
+	}
 	if (kind != PMEMZ_DISK_TAG_CHUNK || strcmp(name, w->d->cfg.name) != 0) {
 		(void)snprintf(w->why, sizeof(w->why), "tag '%s' is not a chunk of the disk", tag);
 		goto bad;
@@ -79,7 +87,7 @@ static int walk_one(struct pmemz_alloc *a, const char *tag, void *arg)
 		pmemz_alloc_close(a);
 		return r;
 	}
-	w->v[w->n++] = (struct found_chunk){.index = idx, .addr = p, .a = a};
+	w->v[w->n++] = (struct disk_found){.index = idx, .addr = p, .a = a};
 	return 0;
 bad:
 	pmemz_alloc_close(a);
@@ -219,6 +227,7 @@ static int super_create(struct disk *d, const char *tag)
 	}
 	d->super_a = a;
 	p = one_extent(d, a);
+	d->super = p;
 	return super_write(d, p);
 }
 
@@ -255,6 +264,7 @@ static int super_load(struct disk *d)
 			     d->cfg.name, tag);
 		return -EUCLEAN;
 	}
+	d->super = p;
 	/* a copy: the checks must see what the rest of the code uses */
 	r = disk_load(d, &sb, p, sizeof(sb));
 	if (r < 0) {
@@ -292,7 +302,7 @@ static int tail_zero(void *arg)
 }
 
 /* Are the bytes [from, to) of chunk c (absent: zero) all zero?  1, 0, or -EIO. */
-static int chunk_tail_zero(struct disk *d, const struct found_chunk *c, uint64_t from, uint64_t to)
+static int chunk_tail_zero(struct disk *d, const struct disk_found *c, uint64_t from, uint64_t to)
 {
 	struct tail t = {.p = c->addr, .from = from, .to = to};
 
@@ -320,7 +330,7 @@ static int store_size(void *arg)
  * Shrinking would drop data, and growing back would show it again: it is
  * allowed only when every byte past the new size reads zero.
  */
-static int settle_size(struct disk *d, const struct found_chunk *v, size_t n)
+static int settle_size(struct disk *d, const struct disk_found *v, size_t n)
 {
 	struct pmemz_disk_super *sb = (struct pmemz_disk_super *)one_extent(d, d->super_a);
 	uint64_t want = d->cfg.size, keep;
@@ -386,6 +396,13 @@ static int map_load(struct disk *d)
 				     r == -ENOMEM ? "out of memory" : pmemz_errormsg());
 		goto out;
 	}
+	/* the journal's chunks join the others, before the size is settled on them all */
+	r = disk_journal_init(d);
+	if (r == 0)
+		r = disk_journal_recover(d, w.pools, w.n_pools, &w.v, &w.n, &w.cap);
+	w.n_pools = 0;
+	if (r < 0)
+		goto out;
 	r = settle_size(d, w.v, w.n);
 	if (r < 0)
 		goto out;
@@ -423,6 +440,9 @@ out:
 	for (size_t i = 0; i < w.n; i++)
 		if (w.v[i].a)
 			pmemz_alloc_close(w.v[i].a);
+	for (size_t i = 0; i < w.n_pools; i++)
+		pmemz_alloc_close(w.pools[i]);
+	free(w.pools);
 	free(w.v);
 	return r;
 }
@@ -459,7 +479,7 @@ int disk_open(struct disk *d, const struct disk_config *cfg)
 	r = map_load(d);
 	if (r < 0)
 		return r;
-	r = disk_sync_init(d);
+	r = disk_fold_init(d);
 	if (r == 0)
 		r = disk_ahead_open(d);
 	if (r < 0)
@@ -489,9 +509,9 @@ void disk_close(struct disk *d)
 	disk_prewarm_stop(d); /* it loads from the mapping */
 	/* first: the write-backs still queued commit and publish their chunks */
 	wb_stop(d);
-	/* then every mapping becomes durable, and what is still held ahead goes back */
-	if (d->sync.initialised)
-		disk_sync_stop(d);
+	/* then every journal mapping is folded into its tag, and what is still held ahead goes back */
+	if (d->fold.initialised)
+		disk_fold_stop(d);
 	if (d->ahead.initialised)
 		disk_ahead_close(d);
 	disk_spares_fini(d);

@@ -31,10 +31,11 @@ struct pmemz_alloc;
 #define DISK_STRIPES 1024u	    /* stripe locks, chunk i uses i % DISK_STRIPES */
 #define DISK_RECONNECT_SECONDS 60   /* how long a request waits for the daemon to come back */
 #define DISK_SPARES_MAX 64	    /* bound of spares= */
-#define DISK_AHEAD_BATCH 128u	    /* extents one refill takes at most (disk-ahead-split.c) */
+#define DISK_AHEAD_BATCH 128u	    /* extents one refill takes at most (disk-ahead-batch.c) */
 #define DISK_AHEAD_FLOOR 32u	    /* extents held ahead at least (when the cap allows) */
-#define DISK_AHEAD_THREADS 2u	    /* refills under way at once (each three round trips) */
+#define DISK_AHEAD_THREADS 2u	    /* refills under way at once (each two round trips) */
 #define DISK_SYNC_INTERVAL_MS 1000u /* sync-interval= default, as dm-thin's COMMIT_PERIOD */
+#define DISK_FOLD_IDLE_TICKS 10u    /* sync intervals without a fresh mapping before a fold */
 
 enum disk_zeroing {
 	DISK_ZEROING_SERVICE, /* extents come zeroed from pmemzerod */
@@ -45,9 +46,10 @@ struct wb_pending;
 
 /*
  * A chunk is absent (all NULL), being written back (pend: its data is in
- * DRAM until its extent is committed, disk-wb.c), present and mapped
- * durably (addr and a), or present in an extent owned ahead whose move to
- * the chunk's tag waits for the next sync point (addr, a NULL; disk-sync.c).
+ * DRAM until its extent is committed, disk-wb.c), present under its own
+ * tag (addr and a), or present in an extent of a pool tag, mapped by a
+ * journal record, its move to the chunk's tag waiting for the next fold
+ * (addr, a NULL; disk-journal.c, disk-fold.c).
  */
 struct disk_chunk {
 	char *addr;		 /* the extent in the mapping, NULL when absent (atomic) */
@@ -55,7 +57,7 @@ struct disk_chunk {
 	struct wb_pending *pend; /* atomic; set and cleared under the stripe write lock */
 };
 
-/* An ahead tag: nbd/D/ahead/SEQ, committed, of one extent (disk-ahead.c says why). */
+/* A pool tag: nbd/D/pool/SEQ, committed, of up to DISK_AHEAD_BATCH extents. */
 struct ahead_pool {
 	struct pmemz_alloc *a;
 	unsigned refs; /* its extents not moved to a chunk yet (under ahead.lock) */
@@ -67,8 +69,8 @@ struct ahead_ext {
 	struct ahead_pool *pool;
 };
 
-/* A chunk written into an extent owned ahead: its move at the next sync point. */
-struct sync_entry {
+/* A chunk written into an extent owned ahead: its move at the next fold. */
+struct fold_entry {
 	uint64_t idx;
 	struct ahead_ext e;
 	struct pmemz_alloc *out; /* the chunk tag's handle, once moved */
@@ -121,6 +123,8 @@ struct disk {
 	size_t map_bytes;
 	struct disk_stripe *stripes;
 	struct pmemz_alloc *super_a;
+	char *super; /* its extent in the mapping */
+	char *data;  /* extent 0 of the region in the mapping (journal records count from it) */
 
 	/* Reconnection: one thread at a time; gen counts connections. */
 	pthread_mutex_t reconnect_lock;
@@ -166,20 +170,32 @@ struct disk {
 		int warm; /* disk-warm.c's (atomic: the refill threads decide it): DISK_WARM_* */
 	} ahead;
 
-	/* disk-sync.c: the mappings made since the last sync point */
+	/*
+	 * disk-journal.c, disk-fold.c: the journal, and the mappings it holds
+	 * that wait for their fold into chunk tags
+	 */
 	struct {
 		pthread_mutex_t lock; /* all below */
-		pthread_cond_t done;  /* a sync finished */
-		pthread_cond_t tick;  /* stop, or a MOVE request's worth waiting */
-		struct sync_entry *v;
+		pthread_cond_t done;  /* a fold finished */
+		pthread_cond_t tick;  /* stop, or half the journal waiting */
+		struct fold_entry *v;
 		size_t n, cap;
-		uint64_t made, synced; /* mappings made, and made durable (counts) */
-		bool running;	       /* a sync is moving extents now */
+		uint64_t made, folded; /* mappings made, and folded (counts) */
+		bool running;	       /* a fold is moving extents now */
 		int last_error;
-		uint64_t syncs, moves, requests;
+		uint64_t folds, moves, requests, full;
+		bool refused; /* the last fold was refused (tag limit): fresh chunks fall back */
+		uint64_t idle_made; /* made, at the fold thread's last tick */
+		unsigned idle_ticks;
 		pthread_t timer;
 		bool initialised, timer_on, stop;
-	} sync;
+		/* the journal (disk-format.h); slots 0: none, no extents owned ahead */
+		char *recs;
+		uint64_t *base_p;
+		size_t slots;
+		uint64_t base, next; /* records below base are folded; next: the next's seq */
+		uint8_t uuid[16];
+	} fold;
 
 	struct {
 		bool initialised;
@@ -225,13 +241,12 @@ struct nbdkit_extents;
 int disk_extents(struct disk *d, uint32_t count, uint64_t offset, bool req_one,
 		 struct nbdkit_extents *e);
 
-/* ---- disk-ahead-split.c: a refill of n extents in three round trips ---- */
+/* ---- disk-ahead-batch.c: a refill of n extents in two round trips ---- */
 /*
- * v[0..*got) get handles of one extent each, under its own ahead tag; 0,
- * -EAGAIN (reconnected: ask again), or -errno with nothing taken (-ENOSPC,
- * -EDQUOT: refused whole).
+ * *out: a pool tag of up to n extents; 0, -EAGAIN (reconnected: ask
+ * again), or -errno with nothing taken (-ENOSPC, -EDQUOT: refused whole).
  */
-int disk_ahead_split(struct disk *d, size_t n, struct pmemz_alloc **v, size_t *got);
+int disk_ahead_batch(struct disk *d, size_t n, struct pmemz_alloc **out);
 
 /* ---- disk-warm.c: first touch of extents owned ahead, by the refill thread ---- */
 /* PROBE: warm=auto, deciding; ON: every 4 KiB page (warm=true); HUGE: one store per 2 MiB */
@@ -280,13 +295,14 @@ int disk_zero_inline(struct disk *d, char *p, size_t len);
 
 /* ---- disk-ahead.c: extents owned ahead (ahead=) ---- */
 /*
- * disk_ahead_open frees the ahead tags of an earlier process (they may hold
- * writes whose mapping never became durable) and takes the first extents;
+ * disk_ahead_open frees the ahead tags of a plugin before the journal (they
+ * may hold writes whose mapping never became durable; disk-journal.c
+ * empties and frees the pool tags) and takes the first extents;
  * disk_ahead_start starts the refill thread (after nbdkit forked).
  */
 int disk_ahead_open(struct disk *d);
 int disk_ahead_start(struct disk *d);
-/* Stop the thread; give every extent still held back (after the last sync). */
+/* Stop the thread; give every extent still held back (after the last fold). */
 void disk_ahead_close(struct disk *d);
 static inline bool disk_ahead_on(const struct disk *d)
 {
@@ -305,27 +321,62 @@ void disk_ahead_moved(struct disk *d, const struct ahead_ext *e);
 void disk_ahead_counts(struct disk *d, uint64_t *taken, uint64_t *fallbacks);
 /* Bytes owned ahead now: zeroed and waiting, and mapped but not yet moved. */
 uint64_t disk_ahead_held(struct disk *d);
+/* Forget every pool without freeing its tag (a fold failed: the next open recovers them). */
+void disk_ahead_keep_pools(struct disk *d);
+/*
+ * At open (no thread yet): pool p, whose refs extents the journal still
+ * maps, is held until they are folded; its others are never used.
+ */
+int disk_ahead_adopt(struct disk *d, struct ahead_pool *p);
 
-/* ---- disk-sync.c: the sync point ---- */
-int disk_sync_init(struct disk *d);
-int disk_sync_start(struct disk *d); /* the timer (after nbdkit forked) */
-/* Stop the timer and make every mapping durable (disk_close). */
-void disk_sync_stop(struct disk *d);
+/* ---- disk-journal.c: the mapping journal ---- */
+struct disk_found { /* a chunk present at open, under its own tag */
+	uint64_t index;
+	char *addr;
+	struct pmemz_alloc *a;
+};
+/* The journal of the superblock at d->super (uuid, slots, base); 0 or -errno, logged. */
+int disk_journal_init(struct disk *d);
 /*
- * Chunk idx now lives in e, not durably (stripe write lock held): its move
- * waits for the next sync point.
+ * At open, before anything else uses the disk: every chunk the journal
+ * maps into one of pools[0..n_pools) moves to its chunk's tag (joining
+ * *found), the pools are freed with what is left in them, and the base
+ * moves past every record.  Consumes the pool handles.  0 or -errno, logged.
  */
-int disk_sync_add(struct disk *d, uint64_t idx, const struct ahead_ext *e);
+int disk_journal_recover(struct disk *d, struct pmemz_alloc **pools, size_t n_pools,
+			 struct disk_found **found, size_t *n, size_t *cap);
+/* Record seq: chunk idx in the extent at addr (fold.lock held; not drained). */
+int disk_journal_write(struct disk *d, uint64_t seq, uint64_t idx, const char *addr);
+/* Records below base are folded: one 8-byte store, persisted. */
+int disk_journal_set_base(struct disk *d, uint64_t base);
+/* nbdkit -D pmemz.refuse_moves=1: every fold's MOVE refused as by the tag limit (tests) */
+extern int pmemz_debug_refuse_moves;
+
+/* ---- disk-fold.c: the journal's mappings into chunk tags ---- */
+int disk_fold_init(struct disk *d);
+int disk_fold_start(struct disk *d); /* the fold thread (after nbdkit forked) */
+/* Stop the thread and fold every mapping (disk_close). */
+void disk_fold_stop(struct disk *d);
 /*
- * Make every mapping made before the call durable: one MOVE request per
- * PMEMZ_BATCH_MOVES_MAX of them, all sent before any answer is waited for.
- * 0, or -errno after nbdkit_error() (the mappings stay queued).
+ * Chunk idx now lives in e (stripe write lock held): its record goes into
+ * the journal, durable at the caller's drain; its move to the chunk's tag
+ * waits for the next fold.  -ENOSPC: the journal is full until that fold
+ * (the caller falls back and e stays unwritten).
  */
-int disk_sync(struct disk *d);
-static inline bool disk_sync_pending(struct disk *d)
+int disk_map_add(struct disk *d, uint64_t idx, const struct ahead_ext *e);
+/*
+ * Move every chunk recorded before the call to its chunk's tag: one MOVE
+ * request per PMEMZ_BATCH_MOVES_MAX of them, all sent before any answer is
+ * waited for; then the journal's base past them.  0, or -errno after
+ * nbdkit_error() (the mappings stay in the journal and queued).
+ */
+int disk_fold(struct disk *d);
+/* The totals line (nbdkit -v) after what: scripts/bench-disk reads it at each FLUSH. */
+void disk_fold_debug(struct disk *d, const char *what);
+static inline bool disk_fold_pending(struct disk *d)
 {
-	return __atomic_load_n(&d->sync.made, __ATOMIC_ACQUIRE) !=
-	       __atomic_load_n(&d->sync.synced, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&d->fold.made, __ATOMIC_ACQUIRE) !=
+	       __atomic_load_n(&d->fold.folded, __ATOMIC_ACQUIRE);
 }
 
 /* ---- disk-wb.c: write-back of fresh chunks ---- */

@@ -192,7 +192,7 @@ static int pz_after_fork(void)
 {
 	server_pid = getpid();
 	/* threads do not survive fork: the write-back workers, refills and the timer start here */
-	if (wb_start(&disk) < 0 || disk_ahead_start(&disk) < 0 || disk_sync_start(&disk) < 0 ||
+	if (wb_start(&disk) < 0 || disk_ahead_start(&disk) < 0 || disk_fold_start(&disk) < 0 ||
 	    disk_prewarm_start(&disk) < 0)
 		return -1;
 	return 0;
@@ -313,9 +313,6 @@ static int pz_pwrite(void *handle, const void *buf, uint32_t count, uint64_t off
 
 	if (r == 0 && (flags & NBDKIT_FLAG_FUA)) {
 		r = durable(handle, staged);
-		/* its chunk's mapping may wait for the sync point: this is one */
-		if (r == 0 && disk_sync_pending(&disk))
-			r = disk_sync(&disk);
 	}
 	return r < 0 ? fail(r) : 0;
 }
@@ -326,16 +323,16 @@ static int pz_flush(void *handle, uint32_t flags)
 	int r = __atomic_load_n(&disk.failed, __ATOMIC_ACQUIRE);
 
 	assert(!flags);
+	/* a fresh chunk's journal record was drained with its data, before the reply */
 	if (r == 0)
 		r = durable(handle, UINT64_MAX);
-	if (r == 0 && disk_sync_pending(&disk))
-		r = disk_sync(&disk);
+	disk_fold_debug(&disk, "flush");
 	return r < 0 ? fail(r) : 0;
 }
 
 /*
- * A whole chunk is freed (FREE is durable on return, after its mapping
- * was made durable if it waited for the sync point); a partial TRIM is
+ * A whole chunk is freed (FREE is durable on return, after the journal's
+ * record of it was folded if it had one); a partial TRIM is
  * advisory and changes nothing: so a TRIM is durable on return, with or
  * without FUA.
  */

@@ -74,11 +74,22 @@ add_test(NAME nbd-crash-loop-warm
 set_tests_properties(nbd-crash-loop-warm PROPERTIES
   ENVIRONMENT "PMEMZ_NBD_ARGS=warm=true;PMEMZ_NBD_ROUNDS=4;PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_san}"
   SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS "nbd")
-# A sync point's MOVE as the first request to find pmemzerod restarted.
-add_test(NAME nbd-sync-after-restart
-  COMMAND ${PMEMZ_NBD_PYTHON} ${PMEMZ_TEST_SRC}/nbd/test-nbd-crash.py sync-after-restart)
-set_tests_properties(nbd-sync-after-restart PROPERTIES
-  ENVIRONMENT "PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_san}"
+# Fresh chunks, then a fold, as the first requests to find pmemzerod
+# restarted; the journal filling, folding and wrapping (8 slots); folds
+# refused across restarts (the chunks stay in the journal).
+foreach(t sync-after-restart journal-wrap journal-adopt)
+  add_test(NAME nbd-${t}
+    COMMAND ${PMEMZ_NBD_PYTHON} ${PMEMZ_TEST_SRC}/nbd/test-nbd-crash.py ${t})
+  set_tests_properties(nbd-${t} PROPERTIES
+    ENVIRONMENT "PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_san}"
+    SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS "nbd")
+endforeach()
+# The crash loop with a journal of 16 slots: folds, wraps and a full
+# journal (fresh chunks falling back) under kill -9.
+add_test(NAME nbd-crash-loop-journal
+  COMMAND ${PMEMZ_NBD_PYTHON} ${PMEMZ_TEST_SRC}/nbd/test-nbd-crash.py loop)
+set_tests_properties(nbd-crash-loop-journal PROPERTIES
+  ENVIRONMENT "PMEMZ_NBD_OPTS=-D pmemz.journal_slots=16;PMEMZ_NBD_ROUNDS=6;PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_san}"
   SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS "nbd")
 set_tests_properties(nbd-crash-loop-noahead PROPERTIES
   ENVIRONMENT "PMEMZ_NBD_ARGS=ahead=0;PMEMZ_NBD_ROUNDS=4;PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_san}"

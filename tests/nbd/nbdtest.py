@@ -169,7 +169,8 @@ class Env:
 
     def chunk_tags(self, disk="d"):
         """The disk's chunk tags (not its superblock, not the extents it owns ahead)."""
-        return [t for t in self.tags(f"nbd/{disk}/") if "/ahead/" not in t["name"]]
+        return [t for t in self.tags(f"nbd/{disk}/")
+                if "/ahead/" not in t["name"] and "/pool/" not in t["name"]]
 
     # ---- nbdkit ----
     def nbdkit(self, disk="d", size=None, wait=True, extra=(), name=None, opts=()):

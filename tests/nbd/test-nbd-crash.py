@@ -7,7 +7,7 @@
 A loop of rounds: 4 KiB writes into random chunks (some FUA), FLUSHes at
 random points, and at a random instant kill -9 of nbdkit or of pmemzerod.
 After every round each block is checked against the model (NBD's rules,
-and the plugin's sync point: docs in disk-sync.c):
+and the plugin's journal: docs in disk-journal.c):
   - a block covered by a completed FLUSH or FUA reads its data, or a
     later write of it;
   - any other block reads its data, an older one, or zero if its chunk's
@@ -15,8 +15,10 @@ and the plugin's sync point: docs in disk-sync.c):
   - when only pmemzerod died, nbdkit lost nothing: every acknowledged
     write reads back;
   - `pmemzctl check` of the crash image is clean (pmemzerod killed), the
-    ahead tags of a killed nbdkit are freed at its next start, and a clean
-    stop leaves exactly one chunk tag per chunk written and no ahead tag.
+    pool tags of a killed nbdkit are emptied and freed at its next start,
+    and a clean stop leaves exactly one chunk tag per chunk written and no
+    pool tag.
+PMEMZ_NBD_OPTS: nbdkit options of a variant (-D pmemz.journal_slots=N).
 """
 import os
 import subprocess
@@ -158,8 +160,8 @@ class Writer(threading.Thread):
                 pass
 
 
-def ahead_seqs(env):
-    return {int(t["name"].rsplit("/", 1)[1]) for t in env.tags("nbd/d/ahead/")}
+def pool_seqs(env):
+    return {int(t["name"].rsplit("/", 1)[1]) for t in env.tags("nbd/d/pool/")}
 
 
 def round_kill_nbdkit(env, k, m, rng):
@@ -167,7 +169,7 @@ def round_kill_nbdkit(env, k, m, rng):
     w.start()
     wait_for(lambda: w.ops >= 30 or not w.is_alive(), "writes under way", proc=k.proc, log=k.log)
     time.sleep(rng.uniform(0.0, 0.3))
-    before = ahead_seqs(env)
+    before = pool_seqs(env)
     k.kill()
     w.stop.set()
     w.join()
@@ -176,9 +178,9 @@ def round_kill_nbdkit(env, k, m, rng):
     torn = m.check(h, strict=False)
     m.settle(h)
     h.shutdown()
-    # the killed process's ahead tags: freed at this start, never used again
-    left = before & ahead_seqs(env)
-    assert not left, f"ahead tags {sorted(left)} of the killed nbdkit survived its restart"
+    # the killed process's pool tags: emptied and freed at this start, never used again
+    left = before & pool_seqs(env)
+    assert not left, f"pool tags {sorted(left)} of the killed nbdkit survived its restart"
     return f"nbdkit killed after {w.ops} writes ({w.fuas} FUA, {w.flushes} flushes), {torn} torn"
 
 
@@ -214,17 +216,18 @@ def test_loop(env):
     rounds = int(os.environ.get("PMEMZ_NBD_ROUNDS", "10"))
     size = 40 * MIB
     env.start_daemon()
-    k = env.nbdkit(size=str(size), extra=["reconnect-timeout=30", "sync-interval=150"])
+    k = env.nbdkit(size=str(size), extra=["reconnect-timeout=30", "sync-interval=150"],
+                   opts=os.environ.get("PMEMZ_NBD_OPTS", "").split())
     m = Model(size, env.extent)
     for i in range(rounds):
         kill_daemon = rng.random() < 0.5
         how = round_kill_daemon if kill_daemon else round_kill_nbdkit
         print(f"round {i}: {how(env, k, m, rng)}", flush=True)
     k.stop()
-    # a clean stop: one tag per chunk written, no ahead tag
+    # a clean stop: one tag per chunk written, no pool tag
     present = {m.chunk_of(b) for b in range(m.n) if m.durable[b] != ZERO}
     names = {t["name"] for t in env.tags("nbd/d/")}
-    assert not [n for n in names if "/ahead/" in n], f"ahead tags after a clean stop: {names}"
+    assert not [n for n in names if "/pool/" in n], f"pool tags after a clean stop: {names}"
     chunks = {int(n.rsplit("/", 1)[1]) for n in names}
     assert present <= chunks, f"chunks {sorted(present - chunks)} written but not tagged"
     env.stop_daemon()
@@ -232,12 +235,14 @@ def test_loop(env):
 
 
 def test_sync_after_restart(env):
-    """A sync point's MOVE is the first request after pmemzerod restarted.
+    """Fresh chunks after pmemzerod restarted, and the fold that follows.
 
-    The plugin's connection is dead when a FUA write (then a FLUSH) into a
-    fresh chunk sends its MOVE: the sync reconnects and sends it again; the
-    request succeeds (nbd-crash-loop-warm, seed 1190656226, failed it with
-    EIO when the sync point was the first to find the daemon gone).
+    The plugin's connection is dead when a FUA write (then a FLUSH) goes
+    into a fresh chunk: the write needs no daemon (its journal record is
+    its mapping) and succeeds; the fold at the clean stop reconnects and
+    moves every chunk to its tag (nbd-crash-loop-warm, seed 1190656226,
+    once failed with EIO when a sync point was the first to find the
+    daemon gone).
     """
     env.start_daemon()
     size = 16 * MIB
@@ -245,7 +250,7 @@ def test_sync_after_restart(env):
     h = k.connect()
     h.pwrite(b"a" * BLOCK, 0)
     h.flush()
-    wait_for(lambda: any("/ahead/" in t["name"] for t in env.tags("nbd/d/")),
+    wait_for(lambda: any("/pool/" in t["name"] for t in env.tags("nbd/d/")),
              "extents owned ahead", proc=k.proc, log=k.log)
     for i, how in enumerate(("fua", "flush")):
         env.kill_daemon()
@@ -259,18 +264,90 @@ def test_sync_after_restart(env):
             h.pwrite(data, off)
             h.flush()
         assert h.pread(BLOCK, off) == data, f"{how}: the block does not read back"
-        # durable at that sync point, not at the clean stop: no timer runs
-        # (sync-interval=0), so only this request's sync made the chunk's tag
-        chunks = {int(t["name"].rsplit("/", 1)[1]) for t in env.chunk_tags()}
-        assert i + 1 in chunks, f"{how}: chunk {i + 1} has no tag: {sorted(chunks)}"
     h.shutdown()
     k.stop()
+    chunks = {int(t["name"].rsplit("/", 1)[1]) for t in env.chunk_tags()}
+    assert chunks == {0, 1, 2}, f"chunks tagged after the clean stop: {sorted(chunks)}"
+    assert not env.tags("nbd/d/pool/"), "pool tags after a clean stop"
+    env.stop_daemon()
+    env.check_region()
+
+
+def data_of(c):
+    return bytes([c % 251 + 1]) * BLOCK
+
+
+def test_journal_wrap(env):
+    """A journal of 8 slots: it fills, folds, wraps, and refuses for a while
+    (those chunks fall back); then kill -9 of nbdkit after a FLUSH: every
+    chunk reads its data, under its tag or through the journal."""
+    env.start_daemon()
+    n = 48
+    k = env.nbdkit(size=str(n * env.extent), extra=["sync-interval=50"],
+                   opts=["-D", "pmemz.journal_slots=8"])
+    h = k.connect()
+    for c in range(n):
+        h.pwrite(data_of(c), c * env.extent)
+        if c % 5 == 4:
+            time.sleep(0.06)  # a tick: the fold thread folds the full half
+    h.flush()
+    k.kill()
+    k.start()
+    h = k.connect()
+    for c in range(n):
+        assert h.pread(BLOCK, c * env.extent) == data_of(c), f"chunk {c} lost"
+    h.shutdown()
+    k.stop()
+    with open(k.log) as f:
+        log = f.read()
+    assert "found the journal full" in log, "no fold ran"
+    chunks = {int(t["name"].rsplit("/", 1)[1]) for t in env.chunk_tags()}
+    assert chunks == set(range(n)), f"chunks tagged: {sorted(chunks)}"
+    assert not env.tags("nbd/d/pool/"), "pool tags after a clean stop"
+    env.stop_daemon()
+    env.check_region()
+
+
+def test_journal_adopt(env):
+    """Folds refused (as at the uid's tag limit): the chunks live in the
+    journal across a clean stop and a start that cannot move them either,
+    and reach their tags at the first start that can."""
+    env.start_daemon()
+    n = 6
+    refuse = ["-D", "pmemz.refuse_moves=1"]
+    k = env.nbdkit(size=str(16 * env.extent), opts=refuse)
+    h = k.connect()
+    for c in range(n):
+        h.pwrite(data_of(c), c * env.extent)
+    h.flush()
+    h.shutdown()
+    k.stop()
+    assert not env.chunk_tags(), "a refused fold made tags"
+    assert env.tags("nbd/d/pool/"), "the pools went with the journal's chunks in them"
+    written = n
+    for opts in (refuse, []):
+        k = env.nbdkit(size=str(16 * env.extent), opts=opts)
+        h = k.connect()
+        for c in range(n + 2):
+            want = data_of(c) if c < written else bytes(BLOCK)
+            assert h.pread(BLOCK, c * env.extent) == want, f"chunk {c}, {opts}"
+        # a fresh chunk beside the journal's old ones: it reads back
+        h.pwrite(data_of(n), n * env.extent)
+        assert h.pread(BLOCK, n * env.extent) == data_of(n)
+        written = n + 1
+        h.shutdown()
+        k.stop()
+    chunks = {int(t["name"].rsplit("/", 1)[1]) for t in env.chunk_tags()}
+    assert chunks == set(range(n + 1)), f"chunks tagged: {sorted(chunks)}"
+    assert not env.tags("nbd/d/pool/"), "pool tags after a clean stop"
     env.stop_daemon()
     env.check_region()
 
 
 TESTS = {"loop": (test_loop, {"region_size": "96M", "extent": "1M"}),
-         "sync-after-restart": (test_sync_after_restart, {"region_size": "64M", "extent": "1M"})}
+         "sync-after-restart": (test_sync_after_restart, {"region_size": "64M", "extent": "1M"}),
+         "journal-wrap": (test_journal_wrap, {"region_size": "128M", "extent": "1M"}),
+         "journal-adopt": (test_journal_adopt, {"region_size": "64M", "extent": "1M"})}
 
 if __name__ == "__main__":
     sys.exit(run(TESTS, sys.argv))
