@@ -3,11 +3,12 @@
  * pmemzctl disks REGION: the nbd disks of a region (nbdkit-pmemz-plugin(1)).
  *
  * The disks and their bytes come from disk-set.c (shared with pmemzctl
- * metrics); the superblock is read through the region's mapping, where
- * any tenant of the region may have written anything, so it is checked
- * like any input.  Any tenant may also truncate the region's
- * file (or it is shorter than the daemon thinks): a load past its end raises
- * SIGBUS, caught (common/sigbus.h) and reported for that disk alone.
+ * metrics); the superblock and the mapping journal are read through the
+ * region's mapping, where any tenant of the region may have written
+ * anything, so they are checked like any input.  Any tenant may also
+ * truncate the region's file (or it is shorter than the daemon thinks): a
+ * load past its end raises SIGBUS, caught (common/sigbus.h) and reported
+ * for that disk alone.
  *
  * Whether an nbdkit serves a disk now is not shown: the only probe is the
  * disk's claim, and a try-claim + unclaim makes an nbdkit that starts at
@@ -23,43 +24,11 @@
 
 _Static_assert(CTL_DISK_NAME_MAX == PMEMZ_DISK_NAME_MAX, "a disk name fits struct ctl_disk");
 
-/*
- * The superblock's verdict ("ok" or what is wrong), and the virtual size
- * when it is sound; -EIO when it cannot be read (SIGBUS: the caller has
- * the handler installed).
- */
-static int disk_read_sb(struct pmemz_region *r, struct ctl_disk *d)
-{
-	uint64_t extent_size = pmemz_region_extent_size(r);
-	const uint8_t *data = (const uint8_t *)pmemz_region_address(r) + pmemz_region_data_offset(r);
-	struct pmemz_disk_super sb;
-	const char *why = NULL;
-
-	d->state = "no superblock";
-	if (!d->has_sb)
-		return 0;
-	d->state = "superblock outside the region";
-	if (d->sb_extent >= pmemz_region_extent_count(r) || extent_size < sizeof(sb))
-		return 0;
-	/* A copy: other tenants of the region may write it while it is checked. */
-	if (pmemz_sigbus_copy(&sb, data + d->sb_extent * extent_size, sizeof(sb)) < 0) {
-		d->state = "unreadable superblock";
-		return -EIO;
-	}
-	if (pmemz_disk_super_check(&sb, d->name, extent_size, &why) < 0) {
-		d->state = why ? why : "bad superblock";
-		return 0;
-	}
-	d->size = sb.size;
-	d->state = "ok";
-	return 0;
-}
-
 struct disks_emit {
 	struct out *o;
 	struct pmemz_region *r;
 	const char *region;
-	unsigned unreadable; /* disks whose superblock faulted */
+	unsigned unreadable; /* disks whose superblock or journal could not be read */
 };
 
 static void disks_emit_one(struct ctl_disk *d, void *arg)
@@ -67,20 +36,29 @@ static void disks_emit_one(struct ctl_disk *d, void *arg)
 	struct disks_emit *e = arg;
 	struct out *o = e->o;
 
-	if (disk_read_sb(e->r, d) < 0) {
+	int r = ctl_disk_read(e->r, d);
+
+	if (r == -EIO) {
 		(void)fprintf(
 		    stderr,
 		    "pmemzctl: region '%s', disk '%s' of uid %u: I/O error (SIGBUS) reading "
-		    "its superblock: the region file is shorter than its mapping, or a "
-		    "media error\n",
-		    e->region, d->name, (unsigned)d->uid);
+		    "its %s: the region file is shorter than its mapping, or a media error\n",
+		    e->region, d->name, (unsigned)d->uid,
+		    strcmp(d->state, "unreadable journal") == 0 ? "mapping journal" : "superblock");
+		e->unreadable++;
+	} else if (r < 0) {
+		/* listed with its tags' figures; the command fails */
+		(void)fprintf(stderr,
+			      "pmemzctl: region '%s', disk '%s' of uid %u: out of memory reading "
+			      "its mapping journal\n",
+			      e->region, d->name, (unsigned)d->uid);
 		e->unreadable++;
 	}
 	o->ops->item_begin(o);
 	out_str(o, "name", "disk", d->name);
 	out_u64(o, "uid", "uid", d->uid);
 	/* Unknown without a sound superblock: a string where a number would be (as "unlimited"). */
-	if (strcmp(d->state, "ok") == 0)
+	if (d->size)
 		out_size(o, "size", "size", d->size);
 	else
 		out_str(o, "size", "size", "unknown");
@@ -96,7 +74,11 @@ struct disk_delete {
 	uint64_t chunks, bytes;
 };
 
-/* One tag under nbd/DISK/: freed when it is one of DISK's chunks or ahead tags, else left alone. */
+/*
+ * One tag under nbd/DISK/: freed when it is one of DISK's chunk, pool or
+ * ahead tags, else left alone.  The chunks the journal maps go with their
+ * pool tags (counted in bytes, not in chunks: the journal is not read).
+ */
 static int disk_delete_one(struct pmemz_alloc *a, const char *tag, void *arg)
 {
 	char name[PMEMZ_DISK_NAME_MAX + 1];
@@ -106,7 +88,8 @@ static int disk_delete_one(struct pmemz_alloc *a, const char *tag, void *arg)
 
 	int kind = pmemz_disk_tag_parse(tag, name, &index);
 
-	if ((kind != PMEMZ_DISK_TAG_CHUNK && kind != PMEMZ_DISK_TAG_AHEAD) ||
+	if ((kind != PMEMZ_DISK_TAG_CHUNK && kind != PMEMZ_DISK_TAG_POOL &&
+	     kind != PMEMZ_DISK_TAG_AHEAD) ||
 	    strcmp(name, del->disk) != 0) {
 		pmemz_alloc_close(a);
 		return 0;
@@ -120,11 +103,12 @@ static int disk_delete_one(struct pmemz_alloc *a, const char *tag, void *arg)
 }
 
 /*
- * Free the caller's disk: its chunks, then its superblock, all under the
- * disk's claim, so no nbdkit serves it meanwhile.  Chunks first: an
- * interrupted delete leaves a disk that opens, with chunks that read as
- * zeros, and is deleted again; the superblock first would leave chunks that
- * no disk owns.
+ * Free the caller's disk: its chunks and pool, then its superblock, all
+ * under the disk's claim, so no nbdkit serves it meanwhile.  Chunks first:
+ * an interrupted delete leaves a disk that opens, with chunks that read as
+ * zeros (a journal record naming an extent no pool holds maps nothing),
+ * and is deleted again; the superblock first would leave chunks that no
+ * disk owns.
  */
 static int disks_delete(struct ctl *ctl, struct pmemz_region *reg, const char *region,
 			const char *disk)
@@ -220,7 +204,7 @@ static int disks_exec(struct ctl *ctl, int argc, char **argv)
 		pmemz_region_close(reg);
 		return r;
 	}
-	r = ctl_disk_set_list(ctl->client, region, all, &set);
+	r = ctl_disk_set_list(ctl->client, reg, region, all, &set);
 	if (r < 0) {
 		pmemz_region_close(reg);
 		return ctl_fail();

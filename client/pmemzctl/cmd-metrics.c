@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "pmemzctl.h"
+#include "sigbus.h"
 
 static void unlink_tmp(char **path)
 {
@@ -118,18 +119,36 @@ static void usage_set_free(struct usage_set *u)
 	free(u->disks);
 }
 
-/* Region i's nbd disks, as pmemzctl disks counts them; none when LIST fails. */
+static void disk_read_one(struct ctl_disk *d, void *arg)
+{
+	/* A disk that cannot be read keeps its tags' figures (its whole pool ahead). */
+	(void)ctl_disk_read(arg, d);
+}
+
+/*
+ * Region i's nbd disks, as pmemzctl disks counts them, the journal read
+ * through the region's mapping; none when the mapping or LIST fails (not
+ * figures that would count every chunk the journal maps as ahead).
+ */
 static int disks_get(struct ctl *ctl, const char *region, struct usage_set *u, size_t i)
 {
 	struct ctl_disk_set *set = calloc(1, sizeof(*set));
+	struct pmemz_region *reg = NULL;
 
 	if (!set)
 		return -ENOMEM;
-	if (ctl_disk_set_list(ctl->client, region, pmemz_client_is_admin(ctl->client), set) < 0) {
+	if (pmemz_region_open_readonly(ctl->client, region, &reg) < 0 ||
+	    ctl_disk_set_list(ctl->client, reg, region, pmemz_client_is_admin(ctl->client), set) <
+		0) {
+		if (reg)
+			pmemz_region_close(reg);
 		ctl_disk_set_done(set);
 		free(set);
 		return 0;
 	}
+	pmemz_sigbus_install();
+	ctl_disk_set_foreach(set, disk_read_one, reg);
+	pmemz_region_close(reg);
 	u->disks[i] = set;
 	return 0;
 }

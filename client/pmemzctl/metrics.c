@@ -398,7 +398,8 @@ static void disk_sample(struct ctl_disk *d, void *arg)
 /*
  * Per nbd disk (pmemzctl disks): a disk is (uid, name), so both are labels.
  * Mapped and held-ahead bytes are apart, as in the disks table: their sum
- * is what the disk holds of the region.
+ * is what the disk holds of the region.  Both are a snapshot of a disk
+ * being written (disk-set.c).
  */
 static void emit_disks(FILE *f, const struct ctl_metrics_in *in)
 {
@@ -407,12 +408,12 @@ static void emit_disks(FILE *f, const struct ctl_metrics_in *in)
 		bool ahead;
 	} fams[] = {
 	    {"pmemzerod_disk_mapped_bytes",
-	     "Bytes of the nbd disk's chunks: extents mapped into the disk (pmemzctl disks, "
-	     "allocated).",
+	     "Bytes of the nbd disk's chunks: extents mapped into the disk by their tags or "
+	     "its journal (pmemzctl disks, allocated).",
 	     false},
 	    {"pmemzerod_disk_ahead_bytes",
-	     "Bytes the nbd disk owns ahead of need, zeroed and not mapped yet (pmemzctl disks, "
-	     "ahead).",
+	     "Bytes the nbd disk owns ahead of need, its pool extents not mapped yet (pmemzctl "
+	     "disks, ahead).",
 	     true},
 	};
 

@@ -145,25 +145,50 @@ uint64_t ctl_stat_u64(const struct pmemz_stat *s, size_t i, enum pmemz_region_st
 struct ctl_disk {
 	uint32_t uid;
 	char name[CTL_DISK_NAME_MAX + 1];
-	uint64_t chunks, allocated; /* chunk tags and their bytes: mapped */
-	uint64_t ahead;		    /* bytes of its ahead tags: owned, not mapped (yet) */
+	/*
+	 * What the disk holds, after ctl_disk_read(): mapped (chunks, and their
+	 * bytes in allocated) are its chunk tags and the pool extents its
+	 * journal maps; ahead is what it owns and maps nothing yet: its legacy
+	 * ahead tags and the rest of its pool.  Before ctl_disk_read(), the
+	 * tags alone (every pool extent ahead).
+	 */
+	uint64_t chunks, allocated;
+	uint64_t ahead;
+	uint64_t pool_bytes;  /* of its pool tags (in ahead until the journal says otherwise) */
+	struct ctl_run *pool; /* its pool tags' extent runs, sorted and merged by ctl_disk_read() */
+	size_t n_pool, cap_pool;
 	bool has_sb;
 	uint64_t sb_extent; /* the superblock's first extent */
-	uint64_t size;	    /* virtual size, from the superblock (cmd-disks.c) */
-	const char *state;  /* the superblock's verdict (cmd-disks.c) */
+	uint64_t size;	    /* virtual size, from a sound superblock; 0: unknown */
+	const char *state;  /* the superblock's verdict, or why it (or the journal) is unread */
 };
 
 /* The disks of a region, ordered by (uid, name). */
 struct ctl_disk_set {
 	void *root; /* tsearch tree of struct ctl_disk */
 	size_t n;
+	/* while listing: the region, the caller's uid, the extent size */
+	struct pmemz_region *reg;
+	unsigned uid;
+	uint64_t extent_size;
 };
 
 /*
  * Add every disk tag of region (every uid's when all) to s, LIST page by
- * page; 0 or -errno with pmemz_errormsg() set.
+ * page; reg is region opened (pmemz_region_open_readonly will do): the
+ * caller's pool tags too fragmented for a LIST reply are read whole
+ * through it.  0 or -errno with pmemz_errormsg() set.
  */
-int ctl_disk_set_list(struct pmemz_client *c, const char *region, bool all, struct ctl_disk_set *s);
+int ctl_disk_set_list(struct pmemz_client *c, struct pmemz_region *reg, const char *region,
+		      bool all, struct ctl_disk_set *s);
+/*
+ * Read d's superblock and mapping journal through reg's mapping and settle
+ * its figures (once per disk): 0; -EIO when a load faulted (SIGBUS: the
+ * region file is shorter than its mapping, or a media error), d->state
+ * saying which part, d's figures then its tags' alone; -ENOMEM.  The
+ * SIGBUS handler must be installed (pmemz_sigbus_install()).
+ */
+int ctl_disk_read(struct pmemz_region *reg, struct ctl_disk *d);
 void ctl_disk_set_foreach(const struct ctl_disk_set *s, void (*fn)(struct ctl_disk *d, void *arg),
 			  void *arg);
 void ctl_disk_set_done(struct ctl_disk_set *s);

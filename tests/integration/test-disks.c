@@ -2,8 +2,9 @@
 /*
  * `pmemzctl disks` against the real daemon, on disks whose tags are made
  * here through libpmemzclient the way nbdkit-pmemz-plugin(1) makes them
- * (common/disk/disk-format.h): a superblock tag nbd/D and one tag
- * nbd/D/I per chunk written.
+ * (common/disk/disk-format.h): a superblock tag nbd/D, one tag nbd/D/I
+ * per chunk folded, pool tags nbd/D/pool/S and journal records in the
+ * superblock's extent mapping fresh chunks into pool extents.
  *  - own disks: virtual size from the superblock, allocated bytes and
  *    chunks from the tags; a disk without a superblock or with a damaged
  *    one is listed as such; tags that only look like a disk's are not;
@@ -20,6 +21,16 @@
  *    may): that disk is reported unreadable, by name, on stderr, the other
  *    is listed, and pmemzctl exits 1 (text and JSON), never of SIGBUS;
  *    --delete of that disk still frees it.
+ *  - the journal: a chunk is mapped when the latest valid record for it
+ *    names an extent of one of the disk's pool tags; an older record for
+ *    that chunk, one naming an extent outside every pool, a torn one, one
+ *    below the base, one past the disk's chunks count for nothing: exact
+ *    allocated, chunks and ahead (legacy ahead tags and unmapped pool
+ *    extents), in JSON and in the metrics; --delete frees the pool tags;
+ *    a file truncated inside the journal: that disk is named unreadable.
+ *  - a pool tag too fragmented for a LIST reply (a checkerboard of 16 KiB
+ *    extents, more runs than a frame holds): read whole, so a record
+ *    naming an extent past LIST's first runs is counted mapped.
  *  - with the real plugin (when built and nbdkit is installed): a disk
  *    nbdkit made and wrote through NBD is listed with its chunks; --delete
  *    is refused while nbdkit serves it and works once it was killed; the disk
@@ -38,6 +49,7 @@
 
 #include "disk-format.h"
 #include "harness.h"
+#include "libpmemzadmin.h" /* pmemz_region_data_offset */
 #include "libpmemzclient.h"
 
 #define REGION "dsk"
@@ -73,11 +85,12 @@ static void start(struct itest_env *e, struct pmemz_client **c, struct pmemz_reg
 }
 
 /* One extent committed under tag; the superblock of disk when sb_disk (garbage when bad). */
+static const uint8_t uuid[16] = {1, 2, 3, 4}; /* every superblock's here */
+
 static int commit_extent(struct pmemz_region *r, const char *tag, const char *sb_disk,
 			 uint64_t size, bool bad)
 {
 	struct pmemz_disk_super sb;
-	static const uint8_t uuid[16] = {1, 2, 3, 4};
 	struct pmemz_alloc *a;
 	size_t len;
 	void *p;
@@ -720,6 +733,271 @@ static void test_truncated(void **state)
 	itest_daemon_stop(e);
 }
 
+/* The extents of tag (numbers in the data area), in order, into v[0..n); their number. */
+static size_t tag_extents(struct pmemz_region *r, const char *tag, uint64_t *v, size_t n)
+{
+	const uint8_t *data =
+	    (const uint8_t *)pmemz_region_address(r) + pmemz_region_data_offset(r);
+	uint64_t es = pmemz_region_extent_size(r);
+	struct pmemz_alloc *a = NULL;
+	size_t k = 0;
+
+	assert_int_equal(pmemz_alloc_open(r, tag, &a), 0);
+	for (size_t i = 0; i < pmemz_alloc_count(a); i++) {
+		size_t len;
+		const uint8_t *p = pmemz_alloc_range(a, i, &len);
+
+		for (size_t off = 0; off < len && k < n; off += es)
+			v[k++] = (uint64_t)(p + off - data) / es;
+	}
+	pmemz_alloc_close(a);
+	return k;
+}
+
+/*
+ * Disk name's journal, through the test's mapping as the plugin writes it:
+ * the base, then each record in slot seq % slots (torn: its check wrong).
+ */
+static void journal_write(struct pmemz_region *r, const char *name, uint64_t base,
+			  const struct pmemz_disk_jrec *recs, size_t n, const bool *torn)
+{
+	size_t slots = pmemz_disk_journal_slots(pmemz_region_extent_size(r)), len;
+	char tag[PMEMZ_DISK_TAG_MAX];
+	struct pmemz_alloc *a = NULL;
+	uint8_t *p;
+
+	assert_true(slots > 0);
+	(void)pmemz_disk_super_tag(tag, sizeof(tag), name);
+	assert_int_equal(pmemz_alloc_open(r, tag, &a), 0);
+	p = pmemz_alloc_range(a, 0, &len);
+	memcpy(p + PMEMZ_DISK_JOURNAL_OFFSET, &base, sizeof(base));
+	for (size_t i = 0; i < n; i++) {
+		struct pmemz_disk_jrec rec;
+
+		pmemz_disk_jrec_make(&rec, uuid, recs[i].seq, recs[i].chunk, recs[i].extent);
+		if (torn && torn[i])
+			rec.check ^= 1;
+		memcpy(p + PMEMZ_DISK_JOURNAL_RECORDS + (recs[i].seq % slots) * sizeof(rec), &rec,
+		       sizeof(rec));
+	}
+	assert_int_equal(pmemz_persist(r, p, len), 0);
+	pmemz_alloc_close(a);
+}
+
+static void expect_figures(struct json_object *arr, const char *name, uint64_t chunks,
+			   uint64_t allocated, uint64_t ahead)
+{
+	struct json_object *d = find_disk(arr, getuid(), name);
+
+	if (jnum(d, "chunks") != chunks || jnum(d, "allocated") != allocated ||
+	    jnum(d, "ahead") != ahead)
+		fail_msg("disk %s: want chunks %llu, allocated %llu, ahead %llu: %s", name,
+			 (unsigned long long)chunks, (unsigned long long)allocated,
+			 (unsigned long long)ahead, json_object_to_json_string(d));
+}
+
+/*
+ * Disk jd: chunk tags 0 and 1, an ahead tag of 1 extent, pool tags of 4
+ * (P[0..3]) and 2 (P[4..5]) extents, and a journal whose latest valid
+ * records map 3 pool extents: 5 chunks, 5 MiB mapped, 1 + 6 - 3 = 4 MiB
+ * ahead.  Disk jt: a pool of 1 extent, mapped by its one record.
+ */
+static void test_journal(void **state)
+{
+	static const uint64_t jd_chunks[] = {0, 1};
+	struct itest_env *e = *state;
+	struct pmemz_client *c = NULL;
+	struct pmemz_region *r = NULL;
+	struct json_object *j, *arr, *d;
+	char tag[PMEMZ_DISK_TAG_MAX], labels[128], path[PATH_MAX], *out = NULL, *err = NULL;
+	uint64_t p[6], other, t[1], before;
+	struct itest_stat st;
+	int status;
+
+	start(e, &c, &r);
+	assert_int_equal(make_disk(r, "jd", 64 * MIB, true, jd_chunks, 2), 0);
+	(void)pmemz_disk_ahead_tag(tag, sizeof(tag), "jd", 1);
+	assert_int_equal(commit_extents(r, tag, 1), 0);
+	(void)pmemz_disk_pool_tag(tag, sizeof(tag), "jd", 1);
+	assert_int_equal(commit_extents(r, tag, 4), 0);
+	assert_int_equal(tag_extents(r, tag, p, 4), 4);
+	(void)pmemz_disk_pool_tag(tag, sizeof(tag), "jd", 2);
+	assert_int_equal(commit_extents(r, tag, 2), 0);
+	assert_int_equal(tag_extents(r, tag, p + 4, 2), 2);
+	assert_int_equal(tag_extents(r, "nbd/jd/0", &other, 1), 1); /* a chunk's: no pool's */
+	{
+		/* 64 chunks; base 100 */
+		const struct pmemz_disk_jrec recs[] = {
+		    {.seq = 100, .chunk = 3, .extent = p[0]},  /* older for chunk 3: ignored */
+		    {.seq = 105, .chunk = 3, .extent = p[1]},  /* mapped */
+		    {.seq = 101, .chunk = 4, .extent = p[4]},  /* mapped (the second pool) */
+		    {.seq = 109, .chunk = 10, .extent = p[5]}, /* mapped */
+		    {.seq = 102, .chunk = 5, .extent = other}, /* outside every pool */
+		    {.seq = 103, .chunk = 6, .extent = p[2]},  /* torn */
+		    {.seq = 99, .chunk = 7, .extent = p[3]},   /* below the base */
+		    {.seq = 104, .chunk = 64, .extent = p[3]}, /* past the disk's chunks */
+		};
+		const bool torn[] = {false, false, false, false, false, true, false, false};
+
+		journal_write(r, "jd", 100, recs, sizeof(recs) / sizeof(recs[0]), torn);
+	}
+	assert_int_equal(make_disk(r, "jt", 8 * MIB, true, NULL, 0), 0);
+	(void)pmemz_disk_pool_tag(tag, sizeof(tag), "jt", 0);
+	assert_int_equal(commit_extents(r, tag, 1), 0);
+	assert_int_equal(tag_extents(r, tag, t, 1), 1);
+	{
+		const struct pmemz_disk_jrec rec = {.seq = 0, .chunk = 2, .extent = t[0]};
+
+		journal_write(r, "jt", 0, &rec, 1, NULL);
+	}
+
+	j = ctl_json(e->sock, REGION);
+	arr = disks_array(j);
+	assert_int_equal(json_object_array_length(arr), 2);
+	expect_figures(arr, "jd", 5, 5 * MIB, 4 * MIB);
+	expect_figures(arr, "jt", 1, 1 * MIB, 0);
+	assert_string_equal(jstr(find_disk(arr, getuid(), "jd"), "state"), "ok");
+	json_object_put(j);
+
+	status = ctl(e->sock, &out, &err, "metrics", NULL, NULL);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("pmemzctl metrics: status 0x%x\n%s%s", status, out, err);
+	(void)snprintf(labels, sizeof(labels), "region=\"%s\",disk=\"jd\",uid=\"%u\"", REGION,
+		       (unsigned)getuid());
+	assert_int_equal(prom_value(out, "pmemzerod_disk_mapped_bytes", labels), 5 * MIB);
+	assert_int_equal(prom_value(out, "pmemzerod_disk_ahead_bytes", labels), 4 * MIB);
+	(void)snprintf(labels, sizeof(labels), "region=\"%s\",disk=\"jt\",uid=\"%u\"", REGION,
+		       (unsigned)getuid());
+	assert_int_equal(prom_value(out, "pmemzerod_disk_mapped_bytes", labels), 1 * MIB);
+	assert_int_equal(prom_value(out, "pmemzerod_disk_ahead_bytes", labels), 0);
+	free(out);
+	free(err);
+
+	/* --delete: the pool tags go too (sb, 2 chunks, 1 ahead, 6 pool) */
+	itest_zeroer_pause(e->sock, REGION, true); /* nothing zeroed past the cut below */
+	before = committed_extents(e->sock);
+	{
+		char *argv[] = {UNCONST(itest_ctl_path()), UNCONST("--socket"),
+				UNCONST(e->sock),	   UNCONST("--json"),
+				UNCONST("disks"),	   UNCONST(REGION),
+				UNCONST("--delete=jd"),	   NULL};
+
+		status = itest_run(argv, 10000, &out, &err);
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("delete jd: status 0x%x\n%s%s", status, out, err);
+	j = json_tokener_parse(out);
+	assert_non_null(j);
+	assert_int_equal(jnum(j, "chunks"), 2);
+	assert_int_equal(jnum(j, "freed"), 10 * MIB);
+	json_object_put(j);
+	free(out);
+	free(err);
+	assert_int_equal(committed_extents(e->sock), before - 10);
+	assert_false(tag_exists(r, "nbd/jd/pool/1"));
+	assert_false(tag_exists(r, "nbd/jd/pool/2"));
+	assert_true(tag_exists(r, "nbd/jt/pool/0"));
+
+	/* the file cut right after jt's superblock page: its journal is unreadable */
+	itest_path(e, path, sizeof(path), "dsk.img");
+	assert_int_equal(
+	    truncate(path, (off_t)(sb_file_offset(r, "jt") + PMEMZ_DISK_JOURNAL_OFFSET)), 0);
+	status = ctl(e->sock, &out, &err, "--json", "disks", REGION);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 1 || !strstr(err, "'jt'") ||
+	    !strstr(err, "journal") || !strstr(err, "I/O error"))
+		fail_msg("disks with jt's journal cut: status 0x%x (want 1, jt named)\n%s%s",
+			 status, out, err);
+	j = json_tokener_parse(out);
+	assert_non_null(j);
+	d = find_disk(disks_array(j), getuid(), "jt");
+	assert_string_equal(jstr(d, "state"), "unreadable journal");
+	assert_int_equal(jnum(d, "size"), 8 * MIB);	     /* the superblock is sound */
+	expect_figures(disks_array(j), "jt", 0, 0, 1 * MIB); /* its tags' figures */
+	json_object_put(j);
+	free(out);
+	free(err);
+
+	itest_stat(e->sock, REGION, &st);
+	itest_assert_accounting(&st, "after the journal's disks");
+	pmemz_region_close(r);
+	pmemz_client_free(c);
+	itest_daemon_stop(e);
+}
+
+static int addr_cmp(const void *a, const void *b)
+{
+	size_t len;
+	const uint8_t *x = pmemz_alloc_range(*(struct pmemz_alloc *const *)a, 0, &len);
+	const uint8_t *y = pmemz_alloc_range(*(struct pmemz_alloc *const *)b, 0, &len);
+
+	return x < y ? -1 : x > y;
+}
+
+/* The caller's pool tag of more runs than one LIST reply holds: its runs past the first count. */
+static void test_fragmented_pool(void **state)
+{
+	const uint64_t es = 16384; /* the smallest extents with a journal of 256 slots */
+	struct itest_env *e = *state;
+	struct pmemz_client *c = NULL;
+	struct pmemz_region *r = NULL;
+	struct pmemz_alloc **one, *pool = NULL;
+	struct json_object *j;
+	struct itest_stat st;
+	uint64_t ext[2];
+	size_t n = 0, runs, len;
+	const uint8_t *data;
+	int ret;
+
+	itest_write_conf(e,
+			 "[region frag]\n"
+			 "path = %s/frag.img\n"
+			 "size = 352M\n"
+			 "extent_size = 16K\n",
+			 e->dir);
+	itest_daemon_start(e);
+	itest_wait_zeroed(e->sock, "frag", 60000, &st);
+	assert_int_equal(pmemz_client_new(e->sock, &c), 0);
+	assert_int_equal(pmemz_region_open(c, "frag", &r), 0);
+	assert_int_equal(pmemz_region_extent_size(r), es);
+	assert_int_equal(make_disk(r, "fr", 1ull << 30, true, NULL, 0), 0);
+	/* every other extent free: a checkerboard */
+	one = calloc(st.zeroed, sizeof(*one));
+	assert_non_null(one);
+	while (n < st.zeroed && (ret = pmemz_alloc_new(r, es, PMEMZ_ALLOC_NOWAIT, &one[n])) == 0)
+		n++;
+	assert_true(n > 20000);
+	qsort(one, n, sizeof(*one), addr_cmp);
+	for (size_t i = 0; i < n; i += 2)
+		assert_int_equal(pmemz_alloc_release(one[i]), 0);
+	assert_int_equal(pmemz_alloc_new(r, (n + 1) / 2 * es, 0, &pool), 0);
+	runs = pmemz_alloc_count(pool);
+	assert_true(runs > 10000); /* more than a frame's 64 KiB holds */
+	data = (const uint8_t *)pmemz_region_address(r) + pmemz_region_data_offset(r);
+	ext[0] = (uint64_t)((const uint8_t *)pmemz_alloc_range(pool, 0, &len) - data) / es;
+	ext[1] = (uint64_t)((const uint8_t *)pmemz_alloc_range(pool, runs - 1, &len) - data) / es;
+	assert_int_equal(pmemz_alloc_commit(pool, "nbd/fr/pool/1", 0), 0);
+	pmemz_alloc_close(pool);
+	{
+		const struct pmemz_disk_jrec recs[] = {
+		    {.seq = 1, .chunk = 0, .extent = ext[0]},
+		    {.seq = 2, .chunk = 1, .extent = ext[1]}, /* past LIST's first runs */
+		};
+
+		journal_write(r, "fr", 1, recs, 2, NULL);
+	}
+
+	j = ctl_json(e->sock, "frag");
+	expect_figures(disks_array(j), "fr", 2, 2 * es, ((n + 1) / 2 - 2) * es);
+	json_object_put(j);
+
+	for (size_t i = 1; i < n; i += 2)
+		pmemz_alloc_close(one[i]);
+	free(one);
+	pmemz_region_close(r);
+	pmemz_client_free(c);
+	itest_daemon_stop(e);
+}
+
 #ifdef PMEMZ_NBDKIT_PLUGIN
 /* A program of Debian's in the usual directories (itest_run does not search PATH). */
 static const char *find_program(const char *name, char *buf, size_t len)
@@ -909,6 +1187,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_many, itest_setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_metrics, itest_setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_truncated, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_journal, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_fragmented_pool, itest_setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_real_plugin, itest_setup, itest_teardown),
 	};
 
