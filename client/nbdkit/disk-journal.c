@@ -162,7 +162,8 @@ static int pool_extents(struct disk *d, struct pmemz_alloc **pools, size_t n_poo
 				v[n++] = (struct pool_ext){extent_of(d, a + off), p};
 			}
 		}
-	qsort(v, n, sizeof(*v), by_extent);
+	if (n)
+		qsort(v, n, sizeof(*v), by_extent);
 	*out = v;
 	*n_out = n;
 	return 0;
@@ -350,18 +351,19 @@ int disk_journal_recover(struct disk *d, struct pmemz_alloc **pools, size_t n_po
 		r = -ENOMEM;
 	if (r < 0)
 		goto out;
-	qsort(*found, present, sizeof(**found), by_index);
+	if (present)
+		qsort(*found, present, sizeof(**found), by_index);
 	for (size_t i = 0; i < n_rec; i++) {
 		struct pool_ext key = {.extent = rec[i].extent}, *pe;
 		struct disk_found fk = {.index = rec[i].chunk};
 
-		pe = bsearch(&key, ext, n_ext, sizeof(*ext), by_extent);
+		pe = n_ext ? bsearch(&key, ext, n_ext, sizeof(*ext), by_extent) : NULL;
 		/*
 		 * Not in a pool: folded already (under its chunk's tag now), or
 		 * not this disk's.  A chunk with its own tag keeps it (a fold
 		 * moves a journal's extent there; nothing maps it again).
 		 */
-		if (!pe || bsearch(&fk, *found, present, sizeof(**found), by_index))
+		if (!pe || (present && bsearch(&fk, *found, present, sizeof(**found), by_index)))
 			continue;
 		m[n_m++] = (struct recover_move){rec[i].chunk, pools[pe->pool],
 						 extent_addr(d, rec[i].extent), NULL};
