@@ -71,10 +71,12 @@ int disk_journal_init(struct disk *d)
 	}
 	memcpy(d->fold.uuid, sb.uuid, sizeof(d->fold.uuid));
 	d->fold.next = d->fold.base;
-	if (!d->fold.slots)
+	if (!d->fold.slots && d->cfg.ahead) {
 		nbdkit_debug("pmemz: extents of %" PRIu64 " bytes hold no journal: no extents "
 			     "owned ahead",
 			     d->chunk_size);
+		d->cfg.ahead = 0; /* they could never be mapped */
+	}
 	return 0;
 }
 

@@ -59,26 +59,26 @@ int pmemz_disk_chunk_tag(char *buf, size_t len, const char *disk, uint64_t index
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-int pmemz_disk_ahead_tag(char *buf, size_t len, const char *disk, uint64_t seq)
+/* "nbd/NAME/KIND/SEQ": an ahead or a pool tag. */
+static int seq_tag(char *buf, size_t len, const char *disk, const char *kind, uint64_t seq)
 {
 	int n;
 
 	if (pmemz_disk_name_valid(disk) < 0 || seq > PMEMZ_DISK_AHEAD_SEQ_MAX)
 		return -EINVAL;
-	n = snprintf(buf, len, PMEMZ_DISK_TAG_PREFIX "%s/ahead/%llu", disk,
+	n = snprintf(buf, len, PMEMZ_DISK_TAG_PREFIX "%s/%s/%llu", disk, kind,
 		     (unsigned long long)seq);
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
+int pmemz_disk_ahead_tag(char *buf, size_t len, const char *disk, uint64_t seq)
+{
+	return seq_tag(buf, len, disk, "ahead", seq);
+}
+
 int pmemz_disk_pool_tag(char *buf, size_t len, const char *disk, uint64_t seq)
 {
-	int n;
-
-	if (pmemz_disk_name_valid(disk) < 0 || seq > PMEMZ_DISK_AHEAD_SEQ_MAX)
-		return -EINVAL;
-	n = snprintf(buf, len, PMEMZ_DISK_TAG_PREFIX "%s/pool/%llu", disk,
-		     (unsigned long long)seq);
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+	return seq_tag(buf, len, disk, "pool", seq);
 }
 
 /* Canonical decimal (no sign, no leading zero unless "0") up to max. */

@@ -344,10 +344,32 @@ def test_journal_adopt(env):
     env.check_region()
 
 
+def test_no_journal(env):
+    """Extents too small for a journal (8 KiB): no extents owned ahead, every
+    fresh chunk committed on its own; nothing else changes."""
+    env.start_daemon()
+    k = env.nbdkit(size=str(64 * env.extent))
+    h = k.connect()
+    for c in range(8):
+        h.pwrite(data_of(c), c * env.extent)
+    h.flush()
+    for c in range(8):
+        assert h.pread(BLOCK, c * env.extent) == data_of(c), f"chunk {c}"
+    h.shutdown()
+    k.stop()
+    with open(k.log) as f:
+        assert "hold no journal" in f.read()
+    assert not env.tags("nbd/d/pool/"), "pool tags without a journal"
+    assert len(env.chunk_tags()) == 8
+    env.stop_daemon()
+    env.check_region()
+
+
 TESTS = {"loop": (test_loop, {"region_size": "96M", "extent": "1M"}),
          "sync-after-restart": (test_sync_after_restart, {"region_size": "64M", "extent": "1M"}),
          "journal-wrap": (test_journal_wrap, {"region_size": "128M", "extent": "1M"}),
-         "journal-adopt": (test_journal_adopt, {"region_size": "64M", "extent": "1M"})}
+         "journal-adopt": (test_journal_adopt, {"region_size": "64M", "extent": "1M"}),
+         "no-journal": (test_no_journal, {"region_size": "16M", "extent": "8K"})}
 
 if __name__ == "__main__":
     sys.exit(run(TESTS, sys.argv))
