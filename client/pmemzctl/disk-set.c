@@ -223,7 +223,8 @@ static void pool_settle(struct ctl_disk *d)
 {
 	size_t k = 0;
 
-	qsort(d->pool, d->n_pool, sizeof(*d->pool), run_cmp);
+	if (d->n_pool)
+		qsort(d->pool, d->n_pool, sizeof(*d->pool), run_cmp);
 	for (size_t i = 0; i < d->n_pool; i++) {
 		struct ctl_run *last = k ? &d->pool[k - 1] : NULL;
 
