@@ -401,8 +401,12 @@ static int zero_part(struct disk *d, uint64_t idx, uint64_t off, uint64_t len)
 	return r;
 }
 
-/* Give whole chunk idx back; one being written back is waited for first. */
-static int zero_whole(struct disk *d, uint64_t idx)
+/*
+ * Give whole chunk idx back; one being written back is waited for first.
+ * write_zeroes: the chunk must read zero after, even if it cannot be
+ * given back (else a TRIM, advisory, may leave it).
+ */
+static int zero_whole(struct disk *d, uint64_t idx, bool write_zeroes)
 {
 	pthread_rwlock_t *l = stripe(d, idx);
 	struct wb_pending *pd;
@@ -413,6 +417,15 @@ static int zero_whole(struct disk *d, uint64_t idx)
 		/* mapped by the journal: fold it into its tag (and its record out), then free that */
 		pthread_rwlock_unlock(l);
 		r = disk_fold(d);
+		if (r == -EDQUOT || r == -ENOSPC) {
+			/* the fold is refused (the tag limit): the chunk stays in the journal */
+			if (!write_zeroes)
+				return 0;
+			pthread_rwlock_wrlock(l);
+			r = zero_part(d, idx, 0, d->chunk_size);
+			pthread_rwlock_unlock(l);
+			return r;
+		}
 		if (r < 0)
 			return r;
 		pthread_rwlock_wrlock(l);
@@ -465,7 +478,7 @@ int disk_zero(struct disk *d, uint32_t count, uint64_t offset, bool write_zeroes
 		if (!chunk_addr(d, idx) && !chunk_pend(d, idx))
 			continue; /* reads zero already */
 		if (whole) {
-			r = zero_whole(d, idx);
+			r = zero_whole(d, idx, write_zeroes);
 		} else if (write_zeroes) {
 			pthread_rwlock_wrlock(l);
 			r = zero_part(d, idx, off, len);

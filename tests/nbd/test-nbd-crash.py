@@ -324,13 +324,20 @@ def test_journal_adopt(env):
     k.stop()
     assert not env.chunk_tags(), "a refused fold made tags"
     assert env.tags("nbd/d/pool/"), "the pools went with the journal's chunks in them"
-    written = n
+    written, zeroed = n, set()
     for opts in (refuse, []):
         k = env.nbdkit(size=str(16 * env.extent), opts=opts)
         h = k.connect()
         for c in range(n + 2):
-            want = data_of(c) if c < written else bytes(BLOCK)
+            want = data_of(c) if c < written and c not in zeroed else bytes(BLOCK)
             assert h.pread(BLOCK, c * env.extent) == want, f"chunk {c}, {opts}"
+        if opts:
+            # refused folds: a TRIM leaves the chunk (advisory), a ZERO zeroes it in place
+            h.trim(env.extent, 0)
+            assert h.pread(BLOCK, 0) == data_of(0), "TRIM while folds are refused"
+            h.zero(env.extent, env.extent)
+            assert h.pread(BLOCK, env.extent) == bytes(BLOCK), "ZERO while folds are refused"
+            zeroed.add(1)
         # a fresh chunk beside the journal's old ones: it reads back
         h.pwrite(data_of(n), n * env.extent)
         assert h.pread(BLOCK, n * env.extent) == data_of(n)

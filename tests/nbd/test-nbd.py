@@ -666,8 +666,8 @@ def test_flags(env):
     """The plugin honours NBD's flags: FAST_ZERO fails with ENOTSUP where
     zeros would be written, and changes nothing; it frees whole chunks at
     once; TRIM with FUA is durable on return (a kill -9 right after it
-    leaves the chunk a hole), also for a chunk whose mapping waited for the
-    sync point."""
+    leaves the chunk a hole), also for a chunk that the journal maps (not
+    folded into its tag yet)."""
     ext = env.extent
     env.start_daemon()
     # the new parameters refuse what they cannot take, saying why
@@ -682,7 +682,7 @@ def test_flags(env):
     for c in range(4):
         h.pwrite(bytes([0x40 + c]) * ext, c * ext)
     h.flush()
-    h.pwrite(b"\x77" * 4096, 4 * ext)  # chunk 4: mapped, its move not yet durable
+    h.pwrite(b"\x77" * 4096, 4 * ext)  # chunk 4: mapped by the journal, not folded yet
     # a partial fast zero of a present chunk would write: ENOTSUP, nothing changed
     try:
         h.zero(4096, 1 * ext + 8192, nbd.CMD_FLAG_FAST_ZERO)

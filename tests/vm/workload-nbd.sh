@@ -199,7 +199,7 @@ show_disks() {
 	say "REGION ($1): extent_size=$(json_field $f extent_size) extents=$(json_field $f extents)" \
 		"committed=$(json_field $f committed) zeroed=$(json_field $f zeroed) dirty=$(json_field $f dirty)"
 	for fs in $NBD_FS; do
-		say "DISK vm-$fs ($1): $(grep "nbd/vm-$fs/" /tmp/tags.txt | grep -vc "/ahead/" || true) chunk tags"
+		say "DISK vm-$fs ($1): $(grep "nbd/vm-$fs/" /tmp/tags.txt | grep -vcE "/(ahead|pool)/" || true) chunk tags"
 	done
 }
 
