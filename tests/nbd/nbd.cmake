@@ -77,8 +77,8 @@ set_tests_properties(nbd-crash-loop-warm PROPERTIES
 # Fresh chunks, then a fold, as the first requests to find pmemzerod
 # restarted; the journal filling, folding and wrapping (8 slots); folds
 # refused across restarts (the chunks stay in the journal); extents too
-# small for a journal.
-foreach(t sync-after-restart journal-wrap journal-adopt no-journal)
+# small for a journal; a journal the tenant forged.
+foreach(t sync-after-restart journal-wrap journal-adopt no-journal journal-hostile)
   add_test(NAME nbd-${t}
     COMMAND ${PMEMZ_NBD_PYTHON} ${PMEMZ_TEST_SRC}/nbd/test-nbd-crash.py ${t})
   set_tests_properties(nbd-${t} PROPERTIES

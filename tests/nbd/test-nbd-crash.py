@@ -351,6 +351,60 @@ def test_journal_adopt(env):
     env.check_region()
 
 
+def fnv_check(uuid, seq, chunk, extent):
+    """pmemz_disk_jrec_check (common/disk/disk-format.c)."""
+    h = 0xcbf29ce484222325
+    for b in bytes(uuid) + b"".join(v.to_bytes(8, "little") for v in (seq, chunk, extent)):
+        h = ((h ^ b) * 0x100000001b3) & (2**64 - 1)
+    return h or 1
+
+
+def test_journal_hostile(env):
+    """A tenant writes its own journal: records that name an extent outside
+    its pools (its superblock's, one past the region), a chunk past the
+    disk's size, a wrong check.  The next start ignores them all: the
+    written chunks read their data, the others zeros; check stays clean."""
+    env.start_daemon()
+    k = env.nbdkit(size=str(16 * env.extent), extra=["sync-interval=0"])
+    h = k.connect()
+    for c in range(2):
+        h.pwrite(data_of(c), c * env.extent)
+    h.flush()
+    k.kill()  # the journal maps chunks 0 and 1, their pool is still there
+    assert env.tags("nbd/d/pool/"), "no pool tag to recover"
+    run = next(t for t in env.tags("nbd/d") if t["name"] == "nbd/d")["runs"][0]
+    sb_extent = int(run["first"] if isinstance(run, dict) else run[0] if isinstance(run, list)
+                    else str(run).split("-")[0])
+    data_off = int(env.region_stat()["data_offset"])
+    sb = data_off + sb_extent * env.extent
+    slots = (env.extent - 8192) // 32
+    with open(env.image, "r+b") as f:
+        f.seek(sb + 32)
+        uuid = f.read(16)
+        f.seek(sb + 4096)
+        base = int.from_bytes(f.read(8), "little")
+        seq = base + 100
+        forged = [(5, sb_extent, True), (6, 1 << 40, True), (1 << 40, sb_extent, True),
+                  (7, sb_extent, False)]
+        for chunk, extent, good in forged:
+            check = fnv_check(uuid, seq, chunk, extent) ^ (0 if good else 1)
+            f.seek(sb + 8192 + (seq % slots) * 32)
+            f.write(b"".join(v.to_bytes(8, "little") for v in (seq, chunk, extent, check)))
+            seq += 1
+    k.start()
+    h = k.connect()
+    for c in range(8):
+        want = data_of(c) if c < 2 else bytes(BLOCK)
+        assert h.pread(BLOCK, c * env.extent) == want, f"chunk {c}"
+    h.shutdown()
+    k.stop()
+    chunks = {int(t["name"].rsplit("/", 1)[1]) for t in env.chunk_tags()}
+    assert chunks == {0, 1}, f"chunks tagged: {sorted(chunks)}"
+    assert not env.tags("nbd/d/pool/"), "pool tags after a clean stop"
+    env.stop_daemon()
+    env.check_region()
+
+
 def test_no_journal(env):
     """Extents too small for a journal (8 KiB): no extents owned ahead, every
     fresh chunk committed on its own; nothing else changes."""
@@ -376,7 +430,8 @@ TESTS = {"loop": (test_loop, {"region_size": "96M", "extent": "1M"}),
          "sync-after-restart": (test_sync_after_restart, {"region_size": "64M", "extent": "1M"}),
          "journal-wrap": (test_journal_wrap, {"region_size": "128M", "extent": "1M"}),
          "journal-adopt": (test_journal_adopt, {"region_size": "64M", "extent": "1M"}),
-         "no-journal": (test_no_journal, {"region_size": "16M", "extent": "8K"})}
+         "no-journal": (test_no_journal, {"region_size": "16M", "extent": "8K"}),
+         "journal-hostile": (test_journal_hostile, {"region_size": "64M", "extent": "1M"})}
 
 if __name__ == "__main__":
     sys.exit(run(TESTS, sys.argv))
