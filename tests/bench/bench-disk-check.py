@@ -40,6 +40,13 @@ def main():
     with open(json_path, encoding="utf-8") as f:
         doc = json.load(f)
     rows = {(row["target"], row["workload"]): row for row in doc["rows"]}
+    # the machine's floor lines (built beside the bench): what the figures are read against
+    ft = doc["meta"].get("first_touch") or ""
+    if "after 300 ms asleep" not in ft:
+        fail(f"no first-touch line with its after-sleep pass: {ft!r}")
+    ws = doc["meta"].get("wake_stall") or []
+    if len(ws) != 2 or not all(line.startswith("wake-stall: ") for line in ws):
+        fail(f"no wake-stall lines (without and with a mapping): {ws!r}")
     for w in WORKLOADS:
         for k in keys:
             row = rows.get((k, w))

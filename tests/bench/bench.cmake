@@ -27,6 +27,8 @@ add_dependencies(pmemz-bench pmemzerod)
 # The machine's cost of the first store into a page through a mapping (the
 # floor under the disk's fresh writes; scripts/bench-disk prints it).
 add_executable(pmemz-first-touch ${_bench_dir}/first-touch.c)
+# ... and its cost of waking a process that holds a large mapping (pmemzerod).
+add_executable(pmemz-wake-stall ${_bench_dir}/wake-stall.c)
 
 # Validates the JSON the bench wrote (json-c), so the smoke test needs no python.
 add_executable(pmemz-bench-json-check ${_bench_dir}/bench-json-check.c)
