@@ -184,6 +184,7 @@ struct disk {
 		bool running;	       /* a fold is moving extents now */
 		int last_error;
 		uint64_t folds, moves, requests, full;
+		uint64_t attempts; /* MOVE requests tried (refuse_moves_after; one fold at a time) */
 		bool refused; /* the last fold was refused (tag limit): fresh chunks fall back */
 		uint64_t idle_made; /* made, at the fold thread's last tick */
 		unsigned idle_ticks;
@@ -351,6 +352,10 @@ int disk_journal_write(struct disk *d, uint64_t seq, uint64_t idx, const char *a
 int disk_journal_set_base(struct disk *d, uint64_t base);
 /* nbdkit -D pmemz.refuse_moves=1: every fold's MOVE refused as by the tag limit (tests) */
 extern int pmemz_debug_refuse_moves;
+/* nbdkit -D pmemz.refuse_moves_after=K: of every K + 1 MOVE requests, the last refused (tests) */
+extern int pmemz_debug_refuse_moves_after;
+/* nbdkit -D pmemz.fold_moves_max=N: at most N moves in one of a fold's MOVE requests (tests) */
+extern int pmemz_debug_fold_moves_max;
 
 /* ---- disk-fold.c: the journal's mappings into chunk tags ---- */
 int disk_fold_init(struct disk *d);

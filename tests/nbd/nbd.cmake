@@ -76,9 +76,10 @@ set_tests_properties(nbd-crash-loop-warm PROPERTIES
   SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS "nbd")
 # Fresh chunks, then a fold, as the first requests to find pmemzerod
 # restarted; the journal filling, folding and wrapping (8 slots); folds
-# refused across restarts (the chunks stay in the journal); extents too
+# refused across restarts (the chunks stay in the journal); a fold refused
+# halfway (the moved chunks' records spent at once); extents too
 # small for a journal; a journal the tenant forged.
-foreach(t sync-after-restart journal-wrap journal-adopt no-journal journal-hostile)
+foreach(t sync-after-restart journal-wrap journal-adopt journal-partial no-journal journal-hostile)
   add_test(NAME nbd-${t}
     COMMAND ${PMEMZ_NBD_PYTHON} ${PMEMZ_TEST_SRC}/nbd/test-nbd-crash.py ${t})
   set_tests_properties(nbd-${t} PROPERTIES
@@ -91,6 +92,13 @@ add_test(NAME nbd-crash-loop-journal
   COMMAND ${PMEMZ_NBD_PYTHON} ${PMEMZ_TEST_SRC}/nbd/test-nbd-crash.py loop)
 set_tests_properties(nbd-crash-loop-journal PROPERTIES
   ENVIRONMENT "PMEMZ_NBD_OPTS=-D pmemz.journal_slots=16;PMEMZ_NBD_ROUNDS=6;PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_san}"
+  SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS "nbd")
+# The same with folds that move two chunks and are refused the rest, every
+# other MOVE request (the tag limit reached halfway): records written again.
+add_test(NAME nbd-crash-loop-partial
+  COMMAND ${PMEMZ_NBD_PYTHON} ${PMEMZ_TEST_SRC}/nbd/test-nbd-crash.py loop)
+set_tests_properties(nbd-crash-loop-partial PROPERTIES
+  ENVIRONMENT "PMEMZ_NBD_OPTS=-D pmemz.journal_slots=16 -D pmemz.fold_moves_max=2 -D pmemz.refuse_moves_after=1;PMEMZ_NBD_ROUNDS=6;PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_san}"
   SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS "nbd")
 set_tests_properties(nbd-crash-loop-noahead PROPERTIES
   ENVIRONMENT "PMEMZ_NBD_ARGS=ahead=0;PMEMZ_NBD_ROUNDS=4;PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_san}"

@@ -359,6 +359,78 @@ def fnv_check(uuid, seq, chunk, extent):
     return h or 1
 
 
+def superblock(env):
+    """(byte offset of the disk's superblock extent in the region file, journal slots)."""
+    run = next(t for t in env.tags("nbd/d") if t["name"] == "nbd/d")["runs"][0]
+    sb_extent = int(run["first"] if isinstance(run, dict) else run[0] if isinstance(run, list)
+                    else str(run).split("-")[0])
+    data_off = int(env.region_stat()["data_offset"])
+    return data_off + sb_extent * env.extent, sb_extent, (env.extent - 8192) // 32
+
+
+def journal(env):
+    """The journal as a restart would read it: (base, {chunk: extent} of the
+    valid records, the latest per chunk)."""
+    sb, _, slots = superblock(env)
+    with open(env.image, "rb") as f:
+        f.seek(sb + 32)
+        uuid = f.read(16)
+        f.seek(sb + 4096)
+        base = int.from_bytes(f.read(8), "little")
+        f.seek(sb + 8192)
+        raw = f.read(slots * 32)
+    latest = {}
+    for slot in range(slots):
+        seq, chunk, extent, check = (int.from_bytes(raw[slot * 32 + 8 * i:slot * 32 + 8 * i + 8],
+                                                    "little") for i in range(4))
+        if check != fnv_check(uuid, seq, chunk, extent) or seq < base or seq % slots != slot:
+            continue
+        if chunk not in latest or latest[chunk][0] < seq:
+            latest[chunk] = (seq, extent)
+    return base, {c: e for c, (_, e) in latest.items()}
+
+
+def test_journal_partial(env):
+    """A fold that moves some chunks and is refused the rest (the tag limit
+    reached halfway): the moved chunks' records are spent at once, so that
+    a TRIM of one, which gives its extent back, cannot map it again after a
+    crash; the unmoved ones stay mapped by the journal across kill -9."""
+    env.start_daemon()
+    n = 6
+    partial = ["-D", "pmemz.fold_moves_max=2", "-D", "pmemz.refuse_moves_after=1"]
+    k = env.nbdkit(size=str(16 * env.extent), opts=partial, extra=["sync-interval=0"])
+    h = k.connect()
+    for c in range(n):
+        h.pwrite(data_of(c), c * env.extent)
+    h.flush()
+    # a TRIM of a chunk in the journal folds first: 2 moved, the rest refused
+    h.trim(env.extent, (n - 1) * env.extent)
+    chunks = {int(t["name"].rsplit("/", 1)[1]) for t in env.chunk_tags()}
+    assert chunks == {0, 1}, f"a partial fold moved {sorted(chunks)}"
+    base, mapped = journal(env)
+    assert 0 not in mapped and 1 not in mapped, f"moved chunks still in the journal: {mapped}"
+    assert set(range(2, n)) <= set(mapped), f"unmoved chunks lost their records: {mapped}"
+    h.trim(env.extent, 0)  # chunk 0's extent goes back to the daemon
+    chunks = {int(t["name"].rsplit("/", 1)[1]) for t in env.chunk_tags()}
+    assert chunks == {1}, f"after chunk 0's TRIM, chunks tagged: {sorted(chunks)}"
+    k.kill()
+    # a start that can move them: the journal's chunks reach their tags
+    k = env.nbdkit(size=str(16 * env.extent))
+    h = k.connect()
+    assert h.pread(BLOCK, 0) == bytes(BLOCK), "the trimmed chunk came back"
+    for c in range(1, n):
+        got = h.pread(BLOCK, c * env.extent)
+        # chunk n-1's TRIM was refused (advisory): its data, or zeros
+        assert got == data_of(c) or (c == n - 1 and got == bytes(BLOCK)), f"chunk {c}"
+    h.shutdown()
+    k.stop()
+    chunks = {int(t["name"].rsplit("/", 1)[1]) for t in env.chunk_tags()}
+    assert set(range(1, n - 1)) <= chunks and 0 not in chunks, f"chunks tagged: {sorted(chunks)}"
+    assert not env.tags("nbd/d/pool/"), "pool tags after a clean stop"
+    env.stop_daemon()
+    env.check_region()
+
+
 def test_journal_hostile(env):
     """A tenant writes its own journal: records that name an extent outside
     its pools (its superblock's, one past the region), a chunk past the
@@ -372,12 +444,7 @@ def test_journal_hostile(env):
     h.flush()
     k.kill()  # the journal maps chunks 0 and 1, their pool is still there
     assert env.tags("nbd/d/pool/"), "no pool tag to recover"
-    run = next(t for t in env.tags("nbd/d") if t["name"] == "nbd/d")["runs"][0]
-    sb_extent = int(run["first"] if isinstance(run, dict) else run[0] if isinstance(run, list)
-                    else str(run).split("-")[0])
-    data_off = int(env.region_stat()["data_offset"])
-    sb = data_off + sb_extent * env.extent
-    slots = (env.extent - 8192) // 32
+    sb, sb_extent, slots = superblock(env)
     with open(env.image, "r+b") as f:
         f.seek(sb + 32)
         uuid = f.read(16)
@@ -430,6 +497,7 @@ TESTS = {"loop": (test_loop, {"region_size": "96M", "extent": "1M"}),
          "sync-after-restart": (test_sync_after_restart, {"region_size": "64M", "extent": "1M"}),
          "journal-wrap": (test_journal_wrap, {"region_size": "128M", "extent": "1M"}),
          "journal-adopt": (test_journal_adopt, {"region_size": "64M", "extent": "1M"}),
+         "journal-partial": (test_journal_partial, {"region_size": "64M", "extent": "1M"}),
          "no-journal": (test_no_journal, {"region_size": "16M", "extent": "8K"}),
          "journal-hostile": (test_journal_hostile, {"region_size": "64M", "extent": "1M"})}
 
