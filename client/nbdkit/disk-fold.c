@@ -38,15 +38,6 @@
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #endif
 
-/*
- * nbdkit -D pmemz.refuse_moves_after=K: of every K + 1 MOVE requests of
- * folds, the last refused as by the tag limit; -D pmemz.fold_moves_max=N:
- * at most N moves in one.  Together: folds that move some chunks and not
- * the rest (tests only).
- */
-NBDKIT_DLL_PUBLIC int pmemz_debug_refuse_moves_after;
-NBDKIT_DLL_PUBLIC int pmemz_debug_fold_moves_max;
-
 int disk_fold_init(struct disk *d)
 {
 	pthread_mutex_init(&d->fold.lock, NULL);
@@ -111,10 +102,7 @@ static void apply(struct disk *d, struct fold_entry *e)
 static int submit(struct disk *d, struct fold_entry *v, size_t n, struct pmemz_batch **out)
 {
 	struct pmemz_batch *b = NULL;
-	uint64_t k = (uint64_t)pmemz_debug_refuse_moves_after;
-	bool refuse = pmemz_debug_refuse_moves ||
-		      (k > 0 && d->fold.attempts++ % (k + 1) == k);
-	int r = refuse ? -EDQUOT : pmemz_batch_new(d->r, &b);
+	int r = disk_journal_refuse_move(d) ? -EDQUOT : pmemz_batch_new(d->r, &b);
 
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		char tag[PMEMZ_DISK_TAG_MAX];
@@ -224,7 +212,7 @@ static int finish(struct disk *d, struct pmemz_batch *b, struct fold_entry *v, s
 static int run(struct disk *d, struct fold_entry *v, size_t n, size_t per)
 {
 	size_t nb = (n + per - 1) / per;
-	size_t wave = per == PMEMZ_BATCH_MOVES_MAX ? nb : 1;
+	size_t wave = per == disk_journal_moves_max() ? nb : 1;
 	struct pmemz_batch **b = calloc(nb ? nb : 1, sizeof(*b));
 	uint64_t gen = disk_gen(d);
 	int first = b ? 0 : -ENOMEM;
@@ -304,50 +292,6 @@ static size_t apply_moved(struct disk *d, struct fold_entry *v, size_t n)
 }
 
 /*
- * A fold that moved some of v[0..n) but not all: the others' records
- * again, at new seqs, then the base past cut.  Without it the base would
- * stay below the moved chunks' records, which still name their extents:
- * once a TRIM gave such a chunk's extent back and a refill brought it into
- * a pool of this disk again, a crash would map the trimmed chunk to it.
- * Until the base moves, a crash finds both records of an unmoved chunk,
- * naming the same extent.  0; 1 when the journal has no room for them (the
- * base stays, as before, until a fold moves everything); or -errno.
- */
-static int rerecord(struct disk *d, const struct fold_entry *v, size_t n, uint64_t cut)
-{
-	size_t left = 0;
-	int r = 0;
-
-	for (size_t i = 0; i < n; i++)
-		left += v[i].out == NULL;
-	pthread_mutex_lock(&d->fold.lock);
-	if (d->fold.next - d->fold.base + left > d->fold.slots) {
-		pthread_mutex_unlock(&d->fold.lock);
-		nbdkit_debug("pmemz: no room to record %zu unmoved chunk(s) again: the journal's "
-			     "base stays until a fold moves everything",
-			     left);
-		return 1;
-	}
-	for (size_t i = 0; r == 0 && i < n; i++)
-		if (!v[i].out) {
-			r = disk_journal_write(d, d->fold.next, v[i].idx, v[i].e.addr);
-			if (r == 0)
-				d->fold.next++;
-		}
-	pthread_mutex_unlock(&d->fold.lock);
-	if (r < 0)
-		return r;
-	/* the new records durable before the base passes the old ones */
-	pmemz_drain(d->r);
-	r = disk_journal_set_base(d, cut);
-	if (r == 0)
-		nbdkit_debug("pmemz: %zu unmoved chunk(s) recorded again: the journal's base passes "
-			     "the moved ones' records",
-			     left);
-	return r;
-}
-
-/*
  * One line per fold (nbdkit -v): scripts/bench-disk reads the totals to
  * tell how many fresh chunks went to the daemon on their write path.
  */
@@ -380,9 +324,7 @@ int disk_fold(struct disk *d)
 
 	pthread_mutex_lock(&d->fold.lock);
 	want = d->fold.made;
-	per = PMEMZ_BATCH_MOVES_MAX;
-	if (pmemz_debug_fold_moves_max > 0 && (size_t)pmemz_debug_fold_moves_max < per)
-		per = (size_t)pmemz_debug_fold_moves_max;
+	per = disk_journal_moves_max();
 	while (r == 0 && d->fold.folded < want) {
 		struct fold_entry *v;
 		size_t n, left, moved = 0;
@@ -409,8 +351,11 @@ int disk_fold(struct disk *d)
 		/* all moved: their records are spent; else the others' are written again first */
 		if (moved == n)
 			b = disk_journal_set_base(d, cut);
-		else if (moved)
-			b = rerecord(d, v, n, cut);
+		else if (moved) {
+			pthread_mutex_lock(&d->fold.lock);
+			b = disk_journal_rewrite(d, v, n, cut);
+			pthread_mutex_unlock(&d->fold.lock);
+		}
 		left = apply_moved(d, v, n);
 		t0 = pmemz_now_ns() - t0;
 

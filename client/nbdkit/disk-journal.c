@@ -39,7 +39,32 @@
  * 4), so that the tests see it wrap and fill up (tests only).
  */
 NBDKIT_DLL_PUBLIC int pmemz_debug_journal_slots;
+/*
+ * nbdkit -D pmemz.refuse_moves=1: every MOVE refused as by the tag limit;
+ * -D pmemz.refuse_moves_after=K: of every K + 1, the last; -D
+ * pmemz.fold_moves_max=N: at most N moves in one.  The last two make
+ * folds and recoveries that move some chunks and not the rest (tests only).
+ */
 NBDKIT_DLL_PUBLIC int pmemz_debug_refuse_moves;
+NBDKIT_DLL_PUBLIC int pmemz_debug_refuse_moves_after;
+NBDKIT_DLL_PUBLIC int pmemz_debug_fold_moves_max;
+
+size_t disk_journal_moves_max(void)
+{
+	if (pmemz_debug_fold_moves_max > 0 && pmemz_debug_fold_moves_max < PMEMZ_BATCH_MOVES_MAX)
+		return (size_t)pmemz_debug_fold_moves_max;
+	return PMEMZ_BATCH_MOVES_MAX;
+}
+
+bool disk_journal_refuse_move(struct disk *d)
+{
+	uint64_t k = pmemz_debug_refuse_moves_after > 0 ? (uint64_t)pmemz_debug_refuse_moves_after
+						       : 0;
+
+	if (pmemz_debug_refuse_moves)
+		return true;
+	return k > 0 && d->fold.attempts++ % (k + 1) == k;
+}
 
 static uint64_t extent_of(const struct disk *d, const char *addr)
 {
@@ -110,6 +135,39 @@ int disk_journal_set_base(struct disk *d, uint64_t base)
 	if (r < 0)
 		nbdkit_error("pmemz: cannot move the journal's base of disk '%s'", d->cfg.name);
 	return r < 0 ? -EIO : 0;
+}
+
+int disk_journal_rewrite(struct disk *d, const struct fold_entry *v, size_t n, uint64_t cut)
+{
+	size_t left = 0;
+	int r = 0;
+
+	for (size_t i = 0; i < n; i++)
+		left += v[i].out == NULL;
+	if (d->fold.next - d->fold.base + left > d->fold.slots) {
+		nbdkit_debug("pmemz: no room to record %zu unmoved chunk(s) again: the journal's "
+			     "base stays until a fold moves everything",
+			     left);
+		return 1;
+	}
+	for (size_t i = 0; r == 0 && i < n; i++)
+		if (!v[i].out) {
+			r = disk_journal_write(d, d->fold.next, v[i].idx, v[i].e.addr);
+			if (r == 0)
+				d->fold.next++;
+		}
+	if (r < 0)
+		return r;
+	/* the new records durable before the base passes the old ones */
+	pmemz_drain(d->r);
+	r = disk_journal_set_base(d, cut);
+	if (r < 0)
+		return r;
+	d->fold.base = cut;
+	nbdkit_debug("pmemz: %zu unmoved chunk(s) recorded again: the journal's base passes the "
+		     "moved ones' records",
+		     left);
+	return 0;
 }
 
 /* ---- open ---- */
@@ -208,11 +266,8 @@ struct recover_move {
 /* One MOVE of m[0..n) (a fresh connection: no reconnecting here); 0 or -errno. */
 static int move_some(struct disk *d, struct recover_move *m, size_t n)
 {
-	/* nbdkit -D pmemz.refuse_moves=1: as if the tag limit refused them (tests only) */
-	if (pmemz_debug_refuse_moves)
-		return -EDQUOT;
 	struct pmemz_batch *b = NULL;
-	int r = pmemz_batch_new(d->r, &b);
+	int r = disk_journal_refuse_move(d) ? -EDQUOT : pmemz_batch_new(d->r, &b);
 
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		char tag[PMEMZ_DISK_TAG_MAX];
@@ -229,7 +284,7 @@ static int move_some(struct disk *d, struct recover_move *m, size_t n)
 /* All of m[0..n), halving the requests in a nearly full tag table. */
 static int move_all(struct disk *d, struct recover_move *m, size_t n)
 {
-	size_t per = PMEMZ_BATCH_MOVES_MAX;
+	size_t per = disk_journal_moves_max();
 
 	for (size_t i = 0; i < n;) {
 		size_t k = n - i < per ? n - i : per;
@@ -373,7 +428,7 @@ int disk_journal_recover(struct disk *d, struct pmemz_alloc **pools, size_t n_po
 	r = move_all(d, m, n_m);
 	if (r == -EDQUOT || r == -ENOSPC) {
 		/* the moved ones are under their tags; the rest stay in the journal */
-		size_t k = 0;
+		size_t k = 0, moved = 0;
 
 		for (size_t i = 0; i < n_m; i++) {
 			if (!m[i].out) {
@@ -385,10 +440,18 @@ int disk_journal_recover(struct disk *d, struct pmemz_alloc **pools, size_t n_po
 				goto out;
 			(*found)[(*n)++] = (struct disk_found){m[i].idx, m[i].addr, m[i].out};
 			m[i].out = NULL;
+			moved++;
 		}
 		n_m = k;
 		r = adopt(d, pools, n_pools, m, n_m, top, found, n, cap);
 		n_m = 0;
+		/*
+		 * Some moved: their records are spent before anything can give
+		 * their extents back.  Failing that, the journal maps every
+		 * chunk as it did; the next fold that moves everything spends them.
+		 */
+		if (r == 0 && moved)
+			(void)disk_journal_rewrite(d, d->fold.v, d->fold.n, top);
 		goto out;
 	}
 	if (r < 0)

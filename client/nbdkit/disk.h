@@ -184,7 +184,7 @@ struct disk {
 		bool running;	       /* a fold is moving extents now */
 		int last_error;
 		uint64_t folds, moves, requests, full;
-		uint64_t attempts; /* MOVE requests tried (refuse_moves_after; one fold at a time) */
+		uint64_t attempts; /* MOVE requests tried (refuse_moves_after; one at a time) */
 		bool refused; /* the last fold was refused (tag limit): fresh chunks fall back */
 		uint64_t idle_made; /* made, at the fold thread's last tick */
 		unsigned idle_ticks;
@@ -342,7 +342,9 @@ int disk_journal_init(struct disk *d);
  * At open, before anything else uses the disk: every chunk the journal
  * maps into one of pools[0..n_pools) moves to its chunk's tag (joining
  * *found), the pools are freed with what is left in them, and the base
- * moves past every record.  Consumes the pool handles.  0 or -errno, logged.
+ * moves past every record.  Moves refused (the tag limit) leave the rest
+ * in the journal, recorded again (disk_journal_rewrite), and their pools
+ * adopted.  Consumes the pool handles.  0 or -errno, logged.
  */
 int disk_journal_recover(struct disk *d, struct pmemz_alloc **pools, size_t n_pools,
 			 struct disk_found **found, size_t *n, size_t *cap);
@@ -350,12 +352,18 @@ int disk_journal_recover(struct disk *d, struct pmemz_alloc **pools, size_t n_po
 int disk_journal_write(struct disk *d, uint64_t seq, uint64_t idx, const char *addr);
 /* Records below base are folded: one 8-byte store, persisted. */
 int disk_journal_set_base(struct disk *d, uint64_t base);
-/* nbdkit -D pmemz.refuse_moves=1: every fold's MOVE refused as by the tag limit (tests) */
-extern int pmemz_debug_refuse_moves;
-/* nbdkit -D pmemz.refuse_moves_after=K: of every K + 1 MOVE requests, the last refused (tests) */
-extern int pmemz_debug_refuse_moves_after;
-/* nbdkit -D pmemz.fold_moves_max=N: at most N moves in one of a fold's MOVE requests (tests) */
-extern int pmemz_debug_fold_moves_max;
+/*
+ * Some chunks moved to their tags and some not (a partial refusal): the
+ * unmoved ones of v[0..n) (out NULL) recorded again from fold.next on, then
+ * the base to cut, so that no record of a moved chunk outlives the move
+ * (fold.lock held while a fold thread may run).  0; 1 when they do not fit
+ * beside the records at and above the base (nothing changed); or -errno.
+ */
+int disk_journal_rewrite(struct disk *d, const struct fold_entry *v, size_t n, uint64_t cut);
+/* Moves in one MOVE request at most (PMEMZ_BATCH_MOVES_MAX, or fewer in tests). */
+size_t disk_journal_moves_max(void);
+/* Is the next MOVE request to be refused as by the tag limit (tests only)? */
+bool disk_journal_refuse_move(struct disk *d);
 
 /* ---- disk-fold.c: the journal's mappings into chunk tags ---- */
 int disk_fold_init(struct disk *d);

@@ -391,41 +391,54 @@ def journal(env):
 
 
 def test_journal_partial(env):
-    """A fold that moves some chunks and is refused the rest (the tag limit
-    reached halfway): the moved chunks' records are spent at once, so that
-    a TRIM of one, which gives its extent back, cannot map it again after a
-    crash; the unmoved ones stay mapped by the journal across kill -9."""
+    """Folds and recoveries that move some chunks and are refused the rest
+    (the tag limit reached halfway): the moved chunks' records are spent at
+    once, so that a TRIM of one, which gives its extent back, cannot map it
+    again after a crash; the unmoved ones stay mapped by the journal across
+    kill -9."""
     env.start_daemon()
     n = 6
+    size = str(16 * env.extent)
     partial = ["-D", "pmemz.fold_moves_max=2", "-D", "pmemz.refuse_moves_after=1"]
-    k = env.nbdkit(size=str(16 * env.extent), opts=partial, extra=["sync-interval=0"])
+
+    def tagged():
+        return {int(t["name"].rsplit("/", 1)[1]) for t in env.chunk_tags()}
+
+    # a fold: a TRIM of a chunk in the journal folds first; 2 moved, the rest refused
+    k = env.nbdkit(size=size, opts=partial, extra=["sync-interval=0"])
     h = k.connect()
     for c in range(n):
         h.pwrite(data_of(c), c * env.extent)
     h.flush()
-    # a TRIM of a chunk in the journal folds first: 2 moved, the rest refused
     h.trim(env.extent, (n - 1) * env.extent)
-    chunks = {int(t["name"].rsplit("/", 1)[1]) for t in env.chunk_tags()}
-    assert chunks == {0, 1}, f"a partial fold moved {sorted(chunks)}"
-    base, mapped = journal(env)
-    assert 0 not in mapped and 1 not in mapped, f"moved chunks still in the journal: {mapped}"
-    assert set(range(2, n)) <= set(mapped), f"unmoved chunks lost their records: {mapped}"
+    assert tagged() == {0, 1}, f"a partial fold moved {sorted(tagged())}"
+    _, mapped = journal(env)
+    assert set(mapped) == set(range(2, n)), f"after a partial fold the journal maps {mapped}"
     h.trim(env.extent, 0)  # chunk 0's extent goes back to the daemon
-    chunks = {int(t["name"].rsplit("/", 1)[1]) for t in env.chunk_tags()}
-    assert chunks == {1}, f"after chunk 0's TRIM, chunks tagged: {sorted(chunks)}"
+    assert tagged() == {1}, f"after chunk 0's TRIM, chunks tagged: {sorted(tagged())}"
     k.kill()
-    # a start that can move them: the journal's chunks reach their tags
-    k = env.nbdkit(size=str(16 * env.extent))
+    # a recovery: 2 of the journal's 4 chunks moved, the other 2 adopted
+    k = env.nbdkit(size=size, opts=partial, extra=["sync-interval=0"])
     h = k.connect()
-    assert h.pread(BLOCK, 0) == bytes(BLOCK), "the trimmed chunk came back"
-    for c in range(1, n):
+    assert tagged() == {1, 2, 3}, f"a partial recovery moved {sorted(tagged())}"
+    _, mapped = journal(env)
+    assert set(mapped) == {4, 5}, f"after a partial recovery the journal maps {mapped}"
+    h.trim(env.extent, 2 * env.extent)
+    assert tagged() == {1, 3}, f"after chunk 2's TRIM, chunks tagged: {sorted(tagged())}"
+    k.kill()
+    # a start that can move them all
+    k = env.nbdkit(size=size)
+    h = k.connect()
+    for c in range(n + 2):
         got = h.pread(BLOCK, c * env.extent)
-        # chunk n-1's TRIM was refused (advisory): its data, or zeros
-        assert got == data_of(c) or (c == n - 1 and got == bytes(BLOCK)), f"chunk {c}"
+        if c in (0, 2) or c >= n:
+            assert got == bytes(BLOCK), f"chunk {c} is not zero"
+        else:
+            # chunk n-1's TRIM was refused (advisory): its data, or zeros
+            assert got == data_of(c) or (c == n - 1 and got == bytes(BLOCK)), f"chunk {c}"
     h.shutdown()
     k.stop()
-    chunks = {int(t["name"].rsplit("/", 1)[1]) for t in env.chunk_tags()}
-    assert set(range(1, n - 1)) <= chunks and 0 not in chunks, f"chunks tagged: {sorted(chunks)}"
+    assert {1, 3, 4} <= tagged() and not {0, 2} & tagged(), f"chunks tagged: {sorted(tagged())}"
     assert not env.tags("nbd/d/pool/"), "pool tags after a clean stop"
     env.stop_daemon()
     env.check_region()
