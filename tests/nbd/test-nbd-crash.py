@@ -360,23 +360,25 @@ def fnv_check(uuid, seq, chunk, extent):
 
 
 def superblock(env):
-    """(byte offset of the disk's superblock extent in the region file, journal slots)."""
+    """The disk's superblock extent in the region file: (its byte offset, its
+    extent number, the journal's slots, the disk's uuid, the journal's base)."""
     run = next(t for t in env.tags("nbd/d") if t["name"] == "nbd/d")["runs"][0]
     sb_extent = int(run["first"] if isinstance(run, dict) else run[0] if isinstance(run, list)
                     else str(run).split("-")[0])
-    data_off = int(env.region_stat()["data_offset"])
-    return data_off + sb_extent * env.extent, sb_extent, (env.extent - 8192) // 32
-
-
-def journal(env):
-    """The journal as a restart would read it: (base, {chunk: extent} of the
-    valid records, the latest per chunk)."""
-    sb, _, slots = superblock(env)
+    sb = int(env.region_stat()["data_offset"]) + sb_extent * env.extent
     with open(env.image, "rb") as f:
         f.seek(sb + 32)
         uuid = f.read(16)
         f.seek(sb + 4096)
         base = int.from_bytes(f.read(8), "little")
+    return sb, sb_extent, (env.extent - 8192) // 32, uuid, base
+
+
+def journal(env):
+    """The journal as a restart would read it: (base, {chunk: extent} of the
+    valid records, the latest per chunk)."""
+    sb, _, slots, uuid, base = superblock(env)
+    with open(env.image, "rb") as f:
         f.seek(sb + 8192)
         raw = f.read(slots * 32)
     latest = {}
@@ -457,12 +459,8 @@ def test_journal_hostile(env):
     h.flush()
     k.kill()  # the journal maps chunks 0 and 1, their pool is still there
     assert env.tags("nbd/d/pool/"), "no pool tag to recover"
-    sb, sb_extent, slots = superblock(env)
+    sb, sb_extent, slots, uuid, base = superblock(env)
     with open(env.image, "r+b") as f:
-        f.seek(sb + 32)
-        uuid = f.read(16)
-        f.seek(sb + 4096)
-        base = int.from_bytes(f.read(8), "little")
         seq = base + 100
         forged = [(5, sb_extent, True), (6, 1 << 40, True), (1 << 40, sb_extent, True),
                   (7, sb_extent, False)]
