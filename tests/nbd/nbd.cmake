@@ -60,20 +60,19 @@ set_tests_properties(nbd-ops-default PROPERTIES
 # pmemzerod at random points of writes, FUA writes and FLUSHes, each chunk
 # checked against a model after every restart; and the fallback without
 # extents owned ahead (ahead=0: every fresh chunk committed on its own).
-add_test(NAME nbd-crash-loop
-  COMMAND ${PMEMZ_NBD_PYTHON} ${PMEMZ_TEST_SRC}/nbd/test-nbd-crash.py loop)
-add_test(NAME nbd-crash-loop-noahead
-  COMMAND ${PMEMZ_NBD_PYTHON} ${PMEMZ_TEST_SRC}/nbd/test-nbd-crash.py loop)
-set_tests_properties(nbd-crash-loop PROPERTIES
-  ENVIRONMENT "PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_san}"
-  SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS "nbd")
+# pmemz_nbd_crash_loop(NAME [VAR=VALUE;...]): the loop, with a variant's settings.
+function(pmemz_nbd_crash_loop name vars)
+  add_test(NAME ${name}
+    COMMAND ${PMEMZ_NBD_PYTHON} ${PMEMZ_TEST_SRC}/nbd/test-nbd-crash.py loop)
+  set_tests_properties(${name} PROPERTIES
+    ENVIRONMENT "${vars}PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_san}"
+    SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS "nbd")
+endfunction()
+pmemz_nbd_crash_loop(nbd-crash-loop "")
+pmemz_nbd_crash_loop(nbd-crash-loop-noahead "PMEMZ_NBD_ARGS=ahead=0;PMEMZ_NBD_ROUNDS=4;")
 # warm=true: every extent owned ahead touched by the refill thread, on 4 KiB
 # pages too (auto leaves them cold there), its stores checked by the model.
-add_test(NAME nbd-crash-loop-warm
-  COMMAND ${PMEMZ_NBD_PYTHON} ${PMEMZ_TEST_SRC}/nbd/test-nbd-crash.py loop)
-set_tests_properties(nbd-crash-loop-warm PROPERTIES
-  ENVIRONMENT "PMEMZ_NBD_ARGS=warm=true;PMEMZ_NBD_ROUNDS=4;PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_san}"
-  SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS "nbd")
+pmemz_nbd_crash_loop(nbd-crash-loop-warm "PMEMZ_NBD_ARGS=warm=true;PMEMZ_NBD_ROUNDS=4;")
 # Fresh chunks, then a fold, as the first requests to find pmemzerod
 # restarted; the journal filling, folding and wrapping (8 slots); folds
 # refused across restarts (the chunks stay in the journal); a fold refused
@@ -88,21 +87,12 @@ foreach(t sync-after-restart journal-wrap journal-adopt journal-partial no-journ
 endforeach()
 # The crash loop with a journal of 16 slots: folds, wraps and a full
 # journal (fresh chunks falling back) under kill -9.
-add_test(NAME nbd-crash-loop-journal
-  COMMAND ${PMEMZ_NBD_PYTHON} ${PMEMZ_TEST_SRC}/nbd/test-nbd-crash.py loop)
-set_tests_properties(nbd-crash-loop-journal PROPERTIES
-  ENVIRONMENT "PMEMZ_NBD_OPTS=-D pmemz.journal_slots=16;PMEMZ_NBD_ROUNDS=6;PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_san}"
-  SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS "nbd")
+pmemz_nbd_crash_loop(nbd-crash-loop-journal
+  "PMEMZ_NBD_OPTS=-D pmemz.journal_slots=16;PMEMZ_NBD_ROUNDS=6;")
 # The same with folds that move two chunks and are refused the rest, every
 # other MOVE request (the tag limit reached halfway): records written again.
-add_test(NAME nbd-crash-loop-partial
-  COMMAND ${PMEMZ_NBD_PYTHON} ${PMEMZ_TEST_SRC}/nbd/test-nbd-crash.py loop)
-set_tests_properties(nbd-crash-loop-partial PROPERTIES
-  ENVIRONMENT "PMEMZ_NBD_OPTS=-D pmemz.journal_slots=16 -D pmemz.fold_moves_max=2 -D pmemz.refuse_moves_after=1;PMEMZ_NBD_ROUNDS=6;PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_san}"
-  SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS "nbd")
-set_tests_properties(nbd-crash-loop-noahead PROPERTIES
-  ENVIRONMENT "PMEMZ_NBD_ARGS=ahead=0;PMEMZ_NBD_ROUNDS=4;PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_san}"
-  SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS "nbd")
+pmemz_nbd_crash_loop(nbd-crash-loop-partial
+  "PMEMZ_NBD_OPTS=-D pmemz.journal_slots=16 -D pmemz.fold_moves_max=2 -D pmemz.refuse_moves_after=1;PMEMZ_NBD_ROUNDS=6;")
 # A region file truncated under the plugin's mapping (tests/nbd/test-nbd-fault.py):
 # with write-back, and without (every fresh chunk written on the request's thread).
 foreach(v "" "-sync")
