@@ -388,6 +388,40 @@ static int adopt(struct disk *d, struct pmemz_alloc **pools, size_t n_pools,
 	return 0;
 }
 
+/*
+ * The moves were refused partway (the tag limit, a full tag table): the
+ * moved ones join *found under their tags, the rest stay in the journal
+ * (adopt), recorded again when some moved, so that the moved ones'
+ * records are spent before anything can give their extents back.  Failing
+ * that, the journal maps every chunk as it did, and the next fold that
+ * moves everything spends them.  0 (m's handles all taken), or -errno
+ * (those of m not taken yet still in m).
+ */
+static int recover_refused(struct disk *d, struct pmemz_alloc **pools, size_t n_pools,
+			   struct recover_move *m, size_t n_m, uint64_t top,
+			   struct disk_found **found, size_t *n, size_t *cap)
+{
+	size_t k = 0, moved = 0;
+	int r;
+
+	for (size_t i = 0; i < n_m; i++) {
+		if (!m[i].out) {
+			m[k++] = m[i];
+			continue;
+		}
+		r = PMEMZ_GROW(*found, cap, *n + 1);
+		if (r < 0)
+			return r;
+		(*found)[(*n)++] = (struct disk_found){m[i].idx, m[i].addr, m[i].out};
+		m[i].out = NULL;
+		moved++;
+	}
+	r = adopt(d, pools, n_pools, m, k, top, found, n, cap);
+	if (r == 0 && moved)
+		(void)disk_journal_rewrite(d, d->fold.v, d->fold.n, top);
+	return r;
+}
+
 int disk_journal_recover(struct disk *d, struct pmemz_alloc **pools, size_t n_pools,
 			 struct disk_found **found, size_t *n, size_t *cap)
 {
@@ -427,31 +461,9 @@ int disk_journal_recover(struct disk *d, struct pmemz_alloc **pools, size_t n_po
 	}
 	r = move_all(d, m, n_m);
 	if (r == -EDQUOT || r == -ENOSPC) {
-		/* the moved ones are under their tags; the rest stay in the journal */
-		size_t k = 0, moved = 0;
-
-		for (size_t i = 0; i < n_m; i++) {
-			if (!m[i].out) {
-				m[k++] = m[i];
-				continue;
-			}
-			r = PMEMZ_GROW(*found, cap, *n + 1);
-			if (r < 0)
-				goto out;
-			(*found)[(*n)++] = (struct disk_found){m[i].idx, m[i].addr, m[i].out};
-			m[i].out = NULL;
-			moved++;
-		}
-		n_m = k;
-		r = adopt(d, pools, n_pools, m, n_m, top, found, n, cap);
-		n_m = 0;
-		/*
-		 * Some moved: their records are spent before anything can give
-		 * their extents back.  Failing that, the journal maps every
-		 * chunk as it did; the next fold that moves everything spends them.
-		 */
-		if (r == 0 && moved)
-			(void)disk_journal_rewrite(d, d->fold.v, d->fold.n, top);
+		r = recover_refused(d, pools, n_pools, m, n_m, top, found, n, cap);
+		if (r == 0)
+			n_m = 0;
 		goto out;
 	}
 	if (r < 0)
