@@ -47,6 +47,8 @@ def main():
     ws = doc["meta"].get("wake_stall") or []
     if len(ws) != 2 or not all(line.startswith("wake-stall: ") for line in ws):
         fail(f"no wake-stall lines (without and with a mapping): {ws!r}")
+    if not isinstance(doc["meta"].get("host_caveats"), list):
+        fail("no reading of the floor lines (meta.host_caveats)")
     for w in WORKLOADS:
         for k in keys:
             row = rows.get((k, w))
