@@ -243,8 +243,13 @@ def test_loop(env):
         print(f"round {i}: {how(env, k, m, rng)}", flush=True)
     k.stop()
     if REFUSING:
-        # chunks the refusals left in the journal: a start that moves them, a clean stop
-        k = env.nbdkit(size=str(size), extra=["reconnect-timeout=30", "sync-interval=150"])
+        # chunks the refusals left in the journal: a start that moves them, a clean stop;
+        # with the same journal size (it is not on the media: another size misreads it)
+        opts = os.environ.get("PMEMZ_NBD_OPTS", "").split()
+        keep = [o for i, o in enumerate(opts) if "journal_slots" in o or
+                (o == "-D" and i + 1 < len(opts) and "journal_slots" in opts[i + 1])]
+        k = env.nbdkit(size=str(size), extra=["reconnect-timeout=30", "sync-interval=150"],
+                       opts=keep)
         h = k.connect()
         m.check(h, strict=True)
         h.shutdown()
