@@ -348,10 +348,11 @@ int disk_fold(struct disk *d)
 		r = run(d, v, n, per);
 		for (size_t i = 0; i < n; i++)
 			moved += v[i].out != NULL;
-		/* all moved: their records are spent; else the others' are written again first */
-		if (moved == n)
-			b = disk_journal_set_base(d, cut);
-		else if (moved) {
+		/*
+		 * The base past cut, after the unmoved ones' records are written
+		 * again (none when all moved); none moved: the records all stand.
+		 */
+		if (moved || !n) {
 			pthread_mutex_lock(&d->fold.lock);
 			b = disk_journal_rewrite(d, v, n, cut);
 			pthread_mutex_unlock(&d->fold.lock);
@@ -360,9 +361,7 @@ int disk_fold(struct disk *d)
 		t0 = pmemz_now_ns() - t0;
 
 		pthread_mutex_lock(&d->fold.lock);
-		if (b == 0)
-			d->fold.base = cut;
-		else if (r == 0 && b < 0)
+		if (r == 0 && b < 0)
 			r = b;
 		d->fold.refused = r == -EDQUOT || (r == -ENOSPC && per == 1);
 		d->fold.running = false;

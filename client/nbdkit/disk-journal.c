@@ -58,12 +58,11 @@ size_t disk_journal_moves_max(void)
 
 bool disk_journal_refuse_move(struct disk *d)
 {
-	uint64_t k = pmemz_debug_refuse_moves_after > 0 ? (uint64_t)pmemz_debug_refuse_moves_after
-						       : 0;
+	uint64_t k = (uint64_t)pmemz_debug_refuse_moves_after;
 
 	if (pmemz_debug_refuse_moves)
 		return true;
-	return k > 0 && d->fold.attempts++ % (k + 1) == k;
+	return pmemz_debug_refuse_moves_after > 0 && d->fold.attempts++ % (k + 1) == k;
 }
 
 static uint64_t extent_of(const struct disk *d, const char *addr)
@@ -164,9 +163,10 @@ int disk_journal_rewrite(struct disk *d, const struct fold_entry *v, size_t n, u
 	if (r < 0)
 		return r;
 	d->fold.base = cut;
-	nbdkit_debug("pmemz: %zu unmoved chunk(s) recorded again: the journal's base passes the "
-		     "moved ones' records",
-		     left);
+	if (left)
+		nbdkit_debug("pmemz: %zu unmoved chunk(s) recorded again: the journal's base "
+			     "passes the moved ones' records",
+			     left);
 	return 0;
 }
 

@@ -353,11 +353,12 @@ int disk_journal_write(struct disk *d, uint64_t seq, uint64_t idx, const char *a
 /* Records below base are folded: one 8-byte store, persisted. */
 int disk_journal_set_base(struct disk *d, uint64_t base);
 /*
- * Some chunks moved to their tags and some not (a partial refusal): the
- * unmoved ones of v[0..n) (out NULL) recorded again from fold.next on, then
- * the base to cut, so that no record of a moved chunk outlives the move
- * (fold.lock held while a fold thread may run).  0; 1 when they do not fit
- * beside the records at and above the base (nothing changed); or -errno.
+ * After a fold or recovery moved chunks of v[0..n) to their tags: the
+ * unmoved ones (out NULL; none when all moved) recorded again from
+ * fold.next on, then the base to cut, so that no record of a moved chunk
+ * outlives the move (fold.lock held while a fold thread may run).  0; 1
+ * when they do not fit beside the records at and above the base (nothing
+ * changed); or -errno.
  */
 int disk_journal_rewrite(struct disk *d, const struct fold_entry *v, size_t n, uint64_t cut);
 /* Moves in one MOVE request at most (PMEMZ_BATCH_MOVES_MAX, or fewer in tests). */
