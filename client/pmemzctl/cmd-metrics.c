@@ -237,5 +237,6 @@ const struct ctl_cmd cmd_metrics = {
     .summary = "counters and gauges in the Prometheus text format",
     .options = "  -o, --output FILE  replace FILE atomically (node_exporter's textfile\n"
 	       "                     collector) instead of printing\n",
+    .no_json = true,
     .exec = metrics_exec,
 };

@@ -32,7 +32,7 @@ static const struct ctl_cmd *const commands[] = {
 static void usage(FILE *f)
 {
 	(void)fprintf(f, "Usage: pmemzctl [OPTIONS] COMMAND [ARGS]\n"
-			 "Inspect a running pmemzerod.\n\n"
+			 "Query and control pmemzerod; check regions and find devices offline.\n\n"
 			 "Options:\n"
 			 "  -s, --socket PATH  daemon socket (default: $" PMEMZ_SOCKET_ENV
 			 ", then the system\n"
@@ -59,12 +59,14 @@ void ctl_cmd_usage(const struct ctl_cmd *cmd, FILE *f)
 	(void)fprintf(f,
 		      "Usage: pmemzctl [OPTIONS] %s %s\n%s\n\n"
 		      "Options:\n"
-		      "  -j, --json   JSON output\n"
+		      "%s"
 		      "  -u, --human  human-readable sizes (default)\n"
 		      "      --bytes  sizes in bytes\n"
 		      "  -h, --help   this help\n"
 		      "%s",
-		      cmd->name, cmd->args, cmd->summary, cmd->options ? cmd->options : "");
+		      cmd->name, cmd->args, cmd->summary,
+		      cmd->no_json ? "" : "  -j, --json   JSON output\n",
+		      cmd->options ? cmd->options : "");
 }
 
 int ctl_usage_error(const struct ctl_cmd *cmd, const char *fmt, ...)

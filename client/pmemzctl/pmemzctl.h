@@ -222,6 +222,7 @@ struct ctl_cmd {
 	const char *args;    /* usage after the command name */
 	const char *summary; /* one line for --help */
 	const char *options; /* help lines for the command's own options, or NULL */
+	bool no_json;	     /* its output has one format: --json is a usage error */
 	int (*exec)(struct ctl *ctl, int argc, char **argv);
 };
 

@@ -75,6 +75,15 @@ for c in $cmds; do
 		echo "ok: pmemzctl help $c"
 	fi
 done
+# metrics has one format: its help offers no --json, and --json is refused
+# before any connection (either side of the command name).
+if "$ctl" metrics --help | grep -q -- '--json'; then
+	echo "FAIL: metrics --help lists --json, which metrics refuses"
+	fail=1
+fi
+"$ctl" status --help | grep -q -- '--json' || { echo "FAIL: status --help lacks --json"; fail=1; }
+expect 2 '^pmemzctl: metrics prints the Prometheus text format, not JSON' metrics --json
+expect 2 '^pmemzctl: metrics prints the Prometheus text format, not JSON' --json metrics
 expect 2 "^pmemzctl: help: unknown command 'nosuch'" help nosuch
 [ ! -s "$tmp/out" ] || { echo "FAIL: help nosuch wrote to stdout"; fail=1; }
 expect 2 '^pmemzctl: help takes one command' help status tags
