@@ -7,7 +7,7 @@
  * the data ranges of their batch (through pstore) and the queues; every
  * state change is the main loop's (region_zeroer_collect in region-zeroer.c).
  *
- * Hand-back (issue 24): while an allocation waits (urgent), a worker fences
+ * Hand-back: while an allocation waits (urgent), a worker fences
  * each extent as soon as it is zeroed, publishes it in the batch's
  * `durable` count and makes the eventfd readable, so the main loop can
  * store it ZEROED and serve the waiter at once instead of after the whole

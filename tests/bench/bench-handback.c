@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Scenario 9: no caller waits for more than its own extents' zeroing
- * (issue 24; docs/DESIGN.md section 9, Xen's scrubber hands a chunk back
- * after any page).  A daemon of its own on a region of dirty space (8 GiB;
+ * (docs/DESIGN.md, "Performance targets": Xen's scrubber hands a chunk
+ * back after any page).  A daemon of its own on a region of dirty space (8 GiB;
  * --quick 512 MiB; 2 MiB extents; one zeroer thread; batches of 128
  * extents, 256 MiB), re-created with stale data before every start, so
  * that every start finds it all DIRTY, as after a crash or a format:

@@ -69,7 +69,7 @@ static struct {
 	uint64_t cycles, startup_kills, client_kills, commits_returned, commits_verified,
 	    tag_checks, inflight_present, inflight_absent, frees_verified, rezeroed_extents,
 	    violations, allocs_checked, client_ops, parent_frees;
-	uint64_t handback_fences; /* zeroer fences beyond one per batch: hand-backs (issue 24) */
+	uint64_t handback_fences; /* zeroer fences beyond one per batch: hand-backs */
 } tot;
 
 static char log_path[PATH_MAX];
@@ -663,7 +663,7 @@ static void one_cycle(struct itest_env *e, uint64_t *rng)
 		itest_msleep((unsigned)window);
 	}
 
-	/* How many extents were handed back early to waiting clients (issue 24). */
+	/* How many extents were handed back early to waiting clients. */
 	itest_stat(e->sock, REGION, &st);
 	tot.handback_fences += st.zero_fences - st.zero_batches;
 	kill_ns = now_ns();
@@ -716,7 +716,7 @@ static void test_kill9(void **state)
 	 * The whole region in one batch, zeroed at a pace (64 MiB in 0.25 s)
 	 * unless a client waits: waiting clients get extents handed back
 	 * from the middle of a batch, so kills fall between an extent's fence
-	 * and its ZEROED state (issue 24).
+	 * and its ZEROED state.
 	 */
 	itest_write_conf(e,
 			 "[region " REGION "]\n"

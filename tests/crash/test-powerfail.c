@@ -94,7 +94,7 @@ static struct opts opt = {
 static struct {
 	uint64_t runs, crash_points, images, recovery_crash_points, violations, lease_checks;
 	uint64_t nondeterministic, skipped_points, max_pending, max_pending_bytes;
-	uint64_t handback_fences; /* zeroer fences beyond one per batch: hand-backs (issue 24) */
+	uint64_t handback_fences; /* zeroer fences beyond one per batch: hand-backs */
 	uint64_t moves, moves_shared; /* MOVEs run; of them, from a source already moving */
 } tot;
 
@@ -570,7 +570,7 @@ static void wait_batches(struct wl *w, unsigned want)
  * lets it run free all the time and just collects what is done.
  *
  * Every other round runs urgent, as while an allocation waits: the worker
- * fences and hands back each extent on its own (issue 24), so a cut falls
+ * fences and hands back each extent on its own, so a cut falls
  * between an extent's fence and its ZEROED state, and in the concurrent
  * mode the main loop collects extents out of batches still running.
  */

@@ -1431,7 +1431,7 @@ static void test_zeroer_order(void **state)
 }
 
 /*
- * Hand-back (issue 24): while an allocation waits, a batch hands each
+ * Hand-back: while an allocation waits, a batch hands each
  * extent back as soon as it is fenced.  The gate holds the worker after
  * its first hand-back: the main loop must then collect ZEROED extents out
  * of a batch still running; in all, one fence per extent, and I5 on the

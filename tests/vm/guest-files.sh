@@ -9,7 +9,7 @@
 # the guest's init mounts tmpfs on /tmp and /run, hiding whatever the
 # initramfs held there: a library copied to its host path
 # /tmp/x/build/client/libpmemzclient.so.1 for the build tree's RUNPATH was
-# not there any more for the guest (issue 25).  So every program goes to
+# not there any more for the guest.  So every program goes to
 # GUEST_BINDIR and every shared library of the programs' closures, from the
 # build tree or the system, to GUEST_LIBDIR under the name the programs ask
 # for (DT_NEEDED); tests/vm/guest-init puts GUEST_BINDIR first in PATH and

@@ -36,7 +36,7 @@ if(TARGET pmemzerod AND TARGET pmemzctl AND TARGET pmemz-demo)
     TIMEOUT 600
     RESOURCE_LOCK pmemz-vm
     LABELS "vm;cxl")
-  # Two NUMA nodes, one CPU and one NVDIMM each (issue 24): each region
+  # Two NUMA nodes, one CPU and one NVDIMM each: each region
   # reports its node, its zeroer threads may run only on that node's CPU,
   # and both regions' extents are zeroed and served.
   add_test(NAME vm-numa
@@ -70,7 +70,7 @@ if(TARGET pmemzerod AND TARGET pmemzctl AND TARGET pmemz-demo)
   endif()
   # No VM boot: the harness's initramfs, built as for a build tree under
   # /tmp, /run and a path with spaces, has nothing where the guest mounts
-  # (tests/vm/guest-files.sh; issue 25).  Cheap, so not labelled vm.
+  # (tests/vm/guest-files.sh).  Cheap, so not labelled vm.
   set(_vm_paths_files $<TARGET_FILE:pmemzerod> $<TARGET_FILE:pmemzctl> $<TARGET_FILE:pmemz-demo>)
   if(TARGET nbdkit-pmemz-plugin)
     list(APPEND _vm_paths_files $<TARGET_FILE:nbdkit-pmemz-plugin>)

@@ -1,5 +1,5 @@
 # Guest-side workload of the NUMA VM test (busybox sh; run by
-# tests/vm/guest-init as "sh -e /vmtest/workload"; issue 24).
+# tests/vm/guest-init as "sh -e /vmtest/workload").
 #
 # The machine (run-vm-test --machine numa): two NUMA nodes, one CPU each,
 # an emulated NVDIMM on each node.  guest-init made /dev/dax0.0 on region0;
