@@ -41,12 +41,20 @@ def main():
         doc = json.load(f)
     rows = {(row["target"], row["workload"]): row for row in doc["rows"]}
     # the machine's floor lines (built beside the bench): what the figures are read against
-    ft = doc["meta"].get("first_touch") or ""
-    if "after 300 ms asleep" not in ft:
-        fail(f"no first-touch line with its after-sleep pass: {ft!r}")
-    ws = doc["meta"].get("wake_stall") or []
-    if len(ws) != 2 or not all(line.startswith("wake-stall: ") for line in ws):
-        fail(f"no wake-stall lines (without and with a mapping): {ws!r}")
+    meta = doc["meta"]
+    ft = meta.get("first_touch") or {}
+    if "after 300 ms asleep" not in ft.get("line", "") or "idle_us" not in ft:
+        fail(f"no first-touch figures with their after-sleep pass: {ft!r}")
+    ws = (meta.get("wake_stall") or {}).get("runs") or []
+    if len(ws) != 2 or not all("max_ms" in run for run in ws):
+        fail(f"no wake-stall runs (without and with a mapping): {ws!r}")
+    # what docs/PERFORMANCE.md quotes beside every figure (scripts/perf-table)
+    for key in ("date", "commit", "cpu", "command"):
+        if not meta.get(key):
+            fail(f"meta has no {key}")
+    for t in doc.get("targets") or fail("no targets"):
+        if not {"name", "value", "threshold", "met", "check"} <= set(t):
+            fail(f"a target without name, value, threshold, met or check: {t}")
     if not isinstance(doc["meta"].get("host_caveats"), list):
         fail("no reading of the floor lines (meta.host_caveats)")
     for w in WORKLOADS:

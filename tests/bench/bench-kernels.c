@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,6 +178,32 @@ const char *bench_isa_path(void)
 		flush = "clflush";
 	(void)snprintf(buf, sizeof(buf), "%s + %s + sfence", nt, flush);
 	return buf;
+}
+
+const char *bench_commit(void)
+{
+	static char commit[96] = "unknown";
+	const char *env = getenv("PMEMZ_BENCH_COMMIT");
+	char cmd[PATH_MAX + 96];
+	FILE *p;
+
+	if (env && *env) {
+		(void)snprintf(commit, sizeof(commit), "%s", env);
+		return commit;
+	}
+	if (strchr(PMEMZ_BENCH_SOURCE_DIR, '\'')) /* not quotable for the shell below */
+		return commit;
+	(void)snprintf(cmd, sizeof(cmd),
+		       "git -C '%s' describe --always --dirty --abbrev=12 2>/dev/null",
+		       PMEMZ_BENCH_SOURCE_DIR);
+	p = popen(cmd, "r");
+	if (!p)
+		return commit;
+	if (fgets(commit, sizeof(commit), p))
+		commit[strcspn(commit, "\n")] = '\0';
+	if (pclose(p) != 0 || !commit[0])
+		(void)snprintf(commit, sizeof(commit), "unknown");
+	return commit;
 }
 
 const char *bench_cpu_model(void)

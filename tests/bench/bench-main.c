@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -229,25 +230,52 @@ static void parse_args(int argc, char **argv)
 	opt.fill_bytes = ALIGN_UP(opt.fill_bytes, 2 * MIB);
 }
 
-static void print_machine(const struct bench_env *e, int argc, char **argv)
+/* p relative to the source tree when it is inside it: a committed report names no build machine's paths. */
+static const char *src_rel(const char *p)
 {
-	char buf[PATH_MAX + 256], gran[64] = "?";
+	size_t n = strlen(PMEMZ_BENCH_SOURCE_DIR);
+
+	return strncmp(p, PMEMZ_BENCH_SOURCE_DIR, n) == 0 && p[n] == '/' ? p + n + 1 : p;
+}
+
+/*
+ * What every figure of a run is quoted with (docs/PERFORMANCE.md renders
+ * them beside it): the command, when (UTC), the source commit, the machine.
+ */
+static void print_provenance(int argc, char **argv)
+{
+	char buf[PATH_MAX + 256];
 	struct utsname u;
-	struct bench_map m;
-	double load[3] = {0};
+	time_t now = time(NULL);
+	struct tm tm;
 	size_t len = 0;
 
 	for (int i = 0; i < argc && len < sizeof(buf) - 1; i++)
 		len +=
-		    (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", i ? " " : "", argv[i]);
+		    (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", i ? " " : "", src_rel(argv[i]));
 	report_meta("command", buf);
+	if (gmtime_r(&now, &tm) && strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm))
+		report_meta("date", buf);
+	report_meta("commit", bench_commit());
 	report_meta("cpu", bench_cpu_model());
 	(void)snprintf(buf, sizeof(buf), "%ld online", sysconf(_SC_NPROCESSORS_ONLN));
 	report_meta("cores", buf);
+	(void)snprintf(buf, sizeof(buf), "%.1f GiB",
+		       (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE) / (double)GIB);
+	report_meta("memory", buf);
 	if (uname(&u) == 0) {
 		(void)snprintf(buf, sizeof(buf), "%s %s", u.sysname, u.release);
 		report_meta("kernel", buf);
 	}
+}
+
+static void print_machine(const struct bench_env *e, int argc, char **argv)
+{
+	char buf[PATH_MAX + 256], gran[64] = "?";
+	struct bench_map m;
+	double load[3] = {0};
+
+	print_provenance(argc, argv);
 	if (getloadavg(load, 3) == 3) {
 		(void)snprintf(buf, sizeof(buf), "%.2f %.2f %.2f (other work on the machine)",
 			       load[0], load[1], load[2]);
@@ -268,7 +296,7 @@ static void print_machine(const struct bench_env *e, int argc, char **argv)
 		(void)snprintf(buf, sizeof(buf), "%s, region '%s'", e->sock, e->region);
 		report_meta("daemon", buf);
 	} else {
-		report_meta("daemon", opt.daemon_path);
+		report_meta("daemon", src_rel(opt.daemon_path));
 	}
 	(void)snprintf(buf, sizeof(buf), "%u", opt.reps);
 	report_meta("repetitions", buf);
@@ -292,8 +320,7 @@ int main(int argc, char **argv)
 		bench_die("cannot create a directory in %s: %s", opt.dir, strerror(-r));
 	report_open(opt.json);
 	if (opt.scale) {
-		report_meta("command", argv[0]);
-		report_meta("cpu", bench_cpu_model());
+		print_provenance(argc, argv);
 		r = scenario_scale(&e);
 		if (r < 0)
 			fprintf(stderr, "pmemz-bench: --scale: %s\n", strerror(-r));

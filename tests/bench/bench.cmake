@@ -21,7 +21,8 @@ target_include_directories(pmemz-bench PRIVATE ${_bench_dir} ${PMEMZ_TEST_SRC}/i
 target_link_libraries(pmemz-bench PRIVATE pmemzd_storage pmemzclient_static pmemzproto
   PkgConfig::JSONC PkgConfig::LIBPMEM2 Threads::Threads)
 target_compile_definitions(pmemz-bench PRIVATE
-  PMEMZ_BENCH_DAEMON="$<TARGET_FILE:pmemzerod>")
+  PMEMZ_BENCH_DAEMON="$<TARGET_FILE:pmemzerod>"
+  PMEMZ_BENCH_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 add_dependencies(pmemz-bench pmemzerod)
 
 # The machine's cost of the first store into a page through a mapping (the
@@ -29,6 +30,8 @@ add_dependencies(pmemz-bench pmemzerod)
 add_executable(pmemz-first-touch ${_bench_dir}/first-touch.c)
 # ... and its cost of waking a process that holds a large mapping (pmemzerod).
 add_executable(pmemz-wake-stall ${_bench_dir}/wake-stall.c)
+target_link_libraries(pmemz-first-touch PRIVATE PkgConfig::JSONC)
+target_link_libraries(pmemz-wake-stall PRIVATE PkgConfig::JSONC)
 
 # Validates the JSON the bench wrote (json-c), so the smoke test needs no python.
 add_executable(pmemz-bench-json-check ${_bench_dir}/bench-json-check.c)
@@ -39,6 +42,16 @@ add_test(NAME bench-quick
           bench-quick $<TARGET_FILE:pmemz-bench> $<TARGET_FILE:pmemz-bench-json-check>
           ${CMAKE_CURRENT_BINARY_DIR}/bench-quick.json)
 set_tests_properties(bench-quick PROPERTIES LABELS "bench" TIMEOUT 240 RUN_SERIAL TRUE)
+
+# The host's floor lines (scripts/bench-disk keeps them in its JSON): each
+# program, in its smallest size, writes the JSON the renderer reads.
+add_test(NAME bench-floor-json
+  COMMAND sh -c "\"$1\" --json \"$3\" /dev/shm 8 && \"$2\" --first-touch \"$3\" &&
+                 \"$4\" --json \"$5\" /dev/shm 8 100 && \"$2\" --wake-stall \"$5\""
+          bench-floor-json $<TARGET_FILE:pmemz-first-touch> $<TARGET_FILE:pmemz-bench-json-check>
+          ${CMAKE_CURRENT_BINARY_DIR}/first-touch.json $<TARGET_FILE:pmemz-wake-stall>
+          ${CMAKE_CURRENT_BINARY_DIR}/wake-stall.json)
+set_tests_properties(bench-floor-json PROPERTIES LABELS "bench" TIMEOUT 120)
 
 # --socket: the bench measures a daemon it did not start and leaves its socket alone.
 add_test(NAME bench-socket

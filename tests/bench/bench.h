@@ -183,6 +183,12 @@ void kern_write_durable(struct bench_map *m, uint8_t *dst, const uint8_t *src, s
 const char *bench_isa_path(void);
 /* CPU model name from /proc/cpuinfo. */
 const char *bench_cpu_model(void);
+/*
+ * The commit of the source tree the bench was built from ("-dirty" when it
+ * had uncommitted changes at the run), from $PMEMZ_BENCH_COMMIT, else git;
+ * "unknown" outside a git checkout.
+ */
+const char *bench_commit(void);
 
 /* ---- scenarios ---- */
 int scenario_zero(struct bench_env *e);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pmemz-first-touch [DIR] [MIB]: what the machine charges for the first
+ * pmemz-first-touch [--json FILE] [DIR] [MIB]: what the machine charges for the first
  * store into a page through a mapping, next to a store into a page that
  * mapping touched before -- the floor under a fresh write on the nbdkit
  * disk, which lands in a page of nbdkit's mapping that no one touched
@@ -13,7 +13,7 @@
  * pages, so that a page touched a moment ago costs as much again (an
  * overwrite right after the fresh write does not pay it; a fresh chunk
  * taken from extents held ahead does).  scripts/bench-disk prints it
- * beside its table.
+ * beside its table and keeps the --json object in its own JSON.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -22,6 +22,8 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <json-c/json.h>
 
 #define CHUNK (2ul << 20)
 #define PAGE 4096ul
@@ -44,8 +46,37 @@ static double pass(char *p, size_t n, const char *buf)
 	return (now() - t0) / (double)n * 1e6;
 }
 
+/* The figures as JSON (FILE), the printed line among them; 0 or 1. */
+static int write_json(const char *file, const char *line, double first, double again,
+		      double idle, size_t n, const char *dir)
+{
+	json_object *o = json_object_new_object();
+	int r;
+
+	json_object_object_add(o, "bench", json_object_new_string("pmemz-first-touch"));
+	json_object_object_add(o, "first_us", json_object_new_double(first));
+	json_object_object_add(o, "warm_us", json_object_new_double(again));
+	json_object_object_add(o, "idle_us", json_object_new_double(idle));
+	json_object_object_add(o, "idle_ms", json_object_new_int(IDLE_MS));
+	json_object_object_add(o, "writes", json_object_new_int64((int64_t)n));
+	json_object_object_add(o, "dir", json_object_new_string(dir));
+	json_object_object_add(o, "line", json_object_new_string(line));
+	r = json_object_to_file_ext(file, o, JSON_C_TO_STRING_PRETTY);
+	if (r < 0)
+		fprintf(stderr, "pmemz-first-touch: %s: %s", file, json_util_get_last_err());
+	json_object_put(o);
+	return r < 0;
+}
+
 int main(int argc, char **argv)
 {
+	const char *json = NULL;
+
+	if (argc > 2 && strcmp(argv[1], "--json") == 0) {
+		json = argv[2];
+		argc -= 2;
+		argv += 2;
+	}
 	const char *dir = argc > 1 ? argv[1] : "/dev/shm";
 	size_t size = (argc > 2 ? strtoul(argv[2], NULL, 10) : 256) << 20, n = size / CHUNK;
 	static char buf[PAGE];
@@ -76,8 +107,13 @@ int main(int argc, char **argv)
 
 	(void)usleep(IDLE_MS * 1000);
 	idle = pass(p, n, buf);
-	printf("first-touch: %.2f us per 4 KiB write into a page first touched through its mapping,"
-	       " %.2f us into a page touched before, %.2f us after %d ms asleep (%zu writes, %s)\n",
-	       first, again, idle, IDLE_MS, n, dir);
-	return 0;
+	char line[512];
+
+	(void)snprintf(line, sizeof(line),
+		       "first-touch: %.2f us per 4 KiB write into a page first touched through its "
+		       "mapping, %.2f us into a page touched before, %.2f us after %d ms asleep (%zu "
+		       "writes, %s)",
+		       first, again, idle, IDLE_MS, n, dir);
+	printf("%s\n", line);
+	return json ? write_json(json, line, first, again, idle, n, dir) : 0;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pmemz-wake-stall [DIR] [MIB] [N]: what the machine charges a server that
+ * pmemz-wake-stall [--json FILE] [DIR] [MIB] [N]: what the machine charges a server that
  * sleeps between requests for holding a large mapping -- pmemzerod, which
  * maps its whole region and answers a disk's refills a few ms apart.
  *
@@ -13,9 +13,9 @@
  * match.  On a hypervisor that shadows the guest's page tables, waking the
  * process that holds the mapping can cost tens of ms now and then, without
  * the guest seeing anything (no fault, no tick: the vCPU is away); any
- * request to pmemzerod that meets it waits as long.  docs/PERFORMANCE.md
- * ("sixth session") has the traces.  scripts/bench-disk prints it beside
- * its table.
+ * request to pmemzerod that meets it waits as long (docs/PERFORMANCE.md,
+ * "Virtual machines").  scripts/bench-disk prints it beside its table and
+ * keeps the --json object in its own JSON.
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -27,6 +27,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <json-c/json.h>
 
 #define GAP_US 3000
 #define STALL_NS 5000000ull
@@ -80,8 +82,27 @@ static void serve(int fd, const char *dir, size_t size)
 	_exit(0);
 }
 
-/* One line: round trips to a child holding size bytes mapped; 0, or 1 on an error. */
-static int measure(const char *dir, size_t size, size_t n)
+/* The figures of one line, added to runs (a JSON array). */
+static void add_run(json_object *runs, size_t size, const uint64_t *lat, size_t n, size_t over)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "mapped_mib", json_object_new_int64((int64_t)(size >> 20)));
+	json_object_object_add(o, "gap_ms", json_object_new_int(GAP_US / 1000));
+	json_object_object_add(o, "p50_us", json_object_new_double((double)lat[n / 2] / 1e3));
+	json_object_object_add(o, "p99_us", json_object_new_double((double)lat[n * 99 / 100] / 1e3));
+	json_object_object_add(o, "max_ms", json_object_new_double((double)lat[n - 1] / 1e6));
+	json_object_object_add(o, "over", json_object_new_int64((int64_t)over));
+	json_object_object_add(o, "requests", json_object_new_int64((int64_t)n));
+	json_object_object_add(o, "over_ms", json_object_new_int64((int64_t)(STALL_NS / 1000000)));
+	json_object_array_add(runs, o);
+}
+
+/*
+ * One line: round trips to a child holding size bytes mapped, added to runs
+ * when not NULL; 0, or 1 on an error.
+ */
+static int measure(const char *dir, size_t size, size_t n, json_object *runs)
 {
 	uint64_t *lat = calloc(n, sizeof(*lat));
 	size_t over = 0;
@@ -131,22 +152,51 @@ static int measure(const char *dir, size_t size, size_t n)
 	       size >> 20, GAP_US / 1000, (double)lat[n / 2] / 1e3,
 	       (double)lat[n * 99 / 100] / 1e3, (double)lat[n - 1] / 1e6, over, n,
 	       STALL_NS / 1000000, dir);
+	if (runs)
+		add_run(runs, size, lat, n, over);
 	free(lat);
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
 }
 
+/* {"bench", "dir", "runs": [without a mapping, with it]} into file; 0 or 1. */
+static int write_json(const char *file, const char *dir, json_object *runs)
+{
+	json_object *o = json_object_new_object();
+	int r;
+
+	json_object_object_add(o, "bench", json_object_new_string("pmemz-wake-stall"));
+	json_object_object_add(o, "dir", json_object_new_string(dir));
+	json_object_object_add(o, "runs", json_object_get(runs));
+	r = json_object_to_file_ext(file, o, JSON_C_TO_STRING_PRETTY);
+	if (r < 0)
+		fprintf(stderr, "pmemz-wake-stall: %s: %s", file, json_util_get_last_err());
+	json_object_put(o);
+	return r < 0;
+}
+
 int main(int argc, char **argv)
 {
+	const char *json = NULL;
+
+	if (argc > 2 && strcmp(argv[1], "--json") == 0) {
+		json = argv[2];
+		argc -= 2;
+		argv += 2;
+	}
 	const char *dir = argc > 1 ? argv[1] : "/dev/shm";
 	size_t size = (argc > 2 ? strtoul(argv[2], NULL, 10) : 2048) << 20;
 	size_t n = argc > 3 ? strtoul(argv[3], NULL, 10) : 1500;
 
 	if (argc > 4 || n < 100 || size < PAGE) {
-		fprintf(stderr, "usage: pmemz-wake-stall [DIR] [MIB >= 1] [N >= 100]\n");
+		fprintf(stderr, "usage: pmemz-wake-stall [--json FILE] [DIR] [MIB >= 1] [N >= 100]\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (measure(dir, 0, n) || measure(dir, size, n))
-		return 1;
-	return 0;
+	json_object *runs = json ? json_object_new_array() : NULL;
+	int r = measure(dir, 0, n, runs) || measure(dir, size, n, runs);
+
+	if (!r && json)
+		r = write_json(json, dir, runs);
+	json_object_put(runs);
+	return r;
 }
