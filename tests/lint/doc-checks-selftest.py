@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""doc-checks-selftest.py SRC BUILD: every check of doc-checks.py passes on
-copies of the real inputs and fails, naming the difference, once a copy is
-changed the way a forgotten update changes it."""
+"""doc-checks-selftest.py SRC BUILD: every check of doc-checks.py, and
+scripts/perf-table --check, passes on copies of the real inputs and fails,
+naming the difference, once a copy is changed the way a forgotten update
+changes it."""
 import os
 import shutil
 import subprocess
@@ -112,10 +113,12 @@ def selftest_links(tmp):
         f.write("[docs](docs/A.md#the-part)\n")
     expect("links: every link resolves", ["links", root], 0)
     with open(os.path.join(root, "README.md"), "a", encoding="utf-8") as f:
-        f.write("[gone](docs/C.md) [no heading](docs/B.md#section-9)\n")
+        f.write("[gone](docs/C.md) [no heading](docs/B.md#section-9) [a link whose\n"
+                "words wrap](docs/D.md)\n")
     got, out = run(["links", root])
-    ok = got == 1 and "'docs/C.md': no such file" in out and "no such heading" in out
-    print(f"{'ok' if ok else 'FAIL'}: links: a missing file and a missing heading")
+    ok = (got == 1 and "'docs/C.md': no such file" in out and "no such heading" in out
+          and "README.md:2: 'docs/D.md'" in out)
+    print(f"{'ok' if ok else 'FAIL'}: links: a missing file, a missing heading, a wrapped link")
     if not ok:
         failed.append("links")
         print(out)
@@ -137,11 +140,41 @@ def selftest_phrases(tmp):
         expect(f"phrases: '{text}' fails", ["phrases", root, bad], 1, "bad.md:2:")
 
 
+def selftest_perf_table(tmp):
+    docs = os.path.join(tmp, "docs")
+    shutil.copytree(os.path.join(SRC, "docs"), docs)
+    table = [os.path.join(SRC, "scripts", "perf-table"), "--check", "--docs", docs]
+
+    def check(what, rc):
+        r = subprocess.run([sys.executable] + table, capture_output=True, text=True, check=False)
+        ok = r.returncode == rc and (rc == 0 or "not the render" in r.stderr)
+        print(f"{'ok' if ok else 'FAIL'}: perf-table: {what}")
+        if not ok:
+            failed.append(f"perf-table: {what}")
+            print(r.stdout + r.stderr)
+
+    check("the page as it is", 0)
+    path = os.path.join(docs, "bench-disk.json")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text.replace('"commit": "', '"commit": "0ther', 1))
+    check("a JSON that no longer matches the table", 1)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    page = os.path.join(docs, "PERFORMANCE.md")
+    with open(page, encoding="utf-8") as f:
+        text = f.read()
+    with open(page, "w", encoding="utf-8") as f:
+        f.write(text.replace("| met |", "| **missed** |", 1))
+    check("a table edited by hand", 1)
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="doc-checks-selftest-")
     try:
         for t in (selftest_cli, selftest_metrics, selftest_conf, selftest_plugin,
-                  selftest_links, selftest_phrases):
+                  selftest_links, selftest_phrases, selftest_perf_table):
             t(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

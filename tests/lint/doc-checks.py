@@ -361,12 +361,15 @@ def check_links(a):
         os.path.join(docs, f) for f in os.listdir(docs) if f.endswith(".md"))
     bad = 0
     for path in files:
-        for n, line in md_lines(path):
-            for target in LINK.findall(re.sub(r"`[^`]*`", "", line)):
-                why = check_link(root, path, n, target)
-                if why:
-                    print(why)
-                    bad += 1
+        # whole text outside code, so that a link whose words wrap is seen
+        numbered = list(md_lines(path))
+        text = "".join(re.sub(r"`[^`\n]*`", "", line) for _, line in numbered)
+        for m in LINK.finditer(text):
+            n = numbered[text.count("\n", 0, m.start())][0]
+            why = check_link(root, path, n, m.group(1))
+            if why:
+                print(why)
+                bad += 1
     return 1 if bad else 0
 
 
