@@ -16,10 +16,12 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "libpmemzadmin.h" /* STAT, for the background zeroing numbers */
-#include "util.h"	    /* common/: pmemz_now_ns, pmemz_format_size */
+#include <time.h>
+
+#include <libpmemzadmin.h> /* STAT, for the background zeroing numbers */
 
 struct demo {
 	const char *socket_path;
@@ -30,7 +32,7 @@ struct demo {
 	struct pmemz_region *region;
 };
 
-static int die(const char *fmt, ...) _printf_(1, 2);
+static int die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int die(const char *fmt, ...)
 {
 	va_list ap;
@@ -43,12 +45,33 @@ static int die(const char *fmt, ...)
 	return 1;
 }
 
+/* "1.5 GiB"; four buffers in turn, so that one printf may hold four. */
 static const char *size_str(uint64_t bytes)
 {
+	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
 	static char buf[4][32];
 	static unsigned n;
+	char *b = buf[n++ % 4];
+	double v = (double)bytes;
+	unsigned u = 0;
 
-	return pmemz_format_size(bytes, buf[n++ % 4], sizeof(buf[0]));
+	while (v >= 1024.0 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		v /= 1024.0;
+		u++;
+	}
+	if (u == 0)
+		snprintf(b, sizeof(buf[0]), "%llu B", (unsigned long long)bytes);
+	else
+		snprintf(b, sizeof(buf[0]), "%.1f %s", v, units[u]);
+	return b;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* The pattern depends on the byte's place in the region, not on the order of the ranges. */
@@ -94,9 +117,9 @@ static int phase_write(struct demo *d)
 	}
 
 	report_zeroing(d);
-	t0 = pmemz_now_ns();
+	t0 = now_ns();
 	r = pmemz_alloc_new(d->region, d->extents * ext, 0, &a);
-	t1 = pmemz_now_ns();
+	t1 = now_ns();
 	if (r < 0)
 		return die("cannot allocate %" PRIu64 " extents: %s", d->extents, pmemz_errormsg());
 	bytes = pmemz_alloc_size(a);

@@ -16,3 +16,11 @@ add_test(NAME package-deb
 set_tests_properties(package-deb PROPERTIES
   SKIP_RETURN_CODE 77 TIMEOUT 1200 LABELS "package"
   ENVIRONMENT "PMEMZ_WERROR=${PMEMZ_WERROR}")
+
+# The examples installed with the library build from the package alone:
+# cmake --install into a DESTDIR, then cc with pkg-config's flags.
+add_test(NAME package-examples
+  COMMAND sh ${PMEMZ_TEST_SRC}/package/test-examples.sh ${PROJECT_BINARY_DIR}
+    ${CMAKE_C_COMPILER} ${CMAKE_CURRENT_BINARY_DIR}/examples)
+set_tests_properties(package-examples PROPERTIES
+  SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS "package")
