@@ -95,6 +95,10 @@ has /usr/share/doc/pmemzerod/copyright
 has /usr/share/doc/pmemzerod/changelog.gz
 has /usr/share/man/man8/pmemzerod.8.gz
 has /usr/lib/sysusers.d/pmemzerod.conf
+has /usr/share/pmemzerod/prometheus/pmemzerod-alerts.yml
+for ex in pmemz-example.c pmemz-reconnect.c pmemz-demo.c; do
+	has "/usr/share/doc/pmemzerod/examples/$ex"
+done
 if grep -E '^/usr/local(/|$)|^/usr/etc(/|$)|^/usr/lib/libpmemzclient' "$work/files"; then
 	fail "files outside Debian's paths (above)"
 fi
