@@ -52,6 +52,8 @@ if(PMEMZ_PYTHON3)
     COMMAND ${_doc} conf --man ${_src}/docs/pmemzerod.conf.5
             --source ${_src}/daemon/config/conf-ini.c)
   add_test(NAME lint-doc-links COMMAND ${_doc} links ${_src})
+  add_test(NAME lint-doc-phrases COMMAND ${_doc} phrases ${_src})
+  list(APPEND _doc_tests lint-doc-phrases)
   # docs/PERFORMANCE.md's result table is the render of the committed JSON.
   add_test(NAME lint-perf-table COMMAND ${PMEMZ_PYTHON3} ${_src}/scripts/perf-table --check)
   list(APPEND _doc_tests lint-perf-table)
