@@ -153,20 +153,21 @@ def selftest_perf_table(tmp):
             failed.append(f"perf-table: {what}")
             print(r.stdout + r.stderr)
 
+    def edit(name, old, new):
+        """Replace old by new in docs/name; its text before."""
+        path = os.path.join(docs, name)
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text.replace(old, new, 1))
+        return text
+
     check("the page as it is", 0)
-    path = os.path.join(docs, "bench-disk.json")
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text.replace('"commit": "', '"commit": "0ther', 1))
+    before = edit("bench-disk.json", '"commit": "', '"commit": "0ther')
     check("a JSON that no longer matches the table", 1)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
-    page = os.path.join(docs, "PERFORMANCE.md")
-    with open(page, encoding="utf-8") as f:
-        text = f.read()
-    with open(page, "w", encoding="utf-8") as f:
-        f.write(text.replace("| met |", "| **missed** |", 1))
+    with open(os.path.join(docs, "bench-disk.json"), "w", encoding="utf-8") as f:
+        f.write(before)
+    edit("PERFORMANCE.md", "| met |", "| **missed** |")
     check("a table edited by hand", 1)
 
 
