@@ -30,6 +30,24 @@ static int write_header(struct pstore *ps, uint64_t off, const struct layout_hea
 	return 0;
 }
 
+/*
+ * A repair: the good header block copied whole over the other, so that
+ * what a newer build keeps there (compat features this build does not
+ * know, and whatever they store) survives it.
+ */
+static int copy_header(struct pstore *ps, uint64_t to, uint64_t from)
+{
+	_cleanup_free_ uint8_t *block = malloc(LAYOUT_BLOCK);
+	uint8_t *base = pstore_base(ps);
+
+	if (!block)
+		return -ENOMEM;
+	memcpy(block, base + from, LAYOUT_BLOCK);
+	pstore_memcpy(ps, base + to, block, LAYOUT_BLOCK);
+	pstore_drain(ps);
+	return 0;
+}
+
 /* A sealed header for geometry g, with a fresh random (version 4) uuid. */
 static int new_header(const struct layout_geometry *g, bool split, struct layout_header *h)
 {
@@ -299,19 +317,18 @@ static int check_conf(const char *name, const struct layout_header *h, uint64_t 
 	return 0;
 }
 
-static int repair_headers(struct pstore *ps, const char *name, const struct media_headers *m,
-			  const struct layout_header *h)
+int format_repair(struct pstore *ps, const char *name, const struct format_loaded *res)
 {
 	int r;
 
-	if (m->repair_primary) {
-		r = write_header(ps, LAYOUT_PRIMARY_OFF, h);
+	if (res->repair_primary) {
+		r = copy_header(ps, LAYOUT_PRIMARY_OFF, LAYOUT_BACKUP_OFF);
 		if (r < 0)
 			return log_error_errno(r, "region '%s': repairing the primary header: %m",
 					       name);
 	}
-	if (m->repair_backup) {
-		r = write_header(ps, LAYOUT_BACKUP_OFF, h);
+	if (res->repair_backup) {
+		r = copy_header(ps, LAYOUT_BACKUP_OFF, LAYOUT_PRIMARY_OFF);
 		if (r < 0)
 			return log_error_errno(r, "region '%s': repairing the backup header: %m",
 					       name);
@@ -325,7 +342,7 @@ static int repair_headers(struct pstore *ps, const char *name, const struct medi
  */
 static int load_region(struct pstore *ps, uint64_t region_size, bool split, const char *name,
 		       uint64_t extent_size, uint64_t align, const struct pstore_badblock *bbs,
-		       size_t n_bbs, struct layout_header *out, bool *formatted)
+		       size_t n_bbs, struct layout_header *out, struct format_loaded *res)
 {
 	struct media_headers m;
 	struct layout_header h;
@@ -342,7 +359,7 @@ static int load_region(struct pstore *ps, uint64_t region_size, bool split, cons
 	};
 	enum media_refusal why;
 
-	*formatted = false;
+	*res = (struct format_loaded){0};
 	/* The media module decides whether the region is usable (media_region_refusal). */
 	why = media_region_refusal(&img, &m);
 	if (why == REFUSE_TOO_SMALL)
@@ -353,7 +370,7 @@ static int load_region(struct pstore *ps, uint64_t region_size, bool split, cons
 				    align, &m, out);
 		if (r < 0)
 			return r;
-		*formatted = true;
+		res->formatted = true;
 		return 0;
 	}
 	switch (why) {
@@ -366,7 +383,7 @@ static int load_region(struct pstore *ps, uint64_t region_size, bool split, cons
 				    n_bbs, &m, out);
 		if (r < 0)
 			return r;
-		*formatted = true;
+		res->formatted = true;
 		return 0;
 	default:
 		break;
@@ -380,27 +397,26 @@ static int load_region(struct pstore *ps, uint64_t region_size, bool split, cons
 	r = check_conf(name, &h, extent_size, align);
 	if (r < 0)
 		return r;
-	r = repair_headers(ps, name, &m, &h);
-	if (r < 0)
-		return r;
+	res->repair_primary = m.repair_primary;
+	res->repair_backup = m.repair_backup;
 	*out = h;
 	return 0;
 }
 
 int format_load(struct pstore *ps, const char *name, uint64_t extent_size, uint64_t align,
 		const struct pstore_badblock *bbs, size_t n_bbs, struct layout_header *out,
-		bool *formatted)
+		struct format_loaded *res)
 {
 	return load_region(ps, pstore_size(ps), false, name, extent_size, align, bbs, n_bbs, out,
-			   formatted);
+			   res);
 }
 
 int format_load_split(struct pstore *meta, uint64_t data_size, const char *name,
 		      uint64_t extent_size, uint64_t align, const struct pstore_badblock *bbs,
-		      size_t n_bbs, struct layout_header *out, bool *formatted)
+		      size_t n_bbs, struct layout_header *out, struct format_loaded *res)
 {
 	return load_region(meta, data_size, true, name, extent_size, align, bbs, n_bbs, out,
-			   formatted);
+			   res);
 }
 
 int format_meta_size_for(uint64_t data_size, uint64_t extent_size, uint64_t align,

@@ -24,17 +24,25 @@
 int format_layout(struct pstore *ps, const char *name, uint64_t extent_size, uint64_t align,
 		  struct layout_header *out);
 
+/* What format_load found: a format done, header repairs left to do (format_repair). */
+struct format_loaded {
+	bool formatted;	     /* the region was blank and has been formatted */
+	bool repair_primary; /* the primary is rewritten from the backup */
+	bool repair_backup;  /* the backup is rewritten from the primary */
+};
+
 /*
  * Load and validate the header of a mapped region, or format a blank one.
  * extent_size: the configured one (0 = accept what is on the media).
  * align: the device alignment now.  bbs: bad blocks of the source.
  * Refusals are logged naming the region and the damage; the media is then
- * untouched.  A damaged primary with a good backup is repaired (warning).
- * *formatted tells whether the region was blank and has been formatted.
+ * untouched.  Writes nothing but a format: a damaged copy of the header
+ * (a warning now) is repaired by format_repair, once nothing else refuses
+ * the region (recovery may still: a refused region is left untouched).
  */
 int format_load(struct pstore *ps, const char *name, uint64_t extent_size, uint64_t align,
 		const struct pstore_badblock *bbs, size_t n_bbs, struct layout_header *out,
-		bool *formatted);
+		struct format_loaded *res);
 
 /*
  * The same for a split region (metadata = PATH): meta maps the metadata
@@ -44,7 +52,12 @@ int format_load(struct pstore *ps, const char *name, uint64_t extent_size, uint6
  */
 int format_load_split(struct pstore *meta, uint64_t data_size, const char *name,
 		      uint64_t extent_size, uint64_t align, const struct pstore_badblock *bbs,
-		      size_t n_bbs, struct layout_header *out, bool *formatted);
+		      size_t n_bbs, struct layout_header *out, struct format_loaded *res);
+/*
+ * The repairs format_load found (res), written: the good header block
+ * copied whole over the damaged one, drained.  -errno (logged).
+ */
+int format_repair(struct pstore *ps, const char *name, const struct format_loaded *res);
 /*
  * Bytes of metadata a split format of data_size bytes needs (extent_size 0:
  * the default for the alignment).  -EINVAL, -ENOSPC as layout_compute_split.

@@ -101,6 +101,8 @@ struct region {
 	bool mdevdax;
 	bool meta_created; /* created by this region_open (undone on failure) */
 	struct layout_header hdr;
+	/* Header repairs, written once recovery accepts the region. */
+	struct format_loaded loaded;
 	uint64_t *recs;		  /* extent table (pmem) */
 	struct layout_tag *slots; /* tag table (pmem); id n is slots[n - 1] */
 	uint64_t extent_count;

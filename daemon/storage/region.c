@@ -362,7 +362,7 @@ static int open_meta(struct region *r, uint64_t extent_size)
 }
 
 /* Map the metadata and load (or format) the header from it. */
-static int load_split(struct region *r, uint64_t extent_size, bool *formatted)
+static int load_split(struct region *r, uint64_t extent_size)
 {
 	const struct region_conf *rc = r->rc;
 	_cleanup_free_ struct pstore_badblock *bbs = NULL;
@@ -382,7 +382,7 @@ static int load_split(struct region *r, uint64_t extent_size, bool *formatted)
 		log_warning("region '%s': cannot read the bad block list of metadata %s: %s",
 			    r->name, rc->metadata, strerror(-ret));
 	ret = format_load_split(r->mps, r->size, r->name, extent_size, r->alignment, bbs, n_bbs,
-				&r->hdr, formatted);
+				&r->hdr, &r->loaded);
 	if (ret < 0)
 		return ret;
 	end = layout_tables_end(r->hdr.tag_table_off, r->hdr.tag_count);
@@ -481,20 +481,19 @@ static int map_backing(struct region *r, uint64_t *extent_size)
 	return 0;
 }
 
-/* Headers loaded (formatted or repaired if need be) and the geometry taken from them. */
+/* Headers loaded (formatted if need be) and the geometry taken from them. */
 static int load_layout(struct region *r, uint64_t extent_size, const struct pstore_badblock *bbs,
 		       size_t n_bbs)
 {
-	bool formatted;
 	int ret;
 
 	if (r->rc->metadata) {
-		ret = load_split(r, extent_size, &formatted);
+		ret = load_split(r, extent_size);
 	} else {
 		r->mps = r->ps;
 		r->mbase = r->base;
 		ret = format_load(r->ps, r->name, extent_size, r->alignment, bbs, n_bbs, &r->hdr,
-				  &formatted);
+				  &r->loaded);
 	}
 	if (ret < 0)
 		return ret;
@@ -556,6 +555,9 @@ int region_open(const struct region_conf *rc, struct region **out)
 	ret = load_layout(r, extent_size, bbs, n_bbs);
 	if (ret >= 0)
 		ret = build_index(r, bbs, n_bbs);
+	/* After every check, recovery's too: a region refused is not written to at all. */
+	if (ret >= 0)
+		ret = format_repair(r->mps, r->name, &r->loaded);
 	if (ret >= 0)
 		ret = region_zeroer_start(r);
 	if (ret < 0)

@@ -13,6 +13,8 @@
  *     "unusable", which it says exactly when its report carries the media
  *     module's refusal (check_report.refusal); REFUSE_BLANK, no region
  *     yet, which the daemon may format, aside;
+ *   - a region_open that refuses leaves the file byte for byte as it was
+ *     (REFUSE_BLANK aside: the daemon formats what holds nothing);
  *   - what recovery accepted and closed passes check_path() with
  *     CHECK_RECOVERED (which counts every crash state left as a problem):
  *     clean if the raw image had nothing but crash states, and never more
@@ -63,14 +65,23 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
+static uint8_t img[FUZZ_MEDIA_SIZE];
+
 static void write_image(const uint8_t *data, size_t size)
 {
-	static uint8_t img[FUZZ_MEDIA_SIZE];
-
 	memset(img, 0, sizeof(img));
 	memcpy(img, data, size < FUZZ_MEDIA_META ? size : FUZZ_MEDIA_META);
 	FUZZ_ASSERT(ftruncate(image_fd, 0) == 0);
 	FUZZ_ASSERT(pwrite(image_fd, img, sizeof(img), 0) == (ssize_t)sizeof(img));
+}
+
+/* The file is still the image written (img), at its size. */
+static bool image_unchanged(void)
+{
+	static uint8_t now[FUZZ_MEDIA_SIZE + 1];
+
+	return pread(image_fd, now, sizeof(now), 0) == (ssize_t)sizeof(img) &&
+	       memcmp(now, img, sizeof(img)) == 0;
 }
 
 static void dump(const char *what, const struct check_report *rep)
@@ -118,6 +129,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	FUZZ_ASSERT(agree);
 	if (ret < 0) {
+		/* Refused: nothing written, not a header repair, not a recovery store. */
+		FUZZ_ASSERT(pre.refusal == REFUSE_BLANK || image_unchanged());
 		check_report_free(&pre);
 		return 0;
 	}

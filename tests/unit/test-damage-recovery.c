@@ -14,7 +14,9 @@
  *    refused for good (blank primary, "foreign" backup);
  *  - power failed while the primary header was written: without its magic
  *    word it looked foreign and the region was refused for good;
- *  - a WRITTEN slot freed by recovery was never reused until a restart.
+ *  - a WRITTEN slot freed by recovery was never reused until a restart;
+ *  - a region recovery refused (committed extents missing) had its damaged
+ *    header copy rewritten first: refused, yet written to.
  *
  * The daemon must now hide and quarantine what it cannot attribute, refuse
  * (media untouched) when committed extents would be zeroed, and the offline
@@ -407,6 +409,15 @@ static void dmg_zeroed_table_block(struct fx *f)
 	write_at(f->path, f->h.extent_table_off, zero, sizeof(zero));
 }
 
+/* Refused by recovery, with a header copy to repair: the repair is not written either. */
+static void dmg_missing_backup_corrupt(struct fx *f)
+{
+	uint64_t w = 0x5a5a;
+
+	dmg_zeroed_table_block(f);
+	write_at(f->path, LAYOUT_BACKUP_OFF + 200, &w, sizeof(w));
+}
+
 static void dmg_missing_accounted(struct fx *f)
 {
 	commit_tag(f, 1, "precious", 10, 4, 0x5a);
@@ -442,16 +453,33 @@ static const struct damage {
     {"image truncated", dmg_truncated, REFUSE_SIZE},
     {"image with a partial block at its end", dmg_odd_tail, REFUSE_SIZE},
     {"committed extents missing (zeroed table block)", dmg_zeroed_table_block, REFUSE_MISSING},
+    {"committed extents missing, the backup header corrupt", dmg_missing_backup_corrupt,
+     REFUSE_MISSING},
     {"missing extents accounted for by damaged records", dmg_missing_accounted, REFUSE_NONE},
     {"tag id flipped to a free slot", dmg_tag_flip, REFUSE_NONE},
     {"headers wiped over a used region", dmg_wiped_headers, REFUSE_BLANK},
 };
 
+/* The whole file, whatever its size now; *len gets it. */
+static uint8_t *whole_file(const char *path, size_t *len)
+{
+	struct stat st;
+	uint8_t *b;
+
+	assert_int_equal(stat(path, &st), 0);
+	*len = (size_t)st.st_size;
+	b = malloc(*len + 1);
+	assert_non_null(b);
+	read_at(path, 0, b, *len);
+	return b;
+}
+
 /*
  * For each damage: check_image unusable <=> region_open fails, and the
  * checker names the media module's reason (fuzz-media's oracle, pinned).
- * The region is opened as it is, at its size (no configured size, as
- * pmemzctl check sees it).
+ * A refused region is left byte for byte as it was (a blank one aside,
+ * which the daemon may format).  The region is opened as it is, at its
+ * size (no configured size, as pmemzctl check sees it).
  */
 static void test_checker_agrees(void **state)
 {
@@ -461,6 +489,8 @@ static void test_checker_agrees(void **state)
 		struct region *r = NULL;
 		struct check_report rep;
 		void *fs = NULL;
+		uint8_t *before, *after;
+		size_t len_before, len_after;
 		struct fx *f;
 		int ret;
 
@@ -469,6 +499,7 @@ static void test_checker_agrees(void **state)
 		f->rc.size = 0;
 		d->apply(f);
 		assert_int_equal(check_path(f->path, 0, &rep), 0);
+		before = whole_file(f->path, &len_before);
 		ret = region_open(&f->rc, &r);
 		if (ret == 0)
 			region_close(r);
@@ -488,6 +519,13 @@ static void test_checker_agrees(void **state)
 				named |= strstr(rep.problems[i], media_refusal_str(d->refusal)) != NULL;
 			assert_true(named);
 		}
+		if (ret < 0 && d->refusal != REFUSE_BLANK) {
+			after = whole_file(f->path, &len_after);
+			if (len_after != len_before || memcmp(before, after, len_before) != 0)
+				fail_msg("%s: refused, but region_open wrote to it", d->name);
+			free(after);
+		}
+		free(before);
 		check_report_free(&rep);
 		fx_teardown(&fs);
 	}

@@ -464,6 +464,33 @@ static void test_unsupported_version_refused(void **state)
 	assert_int_equal(file_hash(f->path), h);
 }
 
+/*
+ * A split region refused for its metadata file's size (larger than its
+ * tables) with a corrupt backup header: the repair the header choice asks
+ * for is not written, the file is left as it was.
+ */
+static void test_refused_split_untouched(void **state)
+{
+	struct fx *f = *state;
+	struct region *r = NULL;
+	char meta[160];
+	uint64_t w = 0x5a5a5a5a, hash;
+	struct stat st;
+
+	snprintf(meta, sizeof(meta), "%s.meta", f->path);
+	(void)unlink(meta);
+	f->rc.metadata = meta;
+	r = open_ok(f);
+	region_close(r);
+	assert_int_equal(stat(meta, &st), 0);
+	assert_int_equal(truncate(meta, st.st_size + 4096), 0);
+	write_at(meta, LAYOUT_BACKUP_OFF + 200, &w, sizeof(w));
+	hash = file_hash(meta);
+	assert_int_equal(region_open(&f->rc, &r), -EINVAL);
+	assert_int_equal(file_hash(meta), hash);
+	(void)unlink(meta);
+}
+
 static void test_one_daemon_per_region(void **state)
 {
 	struct fx *f = *state;
@@ -1742,6 +1769,7 @@ int main(void)
 	    T(test_foreign_refused),
 	    T(test_geometry_mismatch_refused),
 	    T(test_unsupported_version_refused),
+	    T(test_refused_split_untouched),
 	    T(test_one_daemon_per_region),
 	    T(test_handed_fd_and_lock),
 	    T(test_truncated_fails_region),
