@@ -4,7 +4,8 @@
  * consistency check of a region file or device-DAX (common/check/check.h),
  * or of a split region's metadata and data (metadata = PATH), read-only, no
  * daemon needed.
- * Exit 0 clean, 1 inconsistent, 2 unusable input (or a usage error).
+ * Exit 0 clean, 1 inconsistent, 2 unusable input (or a usage error), 3
+ * unsupported (a newer pmemzerod wrote it).
  */
 #include <errno.h>
 #include <string.h>
@@ -37,6 +38,29 @@ static const char *tag_state_str(uint64_t s)
 	return "unknown";
 }
 
+/* The layout version and the features (names, and what this build does not know). */
+static void print_features(struct out *o, const struct check_report *rep)
+{
+	static const char *const keys[3][2] = {{"compat", "compat features"},
+					       {"ro_compat", "ro_compat features"},
+					       {"incompat", "incompat features"}};
+	const uint64_t have[3] = {rep->features.compat, rep->features.ro_compat,
+				  rep->features.incompat};
+	const uint64_t unknown[3] = {rep->unknown.compat, rep->unknown.ro_compat,
+				     rep->unknown.incompat};
+	char b[256], ukey[32], ulabel[40];
+
+	out_u64(o, "layout_version", "layout version", rep->layout_version);
+	for (unsigned k = 0; k < 3; k++) {
+		out_str(o, keys[k][0], keys[k][1], layout_features_str(k, have[k], b, sizeof(b)));
+		if (!unknown[k])
+			continue;
+		(void)snprintf(ukey, sizeof(ukey), "unknown_%s", keys[k][0]);
+		(void)snprintf(ulabel, sizeof(ulabel), "unknown %s", keys[k][0]);
+		out_str(o, ukey, ulabel, layout_mask_str(unknown[k], b, sizeof(b)));
+	}
+}
+
 static void print_report(struct out *o, const struct check_report *rep, unsigned flags)
 {
 	const struct layout_header *h = &rep->hdr;
@@ -45,7 +69,9 @@ static void print_report(struct out *o, const struct check_report *rep, unsigned
 	out_str(o, "path", "path", rep->path);
 	if (rep->meta_path[0])
 		out_str(o, "metadata", "metadata", rep->meta_path);
-	out_str(o, "status", "status", check_status_str(rep->status));
+	out_str(o, "status", "status", check_report_status_str(rep));
+	if (rep->unsupported[0])
+		out_str(o, "unsupported", "unsupported", rep->unsupported);
 	out_str(o, "mode", "mode", (flags & CHECK_RECOVERED) ? "recovered" : "as found");
 	out_details(o, true);
 	out_u64(o, "exit_status", "exit status", (uint64_t)rep->status);
@@ -57,6 +83,8 @@ static void print_report(struct out *o, const struct check_report *rep, unsigned
 		out_str(o, "backup_header", "backup header",
 			header_verdict(rep->backup_status, rep->backup_why, b2, sizeof(b2)));
 	}
+	if (rep->layout_version)
+		print_features(o, rep);
 	if (rep->have_hdr) {
 		out_str(o, "uuid", "uuid",
 			ctl_format_uuid(h->uuid, sizeof(h->uuid), b1, sizeof(b1)));
@@ -189,6 +217,7 @@ const struct ctl_cmd cmd_check = {
 	       "                   commits are problems, not pending recovery work\n"
 	       "  -M, --metadata META  PATH is the data of a region whose header and tables\n"
 	       "                   are in META (metadata = META in pmemzerod.conf)\n"
-	       "Exit status: 0 clean, 1 inconsistent, 2 unusable input.\n",
+	       "Exit status: 0 clean, 1 inconsistent, 2 unusable input, 3 unsupported\n"
+	       "(written by a newer pmemzerod).\n",
     .exec = check_exec,
 };

@@ -87,6 +87,45 @@ static void no_header(struct checker *c, const struct media_headers *m)
 }
 
 /*
+ * A newer build's header, primary or backup: the daemon neither uses nor
+ * rewrites either, and nothing past the header may be read as this build
+ * reads it.
+ */
+static void unsupported_header(struct checker *c, const struct media_headers *m)
+{
+	struct check_report *rep = c->rep;
+	bool primary = m->primary == HDR_UNSUPPORTED;
+	const struct layout_header *h = primary ? &m->hp : &m->hb;
+
+	rep->layout_version = h->version;
+	if (!m->newer_version)
+		layout_header_features(h, &rep->features);
+	check_report_refuse(c, c->verdict,
+			    "%s header (offset %u): %s; its tables are not read and nothing is "
+			    "repaired (a pmemzerod that knows its format reads it)",
+			    primary ? "primary" : "backup",
+			    primary ? LAYOUT_PRIMARY_OFF : LAYOUT_BACKUP_OFF,
+			    primary ? rep->primary_why : rep->backup_why);
+}
+
+/* The header used: its features, and the verdict its unknown ro_compat features make. */
+static void header_features(struct checker *c, const struct media_headers *m)
+{
+	struct check_report *rep = c->rep;
+	char mask[96];
+
+	rep->layout_version = rep->hdr.version;
+	layout_header_features(&rep->hdr, &rep->features);
+	if (c->verdict == REFUSE_RO_COMPAT)
+		check_report_refuse(
+		    c, c->verdict,
+		    "the header carries unknown ro_compat features %s: a newer pmemzerod wrote "
+		    "it; a reader may read it but not write it, so its tables are checked (read "
+		    "only) and nothing is repaired",
+		    layout_mask_str(m->unknown.ro_compat, mask, sizeof(mask)));
+}
+
+/*
  * The daemon's verdict on the headers and sizes (media_region_refusal), and
  * the header it uses.  false: no header to check the tables with.
  */
@@ -121,7 +160,12 @@ bool check_header_choice(struct checker *c)
 	rep->backup_status = sb;
 	rep->primary_ok = sp == HDR_OK;
 	rep->backup_ok = sb == HDR_OK;
+	rep->unknown = m.unknown;
 
+	if (m.choice == HDRS_UNSUPPORTED) {
+		unsupported_header(c, &m);
+		return false;
+	}
 	if (m.choice == HDRS_PRIMARY) {
 		primary_chosen(c, &m);
 	} else if (sb == HDR_OK) {
@@ -131,6 +175,7 @@ bool check_header_choice(struct checker *c)
 		return false;
 	}
 	rep->have_hdr = true;
+	header_features(c, &m);
 	return true;
 }
 
@@ -189,7 +234,7 @@ bool check_header_geometry(struct checker *c)
 {
 	const struct layout_header *h = &c->rep->hdr;
 	uint64_t meta_end = layout_tables_end(h->tag_table_off, h->tag_count);
-	bool split = (h->flags & LAYOUT_FLAG_SPLIT) != 0;
+	bool split = layout_header_split(h);
 
 	if (!report_size_refusal(c, meta_end, split))
 		return false;

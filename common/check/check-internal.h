@@ -35,6 +35,7 @@ struct checker {
 	struct check_report *rep;
 	int err; /* first allocation failure */
 	bool unusable;
+	bool unsupported;	    /* a newer build's format (check_report_refuse) */
 	enum media_refusal verdict; /* media_region_refusal's, on the headers and sizes */
 	size_t cap_problems, cap_notes, cap_tags;
 	const struct media_badblock *bbs; /* never read */
@@ -61,8 +62,10 @@ void check_report_note(struct checker *c, const char *fmt, ...) _printf_(2, 3);
 	} while (0)
 /*
  * The media module's verdict that the daemon refuses the region
- * (media.h: enum media_refusal): unusable, the first verdict recorded in
- * the report, and a problem line that ends with the reason.
+ * (media.h: enum media_refusal), the first verdict recorded in the
+ * report: damage makes it unusable, with a problem line that ends with
+ * the reason; a newer build's format (media_refusal_unsupported) makes it
+ * unsupported, with rep->unsupported saying so, and no problem line.
  */
 void check_report_refuse(struct checker *c, enum media_refusal why, const char *fmt, ...)
     _printf_(3, 4);

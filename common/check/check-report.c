@@ -65,26 +65,37 @@ void check_report_note(struct checker *c, const char *fmt, ...)
 
 /*
  * The media module's verdict that the daemon refuses the region
- * (media.h: enum media_refusal): unusable, the first verdict recorded in
- * the report, and a problem line that ends with the reason.
+ * (media.h: enum media_refusal), the first one recorded in the report,
+ * with the line that names it: "DETAIL; the daemon refuses the region
+ * (REASON)".  Damage makes the image unusable, the line a problem; a
+ * newer build's format (media_refusal_unsupported) makes it unsupported,
+ * the line rep->unsupported, not a problem.
  */
 void check_report_refuse(struct checker *c, enum media_refusal why, const char *fmt, ...)
 {
+	struct check_report *rep = c->rep;
 	_cleanup_free_ char *detail = NULL;
 	va_list ap;
 
-	c->unusable = true;
-	if (c->rep->refusal == REFUSE_NONE)
-		c->rep->refusal = why;
+	if (rep->refusal == REFUSE_NONE)
+		rep->refusal = why;
 	va_start(ap, fmt);
 	detail = vformat(fmt, ap);
 	va_end(ap);
-	if (!detail) {
+	if (!detail)
 		c->err = -ENOMEM;
+	if (!media_refusal_unsupported(why)) {
+		c->unusable = true;
+		if (detail)
+			check_report_problem(c, "%s; the daemon refuses the region (%s)", detail,
+					     media_refusal_str(why));
 		return;
 	}
-	check_report_problem(c, "%s; the daemon refuses the region (%s)", detail,
-			     media_refusal_str(why));
+	c->unsupported = true;
+	if (detail)
+		(void)snprintf(rep->unsupported, sizeof(rep->unsupported),
+			       "%s; the daemon refuses the region (%s)", detail,
+			       media_refusal_str(why));
 }
 
 /* A name from the media, printable: at most 63 bytes, anything odd as '?'. */

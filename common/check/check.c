@@ -34,8 +34,17 @@ const char *check_status_str(enum check_status s)
 		return "inconsistent";
 	case CHECK_UNUSABLE:
 		return "unusable";
+	case CHECK_UNSUPPORTED:
+		return "unsupported";
 	}
 	return "?";
+}
+
+const char *check_report_status_str(const struct check_report *rep)
+{
+	if (rep->status == CHECK_UNSUPPORTED && rep->refusal == REFUSE_RO_COMPAT)
+		return "unsupported (read-only)";
+	return check_status_str(rep->status);
 }
 
 static void run_checks(struct checker *c)
@@ -88,7 +97,9 @@ static int finish(struct checker *c)
 			s = NULL;
 		check_report_push(c, &rep->problems, &rep->n_problems, &c->cap_problems, s);
 	}
+	/* Damage found beside a newer build's features (read-only ones) is still damage. */
 	rep->status = c->unusable		? CHECK_UNUSABLE
+		      : c->unsupported		? CHECK_UNSUPPORTED
 		      : rep->problems_total > 0 ? CHECK_INCONSISTENT
 						: CHECK_CLEAN;
 	r = c->err;

@@ -27,6 +27,8 @@ enum check_status {
 	CHECK_CLEAN = 0,	/* exit 0 */
 	CHECK_INCONSISTENT = 1, /* exit 1: problems listed */
 	CHECK_UNUSABLE = 2,	/* exit 2: the daemon refuses it (check_report.refusal), or unreadable */
+	/* exit 3: a newer pmemzerod wrote it, not damage (media_refusal_unsupported) */
+	CHECK_UNSUPPORTED = 3,
 };
 
 struct check_tag {
@@ -74,12 +76,25 @@ struct check_report {
 	 * the daemon formats when nothing would be lost.
 	 */
 	enum media_refusal refusal;
+	/*
+	 * The layout version and features of the header used (a version 1
+	 * header as the features it had), or of the newer build's header
+	 * that makes the region unsupported; the features this build does not
+	 * know, of every intact header; and, when the status is
+	 * CHECK_UNSUPPORTED (or that verdict was reached beside damage), why.
+	 */
+	uint32_t layout_version;
+	struct layout_features features, unknown;
+	char unsupported[320];
 };
 
 /* At most this many problem (and note) lines are kept; problems_total counts them all. */
 #define CHECK_MAX_LINES 1000u
 
-const char *check_status_str(enum check_status s); /* "clean", "inconsistent", "unusable" */
+/* "clean", "inconsistent", "unusable", "unsupported" */
+const char *check_status_str(enum check_status s);
+/* The same for a report: "unsupported (read-only)" when only ro_compat features are unknown. */
+const char *check_report_status_str(const struct check_report *rep);
 
 /* Check an image in memory (base points at offset 0 of the region). */
 int check_image(const void *base, uint64_t size, unsigned flags, struct check_report *rep);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -282,7 +283,7 @@ uint32_t layout_tag_checksum(const struct layout_tag *t)
 bool layout_geometry_matches(const struct layout_header *h)
 {
 	struct layout_geometry g;
-	int r = (h->flags & LAYOUT_FLAG_SPLIT)
+	int r = layout_header_split(h)
 		    ? layout_compute_split(h->region_size, h->extent_size, h->data_align, &g)
 		    : layout_compute(h->region_size, h->extent_size, h->data_align, &g);
 
@@ -303,7 +304,7 @@ const char *layout_hdr_status_str(enum layout_hdr_status s)
 	case HDR_CORRUPT:
 		return "corrupt";
 	case HDR_UNSUPPORTED:
-		return "unsupported version";
+		return "unsupported";
 	case HDR_UNREADABLE:
 		return "unreadable (media error)";
 	}
@@ -332,16 +333,156 @@ bool layout_all_zero(const void *p, size_t len)
 	return true;
 }
 
+/* ---- features ---- */
+
+void layout_header_features(const struct layout_header *h, struct layout_features *f)
+{
+	if (h->version == 1) {
+		/* What every version 1 build could write: MOVE links, and split by its flag. */
+		*f = (struct layout_features){
+		    .incompat = LAYOUT_INCOMPAT_MOVE |
+				((h->flags & LAYOUT_FLAG_SPLIT) ? LAYOUT_INCOMPAT_SPLIT : 0),
+		};
+		return;
+	}
+	*f = (struct layout_features){h->compat, h->ro_compat, h->incompat};
+}
+
+void layout_header_unknown(const struct layout_header *h, struct layout_features *u)
+{
+	layout_header_features(h, u);
+	u->compat &= ~LAYOUT_COMPAT_KNOWN;
+	u->ro_compat &= ~LAYOUT_RO_COMPAT_KNOWN;
+	u->incompat &= ~LAYOUT_INCOMPAT_KNOWN;
+}
+
+bool layout_header_split(const struct layout_header *h)
+{
+	struct layout_features f;
+
+	layout_header_features(h, &f);
+	return (f.incompat & LAYOUT_INCOMPAT_SPLIT) != 0;
+}
+
+/* Append to buf at *o, never past len (a truncated text stays NUL-terminated). */
+static void append(char *buf, size_t len, size_t *o, const char *fmt, ...) _printf_(4, 5);
+static void append(char *buf, size_t len, size_t *o, const char *fmt, ...)
+{
+	va_list ap;
+	int k;
+
+	if (*o >= len)
+		return;
+	va_start(ap, fmt);
+	k = vsnprintf(buf + *o, len - *o, fmt, ap);
+	va_end(ap);
+	*o = k < 0 ? len : MIN(len, *o + (size_t)k);
+}
+
+const char *layout_mask_str(uint64_t mask, char *buf, size_t len)
+{
+	size_t o = 0;
+	unsigned n = 0;
+
+	if (!len)
+		return buf;
+	buf[0] = '\0';
+	if (!mask) {
+		append(buf, len, &o, "0");
+		return buf;
+	}
+	append(buf, len, &o, "0x%016" PRIx64 " (bit%s ", mask, (mask & (mask - 1)) ? "s" : "");
+	for (unsigned b = 0; b < 64; b++)
+		if (mask & (UINT64_C(1) << b))
+			append(buf, len, &o, "%s%u", n++ ? ", " : "", b);
+	append(buf, len, &o, ")");
+	return buf;
+}
+
+static const char *feature_name(unsigned which, unsigned bit)
+{
+	static const char *const incompat[] = {"split", "move"};
+
+	if (which == 2 && bit < ARRAY_SIZE(incompat))
+		return incompat[bit];
+	return NULL;
+}
+
+const char *layout_features_str(unsigned which, uint64_t mask, char *buf, size_t len)
+{
+	size_t o = 0;
+	unsigned n = 0;
+
+	if (!len)
+		return buf;
+	buf[0] = '\0';
+	if (!mask)
+		append(buf, len, &o, "none");
+	for (unsigned b = 0; b < 64; b++) {
+		const char *name = feature_name(which, b);
+
+		if (!(mask & (UINT64_C(1) << b)))
+			continue;
+		if (name)
+			append(buf, len, &o, "%s%s", n++ ? ", " : "", name);
+		else
+			append(buf, len, &o, "%sbit %u", n++ ? ", " : "", b);
+	}
+	return buf;
+}
+
+/* ---- header checks ---- */
+
 #define WHY(...)                                                                                   \
 	do {                                                                                       \
 		if (why)                                                                           \
 			snprintf(why, why_len, __VA_ARGS__);                                       \
 	} while (0)
 
+/*
+ * The reserved fields of a version's header are zero: v1, the flags
+ * beyond split and every byte after them; v2, the flags word and the bytes
+ * after the masks -- unless a compat or ro_compat feature this build does
+ * not know may use them.
+ */
+static bool reserved_zero(const struct layout_header *h)
+{
+	struct layout_features u;
+
+	if (h->version == 1)
+		return !(h->flags & ~LAYOUT_FLAG_SPLIT) && !h->compat && !h->ro_compat &&
+		       !h->incompat && layout_all_zero(h->reserved, sizeof(h->reserved));
+	layout_header_unknown(h, &u);
+	if (u.compat || u.ro_compat)
+		return true;
+	return !h->flags && layout_all_zero(h->reserved, sizeof(h->reserved));
+}
+
+/* Intact (magic, checksum): is it a layout this build knows? */
+static enum layout_hdr_status check_known(const struct layout_header *h, char *why, size_t why_len)
+{
+	struct layout_features u;
+	char m[96];
+
+	if (h->version < LAYOUT_VERSION_MIN || h->version > LAYOUT_VERSION) {
+		WHY("layout version %u, this build knows %u to %u: a newer pmemzerod wrote it",
+		    h->version, LAYOUT_VERSION_MIN, LAYOUT_VERSION);
+		return HDR_UNSUPPORTED;
+	}
+	layout_header_unknown(h, &u);
+	if (u.incompat) {
+		WHY("unknown incompat features %s: a newer pmemzerod wrote it",
+		    layout_mask_str(u.incompat, m, sizeof(m)));
+		return HDR_UNSUPPORTED;
+	}
+	return HDR_OK;
+}
+
 enum layout_hdr_status layout_header_check(const void *block, struct layout_header *out, char *why,
 					   size_t why_len)
 {
 	struct layout_header h;
+	enum layout_hdr_status s;
 	uint32_t c;
 
 	if (layout_all_zero(block, LAYOUT_BLOCK)) {
@@ -361,13 +502,15 @@ enum layout_hdr_status layout_header_check(const void *block, struct layout_head
 		WHY("checksum mismatch (stored 0x%08x, computed 0x%08x)", h.checksum, c);
 		return HDR_CORRUPT;
 	}
-	if (h.version != LAYOUT_VERSION) {
-		WHY("layout version %u (this daemon knows %u)", h.version, LAYOUT_VERSION);
-		return HDR_UNSUPPORTED;
+	/* A newer build's header: nothing past its version and masks is ours to judge. */
+	s = check_known(&h, why, why_len);
+	if (s != HDR_OK) {
+		if (out)
+			*out = h;
+		return s;
 	}
 	if (h.header_size != sizeof(h) || h.tag_slot_size != LAYOUT_TAG_SLOT_SIZE ||
-	    h.backup_off != LAYOUT_BACKUP_OFF || (h.flags & ~LAYOUT_FLAG_SPLIT) ||
-	    !layout_all_zero(h.reserved, sizeof(h.reserved))) {
+	    h.backup_off != LAYOUT_BACKUP_OFF || !reserved_zero(&h)) {
 		WHY("unexpected field values");
 		return HDR_CORRUPT;
 	}

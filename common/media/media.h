@@ -15,7 +15,7 @@
  *
  * All integers are little-endian (the daemon refuses to build elsewhere).
  *
- * Split layout (metadata = PATH, header flag LAYOUT_FLAG_SPLIT): the two
+ * Split layout (metadata = PATH, incompat feature split): the two
  * headers and the tables, at the offsets above, are a metadata file (or
  * device) of their own, layout_meta_size() bytes; the data file holds only
  * the data area, extent 0 at its offset 0 (data_off 0), and region_size is
@@ -50,7 +50,14 @@ struct media_badblock {
 
 #define LAYOUT_BLOCK 4096u
 #define LAYOUT_MAGIC "PMEMZRGN" /* 8 bytes, no NUL on media */
-#define LAYOUT_VERSION 1u
+/*
+ * Layout version 2 (what a format writes) is version 1 plus the feature
+ * masks; version 1 headers keep opening as the features they had
+ * (layout_header_features), and are never rewritten as version 2, so the
+ * build that wrote them still opens them.
+ */
+#define LAYOUT_VERSION 2u
+#define LAYOUT_VERSION_MIN 1u
 #define LAYOUT_PRIMARY_OFF 0u
 #define LAYOUT_BACKUP_OFF 4096u
 #define LAYOUT_EXTENT_TABLE_OFF 8192u
@@ -58,8 +65,25 @@ struct media_badblock {
 #define LAYOUT_MAX_TAGS 65536u
 #define LAYOUT_TAG_NAME_MAX 63u
 #define LAYOUT_MIN_EXTENT_SIZE 4096u
-/* Header flags: the only one.  Any other bit set is damage. */
+/*
+ * Version 1 header flags: the only one; any other bit set is damage.  A
+ * version 2 header carries split as an incompat feature, its flags word
+ * is reserved (zero).
+ */
 #define LAYOUT_FLAG_SPLIT 0x1u /* split layout: metadata in a file of its own */
+
+/*
+ * Feature masks (version 2; docs/on-media-format.md, "Features").  A reader
+ * that finds a bit it does not know: compat, uses the region and keeps the
+ * bit in any header it rewrites; ro_compat, may read but never write it
+ * (pmemzerod refuses it, pmemzctl check reads it); incompat, neither reads
+ * its tables nor writes it.
+ */
+#define LAYOUT_INCOMPAT_SPLIT (UINT64_C(1) << 0) /* metadata in a file of its own */
+#define LAYOUT_INCOMPAT_MOVE (UINT64_C(1) << 1)	 /* MOVE links in tag slots */
+#define LAYOUT_COMPAT_KNOWN UINT64_C(0)
+#define LAYOUT_RO_COMPAT_KNOWN UINT64_C(0)
+#define LAYOUT_INCOMPAT_KNOWN (LAYOUT_INCOMPAT_SPLIT | LAYOUT_INCOMPAT_MOVE)
 
 struct layout_header {
 	char magic[8];		   /*   0 LAYOUT_MAGIC */
@@ -77,11 +101,20 @@ struct layout_header {
 	uint64_t format_time;	   /*  96 seconds since the Epoch */
 	uint64_t data_align;	   /* 104 device alignment at format time */
 	uint32_t tag_slot_size;	   /* 112 LAYOUT_TAG_SLOT_SIZE */
-	uint32_t flags;		   /* 116 0 or LAYOUT_FLAG_SPLIT */
-	uint8_t reserved[132];	   /* 120 zero */
+	uint32_t flags;		   /* 116 v1: 0 or LAYOUT_FLAG_SPLIT; v2: zero */
+	uint64_t compat;	   /* 120 v2: features a reader may ignore (v1: zero) */
+	uint64_t ro_compat;	   /* 128 v2: features a reader may read without */
+	uint64_t incompat;	   /* 136 v2: features a reader must know */
+	uint8_t reserved[108];	   /* 144 zero */
 	uint32_t checksum;	   /* 252 CRC32C of bytes 0..251 */
 };
 _Static_assert(sizeof(struct layout_header) == 256, "header size");
+_Static_assert(offsetof(struct layout_header, compat) == 120, "masks where v1 had reserved bytes");
+
+/* The three feature masks of a header. */
+struct layout_features {
+	uint64_t compat, ro_compat, incompat;
+};
 
 /*
  * Extent record: bits 0-7 state code, 8-31 tag id (0 = none), 32-63
@@ -269,7 +302,8 @@ enum layout_hdr_status {
 	HDR_BLANK,	 /* the whole 4 KiB block is zero */
 	HDR_FOREIGN,	 /* not our magic */
 	HDR_CORRUPT,	 /* our magic, but checksum or fields are wrong */
-	HDR_UNSUPPORTED, /* intact, but a layout version we do not know */
+	HDR_UNSUPPORTED, /* intact, but written by a newer build: a layout version or an
+			    incompat feature we do not know */
 	HDR_UNREADABLE,	 /* a media error (bad block) covers it */
 };
 const char *layout_hdr_status_str(enum layout_hdr_status s);
@@ -277,11 +311,38 @@ const char *layout_hdr_status_str(enum layout_hdr_status s);
 /* Seal (checksum) a header. */
 void layout_header_seal(struct layout_header *h);
 /*
- * Check one header block (LAYOUT_BLOCK bytes).  On HDR_OK *h is filled.
- * why (may be NULL) gets a short description of the damage.
+ * Check one header block (LAYOUT_BLOCK bytes).  On HDR_OK and
+ * HDR_UNSUPPORTED *h is filled (of an unsupported header only the version
+ * and the masks mean anything).  why (may be NULL) gets a short
+ * description of the damage, or of what is not supported.  A valid header
+ * may carry compat and ro_compat features this build does not know
+ * (layout_header_unknown); then its reserved bytes are not checked either,
+ * since such a feature may use them.
  */
 enum layout_hdr_status layout_header_check(const void *block, struct layout_header *h, char *why,
 					   size_t why_len);
+
+/*
+ * The features of a header, a version 1 header read as the features it
+ * had: incompat move (its slots may hold MOVE links) and, with
+ * LAYOUT_FLAG_SPLIT, split.
+ */
+void layout_header_features(const struct layout_header *h, struct layout_features *f);
+/* The features of h this build does not know (all zero for version 1). */
+void layout_header_unknown(const struct layout_header *h, struct layout_features *u);
+/* Is h a split region's header (incompat split, or v1 LAYOUT_FLAG_SPLIT)? */
+bool layout_header_split(const struct layout_header *h);
+/*
+ * The bits of mask as text: "0x0000000000000030 (bits 4, 5)"; "0" for none.
+ * Returns buf.
+ */
+const char *layout_mask_str(uint64_t mask, char *buf, size_t len);
+/*
+ * The names of a mask's bits ("split, move"), which: 0 compat, 1
+ * ro_compat, 2 incompat; a bit without a name as "bit N"; "none" for 0.
+ * Returns buf.
+ */
+const char *layout_features_str(unsigned which, uint64_t mask, char *buf, size_t len);
 
 /* Does [off, off+len) overlap a bad block? */
 bool layout_range_bad(const struct media_badblock *bbs, size_t n, uint64_t off, uint64_t len);
@@ -304,8 +365,8 @@ static inline uint64_t layout_meta_size(const struct layout_geometry *g)
 }
 
 /*
- * Do a header's geometry fields agree with layout_compute() (or, with
- * LAYOUT_FLAG_SPLIT, layout_compute_split()) of its sizes?
+ * Do a header's geometry fields agree with layout_compute() (or, split
+ * (layout_header_split), layout_compute_split()) of its sizes?
  */
 bool layout_geometry_matches(const struct layout_header *h);
 
@@ -317,18 +378,26 @@ enum media_hdr_choice {
 	HDRS_BACKUP,	  /* the primary is blank, corrupt or unreadable; the backup valid */
 	HDRS_BLANK,	  /* both blocks are blank: a new region, unless its headers were wiped */
 	HDRS_FOREIGN,	  /* the primary is foreign: refused, whatever the backup */
-	HDRS_UNSUPPORTED, /* the primary is of a version we do not know: refused */
+	HDRS_UNSUPPORTED, /* a header (either) is a newer build's: refused, neither used
+			     nor rewritten */
 	HDRS_NONE,	  /* no valid header, not both blank */
 };
 
 struct media_headers {
 	enum layout_hdr_status primary, backup;
-	struct layout_header hp, hb; /* each filled when its status is HDR_OK */
+	struct layout_header hp, hb; /* each filled when its status is HDR_OK or HDR_UNSUPPORTED */
 	char primary_why[160], backup_why[160];
 	enum media_hdr_choice choice;
 	bool differ;	     /* both valid, with different bytes */
 	bool repair_primary; /* HDRS_BACKUP: the primary is rewritten from the backup */
 	bool repair_backup;  /* HDRS_PRIMARY: the backup is rewritten from the primary */
+	/*
+	 * The features this build does not know, of every intact header (valid
+	 * or unsupported), and the highest layout version it does not know (0:
+	 * none): a newer build wrote them.
+	 */
+	struct layout_features unknown;
+	uint32_t newer_version;
 };
 
 /*
@@ -389,7 +458,10 @@ enum media_refusal {
 			       media_interrupted_format, media_meta_tables_blank), else refuses */
 	REFUSE_NO_HEADER,   /* neither header valid, the primary not blank */
 	REFUSE_FOREIGN,	    /* the primary is foreign: never formatted over, whatever the backup */
-	REFUSE_UNSUPPORTED, /* the primary is of a layout version we do not know */
+	REFUSE_UNSUPPORTED, /* a header is of a layout version we do not know */
+	REFUSE_INCOMPAT,    /* a header carries incompat features we do not know */
+	REFUSE_RO_COMPAT,   /* a header carries ro_compat features we do not know: readable,
+			       never written (the daemon refuses it, the checker reads it) */
 	REFUSE_LAYOUT_KIND, /* a split region's header opened inline, or the reverse */
 	REFUSE_SIZE,	    /* the image (split: data file) is not region_size bytes: never resized */
 	REFUSE_META_SIZE,   /* split: the metadata is smaller than its tables, or a file of
@@ -398,6 +470,12 @@ enum media_refusal {
 	REFUSE_MISSING,	    /* committed extents missing from the table (MISSING_REFUSE) */
 };
 const char *media_refusal_str(enum media_refusal r);
+/*
+ * Is r a newer build's format rather than damage (REFUSE_UNSUPPORTED,
+ * REFUSE_INCOMPAT, REFUSE_RO_COMPAT)?  The checker calls such an image
+ * "unsupported", never unusable.
+ */
+bool media_refusal_unsupported(enum media_refusal r);
 
 /* What a region is opened on. */
 struct media_image {

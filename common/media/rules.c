@@ -40,23 +40,43 @@ static bool torn_copy_of(const uint8_t *block, const uint8_t *good)
 	return true;
 }
 
+/*
+ * A newer build's header, primary or backup, is never used nor rewritten:
+ * with the other copy, this build would undo what the newer one wrote.
+ */
 static enum media_hdr_choice choose(const struct media_headers *m)
 {
 	if (m->primary == HDR_BLANK && m->backup == HDR_BLANK)
 		return HDRS_BLANK;
-	switch (m->primary) {
-	case HDR_OK:
-		return HDRS_PRIMARY;
-	case HDR_FOREIGN:
+	if (m->primary == HDR_FOREIGN)
 		return HDRS_FOREIGN;
-	case HDR_UNSUPPORTED:
+	if (m->primary == HDR_UNSUPPORTED || m->backup == HDR_UNSUPPORTED)
 		return HDRS_UNSUPPORTED;
-	case HDR_BLANK:
-	case HDR_CORRUPT:
-	case HDR_UNREADABLE:
-		break;
-	}
+	if (m->primary == HDR_OK)
+		return HDRS_PRIMARY;
 	return m->backup == HDR_OK ? HDRS_BACKUP : HDRS_NONE;
+}
+
+/* What a newer build wrote into the intact headers: features, and a layout version. */
+static void newer_parts(struct media_headers *m)
+{
+	const struct layout_header *hs[2] = {&m->hp, &m->hb};
+	const enum layout_hdr_status st[2] = {m->primary, m->backup};
+
+	for (size_t k = 0; k < 2; k++) {
+		struct layout_features u;
+
+		if (st[k] != HDR_OK && st[k] != HDR_UNSUPPORTED)
+			continue;
+		if (hs[k]->version < LAYOUT_VERSION_MIN || hs[k]->version > LAYOUT_VERSION) {
+			m->newer_version = MAX(m->newer_version, hs[k]->version);
+			continue;
+		}
+		layout_header_unknown(hs[k], &u);
+		m->unknown.compat |= u.compat;
+		m->unknown.ro_compat |= u.ro_compat;
+		m->unknown.incompat |= u.incompat;
+	}
 }
 
 void media_headers_read(const void *base, const struct media_badblock *bbs, size_t n_bbs,
@@ -69,7 +89,7 @@ void media_headers_read(const void *base, const struct media_badblock *bbs, size
 			       sizeof(m->primary_why));
 	m->backup = header_at(b, LAYOUT_BACKUP_OFF, bbs, n_bbs, &m->hb, m->backup_why,
 			      sizeof(m->backup_why));
-	if (m->primary == HDR_FOREIGN && m->backup == HDR_OK &&
+	if (m->primary == HDR_FOREIGN && (m->backup == HDR_OK || m->backup == HDR_UNSUPPORTED) &&
 	    torn_copy_of(b + LAYOUT_PRIMARY_OFF, b + LAYOUT_BACKUP_OFF)) {
 		m->primary = HDR_CORRUPT;
 		(void)snprintf(m->primary_why, sizeof(m->primary_why),
@@ -77,6 +97,7 @@ void media_headers_read(const void *base, const struct media_badblock *bbs, size
 	}
 	m->differ = m->primary == HDR_OK && m->backup == HDR_OK &&
 		    memcmp(&m->hp, &m->hb, sizeof(m->hp)) != 0;
+	newer_parts(m);
 	m->choice = choose(m);
 	/* An unreadable block is not rewritten: the store could not fix a media error. */
 	m->repair_backup = m->choice == HDRS_PRIMARY &&
@@ -137,9 +158,11 @@ bool media_interrupted_format(const void *base, uint64_t size, uint64_t extent_s
 	want.extent_table_off = LAYOUT_EXTENT_TABLE_OFF;
 	want.backup_off = LAYOUT_BACKUP_OFF;
 	want.tag_slot_size = LAYOUT_TAG_SLOT_SIZE;
+	want.incompat = LAYOUT_INCOMPAT_MOVE;
 	for (size_t off = 0; off < LAYOUT_BLOCK; off += 8) {
 		memcpy(&w, b + off, 8);
-		if (w == 0)
+		/* A version 1 format's version word too (then the masks are zero). */
+		if (w == 0 || (off == 8 && w == ((uint64_t)sizeof(want) << 32 | 1u)))
 			continue;
 		switch (off) {
 		case 0:
@@ -148,6 +171,9 @@ bool media_interrupted_format(const void *base, uint64_t size, uint64_t extent_s
 		case 56:
 		case 88:
 		case 112:
+		case 120: /* the masks */
+		case 128:
+		case 136:
 			memcpy(&v, (const uint8_t *)&want + off, 8);
 			if (w != v)
 				return false;
@@ -522,6 +548,10 @@ const char *media_refusal_str(enum media_refusal r)
 		return "foreign primary header";
 	case REFUSE_UNSUPPORTED:
 		return "unsupported layout version";
+	case REFUSE_INCOMPAT:
+		return "unknown incompat features";
+	case REFUSE_RO_COMPAT:
+		return "unknown ro_compat features (read-only)";
 	case REFUSE_LAYOUT_KIND:
 		return "split header on an inline region, or the reverse";
 	case REFUSE_SIZE:
@@ -534,6 +564,11 @@ const char *media_refusal_str(enum media_refusal r)
 		return "committed extents missing from the extent table";
 	}
 	return "?";
+}
+
+bool media_refusal_unsupported(enum media_refusal r)
+{
+	return r == REFUSE_UNSUPPORTED || r == REFUSE_INCOMPAT || r == REFUSE_RO_COMPAT;
 }
 
 enum media_refusal media_region_refusal(const struct media_image *img, struct media_headers *m)
@@ -553,7 +588,7 @@ enum media_refusal media_region_refusal(const struct media_image *img, struct me
 	case HDRS_FOREIGN:
 		return REFUSE_FOREIGN;
 	case HDRS_UNSUPPORTED:
-		return REFUSE_UNSUPPORTED;
+		return m->newer_version ? REFUSE_UNSUPPORTED : REFUSE_INCOMPAT;
 	case HDRS_PRIMARY:
 		h = &m->hp;
 		break;
@@ -561,7 +596,7 @@ enum media_refusal media_region_refusal(const struct media_image *img, struct me
 		h = &m->hb;
 		break;
 	}
-	if (!!(h->flags & LAYOUT_FLAG_SPLIT) != img->split)
+	if (layout_header_split(h) != img->split)
 		return REFUSE_LAYOUT_KIND;
 	/* Never resized: a grown or truncated image is refused, not adopted. */
 	if (h->region_size != img->data_size || img->data_size % LAYOUT_BLOCK)
@@ -571,5 +606,11 @@ enum media_refusal media_region_refusal(const struct media_image *img, struct me
 		return REFUSE_META_SIZE;
 	if (layout_range_bad(img->bbs, img->n_bbs, h->extent_table_off, end - h->extent_table_off))
 		return REFUSE_TABLES_BAD;
+	/*
+	 * Last: the tables are readable as this build reads them, and only a
+	 * reader that writes nothing may use them (docs/on-media-format.md).
+	 */
+	if (m->unknown.ro_compat)
+		return REFUSE_RO_COMPAT;
 	return REFUSE_NONE;
 }

@@ -70,7 +70,8 @@ static int new_header(const struct layout_geometry *g, bool split, struct layout
 	h->format_time = (uint64_t)time(NULL);
 	h->data_align = g->data_align;
 	h->tag_slot_size = LAYOUT_TAG_SLOT_SIZE;
-	h->flags = split ? LAYOUT_FLAG_SPLIT : 0;
+	/* move on every region: a bit flipped per MOVE batch would cost two header writes. */
+	h->incompat = LAYOUT_INCOMPAT_MOVE | (split ? LAYOUT_INCOMPAT_SPLIT : 0);
 	layout_header_seal(h);
 	return 0;
 }
@@ -224,6 +225,8 @@ static int refusal_error(const char *name, enum media_refusal why, const struct 
 			 const struct layout_header *h, bool split, uint64_t region_size,
 			 uint64_t meta_size)
 {
+	char mask[96];
+
 	switch (why) {
 	case REFUSE_FOREIGN:
 		return log_error_errno(EMEDIUMTYPE,
@@ -231,10 +234,23 @@ static int refusal_error(const char *name, enum media_refusal why, const struct 
 				       "touch it (format it explicitly to use it); refused: %s",
 				       name, "offset 0", m->primary_why, media_refusal_str(why));
 	case REFUSE_UNSUPPORTED:
+	case REFUSE_INCOMPAT:
 		return log_error_errno(ENOTSUP,
-				       "region '%s': primary header has %s; refusing to touch it; "
+				       "region '%s': %s header: %s; not opened, nothing written; "
 				       "refused: %s",
-				       name, m->primary_why, media_refusal_str(why));
+				       name, m->primary == HDR_UNSUPPORTED ? "primary" : "backup",
+				       m->primary == HDR_UNSUPPORTED ? m->primary_why
+								     : m->backup_why,
+				       media_refusal_str(why));
+	case REFUSE_RO_COMPAT:
+		/* Readable without writing, but recovery, the zeroer and every lease write. */
+		return log_error_errno(
+		    EROFS,
+		    "region '%s': header: unknown ro_compat features %s: a newer "
+		    "pmemzerod wrote it; not opened (using it writes), nothing "
+		    "written; refused: %s",
+		    name, layout_mask_str(m->unknown.ro_compat, mask, sizeof(mask)),
+		    media_refusal_str(why));
 	case REFUSE_LAYOUT_KIND:
 		return log_error_errno(
 		    EINVAL,
@@ -279,6 +295,13 @@ static int refusal_error(const char *name, enum media_refusal why, const struct 
 /* Which header is used, and which is rewritten: worth a warning each. */
 static void log_header_choice(const char *name, const struct media_headers *m)
 {
+	char mask[96];
+
+	if (m->unknown.compat)
+		log_notice("region '%s': the header carries compat features %s that this pmemzerod "
+			   "does not know (a newer one wrote them); using the region, and keeping "
+			   "them",
+			   name, layout_mask_str(m->unknown.compat, mask, sizeof(mask)));
 	if (m->choice == HDRS_PRIMARY) {
 		if (m->backup == HDR_UNREADABLE)
 			log_warning("region '%s': backup header is unreadable (media error); "
@@ -415,8 +438,7 @@ int format_load_split(struct pstore *meta, uint64_t data_size, const char *name,
 		      uint64_t extent_size, uint64_t align, const struct pstore_badblock *bbs,
 		      size_t n_bbs, struct layout_header *out, struct format_loaded *res)
 {
-	return load_region(meta, data_size, true, name, extent_size, align, bbs, n_bbs, out,
-			   res);
+	return load_region(meta, data_size, true, name, extent_size, align, bbs, n_bbs, out, res);
 }
 
 int format_meta_size_for(uint64_t data_size, uint64_t extent_size, uint64_t align,

@@ -26,8 +26,10 @@ static void check_report_consistent(const struct check_report *rep)
 {
 	uint64_t sum = 0;
 
+	bool refused = rep->status == CHECK_UNUSABLE || rep->status == CHECK_UNSUPPORTED;
+
 	FUZZ_ASSERT(rep->status == CHECK_CLEAN || rep->status == CHECK_INCONSISTENT ||
-		    rep->status == CHECK_UNUSABLE);
+		    rep->status == CHECK_UNUSABLE || rep->status == CHECK_UNSUPPORTED);
 	FUZZ_ASSERT(rep->n_problems <= CHECK_MAX_LINES + 1);
 	FUZZ_ASSERT(rep->n_notes <= CHECK_MAX_LINES + 1);
 	FUZZ_ASSERT(rep->problems_total >= (rep->n_problems > CHECK_MAX_LINES ? CHECK_MAX_LINES
@@ -38,9 +40,15 @@ static void check_report_consistent(const struct check_report *rep)
 		FUZZ_ASSERT(rep->notes[i] != NULL);
 	if (rep->status == CHECK_CLEAN)
 		FUZZ_ASSERT(rep->problems_total == 0);
-	/* The daemon's refusal is what makes an image unusable (a SIGBUS aside: none here). */
-	FUZZ_ASSERT((rep->status == CHECK_UNUSABLE) == (rep->refusal != REFUSE_NONE));
-	if (rep->status == CHECK_UNUSABLE)
+	/*
+	 * The daemon's refusal is what makes an image unusable or unsupported
+	 * (a SIGBUS aside: none here), and only a newer build's format is
+	 * unsupported, with its reason.
+	 */
+	FUZZ_ASSERT(refused == (rep->refusal != REFUSE_NONE));
+	if (rep->status == CHECK_UNSUPPORTED)
+		FUZZ_ASSERT(media_refusal_unsupported(rep->refusal) && rep->unsupported[0]);
+	if (refused)
 		return;
 	/* A usable image: a header, and every record counted exactly once. */
 	FUZZ_ASSERT(rep->have_hdr);

@@ -9,10 +9,10 @@
  * 4 KiB); the rest of the file is zero.  Oracles:
  *   - region_open never crashes or hangs (libFuzzer's -timeout);
  *   - the checker and recovery agree on whether the image is usable:
- *     region_open succeeds exactly when check_path() does not say
- *     "unusable", which it says exactly when its report carries the media
- *     module's refusal (check_report.refusal); REFUSE_BLANK, no region
- *     yet, which the daemon may format, aside;
+ *     region_open succeeds exactly when check_path() says neither
+ *     "unusable" nor "unsupported", which it says exactly when its report
+ *     carries the media module's refusal (check_report.refusal);
+ *     REFUSE_BLANK, no region yet, which the daemon may format, aside;
  *   - a region_open that refuses leaves the file byte for byte as it was
  *     (REFUSE_BLANK aside: the daemon formats what holds nothing);
  *   - what recovery accepted and closed passes check_path() with
@@ -97,7 +97,8 @@ static void dump(const char *what, const struct check_report *rep)
 static bool recovered_ok(const struct check_report *pre, const struct check_report *post)
 {
 	/* CHECK_RECOVERED makes every crash state left a problem (a damaged slot stays as it is). */
-	if (post->status == CHECK_UNUSABLE || post->count[EXT_LEASED] != 0)
+	if (post->status == CHECK_UNUSABLE || post->status == CHECK_UNSUPPORTED ||
+	    post->count[EXT_LEASED] != 0)
 		return false;
 	if (pre->status == CHECK_CLEAN && post->status != CHECK_CLEAN)
 		return false;
@@ -108,7 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct check_report pre, post, again;
 	struct region *r = NULL;
-	bool agree;
+	bool agree, refused;
 	int ret;
 
 	write_image(data, size);
@@ -120,9 +121,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * REFUSE_BLANK aside: no region yet, which the daemon formats when
 	 * nothing would be lost and the checker cannot call a region.
 	 */
+	refused = pre.status == CHECK_UNUSABLE || pre.status == CHECK_UNSUPPORTED;
 	agree = pre.refusal == REFUSE_BLANK ||
-		((ret == 0) == (pre.status != CHECK_UNUSABLE) &&
-		 (pre.status == CHECK_UNUSABLE) == (pre.refusal != REFUSE_NONE));
+		((ret == 0) == !refused && refused == (pre.refusal != REFUSE_NONE));
 	if (verbose || !agree) {
 		dump("checker before recovery", &pre);
 		fprintf(stderr, "region_open: %s\n", ret ? strerror(-ret) : "ok");

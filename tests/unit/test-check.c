@@ -63,6 +63,7 @@ static void img_new(struct img *m, uint64_t size, uint64_t extent)
 	m->h.format_time = 1700000000;
 	m->h.data_align = 4096;
 	m->h.tag_slot_size = LAYOUT_TAG_SLOT_SIZE;
+	m->h.incompat = LAYOUT_INCOMPAT_MOVE;
 	layout_header_seal(&m->h);
 	memcpy(m->base, &m->h, sizeof(m->h));
 	memcpy(m->base + LAYOUT_BACKUP_OFF, &m->h, sizeof(m->h));
@@ -75,6 +76,14 @@ static void img_new(struct img *m, uint64_t size, uint64_t extent)
 static void img_free(struct img *m)
 {
 	free(m->base);
+}
+
+/* Both headers replaced by h, sealed. */
+static void img_set_headers(struct img *m, struct layout_header *h)
+{
+	layout_header_seal(h);
+	memcpy(m->base, h, sizeof(*h));
+	memcpy(m->base + LAYOUT_BACKUP_OFF, h, sizeof(*h));
 }
 
 static void set_rec(struct img *m, uint64_t i, uint64_t rec)
@@ -244,15 +253,90 @@ static void test_headers(void **state)
 	assert_int_equal(rep.refusal, REFUSE_FOREIGN);
 	assert_true(rep.have_hdr);
 	check_report_free(&rep);
-	/* a newer layout version in the primary */
+	/* a newer layout version in the primary: not damage */
 	{
 		struct layout_header h2 = m.h;
-		h2.version = 2;
+		h2.version = LAYOUT_VERSION + 1;
 		layout_header_seal(&h2);
 		memcpy(m.base, &h2, sizeof(h2));
 	}
-	expect(&m, m.size, 0, CHECK_UNUSABLE, "unsupported version", &rep);
+	expect(&m, m.size, 0, CHECK_UNSUPPORTED, NULL, &rep);
 	assert_int_equal(rep.refusal, REFUSE_UNSUPPORTED);
+	assert_non_null(strstr(rep.unsupported, "layout version 3"));
+	assert_int_equal(rep.layout_version, LAYOUT_VERSION + 1);
+	assert_int_equal(rep.problems_total, 0);
+	check_report_free(&rep);
+	img_free(&m);
+}
+
+/* Layout versions and feature masks: v1 as before, a newer build's features never damage. */
+static void test_features(void **state)
+{
+	struct img m;
+	struct check_report rep;
+	struct layout_header h;
+
+	(void)state;
+	/* Version 1, as every earlier build wrote it: clean, read as the features it had. */
+	img_std(&m);
+	commit_tag(&m, 2, "old", 5, 2);
+	h = m.h;
+	h.version = 1;
+	h.incompat = 0;
+	img_set_headers(&m, &h);
+	expect(&m, m.size, 0, CHECK_CLEAN, NULL, &rep);
+	assert_int_equal(rep.layout_version, 1);
+	assert_true(rep.features.incompat == LAYOUT_INCOMPAT_MOVE);
+	assert_int_equal(rep.n_tags, 1);
+	check_report_free(&rep);
+
+	/* Unknown incompat, in both or in the backup alone: unsupported, the tables unread. */
+	h = m.h;
+	h.incompat |= UINT64_C(1) << 12;
+	img_set_headers(&m, &h);
+	expect(&m, m.size, 0, CHECK_UNSUPPORTED, NULL, &rep);
+	assert_int_equal(rep.refusal, REFUSE_INCOMPAT);
+	assert_string_equal(check_report_status_str(&rep), "unsupported");
+	assert_non_null(strstr(rep.unsupported, "unknown incompat features 0x0000000000001000"));
+	assert_non_null(strstr(rep.unsupported, "(bit 12)"));
+	assert_non_null(strstr(rep.unsupported, "newer pmemzerod"));
+	assert_true(rep.unknown.incompat == UINT64_C(1) << 12);
+	assert_false(rep.have_hdr);
+	assert_int_equal(rep.n_tags, 0);
+	assert_int_equal(rep.problems_total, 0);
+	check_report_free(&rep);
+	memcpy(m.base, &m.h, sizeof(m.h));
+	expect(&m, m.size, 0, CHECK_UNSUPPORTED, NULL, &rep);
+	assert_non_null(strstr(rep.unsupported, "backup header (offset 4096)"));
+	check_report_free(&rep);
+
+	/* Unknown ro_compat: unsupported (read-only), the tables checked and listed. */
+	h = m.h;
+	h.ro_compat = UINT64_C(1) << 1;
+	img_set_headers(&m, &h);
+	expect(&m, m.size, 0, CHECK_UNSUPPORTED, NULL, &rep);
+	assert_int_equal(rep.refusal, REFUSE_RO_COMPAT);
+	assert_string_equal(check_report_status_str(&rep), "unsupported (read-only)");
+	assert_non_null(strstr(rep.unsupported, "ro_compat"));
+	assert_true(rep.have_hdr);
+	assert_int_equal(rep.n_tags, 1);
+	assert_int_equal(rep.problems_total, 0);
+	check_report_free(&rep);
+	/* ... damage in its tables is reported as such, beside the verdict */
+	set_rec(&m, 30, layout_rec_raw(0x55, 0, 1));
+	expect(&m, m.size, 0, CHECK_UNSUPPORTED, "unknown state", &rep);
+	assert_int_equal(rep.problems_total, 1);
+	check_report_free(&rep);
+	set_rec(&m, 30, layout_rec(EXT_ZEROED, 0, 1));
+
+	/* Unknown compat: used as it is. */
+	h = m.h;
+	h.compat = UINT64_C(1) << 40;
+	img_set_headers(&m, &h);
+	expect(&m, m.size, 0, CHECK_CLEAN, NULL, &rep);
+	assert_true(rep.unknown.compat == UINT64_C(1) << 40);
+	assert_int_equal(rep.refusal, REFUSE_NONE);
+	assert_string_equal(rep.unsupported, "");
 	check_report_free(&rep);
 	img_free(&m);
 }
@@ -835,7 +919,7 @@ static void test_split_pair(void **state)
 	if (rep.status != CHECK_CLEAN)
 		dump(&rep);
 	assert_int_equal(rep.status, CHECK_CLEAN);
-	assert_true(rep.hdr.flags & LAYOUT_FLAG_SPLIT);
+	assert_true(rep.features.incompat == (LAYOUT_INCOMPAT_SPLIT | LAYOUT_INCOMPAT_MOVE));
 	assert_int_equal(rep.count[EXT_COMMITTED], 3);
 	assert_int_equal(rep.count[EXT_DIRTY] + rep.count[EXT_ZEROED], 64 - 3);
 	assert_string_equal(rep.meta_path, meta);
@@ -913,7 +997,7 @@ int main(void)
 	    cmocka_unit_test(test_zeroed_data), cmocka_unit_test(test_zeroed_table_block),
 	    cmocka_unit_test(test_badblocks),	cmocka_unit_test(test_many_problems),
 	    cmocka_unit_test(test_check_path),	cmocka_unit_test(test_agrees_with_daemon),
-	    cmocka_unit_test(test_split_pair),
+	    cmocka_unit_test(test_split_pair),	cmocka_unit_test(test_features),
 	};
 
 	log_set_max_level(LOG_ERR);

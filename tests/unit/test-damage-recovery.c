@@ -348,6 +348,39 @@ static void newer_version(struct layout_header *h)
 	h->version = LAYOUT_VERSION + 1;
 }
 
+static void unknown_incompat(struct layout_header *h)
+{
+	h->incompat |= UINT64_C(1) << 17;
+}
+
+static void unknown_ro_compat(struct layout_header *h)
+{
+	h->ro_compat |= UINT64_C(1) << 0;
+}
+
+static void unknown_compat(struct layout_header *h)
+{
+	h->compat |= UINT64_C(1) << 63;
+}
+
+/* What every earlier build wrote: layout version 1, no masks. */
+static void version_1(struct layout_header *h)
+{
+	h->version = 1;
+	h->incompat = 0;
+}
+
+/* Both headers edited and resealed. */
+static void reseal_both(struct fx *f, void (*edit)(struct layout_header *h))
+{
+	struct layout_header h = f->h;
+
+	edit(&h);
+	layout_header_seal(&h);
+	write_at(f->path, LAYOUT_PRIMARY_OFF, &h, sizeof(h));
+	write_at(f->path, LAYOUT_BACKUP_OFF, &h, sizeof(h));
+}
+
 static void resize_file(struct fx *f, uint64_t size)
 {
 	assert_int_equal(truncate(f->path, (off_t)size), 0);
@@ -368,6 +401,50 @@ static void dmg_newer_primary(struct fx *f)
 {
 	dmg_none(f);
 	reseal_primary(f, newer_version);
+}
+
+static void dmg_incompat(struct fx *f)
+{
+	dmg_none(f);
+	reseal_both(f, unknown_incompat);
+}
+
+static void dmg_incompat_backup(struct fx *f)
+{
+	struct layout_header h = f->h;
+
+	dmg_none(f);
+	unknown_incompat(&h);
+	layout_header_seal(&h);
+	write_at(f->path, LAYOUT_BACKUP_OFF, &h, sizeof(h));
+}
+
+static void dmg_incompat_torn_primary(struct fx *f)
+{
+	static uint8_t zero[LAYOUT_BLOCK];
+
+	dmg_incompat(f);
+	write_at(f->path, LAYOUT_PRIMARY_OFF, zero, sizeof(zero));
+}
+
+static void dmg_ro_compat(struct fx *f)
+{
+	dmg_none(f);
+	/* A crash state too: recovery would write, the refusal must not. */
+	set_rec(f, 9, layout_rec(EXT_LEASED, 0, 3));
+	reseal_both(f, unknown_ro_compat);
+}
+
+static void dmg_compat(struct fx *f)
+{
+	dmg_none(f);
+	reseal_both(f, unknown_compat);
+}
+
+static void dmg_version_1(struct fx *f)
+{
+	dmg_none(f);
+	reseal_both(f, version_1);
 }
 
 static void dmg_corrupt_primary(struct fx *f)
@@ -447,6 +524,12 @@ static const struct damage {
     {"none", dmg_none, REFUSE_NONE},
     {"foreign primary over a valid backup", dmg_foreign_primary, REFUSE_FOREIGN},
     {"newer-version primary over a valid backup", dmg_newer_primary, REFUSE_UNSUPPORTED},
+    {"unknown incompat features", dmg_incompat, REFUSE_INCOMPAT},
+    {"unknown incompat features in the backup", dmg_incompat_backup, REFUSE_INCOMPAT},
+    {"unknown incompat features, primary blank", dmg_incompat_torn_primary, REFUSE_INCOMPAT},
+    {"unknown ro_compat features", dmg_ro_compat, REFUSE_RO_COMPAT},
+    {"unknown compat features", dmg_compat, REFUSE_NONE},
+    {"layout version 1", dmg_version_1, REFUSE_NONE},
     {"corrupt primary", dmg_corrupt_primary, REFUSE_NONE},
     {"both headers corrupt", dmg_both_corrupt, REFUSE_NO_HEADER},
     {"image grown", dmg_grown, REFUSE_SIZE},
@@ -474,10 +557,21 @@ static uint8_t *whole_file(const char *path, size_t *len)
 	return b;
 }
 
+/* The reason is on a problem line (damage) or the unsupported line, as the daemon logs it. */
+static bool reason_named(const struct check_report *rep, enum media_refusal why)
+{
+	bool named = strstr(rep->unsupported, media_refusal_str(why)) != NULL;
+
+	for (size_t i = 0; i < rep->n_problems; i++)
+		named |= strstr(rep->problems[i], media_refusal_str(why)) != NULL;
+	return named;
+}
+
 /*
- * For each damage: check_image unusable <=> region_open fails, and the
- * checker names the media module's reason (fuzz-media's oracle, pinned).
- * A refused region is left byte for byte as it was (a blank one aside,
+ * For each damage: check_image unusable or unsupported <=> region_open
+ * fails, unsupported exactly for a newer build's format, and the checker
+ * names the media module's reason (fuzz-media's oracle, pinned).  A
+ * refused region is left byte for byte as it was (a blank one aside,
  * which the daemon may format).  The region is opened as it is, at its
  * size (no configured size, as pmemzctl check sees it).
  */
@@ -491,6 +585,7 @@ static void test_checker_agrees(void **state)
 		void *fs = NULL;
 		uint8_t *before, *after;
 		size_t len_before, len_after;
+		bool refused;
 		struct fx *f;
 		int ret;
 
@@ -499,26 +594,22 @@ static void test_checker_agrees(void **state)
 		f->rc.size = 0;
 		d->apply(f);
 		assert_int_equal(check_path(f->path, 0, &rep), 0);
+		refused = rep.status == CHECK_UNUSABLE || rep.status == CHECK_UNSUPPORTED;
 		before = whole_file(f->path, &len_before);
 		ret = region_open(&f->rc, &r);
 		if (ret == 0)
 			region_close(r);
-		if (rep.refusal != d->refusal || (rep.status == CHECK_UNUSABLE) != (ret < 0) ||
-		    (rep.status == CHECK_UNUSABLE) != (rep.refusal != REFUSE_NONE)) {
+		if (rep.refusal != d->refusal || refused != (ret < 0) ||
+		    refused != (rep.refusal != REFUSE_NONE) ||
+		    (rep.status == CHECK_UNSUPPORTED) != media_refusal_unsupported(d->refusal)) {
 			for (size_t i = 0; i < rep.n_problems; i++)
 				print_message("  problem: %s\n", rep.problems[i]);
 			fail_msg("%s: checker %s (%s), want %s; region_open: %s", d->name,
 				 check_status_str(rep.status), media_refusal_str(rep.refusal),
 				 media_refusal_str(d->refusal), ret ? strerror(-ret) : "ok");
 		}
-		/* The reason is on a problem line, as the daemon logs it. */
-		if (d->refusal != REFUSE_NONE) {
-			bool named = false;
-
-			for (size_t i = 0; i < rep.n_problems; i++)
-				named |= strstr(rep.problems[i], media_refusal_str(d->refusal)) != NULL;
-			assert_true(named);
-		}
+		if (d->refusal != REFUSE_NONE)
+			assert_true(reason_named(&rep, d->refusal));
 		if (ret < 0 && d->refusal != REFUSE_BLANK) {
 			after = whole_file(f->path, &len_after);
 			if (len_after != len_before || memcmp(before, after, len_before) != 0)

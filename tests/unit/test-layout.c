@@ -118,11 +118,17 @@ static void test_geometry(void **state)
 	assert_int_equal(g.extent_count, 1);
 }
 
-static void header_of(struct layout_header *h, const struct layout_geometry *g, uint32_t flags)
+/*
+ * A sealed header for g: version 2 as a format writes it (incompat move,
+ * and split), or version 1 as every earlier build wrote it (split as flag
+ * bit 0, no masks).
+ */
+static void header_of(struct layout_header *h, const struct layout_geometry *g, uint32_t version,
+		      bool split)
 {
 	memset(h, 0, sizeof(*h));
 	memcpy(h->magic, LAYOUT_MAGIC, 8);
-	h->version = LAYOUT_VERSION;
+	h->version = version;
 	h->header_size = sizeof(*h);
 	h->uuid[0] = 0x42;
 	h->region_size = g->region_size;
@@ -136,7 +142,10 @@ static void header_of(struct layout_header *h, const struct layout_geometry *g, 
 	h->format_time = 1700000000;
 	h->data_align = g->data_align;
 	h->tag_slot_size = LAYOUT_TAG_SLOT_SIZE;
-	h->flags = flags;
+	if (version == 1)
+		h->flags = split ? LAYOUT_FLAG_SPLIT : 0;
+	else
+		h->incompat = LAYOUT_INCOMPAT_MOVE | (split ? LAYOUT_INCOMPAT_SPLIT : 0);
 	layout_header_seal(h);
 }
 
@@ -145,7 +154,7 @@ static void make_header_sized(struct layout_header *h, uint64_t size, uint64_t e
 	struct layout_geometry g;
 
 	assert_int_equal(layout_compute(size, extent, 4096, &g), 0);
-	header_of(h, &g, 0);
+	header_of(h, &g, LAYOUT_VERSION, false);
 }
 
 static void make_header(struct layout_header *h)
@@ -633,12 +642,13 @@ static void test_split_geometry(void **state)
 	assert_true(layout_compute_split(32ull << 20, 1ull << 63, 4096, &g) < 0);
 	assert_int_equal(layout_compute_split(64ull << 20, 1000, 4096, &g), -EINVAL);
 
-	/* A split header checks with its own geometry, and only with the flag. */
+	/* A version 1 split header checks with its own geometry, and only with the flag. */
 	assert_int_equal(layout_compute_split(64ull << 20, 1ull << 20, 4096, &g), 0);
-	header_of(&h, &g, LAYOUT_FLAG_SPLIT);
+	header_of(&h, &g, 1, true);
 	memset(block, 0, sizeof(block));
 	memcpy(block, &h, sizeof(h));
 	assert_int_equal(layout_header_check(block, NULL, NULL, 0), HDR_OK);
+	assert_true(layout_header_split(&h));
 	h.flags = 0; /* the same geometry claimed inline: data over the tables */
 	layout_header_seal(&h);
 	memcpy(block, &h, sizeof(h));
@@ -647,6 +657,304 @@ static void test_split_geometry(void **state)
 	layout_header_seal(&h);
 	memcpy(block, &h, sizeof(h));
 	assert_int_equal(layout_header_check(block, NULL, NULL, 0), HDR_CORRUPT);
+
+	/* Version 2: split is the incompat bit alone; the flags word is reserved. */
+	header_of(&h, &g, 2, true);
+	memcpy(block, &h, sizeof(h));
+	assert_int_equal(layout_header_check(block, NULL, NULL, 0), HDR_OK);
+	assert_true(layout_header_split(&h));
+	h.incompat &= ~LAYOUT_INCOMPAT_SPLIT; /* claimed inline */
+	layout_header_seal(&h);
+	memcpy(block, &h, sizeof(h));
+	assert_int_equal(layout_header_check(block, NULL, NULL, 0), HDR_CORRUPT);
+	h.flags = LAYOUT_FLAG_SPLIT; /* the version 1 way does not make it split */
+	layout_header_seal(&h);
+	memcpy(block, &h, sizeof(h));
+	assert_int_equal(layout_header_check(block, NULL, NULL, 0), HDR_CORRUPT);
+}
+
+/* ---- layout versions and feature masks ---- */
+
+static enum layout_hdr_status check_hdr(const struct layout_header *h, struct layout_header *out,
+					char *why, size_t why_len)
+{
+	static uint8_t block[LAYOUT_BLOCK];
+
+	memset(block, 0, sizeof(block));
+	memcpy(block, h, sizeof(*h));
+	return layout_header_check(block, out, why, why_len);
+}
+
+static void reseal(struct layout_header *h)
+{
+	layout_header_seal(h);
+}
+
+/* Every header every earlier build wrote (version 1, inline and split) reads as it had. */
+static void test_header_v1(void **state)
+{
+	struct layout_geometry g;
+	struct layout_header h, out;
+	struct layout_features f;
+
+	(void)state;
+	assert_int_equal(layout_compute(16 << 20, 256 << 10, 4096, &g), 0);
+	header_of(&h, &g, 1, false);
+	assert_int_equal(check_hdr(&h, &out, NULL, 0), HDR_OK);
+	assert_memory_equal(&out, &h, sizeof(h));
+	layout_header_features(&h, &f);
+	assert_true(f.compat == 0 && f.ro_compat == 0 && f.incompat == LAYOUT_INCOMPAT_MOVE);
+	layout_header_unknown(&h, &f);
+	assert_true(f.compat == 0 && f.ro_compat == 0 && f.incompat == 0);
+	assert_false(layout_header_split(&h));
+
+	assert_int_equal(layout_compute_split(16 << 20, 256 << 10, 4096, &g), 0);
+	header_of(&h, &g, 1, true);
+	assert_int_equal(check_hdr(&h, NULL, NULL, 0), HDR_OK);
+	layout_header_features(&h, &f);
+	assert_true(f.incompat == (LAYOUT_INCOMPAT_MOVE | LAYOUT_INCOMPAT_SPLIT));
+
+	/* The exact version 1 rules: where version 2 has masks, version 1 has zero. */
+	h.compat = 1;
+	reseal(&h);
+	assert_int_equal(check_hdr(&h, NULL, NULL, 0), HDR_CORRUPT);
+	h.compat = 0;
+	h.incompat = LAYOUT_INCOMPAT_MOVE;
+	reseal(&h);
+	assert_int_equal(check_hdr(&h, NULL, NULL, 0), HDR_CORRUPT);
+	h.incompat = 0;
+	h.reserved[50] = 1;
+	reseal(&h);
+	assert_int_equal(check_hdr(&h, NULL, NULL, 0), HDR_CORRUPT);
+}
+
+/* Version 2: what a format writes, the masks, unknown bits of each mask. */
+static void test_header_v2(void **state)
+{
+	struct layout_geometry g;
+	struct layout_header h, v2, out;
+	struct layout_features f;
+	char why[160];
+
+	(void)state;
+	assert_int_equal(layout_compute(16 << 20, 256 << 10, 4096, &g), 0);
+	header_of(&v2, &g, 2, false);
+	assert_int_equal(check_hdr(&v2, &out, why, sizeof(why)), HDR_OK);
+	assert_memory_equal(&out, &v2, sizeof(v2));
+	layout_header_features(&v2, &f);
+	assert_true(f.compat == 0 && f.ro_compat == 0 && f.incompat == LAYOUT_INCOMPAT_MOVE);
+	/* The masks are covered by the checksum. */
+	h = v2;
+	h.incompat ^= UINT64_C(1) << 40;
+	assert_int_equal(check_hdr(&h, NULL, why, sizeof(why)), HDR_CORRUPT);
+	/* move is not required: a reader that knows it reads links anyway. */
+	h = v2;
+	h.incompat = 0;
+	reseal(&h);
+	assert_int_equal(check_hdr(&h, NULL, NULL, 0), HDR_OK);
+	/* Reserved: the flags word and the bytes after the masks. */
+	h = v2;
+	h.flags = 4;
+	reseal(&h);
+	assert_int_equal(check_hdr(&h, NULL, NULL, 0), HDR_CORRUPT);
+	h = v2;
+	h.reserved[107] = 1;
+	reseal(&h);
+	assert_int_equal(check_hdr(&h, NULL, NULL, 0), HDR_CORRUPT);
+
+	/* Unknown incompat: unsupported, naming the bits, whatever else it holds. */
+	h = v2;
+	h.incompat |= (UINT64_C(1) << 5) | (UINT64_C(1) << 63);
+	h.header_size = 512;
+	h.reserved[0] = 9;
+	h.extent_count = 7; /* a geometry this build would call wrong */
+	reseal(&h);
+	memset(&out, 0, sizeof(out));
+	assert_int_equal(check_hdr(&h, &out, why, sizeof(why)), HDR_UNSUPPORTED);
+	assert_non_null(strstr(why, "incompat"));
+	assert_non_null(strstr(why, "0x8000000000000020 (bits 5, 63)"));
+	assert_non_null(strstr(why, "newer pmemzerod"));
+	assert_int_equal(out.incompat, h.incompat);
+	layout_header_unknown(&out, &f);
+	assert_true(f.incompat == ((UINT64_C(1) << 5) | (UINT64_C(1) << 63)));
+
+	/* Unknown ro_compat and compat: a valid header, the bits reported as unknown. */
+	h = v2;
+	h.ro_compat = UINT64_C(1) << 3;
+	reseal(&h);
+	assert_int_equal(check_hdr(&h, &out, NULL, 0), HDR_OK);
+	layout_header_unknown(&out, &f);
+	assert_true(f.ro_compat == (UINT64_C(1) << 3) && f.compat == 0 && f.incompat == 0);
+	h = v2;
+	h.compat = UINT64_C(1) << 0;
+	/* ... whose feature may use the reserved words. */
+	h.flags = 0x77;
+	h.reserved[3] = 0x55;
+	reseal(&h);
+	assert_int_equal(check_hdr(&h, &out, NULL, 0), HDR_OK);
+	layout_header_unknown(&out, &f);
+	assert_true(f.compat == 1 && f.ro_compat == 0);
+	/* ... but not a wrong geometry. */
+	h.extent_count++;
+	reseal(&h);
+	assert_int_equal(check_hdr(&h, NULL, NULL, 0), HDR_CORRUPT);
+
+	/* Versions this build does not know, older or newer. */
+	h = v2;
+	h.version = 3;
+	reseal(&h);
+	assert_int_equal(check_hdr(&h, &out, why, sizeof(why)), HDR_UNSUPPORTED);
+	assert_non_null(strstr(why, "layout version 3"));
+	assert_int_equal(out.version, 3);
+	h.version = 0;
+	reseal(&h);
+	assert_int_equal(check_hdr(&h, NULL, NULL, 0), HDR_UNSUPPORTED);
+}
+
+static void test_feature_strings(void **state)
+{
+	char b[128];
+
+	(void)state;
+	assert_string_equal(layout_mask_str(0, b, sizeof(b)), "0");
+	assert_string_equal(layout_mask_str(4, b, sizeof(b)), "0x0000000000000004 (bit 2)");
+	assert_string_equal(layout_mask_str(0x30, b, sizeof(b)), "0x0000000000000030 (bits 4, 5)");
+	/* Truncated, still a string. */
+	assert_string_equal(layout_mask_str(0x30, b, 8), "0x00000");
+	assert_string_equal(layout_features_str(2, 3, b, sizeof(b)), "split, move");
+	assert_string_equal(layout_features_str(2, 0x12, b, sizeof(b)), "move, bit 4");
+	assert_string_equal(layout_features_str(0, 1, b, sizeof(b)), "bit 0");
+	assert_string_equal(layout_features_str(1, 0, b, sizeof(b)), "none");
+	assert_true(media_refusal_unsupported(REFUSE_UNSUPPORTED));
+	assert_true(media_refusal_unsupported(REFUSE_INCOMPAT));
+	assert_true(media_refusal_unsupported(REFUSE_RO_COMPAT));
+	assert_false(media_refusal_unsupported(REFUSE_NO_HEADER));
+	assert_false(media_refusal_unsupported(REFUSE_NONE));
+}
+
+/* An image of IMG_SIZE bytes whose two header blocks hold p and b (NULL: blank). */
+static enum media_refusal refusal_of(uint8_t *img, const struct layout_header *p,
+				     const struct layout_header *b, struct media_headers *m)
+{
+	struct media_image mi = {.base = img, .size = IMG_SIZE, .data_size = IMG_SIZE};
+
+	memset(img, 0, 2 * LAYOUT_BLOCK);
+	if (p)
+		memcpy(img + LAYOUT_PRIMARY_OFF, p, sizeof(*p));
+	if (b)
+		memcpy(img + LAYOUT_BACKUP_OFF, b, sizeof(*b));
+	return media_region_refusal(&mi, m);
+}
+
+/*
+ * A newer build's header, in either block, is neither used nor rewritten;
+ * unknown ro_compat is readable but refused; unknown compat is used.
+ */
+static void test_headers_newer(void **state)
+{
+	uint8_t *img = calloc(1, IMG_SIZE);
+	struct layout_header h, inc, ro, co, v3;
+	struct media_headers m;
+
+	(void)state;
+	assert_non_null(img);
+	make_header_sized(&h, IMG_SIZE, IMG_EXTENT);
+	inc = ro = co = v3 = h;
+	inc.incompat |= UINT64_C(1) << 9;
+	ro.ro_compat |= UINT64_C(1) << 2;
+	co.compat |= UINT64_C(1) << 7;
+	v3.version = 3;
+	reseal(&inc);
+	reseal(&ro);
+	reseal(&co);
+	reseal(&v3);
+
+	assert_int_equal(refusal_of(img, &h, &h, &m), REFUSE_NONE);
+	assert_int_equal(refusal_of(img, &inc, &h, &m), REFUSE_INCOMPAT);
+	assert_int_equal(m.choice, HDRS_UNSUPPORTED);
+	assert_false(m.repair_primary || m.repair_backup);
+	assert_true(m.unknown.incompat == UINT64_C(1) << 9 && m.newer_version == 0);
+	/* In the backup only: the primary is not used to undo it. */
+	assert_int_equal(refusal_of(img, &h, &inc, &m), REFUSE_INCOMPAT);
+	assert_false(m.repair_primary || m.repair_backup);
+	/* Beside a corrupt, blank or torn primary: refused, never repaired from it. */
+	refusal_of(img, &inc, &inc, &m);
+	img[LAYOUT_PRIMARY_OFF + 40] ^= 1;
+	media_headers_read(img, NULL, 0, &m);
+	assert_int_equal(m.primary, HDR_CORRUPT);
+	assert_int_equal(m.choice, HDRS_UNSUPPORTED);
+	assert_int_equal(refusal_of(img, NULL, &inc, &m), REFUSE_INCOMPAT);
+	assert_int_equal(m.primary, HDR_BLANK);
+	refusal_of(img, &inc, &inc, &m);
+	memset(img + LAYOUT_PRIMARY_OFF, 0, 8); /* the magic word not yet written */
+	media_headers_read(img, NULL, 0, &m);
+	assert_int_equal(m.primary, HDR_CORRUPT);
+	assert_int_equal(m.choice, HDRS_UNSUPPORTED);
+	/* A foreign primary still wins. */
+	refusal_of(img, &inc, &inc, &m);
+	memcpy(img, "NOTOURS!", 8);
+	img[LAYOUT_PRIMARY_OFF + 2000] = 1;
+	media_headers_read(img, NULL, 0, &m);
+	assert_int_equal(m.choice, HDRS_FOREIGN);
+
+	/* A newer layout version, either block. */
+	assert_int_equal(refusal_of(img, &v3, &h, &m), REFUSE_UNSUPPORTED);
+	assert_int_equal(m.newer_version, 3);
+	assert_int_equal(refusal_of(img, &h, &v3, &m), REFUSE_UNSUPPORTED);
+
+	/* ro_compat: the header is usable for reading, the region refused. */
+	assert_int_equal(refusal_of(img, &ro, &ro, &m), REFUSE_RO_COMPAT);
+	assert_int_equal(m.choice, HDRS_PRIMARY);
+	assert_true(m.unknown.ro_compat == UINT64_C(1) << 2);
+	assert_int_equal(refusal_of(img, &h, &ro, &m), REFUSE_RO_COMPAT);
+	/* Damage is damage first: the size (a ro_compat feature cannot change it). */
+	{
+		struct media_image mi = {.base = img, .size = IMG_SIZE, .data_size = IMG_SIZE / 2};
+
+		refusal_of(img, &ro, &ro, &m);
+		assert_int_equal(media_region_refusal(&mi, &m), REFUSE_SIZE);
+	}
+
+	/* compat: used; a repair copies the header that carries them. */
+	assert_int_equal(refusal_of(img, NULL, &co, &m), REFUSE_NONE);
+	assert_int_equal(m.choice, HDRS_BACKUP);
+	assert_true(m.repair_primary);
+	assert_true(m.unknown.compat == UINT64_C(1) << 7);
+	assert_int_equal(m.hb.compat, co.compat);
+	assert_int_equal(refusal_of(img, &co, &h, &m), REFUSE_NONE);
+	assert_true(m.differ && m.repair_backup);
+	free(img);
+}
+
+/* A format cut while it wrote the backup, by this build or by a version 1 one. */
+static void test_interrupted_format_versions(void **state)
+{
+	uint8_t *img = calloc(1, IMG_SIZE);
+	struct layout_header h;
+	struct layout_geometry g;
+
+	(void)state;
+	assert_non_null(img);
+	assert_int_equal(layout_compute(IMG_SIZE, IMG_EXTENT, 4096, &g), 0);
+	header_of(&h, &g, 2, false);
+	memcpy(img + LAYOUT_BACKUP_OFF, &h, 16);
+	memcpy(img + LAYOUT_BACKUP_OFF + 136, &h.incompat, 8);
+	assert_true(media_interrupted_format(img, IMG_SIZE, IMG_EXTENT, 4096, NULL, 0));
+	/* Masks a format of this build does not write: a newer build's, not ours to redo. */
+	h.incompat |= UINT64_C(1) << 9;
+	memcpy(img + LAYOUT_BACKUP_OFF + 136, &h.incompat, 8);
+	assert_false(media_interrupted_format(img, IMG_SIZE, IMG_EXTENT, 4096, NULL, 0));
+	memset(img + LAYOUT_BACKUP_OFF + 136, 0, 8);
+	h.ro_compat = 1;
+	memcpy(img + LAYOUT_BACKUP_OFF + 128, &h.ro_compat, 8);
+	assert_false(media_interrupted_format(img, IMG_SIZE, IMG_EXTENT, 4096, NULL, 0));
+	memset(img + LAYOUT_BACKUP_OFF, 0, LAYOUT_BLOCK);
+	/* A version 1 format's words. */
+	header_of(&h, &g, 1, false);
+	memcpy(img + LAYOUT_BACKUP_OFF, &h, 16);
+	memcpy(img + LAYOUT_BACKUP_OFF + 32, &h.region_size, 8);
+	assert_true(media_interrupted_format(img, IMG_SIZE, IMG_EXTENT, 4096, NULL, 0));
+	free(img);
 }
 
 int main(void)
@@ -667,6 +975,11 @@ int main(void)
 	    cmocka_unit_test(test_headers_read),
 	    cmocka_unit_test(test_wiped_and_interrupted),
 	    cmocka_unit_test(test_split_geometry),
+	    cmocka_unit_test(test_header_v1),
+	    cmocka_unit_test(test_header_v2),
+	    cmocka_unit_test(test_feature_strings),
+	    cmocka_unit_test(test_headers_newer),
+	    cmocka_unit_test(test_interrupted_format_versions),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -464,6 +464,172 @@ static void test_unsupported_version_refused(void **state)
 	assert_int_equal(file_hash(f->path), h);
 }
 
+/* Both header blocks of path (at 0, as the headers of an inline or a split region) rewritten. */
+static void edit_headers(const char *path, void (*edit)(struct layout_header *h, void *arg),
+			 void *arg)
+{
+	struct layout_header h;
+
+	read_header(path, 0, &h);
+	edit(&h, arg);
+	layout_header_seal(&h);
+	write_at(path, LAYOUT_PRIMARY_OFF, &h, sizeof(h));
+	write_at(path, LAYOUT_BACKUP_OFF, &h, sizeof(h));
+}
+
+/* As every build before the feature masks wrote it: version 1, split as flag bit 0. */
+static void as_version_1(struct layout_header *h, void *arg)
+{
+	(void)arg;
+	h->flags = (h->incompat & LAYOUT_INCOMPAT_SPLIT) ? LAYOUT_FLAG_SPLIT : 0;
+	h->version = 1;
+	h->compat = h->ro_compat = h->incompat = 0;
+}
+
+static void or_masks(struct layout_header *h, void *arg)
+{
+	const struct layout_features *f = arg;
+
+	h->compat |= f->compat;
+	h->ro_compat |= f->ro_compat;
+	h->incompat |= f->incompat;
+}
+
+/* A region with a committed tag "keep" of 2 extents, closed; reopened by check_keep. */
+static void commit_keep(struct fx *f)
+{
+	struct region *r = open_ok(f);
+	struct run *runs = NULL;
+	size_t n_runs;
+
+	wait_all_zeroed(r);
+	assert_int_equal(region_lease(r, 2, &runs, &n_runs), 0);
+	assert_int_equal(region_commit(r, runs, n_runs, "keep", 7, true), 0);
+	assert_int_equal(region_sync(r), 3);
+	free(runs);
+	region_close(r);
+}
+
+static void check_keep(struct fx *f)
+{
+	struct region *r = open_ok(f);
+	uint32_t id;
+
+	assert_int_equal(region_tag_lookup(r, "keep", 7, &id), 0);
+	assert_int_equal(region_tag_extents(r, id), 2);
+	region_close(r);
+}
+
+/*
+ * A new region is layout version 2 with incompat move; a version 1 region
+ * (inline or split, as every earlier build wrote it) opens as it did and
+ * stays version 1, a header repair included, so that build still opens it.
+ */
+static void test_layout_version_1_opens(void **state)
+{
+	struct fx *f = *state;
+	struct layout_header h, hb;
+	char meta[160];
+	uint64_t w = 0x5a5a5a5a;
+
+	commit_keep(f);
+	read_header(f->path, 0, &h);
+	assert_int_equal(h.version, 2);
+	assert_true(h.incompat == LAYOUT_INCOMPAT_MOVE && !h.compat && !h.ro_compat && !h.flags);
+	edit_headers(f->path, as_version_1, NULL);
+	check_keep(f);
+	read_header(f->path, 0, &h);
+	assert_int_equal(h.version, 1);
+	/* A torn primary: repaired from the backup, as version 1. */
+	write_at(f->path, 200, &w, sizeof(w));
+	check_keep(f);
+	read_header(f->path, 0, &h);
+	read_header(f->path, LAYOUT_BACKUP_OFF, &hb);
+	assert_int_equal(h.version, 1);
+	assert_memory_equal(&h, &hb, sizeof(h));
+
+	/* Split: the metadata file's headers with flag bit 0. */
+	fx_fini(f);
+	snprintf(meta, sizeof(meta), "%s.meta", f->path);
+	(void)unlink(meta);
+	f->rc.metadata = meta;
+	commit_keep(f);
+	edit_headers(meta, as_version_1, NULL);
+	read_header(meta, 0, &h);
+	assert_true(h.version == 1 && h.flags == LAYOUT_FLAG_SPLIT && layout_header_split(&h));
+	check_keep(f);
+	read_header(meta, 0, &h);
+	assert_true(h.version == 1 && h.flags == LAYOUT_FLAG_SPLIT);
+	/* The metadata opened inline: a split header there is refused. */
+	{
+		struct region_conf rc = f->rc;
+		struct region *r = NULL;
+
+		rc.metadata = NULL;
+		rc.path = meta;
+		rc.size = 0;
+		assert_int_equal(region_open(&rc, &r), -EINVAL);
+	}
+	(void)unlink(meta);
+}
+
+/*
+ * A newer build's features: unknown incompat refused (-ENOTSUP), unknown
+ * ro_compat refused (-EROFS), both with the file left byte for byte as it
+ * was although recovery has work (a LEASED record); unknown compat used,
+ * and a repair keeps them with the rest of the header block.
+ */
+static void test_unknown_features(void **state)
+{
+	struct fx *f = *state;
+	struct region *r = NULL;
+	struct layout_features inc = {.incompat = UINT64_C(1) << 30};
+	struct layout_features ro = {.ro_compat = UINT64_C(1) << 4};
+	struct layout_features co = {.compat = UINT64_C(1) << 1};
+	struct layout_header h, hb;
+	uint8_t block[LAYOUT_BLOCK], mark = 0x6b;
+	uint64_t hash, w = 0x5a5a5a5a;
+
+	commit_keep(f);
+	read_header(f->path, 0, &h);
+	write_rec(f->path, &h, h.extent_count - 1, layout_rec(EXT_LEASED, 0, 9));
+	edit_headers(f->path, or_masks, &inc);
+	hash = file_hash(f->path);
+	assert_int_equal(region_open(&f->rc, &r), -ENOTSUP);
+	assert_int_equal(file_hash(f->path), hash);
+
+	read_at(f->path, 0, block, sizeof(block));
+	memcpy(&h, block, sizeof(h));
+	h.incompat &= ~inc.incompat;
+	h.ro_compat = ro.ro_compat;
+	layout_header_seal(&h);
+	write_at(f->path, 0, &h, sizeof(h));
+	write_at(f->path, LAYOUT_BACKUP_OFF, &h, sizeof(h));
+	hash = file_hash(f->path);
+	assert_int_equal(region_open(&f->rc, &r), -EROFS);
+	assert_int_equal(file_hash(f->path), hash);
+	/* In the backup alone too: the primary is not used to undo it. */
+	h.ro_compat = 0;
+	layout_header_seal(&h);
+	write_at(f->path, 0, &h, sizeof(h));
+	hash = file_hash(f->path);
+	assert_int_equal(region_open(&f->rc, &r), -EROFS);
+	assert_int_equal(file_hash(f->path), hash);
+	write_at(f->path, LAYOUT_BACKUP_OFF, &h, sizeof(h));
+
+	/* compat: served; a torn primary is rewritten from the whole backup block. */
+	edit_headers(f->path, or_masks, &co);
+	write_at(f->path, LAYOUT_BACKUP_OFF + 3000, &mark, 1);
+	write_at(f->path, 200, &w, sizeof(w));
+	check_keep(f);
+	read_header(f->path, 0, &h);
+	read_header(f->path, LAYOUT_BACKUP_OFF, &hb);
+	assert_true(h.compat == co.compat);
+	assert_memory_equal(&h, &hb, sizeof(h));
+	read_at(f->path, 3000, &w, 1);
+	assert_int_equal((uint8_t)w, mark);
+}
+
 /*
  * A split region refused for its metadata file's size (larger than its
  * tables) with a corrupt backup header: the repair the header choice asks
@@ -664,7 +830,9 @@ static void test_split_metadata(void **state)
 	region_close(r);
 
 	read_header(meta, 0, &h);
-	assert_true(h.flags & LAYOUT_FLAG_SPLIT);
+	assert_int_equal(h.version, LAYOUT_VERSION);
+	assert_true(h.incompat == (LAYOUT_INCOMPAT_SPLIT | LAYOUT_INCOMPAT_MOVE));
+	assert_int_equal(h.flags, 0);
 	assert_int_equal(h.region_size, 16 * MiB);
 	assert_int_equal(h.data_off, 0);
 	assert_int_equal(stat(meta, &st), 0);
@@ -1769,6 +1937,8 @@ int main(void)
 	    T(test_foreign_refused),
 	    T(test_geometry_mismatch_refused),
 	    T(test_unsupported_version_refused),
+	    T(test_layout_version_1_opens),
+	    T(test_unknown_features),
 	    T(test_refused_split_untouched),
 	    T(test_one_daemon_per_region),
 	    T(test_handed_fd_and_lock),
