@@ -20,11 +20,20 @@
  *  - metadata = PATH: the tenant maps the data file only; writing all of it
  *    leaves the allocation state intact; `pmemzctl check --metadata` checks
  *    the pair.
+ *  - A newer pmemzerod's feature bits (docs/on-media-format.md, "Features"):
+ *    unknown incompat and ro_compat refuse that region, naming the bits,
+ *    with its file left byte for byte as it was (a lease to recover in it),
+ *    while the other serves; `pmemzctl check` says unsupported (exit 3).
+ *    Unknown compat serves, and a header repair keeps them.  Layout
+ *    version 1 (every earlier build's) opens and stays version 1.  Masks a
+ *    tenant flips in its region's header, resealed or not, never crash the
+ *    daemon nor make it write to the region it refuses.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -652,6 +661,258 @@ static void test_metadata_out_of_reach(void **state)
 	itest_daemon_stop(e);
 }
 
+/* ---- a newer pmemzerod's feature bits ---- */
+
+/* Both header blocks of the file at path: f or'ed into the masks (as v1: version 1), resealed. */
+static void edit_headers(const char *path, const struct layout_features *f, bool v1)
+{
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	struct layout_header h;
+
+	assert_true(fd >= 0);
+	for (off_t off = 0; off < 2 * LAYOUT_BLOCK; off += LAYOUT_BLOCK) {
+		assert_int_equal(pread(fd, &h, sizeof(h), off), (ssize_t)sizeof(h));
+		if (v1) {
+			h.flags = layout_header_split(&h) ? LAYOUT_FLAG_SPLIT : 0;
+			h.version = 1;
+			h.compat = h.ro_compat = h.incompat = 0;
+		} else {
+			h.compat |= f->compat;
+			h.ro_compat |= f->ro_compat;
+			h.incompat |= f->incompat;
+		}
+		layout_header_seal(&h);
+		assert_int_equal(pwrite(fd, &h, sizeof(h), off), (ssize_t)sizeof(h));
+	}
+	close(fd);
+}
+
+static void assert_file_is(const char *path, const void *want, size_t len)
+{
+	size_t n;
+	void *now = itest_read_file(path, &n);
+
+	if (n != len || memcmp(now, want, len) != 0)
+		fail_msg("%s was written to (%zu bytes, was %zu)", path, n, len);
+	free(now);
+}
+
+/* A tag "keep" (2 MiB, pattern seed) committed in region, kept; then found again. */
+static void keep_tag(const struct itest_env *e, const char *region, uint64_t seed, bool commit)
+{
+	struct pmemz_client *c = NULL;
+	struct pmemz_region *r = NULL;
+	struct pmemz_alloc *al = NULL;
+
+	assert_int_equal(pmemz_client_new(e->sock, &c), 0);
+	assert_int_equal(pmemz_region_open(c, region, &r), 0);
+	if (commit) {
+		assert_int_equal(pmemz_alloc_new(r, 2 * MIB, 0, &al), 0);
+		itest_fill_alloc(r, al, seed);
+		assert_int_equal(pmemz_alloc_commit(al, "keep", PMEMZ_COMMIT_FLUSH), 0);
+	} else {
+		assert_int_equal(pmemz_alloc_open(r, "keep", &al), 0);
+		itest_check_alloc(r, al, seed);
+	}
+	pmemz_alloc_close(al);
+	pmemz_region_close(r);
+	pmemz_client_free(c);
+}
+
+/* `pmemzctl check [--json] PATH`: its exit status; fails unless want is in its output. */
+static int ctl_check(const char *path, bool json, const char *want)
+{
+	char *out = NULL;
+	int status = ctl(&out, json ? "--json" : "check", json ? "check" : path, json ? path : NULL,
+			 NULL, NULL);
+
+	assert_true(WIFEXITED(status));
+	if (want && !strstr(out, want))
+		fail_msg("pmemzctl check %s: no \"%s\" in:\n%s", path, want, out);
+	free(out);
+	return WEXITSTATUS(status);
+}
+
+/*
+ * A newer build's incompat and ro_compat bits in region a, a lease left
+ * LEASED on its media by a crash: a is refused with the bits named and not
+ * a byte of it changes; b serves; the checker says unsupported.  Without
+ * the bits, a serves its tag again.
+ */
+static void test_newer_features_refused(void **state)
+{
+	static const struct {
+		struct layout_features f;
+		const char *reason, *status;
+	} cases[] = {
+	    {{.incompat = UINT64_C(1) << 40},
+	     "unknown incompat features 0x0000010000000000 (bit 40): a newer pmemzerod",
+	     "\"status\": \"unsupported\""},
+	    {{.ro_compat = UINT64_C(1) << 3},
+	     "unknown ro_compat features 0x0000000000000008 (bit 3): a newer pmemzerod",
+	     "\"status\": \"unsupported (read-only)\""},
+	};
+	struct itest_env *e = *state;
+	struct pmemz_client *c = NULL;
+	struct pmemz_region *r = NULL;
+	struct pmemz_alloc *held = NULL;
+	char a[PATH_MAX];
+	void *orig, *before;
+	size_t len, n;
+	uint64_t lease;
+	int sock;
+
+	two_regions(e);
+	region_img(e, "a", a, sizeof(a));
+	itest_daemon_start(e);
+	keep_tag(e, "a", 41, true);
+	assert_int_equal(pmemz_client_new(e->sock, &c), 0);
+	assert_int_equal(pmemz_region_open(c, "a", &r), 0);
+	assert_int_equal(pmemz_alloc_new(r, MIB, 0, &held), 0);
+	itest_daemon_kill(e);
+	pmemz_alloc_close(held);
+	pmemz_region_close(r);
+	pmemz_client_free(c);
+	orig = itest_read_file(a, &len);
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		edit_headers(a, &cases[k].f, false);
+		before = itest_read_file(a, &n);
+		itest_daemon_start(e);
+		assert_true(region_failed(e, "a", cases[k].reason));
+		region_serves(e, "b", "beside");
+		sock = itest_raw_connect(e->sock);
+		assert_int_equal(itest_raw_alloc(sock, "a", MIB, true, &lease), -EIO);
+		close(sock);
+		itest_daemon_stop(e);
+		assert_file_is(a, before, n);
+		assert_int_equal(ctl_check(a, false, "newer pmemzerod"), 3);
+		assert_int_equal(ctl_check(a, true, cases[k].status), 3);
+		assert_file_is(a, before, n);
+		free(before);
+		itest_write_file(a, orig, len);
+	}
+	/* With the bits gone (a pmemzerod that knows them), a serves its tag. */
+	free(orig);
+	itest_daemon_start(e);
+	assert_false(region_failed(e, "a", NULL));
+	keep_tag(e, "a", 41, false);
+	itest_daemon_stop(e);
+}
+
+/*
+ * Unknown compat bits: a serves, and the torn primary it repairs from the
+ * backup keeps them.  Layout version 1 (inline, as every earlier build
+ * wrote it) opens and stays version 1.
+ */
+static void test_compat_and_version_1(void **state)
+{
+	struct itest_env *e = *state;
+	struct layout_features co = {.compat = UINT64_C(1) << 62};
+	struct layout_header hp, hb;
+	char a[PATH_MAX];
+	uint64_t w = 0x5a5a5a5a;
+	int fd;
+
+	two_regions(e);
+	region_img(e, "a", a, sizeof(a));
+	itest_daemon_start(e);
+	keep_tag(e, "a", 42, true);
+	itest_daemon_stop(e);
+
+	edit_headers(a, &co, false);
+	fd = open(a, O_RDWR | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, &w, sizeof(w), 200), (ssize_t)sizeof(w));
+	for (int round = 0; round < 2; round++) {
+		itest_daemon_start(e);
+		assert_false(region_failed(e, "a", NULL));
+		keep_tag(e, "a", 42, false);
+		region_serves(e, "a", round ? "v1" : "compat");
+		itest_daemon_stop(e);
+		assert_int_equal(pread(fd, &hp, sizeof(hp), 0), (ssize_t)sizeof(hp));
+		assert_int_equal(pread(fd, &hb, sizeof(hb), LAYOUT_BACKUP_OFF),
+				 (ssize_t)sizeof(hb));
+		assert_memory_equal(&hp, &hb, sizeof(hp));
+		if (round == 0) {
+			assert_true(hp.compat == co.compat);
+			assert_int_equal(ctl_check(a, false, "unknown compat"), 0);
+			edit_headers(a, NULL, true);
+		} else {
+			assert_int_equal(hp.version, 1);
+			assert_int_equal(ctl_check(a, false, "layout version"), 0);
+		}
+	}
+	close(fd);
+}
+
+/*
+ * A tenant of the inline region a writes its header's masks through its
+ * mapping: resealed (unknown incompat; ro_compat in the primary alone; the
+ * split bit), or flipped without resealing in both copies.  The daemon
+ * running meanwhile does not notice; the restart refuses a without
+ * writing to it, never crashes, and b serves throughout.
+ */
+static void test_tenant_flips_masks(void **state)
+{
+	static const struct {
+		size_t off; /* of the mask byte, in each copy listed */
+		uint8_t xor ;
+		bool reseal, backup;
+	} rounds[] = {
+	    {offsetof(struct layout_header, incompat) + 3, 0x10, true, true},
+	    {offsetof(struct layout_header, ro_compat), 0x01, true, false},
+	    {offsetof(struct layout_header, incompat), LAYOUT_INCOMPAT_SPLIT, true, true},
+	    {offsetof(struct layout_header, compat) + 7, 0x80, false, true},
+	};
+	struct itest_env *e = *state;
+	char a[PATH_MAX];
+	void *orig, *before;
+	size_t len, n;
+
+	two_regions(e);
+	region_img(e, "a", a, sizeof(a));
+	itest_daemon_start(e);
+	keep_tag(e, "a", 43, true);
+	itest_daemon_stop(e);
+	orig = itest_read_file(a, &len);
+	for (size_t k = 0; k < sizeof(rounds) / sizeof(rounds[0]); k++) {
+		struct pmemz_client *c = NULL;
+		struct pmemz_region *r = NULL;
+		uint8_t *base;
+
+		itest_daemon_start(e);
+		assert_int_equal(pmemz_client_new(e->sock, &c), 0);
+		assert_int_equal(pmemz_region_open(c, "a", &r), 0);
+		base = pmemz_region_address(r);
+		for (size_t off = 0; off <= (rounds[k].backup ? LAYOUT_BACKUP_OFF : 0);
+		     off += LAYOUT_BACKUP_OFF) {
+			base[off + rounds[k].off] ^= rounds[k].xor ;
+			if (rounds[k].reseal)
+				layout_header_seal((struct layout_header *)(void *)(base + off));
+		}
+		(void)msync(base, 2 * LAYOUT_BLOCK, MS_SYNC);
+		pmemz_region_close(r);
+		pmemz_client_free(c);
+		region_serves(e, "b", "meanwhile");
+		itest_daemon_stop(e);
+
+		before = itest_read_file(a, &n);
+		itest_daemon_start(e);
+		assert_true(region_failed(e, "a", NULL));
+		region_serves(e, "b", "beside");
+		assert_int_equal(kill(e->pid, 0), 0);
+		itest_daemon_stop(e);
+		assert_file_is(a, before, n);
+		free(before);
+		itest_write_file(a, orig, len);
+	}
+	free(orig);
+	itest_daemon_start(e);
+	keep_tag(e, "a", 43, false);
+	itest_daemon_stop(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -665,6 +926,10 @@ int main(void)
 					    itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_metadata_out_of_reach, itest_setup,
 					    itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_newer_features_refused, itest_setup,
+					    itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_compat_and_version_1, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_tenant_flips_masks, itest_setup, itest_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
