@@ -9,8 +9,10 @@
  *   media/    metadata prefixes (FUZZ_MEDIA_META bytes) of FUZZ_MEDIA_SIZE
  *             regions: formatted, states and tag slots set as the media
  *             fixture (tests/unit/media-fixture.c) sets them, damaged
- *             headers, and the power-fail simulator's (tests/crash/pmsim.c)
- *             images at every drain of a commit-and-free workload
+ *             headers, a newer build's feature bits (features-*), and the
+ *             power-fail simulator's (tests/crash/pmsim.c) images at every
+ *             drain of a commit-and-free workload; v1-* are some of them
+ *             with layout version 1 headers, as earlier builds wrote them
  *   check/    flags byte + whole images: the fixture's, some power-fail ones
  *
  * Every file is named seed-*; regression inputs (regress-*) are left alone.
@@ -295,6 +297,31 @@ static void put_image(const char *name, const uint8_t *img, bool check)
 	put("check", name, buf, sizeof(buf));
 }
 
+/*
+ * The same image as the build before the feature masks wrote it: every
+ * valid header block rewritten as layout version 1 (split as flag bit 0).
+ */
+static void put_image_v1(const char *name, const uint8_t *img, bool check)
+{
+	static uint8_t v1[FUZZ_MEDIA_SIZE];
+	char n[96];
+
+	memcpy(v1, img, sizeof(v1));
+	for (uint64_t off = 0; off < 2 * LAYOUT_BLOCK; off += LAYOUT_BLOCK) {
+		struct layout_header h;
+
+		if (layout_header_check(v1 + off, &h, NULL, 0) != HDR_OK || h.version != 2)
+			continue;
+		h.flags = layout_header_split(&h) ? LAYOUT_FLAG_SPLIT : 0;
+		h.version = 1;
+		h.compat = h.ro_compat = h.incompat = 0;
+		layout_header_seal(&h);
+		memcpy(v1 + off, &h, sizeof(h));
+	}
+	(void)snprintf(n, sizeof(n), "v1-%s", name);
+	put_image(n, v1, check);
+}
+
 static struct region *open_region(void)
 {
 	struct region *r = NULL;
@@ -411,6 +438,8 @@ static void cut_each_drain(struct pmsim *sim, void (*wl)(struct pmsim *), const 
 			(void)snprintf(name, sizeof(name), "%s-%02" PRIu64 "-%" PRIu64, prefix, cut,
 				       seed);
 			put_image(name, img, seed == 1 && cut % 4 == 0);
+			if (seed == 1 && cut % 4 == 0)
+				put_image_v1(name, img, false);
 		}
 	}
 }
@@ -452,6 +481,8 @@ static void gen_powerfail(void)
 			(void)snprintf(name, sizeof(name), "powerfail-%02" PRIu64 "-%" PRIu64, cut,
 				       seed);
 			put_image(name, img, seed == 1 && cut % 4 == 0);
+			if (seed == 1 && cut % 4 == 0)
+				put_image_v1(name, img, false);
 		}
 	}
 	pmsim_free(sim);
@@ -514,17 +545,20 @@ static void gen_moves_media(const uint8_t *base)
 	set_slot(batch, 4, TAG_WRITTEN, 1000, "c3", 1);
 	set_link(batch, 4, LINK_MEMBER, 2, 1, 77, 3);
 	put_image("move-undecided", batch, true);
+	put_image_v1("move-undecided", batch, true);
 
 	memcpy(img, batch, sizeof(img));
 	set_slot(img, 2, TAG_VALID, 0, "", 0);
 	set_link(img, 2, LINK_MARKER, 0, 0, 77, 2);
 	put_image("move-decided", img, true);
+	put_image_v1("move-decided", img, true);
 
 	/* Half of phase 2: one record moved, its member VALID, the pool's count torn. */
 	set_rec(img, 2, layout_rec(EXT_COMMITTED, 3, 1));
 	memset(img + hdr.tag_table_off + 2 * LAYOUT_TAG_SLOT_SIZE, 0x33, 8); /* c2 VALID */
 	img[hdr.tag_table_off + 24] = 2; /* p's n_extents, its checksum not */
 	put_image("move-half-applied", img, true);
+	put_image_v1("move-half-applied", img, true);
 
 	/* Every pool extent moved and the pool FREE: the marker still VALID. */
 	memcpy(img, batch, sizeof(img));
@@ -550,6 +584,73 @@ static void gen_moves_media(const uint8_t *base)
 	put_image("move-same-extent", img, true);
 }
 
+/* Header block off of img: its features or'ed with f (version 3 when f is NULL), resealed. */
+static void set_features(uint8_t *img, uint64_t off, const struct layout_features *f)
+{
+	struct layout_header h;
+
+	memcpy(&h, img + off, sizeof(h));
+	if (f) {
+		h.compat |= f->compat;
+		h.ro_compat |= f->ro_compat;
+		h.incompat |= f->incompat;
+	} else {
+		h.version = 3;
+	}
+	layout_header_seal(&h);
+	memcpy(img + off, &h, sizeof(h));
+}
+
+/*
+ * A newer build's headers (docs/on-media-format.md, "Features"): unknown
+ * incompat, ro_compat and compat bits, in both blocks or one, beside a
+ * torn primary, a newer version; and masks a tenant flipped in an inline
+ * region's header, resealed or not.
+ */
+static void gen_features(const uint8_t *base)
+{
+	static uint8_t img[FUZZ_MEDIA_SIZE], tagged[FUZZ_MEDIA_SIZE];
+	static const struct layout_features inc = {.incompat = UINT64_C(1) << 5};
+	static const struct layout_features ro = {.ro_compat = UINT64_C(1) << 0};
+	static const struct layout_features co = {.compat = UINT64_C(1) << 63};
+	static const struct {
+		const char *name;
+		const struct layout_features *f[2]; /* primary, backup; NULL entries: not edited */
+		bool torn_primary;
+	} cases[] = {
+	    {"features-incompat", {&inc, &inc}, false},
+	    {"features-incompat-backup", {NULL, &inc}, false},
+	    {"features-incompat-torn-primary", {&inc, &inc}, true},
+	    {"features-ro-compat", {&ro, &ro}, false},
+	    {"features-ro-compat-backup", {NULL, &ro}, false},
+	    {"features-compat", {&co, &co}, false},
+	    {"features-compat-torn-primary", {&co, &co}, true},
+	};
+
+	memcpy(tagged, base, sizeof(tagged));
+	set_rec(tagged, 0, layout_rec(EXT_COMMITTED, 1, 1));
+	set_rec(tagged, 1, layout_rec(EXT_LEASED, 0, 1));
+	set_slot(tagged, 1, TAG_VALID, 1000, "t1", 1);
+	for (size_t k = 0; k < ARRAY_SIZE(cases); k++) {
+		memcpy(img, tagged, sizeof(img));
+		for (unsigned b = 0; b < 2; b++)
+			if (cases[k].f[b])
+				set_features(img, b * LAYOUT_BLOCK, cases[k].f[b]);
+		if (cases[k].torn_primary)
+			memset(img + LAYOUT_PRIMARY_OFF + 48, 0, 16);
+		put_image(cases[k].name, img, true);
+	}
+	memcpy(img, tagged, sizeof(img));
+	set_features(img, LAYOUT_PRIMARY_OFF, NULL);
+	put_image("features-version-3", img, true);
+	/* Flipped without resealing: a corrupt primary, then both. */
+	memcpy(img, tagged, sizeof(img));
+	img[LAYOUT_PRIMARY_OFF + offsetof(struct layout_header, incompat) + 2] ^= 0x40;
+	put_image("features-flipped-primary", img, true);
+	img[LAYOUT_BACKUP_OFF + offsetof(struct layout_header, ro_compat)] ^= 0x01;
+	put_image("features-flipped-both", img, true);
+}
+
 /* The media fixture's kinds of damage (tests/unit/test-media.c), on a formatted image. */
 static void gen_fixture(void)
 {
@@ -567,7 +668,9 @@ static void gen_fixture(void)
 		die("unexpected geometry: %" PRIu64 " extents, data at %" PRIu64, hdr.extent_count,
 		    hdr.data_off);
 	put_image("formatted", base, true);
+	put_image_v1("formatted", base, true);
 	gen_moves_media(base);
+	gen_features(base);
 
 	/* Every state, a VALID tag with its records. */
 	memcpy(img, base, sizeof(img));
@@ -577,6 +680,7 @@ static void gen_fixture(void)
 	set_rec(img, 3, layout_rec(EXT_BAD, 0, 1));
 	set_slot(img, 1, TAG_VALID, 1000, "t1", 2);
 	put_image("states", img, true);
+	put_image_v1("states", img, true);
 
 	/* A commit cut before VALID (rolled back) and a free cut before FREE (completed). */
 	memcpy(img, base, sizeof(img));
@@ -586,6 +690,7 @@ static void gen_fixture(void)
 	set_rec(img, 6, layout_rec(EXT_COMMITTED, 3, 1));
 	set_slot(img, 3, TAG_FREEING, 0, "f", 2);
 	put_image("written-freeing", img, true);
+	put_image_v1("written-freeing", img, true);
 
 	/* Damage: unknown code, tag out of range, COMMITTED under a FREE slot, a bad checksum. */
 	memcpy(img, base, sizeof(img));
@@ -612,12 +717,14 @@ static void gen_fixture(void)
 	memcpy(img, base, sizeof(img));
 	img[LAYOUT_PRIMARY_OFF + 40] ^= 0x10;
 	put_image("primary-corrupt", img, true);
+	put_image_v1("primary-corrupt", img, true);
 	memcpy(img, base, sizeof(img));
 	img[LAYOUT_BACKUP_OFF + 48] ^= 0x01;
 	put_image("backup-corrupt", img, true);
 	memcpy(img, base, sizeof(img));
 	memset(img + LAYOUT_PRIMARY_OFF, 0, LAYOUT_BLOCK);
 	put_image("primary-blank", img, true);
+	put_image_v1("primary-blank", img, true);
 	memcpy(img, base, sizeof(img));
 	img[LAYOUT_PRIMARY_OFF + 8] ^= 0x02;
 	img[LAYOUT_BACKUP_OFF + 8] ^= 0x02;
