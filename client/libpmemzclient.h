@@ -29,8 +29,8 @@
 extern "C" {
 #endif
 
-#define PMEMZ_CLIENT_MAJOR 1
-#define PMEMZ_CLIENT_MINOR 5
+/* PMEMZ_CLIENT_MAJOR, _MINOR, _PATCH and the string PMEMZ_CLIENT_VERSION */
+#include "libpmemzclient-version.h"
 
 /* Environment variable naming the daemon socket when the path is NULL. */
 #define PMEMZ_SOCKET_ENV "PMEMZ_SOCKET"

@@ -20,6 +20,7 @@
 
 #include "disk.h"
 #include "libpmemzclient.h"
+#include "pmemz-version.h"
 
 #define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
 

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "pmemz-version.h"
 #include "pmemzctl.h"
 
 extern const struct ctl_cmd cmd_check; /* cmd-check.c: offline, no daemon */
@@ -198,8 +199,8 @@ int main(int argc, char **argv)
 			ctl.socket_path = optarg;
 			break;
 		case 'V':
-			(void)printf("pmemzctl %s (libpmemzclient %d.%d)\n", PMEMZ_VERSION,
-				     PMEMZ_CLIENT_MAJOR, PMEMZ_CLIENT_MINOR);
+			(void)printf("pmemzctl %s (libpmemzclient %s)\n", PMEMZ_VERSION,
+				     PMEMZ_CLIENT_VERSION);
 			return CTL_EXIT_OK;
 		case 'h':
 			usage(stdout);

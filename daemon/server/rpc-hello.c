@@ -3,6 +3,7 @@
 
 #include "connection.h"
 #include "log.h"
+#include "pmemz-version.h"
 #include "rpc.h"
 
 /* HELLO: protocol version, daemon version, and who the daemon thinks we are. */

@@ -8,7 +8,7 @@ endif()
 add_test(NAME client-symbols
   COMMAND sh ${PMEMZ_TEST_SRC}/unit/test-symbols.sh $<TARGET_FILE:pmemzclient>
           ${PMEMZ_CLIENT_SRC_DIR}/libpmemzclient.sym
-          ${PMEMZ_CLIENT_SRC_DIR}/libpmemzadmin.h ${CMAKE_C_COMPILER})
+          ${PMEMZ_CLIENT_SRC_DIR}/libpmemzadmin.h ${CMAKE_C_COMPILER} ${PMEMZ_GENERATED_INCLUDE_DIR})
 set_tests_properties(client-symbols PROPERTIES SKIP_RETURN_CODE 77 LABELS "unit;client")
 
 # Argument checks, connection errors, the transport against a fake daemon.

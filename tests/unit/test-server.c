@@ -38,6 +38,7 @@
 #include "log.h"
 #include "manager.h"
 #include "peer.h"
+#include "pmemz-version.h"
 #include "sanitizer.h"
 
 #define MiB (1ull << 20)
