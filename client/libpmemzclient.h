@@ -62,6 +62,18 @@ struct pmemz_alloc;
 const char *pmemz_errormsg(void);
 
 /*
+ * The library that is loaded, which may not be the one the program was
+ * built against (since 1.7).  pmemz_check_version: NULL when it serves a
+ * program built against major_required.minor_required (the same major, at
+ * least that minor); else why not, a message that is also the thread's
+ * pmemz_errormsg().  Call it with PMEMZ_CLIENT_MAJOR, PMEMZ_CLIENT_MINOR,
+ * or the oldest version whose features the program uses.
+ * pmemz_library_version: "MAJOR.MINOR.PATCH".
+ */
+const char *pmemz_check_version(unsigned major_required, unsigned minor_required);
+const char *pmemz_library_version(void);
+
+/*
  * Connect to the daemon.  socket_path NULL: $PMEMZ_SOCKET, then
  * /run/pmemzerod/pmemzerod.sock when it exists (the system daemon), then the
  * per-user daemon's $XDG_RUNTIME_DIR/pmemzerod/pmemzerod.sock

@@ -28,13 +28,13 @@ endif()
 
 # pmemzctl: value formatting and the text/JSON output backends.
 add_executable(test-pmemzctl-output ${PMEMZ_TEST_SRC}/unit/test-pmemzctl-output.c)
-target_link_libraries(test-pmemzctl-output PRIVATE pmemzctl_output PkgConfig::CMOCKA)
+target_link_libraries(test-pmemzctl-output PRIVATE pmemzctl_output pmemzclient_static PkgConfig::CMOCKA)
 add_test(NAME client-ctl-output COMMAND test-pmemzctl-output)
 set_tests_properties(client-ctl-output PROPERTIES LABELS "unit;client")
 
 # pmemzctl metrics: the Prometheus exposition (escaping, histogram, families).
 add_executable(test-pmemzctl-metrics ${PMEMZ_TEST_SRC}/unit/test-pmemzctl-metrics.c)
-target_link_libraries(test-pmemzctl-metrics PRIVATE pmemzctl_output PkgConfig::CMOCKA)
+target_link_libraries(test-pmemzctl-metrics PRIVATE pmemzctl_output pmemzclient_static PkgConfig::CMOCKA)
 add_test(NAME client-ctl-metrics COMMAND test-pmemzctl-metrics)
 set_tests_properties(client-ctl-metrics PROPERTIES LABELS "unit;client")
 

@@ -307,6 +307,36 @@ static void test_invalid_args(void **state)
 	pmemz_client_free(NULL);
 }
 
+/* The loaded library against what a program needs: the same major, at least the minor. */
+static void test_check_version(void **state)
+{
+	char want[32];
+	const char *why;
+
+	(void)snprintf(want, sizeof(want), "%d.%d.%d", PMEMZ_CLIENT_MAJOR, PMEMZ_CLIENT_MINOR,
+		       PMEMZ_CLIENT_PATCH);
+	assert_string_equal(pmemz_library_version(), want);
+	assert_string_equal(pmemz_library_version(), PMEMZ_CLIENT_VERSION);
+
+	assert_null(pmemz_check_version(PMEMZ_CLIENT_MAJOR, PMEMZ_CLIENT_MINOR));
+	assert_null(pmemz_check_version(PMEMZ_CLIENT_MAJOR, 0));
+
+	why = pmemz_check_version(PMEMZ_CLIENT_MAJOR, PMEMZ_CLIENT_MINOR + 1);
+	assert_non_null(why);
+	assert_ptr_equal(why, pmemz_errormsg());
+	(void)snprintf(want, sizeof(want), "libpmemzclient %d.%d or a later", PMEMZ_CLIENT_MAJOR,
+		       PMEMZ_CLIENT_MINOR + 1);
+	assert_non_null(strstr(why, want));
+	assert_non_null(strstr(why, PMEMZ_CLIENT_VERSION " is loaded"));
+
+	why = pmemz_check_version(PMEMZ_CLIENT_MAJOR + 1, 0);
+	assert_non_null(why);
+	assert_non_null(strstr(why, "major version mismatch"));
+	why = pmemz_check_version(PMEMZ_CLIENT_MAJOR - 1, PMEMZ_CLIENT_MINOR);
+	assert_non_null(why);
+	assert_non_null(strstr(why, "major version mismatch"));
+}
+
 /* ---- against the fake daemon ------------------------------------------ */
 
 static void test_hello_version_mismatch(void **state)
@@ -989,6 +1019,7 @@ int main(void)
 	    cmocka_unit_test(test_connect_refused),
 	    cmocka_unit_test(test_socket_env),
 	    cmocka_unit_test(test_invalid_args),
+	    cmocka_unit_test(test_check_version),
 	    cmocka_unit_test(test_hello_version_mismatch),
 	    cmocka_unit_test(test_region_and_alloc),
 	    cmocka_unit_test(test_region_hooks),
