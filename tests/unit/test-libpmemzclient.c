@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "client-private.h"
+#include "libpmemzadmin.h"
 
 /* ---- fake daemon ------------------------------------------------------ */
 
@@ -37,6 +38,11 @@ struct fake {
 	int lfd;
 	pthread_t thread;
 	uint32_t hello_version;
+	bool hello_range; /* answer HELLO with the range below (a daemon since 1.0.0) */
+	uint32_t hello_min, hello_max;
+	/* the client's HELLO: its version and the range it stated */
+	uint32_t req_version, req_min, req_max;
+	bool req_range;
 	fake_handler handler;
 	/* what the handlers saw / use */
 	Pmemz__Request **last; /* every request after HELLO, in order; freed at stop */
@@ -141,7 +147,17 @@ static void *fake_main(void *arg)
 			Pmemz__Response resp = PMEMZ__RESPONSE__INIT;
 			Pmemz__HelloResp h = PMEMZ__HELLO_RESP__INIT;
 
+			f->req_version = req->version;
+			f->req_range = req->hello && req->hello->has_min_version &&
+				       req->hello->has_max_version;
+			if (f->req_range) {
+				f->req_min = req->hello->min_version;
+				f->req_max = req->hello->max_version;
+			}
 			h.version = f->hello_version;
+			h.has_min_version = h.has_max_version = f->hello_range;
+			h.min_version = f->hello_min;
+			h.max_version = f->hello_max;
 			h.daemon_version = "fake-1";
 			h.uid = 1000;
 			h.gid = 1000;
@@ -344,9 +360,63 @@ static void test_hello_version_mismatch(void **state)
 	struct fake *f = fake_start(NULL);
 	struct pmemz_client *c;
 
-	f->hello_version = PMEMZ_PROTO_VERSION + 1;
+	f->hello_version = PMEMZ_PROTO_VERSION_MAX + 1;
 	assert_int_equal(pmemz_client_new(f->path, &c), -EPROTO);
 	assert_non_null(strstr(pmemz_errormsg(), "protocol version"));
+	fake_stop(f);
+
+	/* A version outside the range the daemon states itself. */
+	f = fake_start(NULL);
+	f->hello_range = true;
+	f->hello_min = PMEMZ_PROTO_VERSION_MAX + 1;
+	f->hello_max = PMEMZ_PROTO_VERSION_MAX + 5;
+	f->hello_version = PMEMZ_PROTO_VERSION_MAX;
+	assert_int_equal(pmemz_client_new(f->path, &c), -EPROTO);
+	assert_non_null(strstr(pmemz_errormsg(), "picked protocol version"));
+	fake_stop(f);
+}
+
+/*
+ * HELLO goes out at the version every daemon accepts, stating the
+ * library's range; the daemon's pick is the connection's version, and
+ * every later request carries it.
+ */
+static void test_hello_version_range(void **state)
+{
+	struct fake *f = fake_start(NULL);
+	struct pmemz_client *c;
+	unsigned min = 0, max = 0;
+
+	f->hello_range = true;
+	f->hello_min = PMEMZ_PROTO_VERSION_MIN;
+	f->hello_max = PMEMZ_PROTO_VERSION_MAX + 3;
+	f->hello_version = PMEMZ_PROTO_VERSION_MAX;
+	assert_int_equal(pmemz_client_new(f->path, &c), 0);
+	assert_int_equal(f->req_version, PMEMZ_PROTO_VERSION);
+	assert_true(f->req_range);
+	assert_int_equal(f->req_min, PMEMZ_PROTO_VERSION_MIN);
+	assert_int_equal(f->req_max, PMEMZ_PROTO_VERSION_MAX);
+	assert_int_equal(pmemz_client_protocol(c), PMEMZ_PROTO_VERSION_MAX);
+	assert_int_equal(pmemz_client_protocol_range(c, &min, &max), 0);
+	assert_int_equal(min, PMEMZ_PROTO_VERSION_MIN);
+	assert_int_equal(max, PMEMZ_PROTO_VERSION_MAX + 3);
+	assert_int_equal(pmemz_client_protocol_range(c, NULL, &max), -EINVAL);
+	/* The fake hangs up after the first request it has no handler for, and keeps it. */
+	assert_true(pmemz_admin_zeroer_pause(c, NULL, true) < 0);
+	assert_int_equal(f->n_last, 1);
+	assert_int_equal(f->last[0]->version, PMEMZ_PROTO_VERSION_MAX);
+	pmemz_client_free(c);
+	fake_stop(f);
+
+	/* A daemon from before the ranges: version 1, no range (-ENODATA, nothing set). */
+	f = fake_start(NULL);
+	assert_int_equal(pmemz_client_new(f->path, &c), 0);
+	assert_int_equal(pmemz_client_protocol(c), 1);
+	min = max = 42;
+	assert_int_equal(pmemz_client_protocol_range(c, &min, &max), -ENODATA);
+	assert_int_equal(min, 42);
+	assert_int_equal(max, 42);
+	pmemz_client_free(c);
 	fake_stop(f);
 }
 
@@ -1021,6 +1091,7 @@ int main(void)
 	    cmocka_unit_test(test_invalid_args),
 	    cmocka_unit_test(test_check_version),
 	    cmocka_unit_test(test_hello_version_mismatch),
+	    cmocka_unit_test(test_hello_version_range),
 	    cmocka_unit_test(test_region_and_alloc),
 	    cmocka_unit_test(test_region_hooks),
 	    cmocka_unit_test(test_out_of_order),
