@@ -208,16 +208,27 @@ static bool cli_eof(int fd)
 
 static uint64_t next_id = 100;
 
-static Pmemz__Response *do_hello(int fd)
+/* HELLO at version v stating the range [min, max] (min > max: none). */
+static Pmemz__Response *hello_range(int fd, uint32_t v, uint32_t min, uint32_t max)
 {
 	Pmemz__Request req = PMEMZ__REQUEST__INIT;
 	Pmemz__HelloReq h = PMEMZ__HELLO_REQ__INIT;
 
 	h.client_name = (char *)"test-server";
+	h.has_min_version = h.has_max_version = min <= max;
+	h.min_version = min;
+	h.max_version = max;
+	req.version = v;
 	req.id = next_id++;
 	req.op_case = PMEMZ__REQUEST__OP_HELLO;
 	req.hello = &h;
 	return cli_call(fd, &req);
+}
+
+/* HELLO as a client from before the version ranges sends it. */
+static Pmemz__Response *do_hello(int fd)
+{
+	return hello_range(fd, PMEMZ_PROTO_VERSION, 1, 0);
 }
 
 static void send_alloc(int fd, uint64_t id, const char *region, uint64_t bytes, bool nowait)
@@ -521,22 +532,6 @@ static void test_hello(void **state)
 	assert_int_equal(resp->hello->admin, getuid() == 0);
 	resp_free(resp);
 	close(fd);
-}
-
-/* HELLO at version v stating the range [min, max] (min > max: none). */
-static Pmemz__Response *hello_range(int fd, uint32_t v, uint32_t min, uint32_t max)
-{
-	Pmemz__Request req = PMEMZ__REQUEST__INIT;
-	Pmemz__HelloReq h = PMEMZ__HELLO_REQ__INIT;
-
-	h.has_min_version = h.has_max_version = min <= max;
-	h.min_version = min;
-	h.max_version = max;
-	req.version = v;
-	req.id = next_id++;
-	req.op_case = PMEMZ__REQUEST__OP_HELLO;
-	req.hello = &h;
-	return cli_call(fd, &req);
 }
 
 /*
