@@ -12,7 +12,8 @@ add_test(NAME client-symbols
 set_tests_properties(client-symbols PROPERTIES SKIP_RETURN_CODE 77 LABELS "unit;client")
 
 # Argument checks, connection errors, the transport against a fake daemon.
-add_executable(test-libpmemzclient ${PMEMZ_TEST_SRC}/unit/test-libpmemzclient.c)
+add_executable(test-libpmemzclient ${PMEMZ_TEST_SRC}/unit/test-libpmemzclient.c
+  ${PMEMZ_TEST_SRC}/unit/fake-daemon.c)
 target_link_libraries(test-libpmemzclient PRIVATE pmemzclient_static PkgConfig::CMOCKA)
 add_test(NAME client-lib COMMAND test-libpmemzclient)
 set_tests_properties(client-lib PROPERTIES TIMEOUT 60 LABELS "unit;client")

@@ -35,11 +35,11 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "fake-daemon.h"
 #include "harness.h"
 #include "libpmemzadmin.h"
 #include "libpmemzclient.h"
@@ -252,52 +252,51 @@ static uint64_t map_offset(const struct replay *rp, uint64_t off)
 	return rp->new_data_off + map_get(&rp->extents, ext) * rp->extent_size + in;
 }
 
+/* *id becomes its name on this daemon; *changed when that is another. */
+static void remap(const struct idmap *m, uint64_t *id, bool *changed)
+{
+	uint64_t to = map_get(m, *id);
+
+	*changed |= to != *id;
+	*id = to;
+}
+
 /* Rename the recording's leases and extents in req; true when anything changed. */
 static bool request_rewrite(const struct replay *rp, Pmemz__Request *req)
 {
-	uint64_t before = 0, after = 0;
+	bool changed = false;
 
 	switch (req->op_case) {
 	case PMEMZ__REQUEST__OP_COMMIT:
-		before += req->commit->lease;
-		req->commit->lease = map_get(&rp->leases, req->commit->lease);
-		after += req->commit->lease;
+		remap(&rp->leases, &req->commit->lease, &changed);
 		break;
 	case PMEMZ__REQUEST__OP_FREE:
-		before += req->free->lease;
 		if (req->free->has_lease)
-			req->free->lease = map_get(&rp->leases, req->free->lease);
-		after += req->free->lease;
+			remap(&rp->leases, &req->free->lease, &changed);
 		break;
 	case PMEMZ__REQUEST__OP_RUNS:
-		before += req->runs->lease;
 		if (req->runs->has_lease)
-			req->runs->lease = map_get(&rp->leases, req->runs->lease);
-		after += req->runs->lease;
+			remap(&rp->leases, &req->runs->lease, &changed);
 		break;
 	case PMEMZ__REQUEST__OP_FLUSH:
 		for (size_t i = 0; i < req->flush->n_ranges; i++) {
 			Pmemz__ByteRange *b = req->flush->ranges[i];
-			uint64_t last = map_offset(rp, b->offset + b->length - 1);
+			uint64_t first = map_offset(rp, b->offset);
 
-			before += b->offset;
-			b->offset = map_offset(rp, b->offset);
-			after += b->offset;
-			if (last != b->offset + b->length - 1)
+			if (map_offset(rp, b->offset + b->length - 1) != first + b->length - 1)
 				fail_msg("a recorded FLUSH range spans extents this daemon placed apart");
+			changed |= first != b->offset;
+			b->offset = first;
 		}
 		break;
 	case PMEMZ__REQUEST__OP_MOVE:
-		for (size_t i = 0; i < req->move->n_moves; i++) {
-			before += req->move->moves[i]->extent;
-			req->move->moves[i]->extent = map_get(&rp->extents, req->move->moves[i]->extent);
-			after += req->move->moves[i]->extent;
-		}
+		for (size_t i = 0; i < req->move->n_moves; i++)
+			remap(&rp->extents, &req->move->moves[i]->extent, &changed);
 		break;
 	default:
 		break;
 	}
-	return before != after;
+	return changed;
 }
 
 static void replay_send(struct replay *rp, size_t i)
@@ -527,8 +526,7 @@ static void test_older_requests(void **state)
  */
 struct fake {
 	const struct wrec *w;
-	char dir[64], path[128];
-	int lfd;
+	struct fake_listener l;
 	pthread_t thread;
 	char why[256]; /* the first thing this library did that the older daemon would refuse */
 	unsigned connections, requests;
@@ -567,37 +565,6 @@ static long recorded_reply(const struct wrec *w, int op, unsigned n)
 	return -1;
 }
 
-static int read_full(int fd, void *buf, size_t len)
-{
-	uint8_t *p = buf;
-
-	while (len > 0) {
-		ssize_t n = read(fd, p, len);
-
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static Pmemz__Request *fake_read(int cfd)
-{
-	uint8_t hdr[PMEMZ_FRAME_HDR], *payload;
-	Pmemz__Request *req = NULL;
-	size_t len;
-
-	if (read_full(cfd, hdr, sizeof(hdr)) < 0 || pmemz_frame_peek(hdr, sizeof(hdr), &len) < 0 ||
-	    len == 0)
-		return NULL;
-	payload = malloc(len);
-	if (payload && read_full(cfd, payload, len) == 0)
-		(void)pmemz_frame_unpack_request(payload, len, &req);
-	free(payload);
-	return req;
-}
-
 /* The region's memory, as the daemon passes it: a memfd of the recorded size. */
 static int fake_region_fd(const Pmemz__Response *resp)
 {
@@ -614,41 +581,13 @@ static int fake_region_fd(const Pmemz__Response *resp)
 static int fake_send(const struct wrec *w, size_t j, uint64_t id, int cfd)
 {
 	Pmemz__Response *resp = frame_response(w, j);
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} cbuf;
-	struct iovec iov;
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-	uint8_t *frame = NULL;
-	size_t len;
 	int fd = -1, r = -1;
 
 	resp->id = id;
-	if (pmemz_frame_pack_response(resp, &frame, &len) < 0)
-		goto out;
-	iov.iov_base = frame;
-	iov.iov_len = len;
-	if (w->v[j].fd) {
-		struct cmsghdr *cm;
-
-		fd = fake_region_fd(resp);
-		if (fd < 0)
-			goto out;
-		memset(&cbuf, 0, sizeof(cbuf));
-		msg.msg_control = cbuf.buf;
-		msg.msg_controllen = sizeof(cbuf.buf);
-		cm = CMSG_FIRSTHDR(&msg);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	}
-	r = sendmsg(cfd, &msg, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -1;
-out:
+	if (!w->v[j].fd || (fd = fake_region_fd(resp)) >= 0)
+		r = fake_send_response(cfd, resp, fd);
 	if (fd >= 0)
 		(void)close(fd);
-	free(frame);
 	pmemz__response__free_unpacked(resp, NULL);
 	return r;
 }
@@ -659,7 +598,7 @@ static void fake_serve(struct fake *f, int cfd)
 	unsigned seen[64] = {0};
 	Pmemz__Request *req;
 
-	while ((req = fake_read(cfd))) {
+	while ((req = fake_read_request(cfd))) {
 		int op = (int)req->op_case;
 		long j = op >= 0 && op < 64 ? recorded_reply(f->w, op, seen[op]++) : -1;
 
@@ -688,7 +627,7 @@ static void *fake_main(void *arg)
 	struct fake *f = arg;
 	int cfd;
 
-	while ((cfd = accept4(f->lfd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
+	while ((cfd = accept4(f->l.fd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
 		f->connections++;
 		fake_serve(f, cfd);
 	}
@@ -698,29 +637,19 @@ static void *fake_main(void *arg)
 static struct fake *fake_start(const struct wrec *w)
 {
 	struct fake *f = calloc(1, sizeof(*f));
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 
 	assert_non_null(f);
 	f->w = w;
-	strcpy(f->dir, "/tmp/pmemz-wire-XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	(void)snprintf(f->path, sizeof(f->path), "%s/sock", f->dir);
-	strcpy(sa.sun_path, f->path);
-	f->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	assert_true(f->lfd >= 0);
-	assert_int_equal(bind(f->lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	assert_int_equal(listen(f->lfd, 4), 0);
+	assert_int_equal(fake_listen(&f->l), 0);
 	assert_int_equal(pthread_create(&f->thread, NULL, fake_main, f), 0);
 	return f;
 }
 
 static void fake_stop(struct fake *f)
 {
-	(void)shutdown(f->lfd, SHUT_RDWR);
+	(void)shutdown(f->l.fd, SHUT_RDWR);
 	pthread_join(f->thread, NULL);
-	(void)close(f->lfd);
-	(void)unlink(f->path);
-	(void)rmdir(f->dir);
+	fake_unlisten(&f->l);
 	free(f);
 }
 
@@ -760,7 +689,7 @@ static void new_client_older_replies(const char *dir)
 	 */
 	assert_true(j >= 0);
 	hello = frame_response(w, (size_t)j);
-	CHECK_RC(pmemz_client_new(f->path, &c), 0);
+	CHECK_RC(pmemz_client_new(f->l.path, &c), 0);
 	assert_int_equal(pmemz_client_protocol(c), hello->hello->version);
 	assert_string_equal(pmemz_client_daemon_version(c), hello->hello->daemon_version);
 	if (!hello->hello->has_min_version) {
@@ -773,7 +702,7 @@ static void new_client_older_replies(const char *dir)
 	pmemz_client_free(c);
 	pmemz__response__free_unpacked(hello, NULL);
 
-	r = wire_workload(f->path, REGION);
+	r = wire_workload(f->l.path, REGION);
 	(void)snprintf(why, sizeof(why), "%s", f->why);
 	fake_stop(f);
 	rec_free(w);

@@ -10,8 +10,8 @@ if(NOT TARGET pmemzerod OR NOT TARGET pmemz_itest)
 endif()
 
 add_executable(test-wire-compat ${PMEMZ_TEST_SRC}/wire/test-wire-compat.c
-  ${PMEMZ_TEST_SRC}/wire/wire-workload.c)
-target_include_directories(test-wire-compat PRIVATE ${PMEMZ_TEST_SRC}/wire)
+  ${PMEMZ_TEST_SRC}/wire/wire-workload.c ${PMEMZ_TEST_SRC}/unit/fake-daemon.c)
+target_include_directories(test-wire-compat PRIVATE ${PMEMZ_TEST_SRC}/wire ${PMEMZ_TEST_SRC}/unit)
 target_link_libraries(test-wire-compat PRIVATE pmemz_itest pmemzclient)
 target_compile_definitions(test-wire-compat PRIVATE
   PMEMZ_WIRE_FRAMES_DIR="${PMEMZ_TEST_SRC}/wire/frames")
