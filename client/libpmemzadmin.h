@@ -32,9 +32,14 @@ extern "C" {
 
 /* The socket path the handle is connected to. */
 const char *pmemz_client_socket(const struct pmemz_client *c);
-/* The daemon's version string and protocol version. */
+/* The daemon's version string and the connection's protocol version. */
 const char *pmemz_client_daemon_version(const struct pmemz_client *c);
 unsigned pmemz_client_protocol(const struct pmemz_client *c);
+/*
+ * The protocol versions the daemon speaks (since 1.7); -ENODATA from a
+ * daemon that does not say (pmemzerod 0.1, which speaks 1 only).
+ */
+int pmemz_client_protocol_range(const struct pmemz_client *c, unsigned *min, unsigned *max);
 /* The caller's uid as the daemon took it (SO_PEERCRED), and whether it may administer. */
 unsigned pmemz_client_uid(const struct pmemz_client *c);
 bool pmemz_client_is_admin(const struct pmemz_client *c);

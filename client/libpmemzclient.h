@@ -29,8 +29,8 @@
 extern "C" {
 #endif
 
-#define PMEMZ_CLIENT_MAJOR 1
-#define PMEMZ_CLIENT_MINOR 5
+/* PMEMZ_CLIENT_MAJOR, _MINOR, _PATCH and the string PMEMZ_CLIENT_VERSION */
+#include "libpmemzclient-version.h"
 
 /* Environment variable naming the daemon socket when the path is NULL. */
 #define PMEMZ_SOCKET_ENV "PMEMZ_SOCKET"
@@ -60,6 +60,18 @@ struct pmemz_alloc;
 
 /* Last error message of this thread ("" when none). */
 const char *pmemz_errormsg(void);
+
+/*
+ * The library that is loaded, which may not be the one the program was
+ * built against (since 1.7).  pmemz_check_version: NULL when it serves a
+ * program built against major_required.minor_required (the same major, at
+ * least that minor); else why not, a message that is also the thread's
+ * pmemz_errormsg().  Call it with PMEMZ_CLIENT_MAJOR, PMEMZ_CLIENT_MINOR,
+ * or the oldest version whose features the program uses.
+ * pmemz_library_version: "MAJOR.MINOR.PATCH".
+ */
+const char *pmemz_check_version(unsigned major_required, unsigned minor_required);
+const char *pmemz_library_version(void);
 
 /*
  * Connect to the daemon.  socket_path NULL: $PMEMZ_SOCKET, then

@@ -13,7 +13,15 @@
 
 #include "pmemz.pb-c.h"
 
+/*
+ * Protocol versions (proto/pmemz.proto says how they are agreed).
+ * PMEMZ_PROTO_VERSION is the one a client's HELLO is sent at, the only one
+ * daemons before the version ranges accept; this build speaks
+ * PMEMZ_PROTO_VERSION_MIN to PMEMZ_PROTO_VERSION_MAX.
+ */
 #define PMEMZ_PROTO_VERSION 1u
+#define PMEMZ_PROTO_VERSION_MIN 1u
+#define PMEMZ_PROTO_VERSION_MAX 1u
 #define PMEMZ_FRAME_HDR 4u
 #define PMEMZ_FRAME_MAX (64u * 1024u) /* payload bytes */
 

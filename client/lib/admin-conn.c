@@ -29,6 +29,21 @@ PMEMZ_EXPORT unsigned pmemz_client_protocol(const struct pmemz_client *c)
 	return c ? pmemz_client_hello(c)->version : 0;
 }
 
+PMEMZ_EXPORT int pmemz_client_protocol_range(const struct pmemz_client *c, unsigned *min,
+					     unsigned *max)
+{
+	const struct pmemz_hello *h;
+
+	if (!c || !min || !max)
+		return pmemz_err(-EINVAL, "pmemz_client_protocol_range: NULL argument");
+	h = pmemz_client_hello(c);
+	if (!h->has_range)
+		return -ENODATA;
+	*min = h->min_version;
+	*max = h->max_version;
+	return 0;
+}
+
 PMEMZ_EXPORT unsigned pmemz_client_uid(const struct pmemz_client *c)
 {
 	return c ? pmemz_client_hello(c)->uid : 0;

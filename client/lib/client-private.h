@@ -41,10 +41,12 @@ const char *pmemz_strerror(int err);
 struct pmemz_pending; /* one request waiting for its response (a ticket) */
 
 struct pmemz_hello {
-	uint32_t version;
+	uint32_t version; /* the connection's protocol version; 0 before HELLO's answer */
 	char *daemon_version;
 	uint32_t uid, gid;
 	bool admin;
+	bool has_range; /* the daemon stated the versions it speaks */
+	uint32_t min_version, max_version;
 };
 
 /* Received SCM_RIGHTS fd, with the stream offset of the byte it came with. */

@@ -21,6 +21,29 @@
 #include "transport.h"
 #include "wire.h"
 
+/*
+ * The daemon picked the connection's protocol version (the highest both
+ * speak); it must be one this library speaks, and in the range the daemon
+ * stated.  A daemon from before the ranges states none and speaks 1.
+ */
+static int hello_check_version(struct pmemz_client *c, const Pmemz__HelloResp *h)
+{
+	bool has_range = h->has_min_version && h->has_max_version;
+
+	if (h->version < PMEMZ_PROTO_VERSION_MIN || h->version > PMEMZ_PROTO_VERSION_MAX ||
+	    (has_range && (h->version < h->min_version || h->version > h->max_version)))
+		return pmemz_err(-EPROTO,
+				 "daemon at %s picked protocol version %u, libpmemzclient %s "
+				 "speaks %u to %u",
+				 c->path, h->version, PMEMZ_CLIENT_VERSION, PMEMZ_PROTO_VERSION_MIN,
+				 PMEMZ_PROTO_VERSION_MAX);
+	c->hello.version = h->version;
+	c->hello.has_range = has_range;
+	c->hello.min_version = has_range ? h->min_version : h->version;
+	c->hello.max_version = has_range ? h->max_version : h->version;
+	return 0;
+}
+
 static int client_hello(struct pmemz_client *c)
 {
 	_cleanup_response_ Pmemz__Response *resp = NULL;
@@ -29,11 +52,9 @@ static int client_hello(struct pmemz_client *c)
 	r = pmemz_wire_hello(c, program_invocation_short_name, &resp);
 	if (r < 0)
 		return r;
-	if (resp->hello->version != PMEMZ_PROTO_VERSION)
-		return pmemz_err(
-		    -EPROTO, "daemon at %s speaks protocol version %u, libpmemzclient speaks %u",
-		    c->path, resp->hello->version, PMEMZ_PROTO_VERSION);
-	c->hello.version = resp->hello->version;
+	r = hello_check_version(c, resp->hello);
+	if (r < 0)
+		return r;
 	c->hello.daemon_version = strdup(resp->hello->daemon_version);
 	if (!c->hello.daemon_version)
 		return pmemz_err(-ENOMEM, "out of memory");

@@ -84,6 +84,8 @@ int pmemz_pending_add(struct pmemz_client *c, Pmemz__Request *const *reqs, size_
 	}
 	for (size_t i = 0; i < n; i++) {
 		tickets[i]->epoch = c->epoch;
+		/* HELLO goes out at the version every daemon accepts, the rest at the agreed one. */
+		tickets[i]->version = c->hello.version ? c->hello.version : PMEMZ_PROTO_VERSION;
 		tickets[i]->id = ++c->next_id;
 		tickets[i]->next = c->pending;
 		c->pending = tickets[i];

@@ -44,7 +44,7 @@ static int frames_pack(Pmemz__Request *const *reqs, size_t n, struct pmemz_pendi
 		_cleanup_free_ uint8_t *frame = NULL;
 		size_t flen;
 
-		reqs[i]->version = PMEMZ_PROTO_VERSION;
+		reqs[i]->version = tickets[i]->version;
 		reqs[i]->id = tickets[i]->id;
 		r = pmemz_frame_pack_request(reqs[i], &frame, &flen);
 		if (r < 0)

@@ -24,6 +24,7 @@ struct pmemz_pending {
 	uint64_t id;
 	int op;		/* request op case: the response must be of the same kind */
 	uint64_t epoch; /* the connection it went out on */
+	uint32_t version; /* the protocol version of that connection */
 	bool done;
 	Pmemz__Response *resp;
 	int fd;

@@ -29,6 +29,9 @@ int pmemz_wire_hello(struct pmemz_client *c, const char *client_name, Pmemz__Res
 	Pmemz__HelloReq hello = PMEMZ__HELLO_REQ__INIT;
 
 	hello.client_name = str(client_name);
+	hello.has_min_version = hello.has_max_version = true;
+	hello.min_version = PMEMZ_PROTO_VERSION_MIN;
+	hello.max_version = PMEMZ_PROTO_VERSION_MAX;
 	req.op_case = PMEMZ__REQUEST__OP_HELLO;
 	req.hello = &hello;
 	return wire_call(c, &req, resp);

@@ -20,6 +20,7 @@
 
 #include "disk.h"
 #include "libpmemzclient.h"
+#include "pmemz-version.h"
 
 #define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
 
@@ -182,7 +183,15 @@ static int pz_config_complete(void)
  */
 static int pz_get_ready(void)
 {
-	int r = disk_open(&disk, &cfg);
+	/* A flag an older library refuses shows in no symbol version: ask it. */
+	const char *why = pmemz_check_version(PMEMZ_PLUGIN_CLIENT_MAJOR, PMEMZ_PLUGIN_CLIENT_MINOR);
+	int r;
+
+	if (why) {
+		nbdkit_error("pmemz: %s", why);
+		return -1;
+	}
+	r = disk_open(&disk, &cfg);
 
 	opened = true;
 	return r < 0 ? -1 : 0;
@@ -209,6 +218,8 @@ static void pz_cleanup(void)
 static void pz_dump_plugin(void)
 {
 	printf("pmemz_client_api=%d.%d\n", PMEMZ_CLIENT_MAJOR, PMEMZ_CLIENT_MINOR);
+	printf("pmemz_client_needed=%d.%d\n", PMEMZ_PLUGIN_CLIENT_MAJOR, PMEMZ_PLUGIN_CLIENT_MINOR);
+	printf("pmemz_client_loaded=%s\n", pmemz_library_version());
 	printf("pmemz_disk_format=%u\n", PMEMZ_DISK_VERSION);
 	printf("pmemz_max_chunks=%llu\n", (unsigned long long)PMEMZ_DISK_MAX_CHUNKS);
 }

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "pmemz-version.h"
 #include "pmemzctl.h"
 
 extern const struct ctl_cmd cmd_check; /* cmd-check.c: offline, no daemon */
@@ -189,6 +190,7 @@ int main(int argc, char **argv)
 	};
 	struct ctl ctl = {.human = true};
 	const struct ctl_cmd *cmd;
+	const char *why;
 	int c, r;
 
 	argv[0] = (char *)"pmemzctl"; /* getopt's messages name the program, not its path */
@@ -198,8 +200,9 @@ int main(int argc, char **argv)
 			ctl.socket_path = optarg;
 			break;
 		case 'V':
-			(void)printf("pmemzctl %s (libpmemzclient %d.%d)\n", PMEMZ_VERSION,
-				     PMEMZ_CLIENT_MAJOR, PMEMZ_CLIENT_MINOR);
+			/* the library loaded, which need not be the one pmemzctl was built with */
+			(void)printf("pmemzctl %s (libpmemzclient %s)\n", PMEMZ_VERSION,
+				     pmemz_library_version());
 			return CTL_EXIT_OK;
 		case 'h':
 			usage(stdout);
@@ -217,6 +220,11 @@ int main(int argc, char **argv)
 	if (optind >= argc) {
 		usage(stderr);
 		return CTL_EXIT_USAGE;
+	}
+	why = pmemz_check_version(PMEMZ_CLIENT_MAJOR, PMEMZ_CLIENT_MINOR);
+	if (why) {
+		(void)fprintf(stderr, "pmemzctl %s: %s\n", PMEMZ_VERSION, why);
+		return CTL_EXIT_FAIL;
 	}
 	if (strcmp(argv[optind], "help") == 0)
 		return help(argc - optind - 1, argv + optind + 1);

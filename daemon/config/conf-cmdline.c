@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "conf-private.h"
+#include "pmemz-version.h"
 #include "vector.h"
 
 /* A --region's size= and extent= options. */

@@ -508,10 +508,15 @@ static bool connection_process(struct connection *c)
 			connection_protocol_error(c, 0, -EBADMSG, "undecodable request");
 			return false;
 		}
-		if (req->version != PMEMZ_PROTO_VERSION) {
+		/*
+		 * HELLO is answered at any version: it is where a client
+		 * outside the range learns which versions this daemon speaks.
+		 */
+		if ((req->version < PMEMZ_PROTO_VERSION_MIN || req->version > PMEMZ_PROTO_VERSION_MAX) &&
+		    req->op_case != PMEMZ__REQUEST__OP_HELLO) {
 			(void)snprintf(msg, sizeof(msg),
-				       "protocol version %u is not supported (daemon speaks %u)",
-				       req->version, PMEMZ_PROTO_VERSION);
+				       "protocol version %u is not supported (daemon speaks %u to %u)",
+				       req->version, PMEMZ_PROTO_VERSION_MIN, PMEMZ_PROTO_VERSION_MAX);
 			connection_protocol_error(c, req->id, -EPROTO, msg);
 			return false;
 		}

@@ -7,6 +7,7 @@
 #include "connection.h"
 #include "heap.h"
 #include "lease.h"
+#include "pmemz-version.h"
 #include "regions.h"
 #include "rpc.h"
 #include "waitq.h"

@@ -70,9 +70,9 @@ field() { dpkg-deb -f "$deb" "$1"; }
 arch=$(dpkg --print-architecture)
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
 version=$(sed -n 's/^project(pmemzerod VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt")
+lib_version=$(sed -n 's/^set(PMEMZ_CLIENT_VERSION \([0-9.]*\)).*/\1/p' "$src/CMakeLists.txt")
 
 [[ $(field Package) == pmemzerod ]] || fail "Package: $(field Package)"
-[[ $(field Version) == "$version" ]] || fail "Version: $(field Version), project $version"
 [[ $(field Architecture) == "$arch" ]] || fail "Architecture: $(field Architecture), host $arch"
 [[ $(field Maintainer) =~ ^[^\<]+\ \<[^@\>]+@[^\>]+\>$ ]] || fail "Maintainer '$(field Maintainer)' is not 'Name <address>'"
 for dep in libpmem2 libdaxctl1 libndctl6 libevent-2.1-7 libprotobuf-c1 libinih1 libjson-c5 libsystemd0; do
@@ -138,6 +138,12 @@ ok "control files: conffiles, postinst, prerm, shlibs, triggers"
 
 # ---- the units' paths exist in the package --------------------------------------
 dpkg-deb -x "$deb" "$work/root"
+
+# ---- every version number: the package's, its programs', library's, man pages' -------
+st=0
+"$src/tests/package/check-versions.sh" --project "$version" --library "$lib_version" \
+	--root "$work/root" --deb "$deb" || st=$?
+((st == 0)) || fail "version numbers of the package (above)"
 service=$(grep pmemzerod.service <<<"$units")
 socket=$(grep pmemzerod.socket <<<"$units")
 exec_start=$(sed -n 's/^ExecStart=//p' "$work/root$service")

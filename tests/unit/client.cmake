@@ -8,11 +8,12 @@ endif()
 add_test(NAME client-symbols
   COMMAND sh ${PMEMZ_TEST_SRC}/unit/test-symbols.sh $<TARGET_FILE:pmemzclient>
           ${PMEMZ_CLIENT_SRC_DIR}/libpmemzclient.sym
-          ${PMEMZ_CLIENT_SRC_DIR}/libpmemzadmin.h ${CMAKE_C_COMPILER})
+          ${PMEMZ_CLIENT_SRC_DIR}/libpmemzadmin.h ${CMAKE_C_COMPILER} ${PMEMZ_GENERATED_INCLUDE_DIR})
 set_tests_properties(client-symbols PROPERTIES SKIP_RETURN_CODE 77 LABELS "unit;client")
 
 # Argument checks, connection errors, the transport against a fake daemon.
-add_executable(test-libpmemzclient ${PMEMZ_TEST_SRC}/unit/test-libpmemzclient.c)
+add_executable(test-libpmemzclient ${PMEMZ_TEST_SRC}/unit/test-libpmemzclient.c
+  ${PMEMZ_TEST_SRC}/unit/fake-daemon.c)
 target_link_libraries(test-libpmemzclient PRIVATE pmemzclient_static PkgConfig::CMOCKA)
 add_test(NAME client-lib COMMAND test-libpmemzclient)
 set_tests_properties(client-lib PROPERTIES TIMEOUT 60 LABELS "unit;client")
@@ -28,13 +29,13 @@ endif()
 
 # pmemzctl: value formatting and the text/JSON output backends.
 add_executable(test-pmemzctl-output ${PMEMZ_TEST_SRC}/unit/test-pmemzctl-output.c)
-target_link_libraries(test-pmemzctl-output PRIVATE pmemzctl_output PkgConfig::CMOCKA)
+target_link_libraries(test-pmemzctl-output PRIVATE pmemzctl_output pmemzclient_static PkgConfig::CMOCKA)
 add_test(NAME client-ctl-output COMMAND test-pmemzctl-output)
 set_tests_properties(client-ctl-output PROPERTIES LABELS "unit;client")
 
 # pmemzctl metrics: the Prometheus exposition (escaping, histogram, families).
 add_executable(test-pmemzctl-metrics ${PMEMZ_TEST_SRC}/unit/test-pmemzctl-metrics.c)
-target_link_libraries(test-pmemzctl-metrics PRIVATE pmemzctl_output PkgConfig::CMOCKA)
+target_link_libraries(test-pmemzctl-metrics PRIVATE pmemzctl_output pmemzclient_static PkgConfig::CMOCKA)
 add_test(NAME client-ctl-metrics COMMAND test-pmemzctl-metrics)
 set_tests_properties(client-ctl-metrics PROPERTIES LABELS "unit;client")
 

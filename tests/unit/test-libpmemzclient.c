@@ -24,6 +24,8 @@
 #include <cmocka.h>
 
 #include "client-private.h"
+#include "fake-daemon.h"
+#include "libpmemzadmin.h"
 
 /* ---- fake daemon ------------------------------------------------------ */
 
@@ -32,11 +34,14 @@ struct fake;
 typedef int (*fake_handler)(struct fake *f, int cfd, Pmemz__Request *req);
 
 struct fake {
-	char dir[64];
-	char path[128];
-	int lfd;
+	struct fake_listener l;
 	pthread_t thread;
 	uint32_t hello_version;
+	bool hello_range; /* answer HELLO with the range below (a daemon since 1.0.0) */
+	uint32_t hello_min, hello_max;
+	/* the client's HELLO: its version and the range it stated */
+	uint32_t req_version, req_min, req_max;
+	bool req_range;
 	fake_handler handler;
 	/* what the handlers saw / use */
 	Pmemz__Request **last; /* every request after HELLO, in order; freed at stop */
@@ -46,78 +51,6 @@ struct fake {
 	void *priv;
 };
 
-static int read_full(int fd, void *buf, size_t len)
-{
-	uint8_t *p = buf;
-
-	while (len > 0) {
-		ssize_t n = read(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static Pmemz__Request *srv_read(int cfd)
-{
-	uint8_t hdr[4], *payload;
-	Pmemz__Request *req = NULL;
-	size_t len;
-
-	if (read_full(cfd, hdr, 4) < 0)
-		return NULL;
-	if (pmemz_frame_peek(hdr, 4, &len) < 0 || len == 0)
-		return NULL;
-	payload = malloc(len);
-	if (read_full(cfd, payload, len) == 0)
-		(void)pmemz_frame_unpack_request(payload, len, &req);
-	free(payload);
-	return req;
-}
-
-/* Send raw bytes, the first with fd attached when fd >= 0. */
-static int srv_send_raw(int cfd, const void *buf, size_t len, int fd)
-{
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} cbuf;
-	struct iovec iov = {.iov_base = (void *)(uintptr_t)buf, .iov_len = len};
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-
-	if (fd >= 0) {
-		struct cmsghdr *cm;
-
-		memset(&cbuf, 0, sizeof(cbuf));
-		msg.msg_control = cbuf.buf;
-		msg.msg_controllen = sizeof(cbuf.buf);
-		cm = CMSG_FIRSTHDR(&msg);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	}
-	return sendmsg(cfd, &msg, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -1;
-}
-
-static int srv_send(int cfd, const Pmemz__Response *resp, int fd)
-{
-	uint8_t *frame;
-	size_t len;
-	int r;
-
-	if (pmemz_frame_pack_response(resp, &frame, &len) < 0)
-		return -1;
-	r = srv_send_raw(cfd, frame, len, fd);
-	free(frame);
-	return r;
-}
-
 static int srv_status(int cfd, uint64_t id, int status, const char *msg)
 {
 	Pmemz__Response resp = PMEMZ__RESPONSE__INIT;
@@ -125,23 +58,33 @@ static int srv_status(int cfd, uint64_t id, int status, const char *msg)
 	resp.id = id;
 	resp.status = status;
 	resp.message = (char *)(uintptr_t)msg;
-	return srv_send(cfd, &resp, -1);
+	return fake_send_response(cfd, &resp, -1);
 }
 
 static void *fake_main(void *arg)
 {
 	struct fake *f = arg;
-	int cfd = accept4(f->lfd, NULL, NULL, SOCK_CLOEXEC);
+	int cfd = accept4(f->l.fd, NULL, NULL, SOCK_CLOEXEC);
 	Pmemz__Request *req;
 
 	if (cfd < 0)
 		return NULL;
-	while ((req = srv_read(cfd))) {
+	while ((req = fake_read_request(cfd))) {
 		if (req->op_case == PMEMZ__REQUEST__OP_HELLO) {
 			Pmemz__Response resp = PMEMZ__RESPONSE__INIT;
 			Pmemz__HelloResp h = PMEMZ__HELLO_RESP__INIT;
 
+			f->req_version = req->version;
+			f->req_range = req->hello && req->hello->has_min_version &&
+				       req->hello->has_max_version;
+			if (f->req_range) {
+				f->req_min = req->hello->min_version;
+				f->req_max = req->hello->max_version;
+			}
 			h.version = f->hello_version;
+			h.has_min_version = h.has_max_version = f->hello_range;
+			h.min_version = f->hello_min;
+			h.max_version = f->hello_max;
 			h.daemon_version = "fake-1";
 			h.uid = 1000;
 			h.gid = 1000;
@@ -149,7 +92,7 @@ static void *fake_main(void *arg)
 			resp.op_case = PMEMZ__RESPONSE__OP_HELLO;
 			resp.hello = &h;
 			pmemz__request__free_unpacked(req, NULL);
-			if (srv_send(cfd, &resp, -1) < 0)
+			if (fake_send_response(cfd, &resp, -1) < 0)
 				break;
 			continue;
 		}
@@ -170,20 +113,12 @@ static void *fake_main(void *arg)
 static struct fake *fake_start(fake_handler handler)
 {
 	struct fake *f = calloc(1, sizeof(*f));
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 
 	assert_non_null(f);
 	f->hello_version = PMEMZ_PROTO_VERSION;
 	f->handler = handler;
 	f->region_fd = -1;
-	strcpy(f->dir, "/tmp/pmemz-test-XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	(void)snprintf(f->path, sizeof(f->path), "%s/sock", f->dir);
-	strcpy(sa.sun_path, f->path);
-	f->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	assert_true(f->lfd >= 0);
-	assert_int_equal(bind(f->lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	assert_int_equal(listen(f->lfd, 4), 0);
+	assert_int_equal(fake_listen(&f->l), 0);
 	assert_int_equal(pthread_create(&f->thread, NULL, fake_main, f), 0);
 	return f;
 }
@@ -191,16 +126,14 @@ static struct fake *fake_start(fake_handler handler)
 /* Call after the client is freed (the fake then sees EOF). */
 static void fake_stop(struct fake *f)
 {
-	(void)shutdown(f->lfd, SHUT_RDWR); /* wakes accept() if nobody connected */
+	(void)shutdown(f->l.fd, SHUT_RDWR); /* wakes accept() if nobody connected */
 	pthread_join(f->thread, NULL);
-	(void)close(f->lfd);
 	for (size_t i = 0; i < f->n_last; i++)
 		pmemz__request__free_unpacked(f->last[i], NULL);
 	free(f->last);
 	if (f->region_fd >= 0)
 		(void)close(f->region_fd);
-	(void)unlink(f->path);
-	(void)rmdir(f->dir);
+	fake_unlisten(&f->l);
 	free(f);
 }
 
@@ -307,6 +240,36 @@ static void test_invalid_args(void **state)
 	pmemz_client_free(NULL);
 }
 
+/* The loaded library against what a program needs: the same major, at least the minor. */
+static void test_check_version(void **state)
+{
+	char want[32];
+	const char *why;
+
+	(void)snprintf(want, sizeof(want), "%d.%d.%d", PMEMZ_CLIENT_MAJOR, PMEMZ_CLIENT_MINOR,
+		       PMEMZ_CLIENT_PATCH);
+	assert_string_equal(pmemz_library_version(), want);
+	assert_string_equal(pmemz_library_version(), PMEMZ_CLIENT_VERSION);
+
+	assert_null(pmemz_check_version(PMEMZ_CLIENT_MAJOR, PMEMZ_CLIENT_MINOR));
+	assert_null(pmemz_check_version(PMEMZ_CLIENT_MAJOR, 0));
+
+	why = pmemz_check_version(PMEMZ_CLIENT_MAJOR, PMEMZ_CLIENT_MINOR + 1);
+	assert_non_null(why);
+	assert_ptr_equal(why, pmemz_errormsg());
+	(void)snprintf(want, sizeof(want), "libpmemzclient %d.%d or a later", PMEMZ_CLIENT_MAJOR,
+		       PMEMZ_CLIENT_MINOR + 1);
+	assert_non_null(strstr(why, want));
+	assert_non_null(strstr(why, PMEMZ_CLIENT_VERSION " is loaded"));
+
+	why = pmemz_check_version(PMEMZ_CLIENT_MAJOR + 1, 0);
+	assert_non_null(why);
+	assert_non_null(strstr(why, "major version mismatch"));
+	why = pmemz_check_version(PMEMZ_CLIENT_MAJOR - 1, PMEMZ_CLIENT_MINOR);
+	assert_non_null(why);
+	assert_non_null(strstr(why, "major version mismatch"));
+}
+
 /* ---- against the fake daemon ------------------------------------------ */
 
 static void test_hello_version_mismatch(void **state)
@@ -314,9 +277,63 @@ static void test_hello_version_mismatch(void **state)
 	struct fake *f = fake_start(NULL);
 	struct pmemz_client *c;
 
-	f->hello_version = PMEMZ_PROTO_VERSION + 1;
-	assert_int_equal(pmemz_client_new(f->path, &c), -EPROTO);
+	f->hello_version = PMEMZ_PROTO_VERSION_MAX + 1;
+	assert_int_equal(pmemz_client_new(f->l.path, &c), -EPROTO);
 	assert_non_null(strstr(pmemz_errormsg(), "protocol version"));
+	fake_stop(f);
+
+	/* A version outside the range the daemon states itself. */
+	f = fake_start(NULL);
+	f->hello_range = true;
+	f->hello_min = PMEMZ_PROTO_VERSION_MAX + 1;
+	f->hello_max = PMEMZ_PROTO_VERSION_MAX + 5;
+	f->hello_version = PMEMZ_PROTO_VERSION_MAX;
+	assert_int_equal(pmemz_client_new(f->l.path, &c), -EPROTO);
+	assert_non_null(strstr(pmemz_errormsg(), "picked protocol version"));
+	fake_stop(f);
+}
+
+/*
+ * HELLO goes out at the version every daemon accepts, stating the
+ * library's range; the daemon's pick is the connection's version, and
+ * every later request carries it.
+ */
+static void test_hello_version_range(void **state)
+{
+	struct fake *f = fake_start(NULL);
+	struct pmemz_client *c;
+	unsigned min = 0, max = 0;
+
+	f->hello_range = true;
+	f->hello_min = PMEMZ_PROTO_VERSION_MIN;
+	f->hello_max = PMEMZ_PROTO_VERSION_MAX + 3;
+	f->hello_version = PMEMZ_PROTO_VERSION_MAX;
+	assert_int_equal(pmemz_client_new(f->l.path, &c), 0);
+	assert_int_equal(f->req_version, PMEMZ_PROTO_VERSION);
+	assert_true(f->req_range);
+	assert_int_equal(f->req_min, PMEMZ_PROTO_VERSION_MIN);
+	assert_int_equal(f->req_max, PMEMZ_PROTO_VERSION_MAX);
+	assert_int_equal(pmemz_client_protocol(c), PMEMZ_PROTO_VERSION_MAX);
+	assert_int_equal(pmemz_client_protocol_range(c, &min, &max), 0);
+	assert_int_equal(min, PMEMZ_PROTO_VERSION_MIN);
+	assert_int_equal(max, PMEMZ_PROTO_VERSION_MAX + 3);
+	assert_int_equal(pmemz_client_protocol_range(c, NULL, &max), -EINVAL);
+	/* The fake hangs up after the first request it has no handler for, and keeps it. */
+	assert_true(pmemz_admin_zeroer_pause(c, NULL, true) < 0);
+	assert_int_equal(f->n_last, 1);
+	assert_int_equal(f->last[0]->version, PMEMZ_PROTO_VERSION_MAX);
+	pmemz_client_free(c);
+	fake_stop(f);
+
+	/* A daemon from before the ranges: version 1, no range (-ENODATA, nothing set). */
+	f = fake_start(NULL);
+	assert_int_equal(pmemz_client_new(f->l.path, &c), 0);
+	assert_int_equal(pmemz_client_protocol(c), 1);
+	min = max = 42;
+	assert_int_equal(pmemz_client_protocol_range(c, &min, &max), -ENODATA);
+	assert_int_equal(min, 42);
+	assert_int_equal(max, 42);
+	pmemz_client_free(c);
 	fake_stop(f);
 }
 
@@ -350,7 +367,7 @@ static int region_handler(struct fake *f, int cfd, Pmemz__Request *req)
 		o.info = &in;
 		o.fd_follows = true;
 		resp.open_region = &o;
-		return srv_send(cfd, &resp, f->region_fd);
+		return fake_send_response(cfd, &resp, f->region_fd);
 	}
 	case PMEMZ__REQUEST__OP_ALLOCATE: {
 		Pmemz__AllocateResp a = PMEMZ__ALLOCATE_RESP__INIT;
@@ -365,26 +382,26 @@ static int region_handler(struct fake *f, int cfd, Pmemz__Request *req)
 		a.n_runs = 2;
 		a.runs = runs;
 		resp.allocate = &a;
-		return srv_send(cfd, &resp, -1);
+		return fake_send_response(cfd, &resp, -1);
 	}
 	case PMEMZ__REQUEST__OP_COMMIT: {
 		Pmemz__CommitResp cm = PMEMZ__COMMIT_RESP__INIT;
 
 		resp.commit = &cm;
-		return srv_send(cfd, &resp, -1);
+		return fake_send_response(cfd, &resp, -1);
 	}
 	case PMEMZ__REQUEST__OP_FREE: {
 		Pmemz__FreeResp fr = PMEMZ__FREE_RESP__INIT;
 
 		fr.extents = 3;
 		resp.free = &fr;
-		return srv_send(cfd, &resp, -1);
+		return fake_send_response(cfd, &resp, -1);
 	}
 	case PMEMZ__REQUEST__OP_FLUSH: {
 		Pmemz__FlushResp fl = PMEMZ__FLUSH_RESP__INIT;
 
 		resp.flush = &fl;
-		return srv_send(cfd, &resp, -1);
+		return fake_send_response(cfd, &resp, -1);
 	}
 	case PMEMZ__REQUEST__OP_LIST: {
 		Pmemz__ListResp l = PMEMZ__LIST_RESP__INIT;
@@ -408,7 +425,7 @@ static int region_handler(struct fake *f, int cfd, Pmemz__Request *req)
 		l.n_tags = req->list->tag && strcmp(req->list->tag, "mine") == 0 ? 2 : 0;
 		l.tags = tags;
 		resp.list = &l;
-		return srv_send(cfd, &resp, -1);
+		return fake_send_response(cfd, &resp, -1);
 	}
 	default:
 		return srv_status(cfd, req->id, -EOPNOTSUPP, "not in the fake");
@@ -439,7 +456,7 @@ static void test_region_and_alloc(void **state)
 	size_t len;
 	int fds;
 
-	assert_int_equal(pmemz_client_new(f->path, &c), 0);
+	assert_int_equal(pmemz_client_new(f->l.path, &c), 0);
 	assert_string_equal(pmemz_client_hello(c)->daemon_version, "fake-1");
 
 	assert_int_equal(pmemz_region_open(c, "nope", &r), -ENOENT);
@@ -587,7 +604,7 @@ static int noop_reverse_handler(struct fake *f, int cfd, Pmemz__Request *req)
 		resp.id = q->id;
 		resp.op_case = PMEMZ__RESPONSE__OP_NOOP;
 		resp.noop = &no;
-		if (srv_send(cfd, &resp, -1) < 0)
+		if (fake_send_response(cfd, &resp, -1) < 0)
 			return -1;
 	}
 	return 0;
@@ -624,7 +641,7 @@ static void test_out_of_order(void **state)
 	struct pmemz_client *c;
 
 	f->priv = &b;
-	assert_int_equal(pmemz_client_new(f->path, &c), 0);
+	assert_int_equal(pmemz_client_new(f->l.path, &c), 0);
 	for (uint64_t i = 0; i < 4; i++)
 		submit_noop(c, 100 + i, &t[i]);
 	/* The responses come back 3, 2, 1, 0: wait for them in submit order. */
@@ -684,7 +701,7 @@ static void test_threads(void **state)
 	struct pmemz_client *c;
 
 	f->priv = &b;
-	assert_int_equal(pmemz_client_new(f->path, &c), 0);
+	assert_int_equal(pmemz_client_new(f->l.path, &c), 0);
 	for (unsigned i = 0; i < THREADS; i++) {
 		w[i] = (struct worker){.c = c, .idx = i};
 		assert_int_equal(pthread_create(&th[i], NULL, worker_main, &w[i]), 0);
@@ -722,7 +739,7 @@ static int two_regions_handler(struct fake *f, int cfd, Pmemz__Request *req)
 		resp.id = b->held[i]->id;
 		resp.op_case = PMEMZ__RESPONSE__OP_OPEN_REGION;
 		resp.open_region = &o;
-		if (srv_send(cfd, &resp, b->fds[i]) < 0)
+		if (fake_send_response(cfd, &resp, b->fds[i]) < 0)
 			return -1;
 	}
 	b->n = 0;
@@ -744,7 +761,7 @@ static void test_fd_routing(void **state)
 		assert_true(b.fds[i] >= 0);
 		assert_int_equal(ftruncate(b.fds[i], (off_t)(i + 1) << 20), 0);
 	}
-	assert_int_equal(pmemz_client_new(f->path, &c), 0);
+	assert_int_equal(pmemz_client_new(f->l.path, &c), 0);
 	fds = count_fds();
 	for (int i = 0; i < 2; i++) {
 		Pmemz__Request req = PMEMZ__REQUEST__INIT;
@@ -784,7 +801,7 @@ static int stray_fd_handler(struct fake *f, int cfd, Pmemz__Request *req)
 	resp.id = req->id;
 	resp.op_case = PMEMZ__RESPONSE__OP_NOOP;
 	resp.noop = &no;
-	return srv_send(cfd, &resp, f->region_fd);
+	return fake_send_response(cfd, &resp, f->region_fd);
 }
 
 static void test_stray_fd_closed(void **state)
@@ -795,7 +812,7 @@ static void test_stray_fd_closed(void **state)
 
 	f->region_fd = memfd_create("stray", MFD_CLOEXEC);
 	assert_true(f->region_fd >= 0);
-	assert_int_equal(pmemz_client_new(f->path, &c), 0);
+	assert_int_equal(pmemz_client_new(f->l.path, &c), 0);
 	fds = count_fds();
 	for (int i = 0; i < 5; i++) {
 		Pmemz__Request req = PMEMZ__REQUEST__INIT;
@@ -823,9 +840,9 @@ static int bad_handler(struct fake *f, int cfd, Pmemz__Request *req)
 
 	switch (kind) {
 	case BAD_OVERSIZE:
-		return srv_send_raw(cfd, oversize, sizeof(oversize), -1);
+		return fake_send_raw(cfd, oversize, sizeof(oversize), -1);
 	case BAD_GARBAGE:
-		return srv_send_raw(cfd, garbage, sizeof(garbage), -1);
+		return fake_send_raw(cfd, garbage, sizeof(garbage), -1);
 	case BAD_CLOSE:
 		return -1;
 	case BAD_WRONG_KIND: {
@@ -835,7 +852,7 @@ static int bad_handler(struct fake *f, int cfd, Pmemz__Request *req)
 		resp.id = req->id;
 		resp.op_case = PMEMZ__RESPONSE__OP_FLUSH;
 		resp.flush = &fl;
-		return srv_send(cfd, &resp, -1);
+		return fake_send_response(cfd, &resp, -1);
 	}
 	case BAD_STATUS:
 		return srv_status(cfd, req->id, 5, "positive status");
@@ -849,7 +866,7 @@ static void check_bad(enum bad kind, int first_err, int later_err)
 	struct pmemz_client *c;
 
 	f->priv = &kind;
-	assert_int_equal(pmemz_client_new(f->path, &c), 0);
+	assert_int_equal(pmemz_client_new(f->l.path, &c), 0);
 	for (int i = 0; i < 2; i++) {
 		Pmemz__Request req = PMEMZ__REQUEST__INIT;
 		Pmemz__NoopReq no = PMEMZ__NOOP_REQ__INIT;
@@ -943,7 +960,7 @@ static void test_region_hooks(void **state)
 	size_t n = 3;
 
 	(void)state;
-	assert_int_equal(pmemz_client_new(f->path, &c), 0);
+	assert_int_equal(pmemz_client_new(f->l.path, &c), 0);
 	assert_int_equal(pmemz_region_open(c, "r", &r), 0);
 	/* No reserve until the first pmemz_region_set_reserve: empty statistics. */
 	memset(&st, 0xff, sizeof(st));
@@ -989,7 +1006,9 @@ int main(void)
 	    cmocka_unit_test(test_connect_refused),
 	    cmocka_unit_test(test_socket_env),
 	    cmocka_unit_test(test_invalid_args),
+	    cmocka_unit_test(test_check_version),
 	    cmocka_unit_test(test_hello_version_mismatch),
+	    cmocka_unit_test(test_hello_version_range),
 	    cmocka_unit_test(test_region_and_alloc),
 	    cmocka_unit_test(test_region_hooks),
 	    cmocka_unit_test(test_out_of_order),

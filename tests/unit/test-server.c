@@ -38,6 +38,7 @@
 #include "log.h"
 #include "manager.h"
 #include "peer.h"
+#include "pmemz-version.h"
 #include "sanitizer.h"
 
 #define MiB (1ull << 20)
@@ -207,16 +208,27 @@ static bool cli_eof(int fd)
 
 static uint64_t next_id = 100;
 
-static Pmemz__Response *do_hello(int fd)
+/* HELLO at version v stating the range [min, max] (min > max: none). */
+static Pmemz__Response *hello_range(int fd, uint32_t v, uint32_t min, uint32_t max)
 {
 	Pmemz__Request req = PMEMZ__REQUEST__INIT;
 	Pmemz__HelloReq h = PMEMZ__HELLO_REQ__INIT;
 
 	h.client_name = (char *)"test-server";
+	h.has_min_version = h.has_max_version = min <= max;
+	h.min_version = min;
+	h.max_version = max;
+	req.version = v;
 	req.id = next_id++;
 	req.op_case = PMEMZ__REQUEST__OP_HELLO;
 	req.hello = &h;
 	return cli_call(fd, &req);
+}
+
+/* HELLO as a client from before the version ranges sends it. */
+static Pmemz__Response *do_hello(int fd)
+{
+	return hello_range(fd, PMEMZ_PROTO_VERSION, 1, 0);
 }
 
 static void send_alloc(int fd, uint64_t id, const char *region, uint64_t bytes, bool nowait)
@@ -518,6 +530,48 @@ static void test_hello(void **state)
 	assert_int_equal(resp->hello->uid, getuid());
 	assert_int_equal(resp->hello->gid, getgid());
 	assert_int_equal(resp->hello->admin, getuid() == 0);
+	resp_free(resp);
+	close(fd);
+}
+
+/*
+ * The connection's version is the highest both sides speak, and the daemon
+ * states its range; a client from before the ranges gets version 1 and the
+ * range it ignores; a client with no version in common is told why, and
+ * the connection stays open.
+ */
+static void test_hello_version_range(void **state)
+{
+	int fd = cli_connect();
+	Pmemz__Response *resp;
+
+	assert_true(fd >= 0);
+	resp = hello_range(fd, PMEMZ_PROTO_VERSION, PMEMZ_PROTO_VERSION_MIN,
+			   PMEMZ_PROTO_VERSION_MAX + 7);
+	assert_int_equal(resp->status, 0);
+	assert_int_equal(resp->hello->version, PMEMZ_PROTO_VERSION_MAX);
+	assert_true(resp->hello->has_min_version && resp->hello->has_max_version);
+	assert_int_equal(resp->hello->min_version, PMEMZ_PROTO_VERSION_MIN);
+	assert_int_equal(resp->hello->max_version, PMEMZ_PROTO_VERSION_MAX);
+	resp_free(resp);
+
+	resp = hello_range(fd, PMEMZ_PROTO_VERSION, 1, 0); /* no range stated */
+	assert_int_equal(resp->status, 0);
+	assert_int_equal(resp->hello->version, PMEMZ_PROTO_VERSION);
+	resp_free(resp);
+
+	/* HELLO is answered at any version, with why the ranges do not meet. */
+	resp = hello_range(fd, PMEMZ_PROTO_VERSION_MAX + 5, PMEMZ_PROTO_VERSION_MAX + 5,
+			   PMEMZ_PROTO_VERSION_MAX + 9);
+	assert_int_equal(resp->status, -EPROTO);
+	assert_non_null(strstr(resp->message, "no protocol version in common"));
+	resp_free(resp);
+	resp = hello_range(fd, PMEMZ_PROTO_VERSION_MAX + 5, 1, 0);
+	assert_int_equal(resp->status, -EPROTO);
+	resp_free(resp);
+
+	resp = do_hello(fd);
+	assert_int_equal(resp->status, 0);
 	resp_free(resp);
 	close(fd);
 }
@@ -1975,6 +2029,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_hello),
+	    cmocka_unit_test(test_hello_version_range),
 	    cmocka_unit_test(test_identity_and_clients),
 	    cmocka_unit_test(test_admin_cgroups),
 	    cmocka_unit_test(test_socket_mode),

@@ -1,19 +1,22 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# test-symbols.sh LIBRARY.so VERSION-SCRIPT HEADER [CC]
+# test-symbols.sh LIBRARY.so VERSION-SCRIPT HEADER [CC [INCLUDE-DIR]]
 #
 # libpmemzclient's ABI check: the functions the shared library exports, the
 # names its version script lists and the functions its public header
 # declares must be the same three sets.  Also: every export carries a
 # LIBPMEMZCLIENT_ version, the SONAME is libpmemzclient.so.<major>, and no
 # protobuf-c message descriptor or other internal symbol leaks out.
+# INCLUDE-DIR: where the header's generated companion
+# (libpmemzclient-version.h) is.
 set -eu
 
 lib=$1
 map=$2
 hdr=$3
 cc=${4:-${CC:-cc}}
+incdir=${5:-}
 
 for tool in nm readelf; do
 	command -v "$tool" >/dev/null 2>&1 || { echo "SKIP: $tool not found"; exit 77; }
@@ -38,7 +41,7 @@ awk '
 
 # Header: preprocess it (comments and macros gone) and take every
 # pmemz_name( that is declared.
-"$cc" -E -P -x c "$hdr" | tr '\n' ' ' | grep -o '[A-Za-z_][A-Za-z0-9_]*[[:space:]]*(' |
+"$cc" -E -P -x c ${incdir:+-I"$incdir"} "$hdr" | tr '\n' ' ' | grep -o '[A-Za-z_][A-Za-z0-9_]*[[:space:]]*(' |
 	sed 's/[[:space:]]*($//' | grep '^pmemz_' | sort -u >"$tmp/header"
 
 compare() {
