@@ -20,7 +20,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
 
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
@@ -43,11 +42,11 @@ static bool whole_extents(const struct disk *d, struct pmemz_alloc *a)
 	return total >= 2;
 }
 
-int disk_ahead_batch(struct disk *d, size_t n, struct pmemz_alloc **out)
+int disk_ahead_batch(struct disk *d, size_t n, uint64_t seq, struct pmemz_alloc **out)
 {
 	char tag[PMEMZ_DISK_TAG_MAX];
 	struct pmemz_alloc *a = NULL;
-	uint64_t gen = disk_gen(d), seq;
+	uint64_t gen = disk_gen(d);
 	int r;
 
 	if (n > DISK_AHEAD_BATCH)
@@ -62,9 +61,6 @@ int disk_ahead_batch(struct disk *d, size_t n, struct pmemz_alloc **out)
 		pmemz_alloc_close(a); /* not what was asked for: the one-by-one path does it */
 		return -EINVAL;
 	}
-	pthread_mutex_lock(&d->ahead.lock);
-	seq = d->ahead.next_seq++;
-	pthread_mutex_unlock(&d->ahead.lock);
 	r = pmemz_disk_pool_tag(tag, sizeof(tag), d->cfg.name, seq);
 	if (r == 0)
 		r = pmemz_alloc_commit(a, tag, 0);

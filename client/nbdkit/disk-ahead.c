@@ -41,6 +41,37 @@
 
 #define NS 1000000000ull
 
+/* A pool tag: nbd/D/pool/SEQ, committed, of up to DISK_AHEAD_BATCH extents. */
+struct ahead_pool {
+	struct pmemz_alloc *a;
+	unsigned refs; /* its extents not moved to a chunk yet (under the lock) */
+};
+
+struct disk_ahead {
+	struct disk *d;
+	bool on; /* extents are owned ahead (else only pool tags are named here) */
+
+	pthread_mutex_t lock;  /* all below */
+	pthread_cond_t wake;   /* below target, or stop */
+	pthread_cond_t filled; /* a refill ended */
+	struct ahead_ext *v;   /* the zeroed ones, a stack */
+	size_t n, cap_v;
+	struct ahead_pool **pools; /* every pool with refs (for close) */
+	size_t n_pools, cap_pools;
+	uint64_t next_seq;
+	size_t floor, target, cap, ceiling; /* extents; ceiling: after a refusal */
+	uint64_t taken, empty, fallbacks, refills, refused;
+	uint64_t refill_ns, refill_max_ns;	/* the refills' time: in all, the longest */
+	uint64_t lat_ns, rate_t_ns, rate_taken; /* refill latency; rate's last sample */
+	double rate;				/* extents taken per second, smoothed */
+	uint64_t backoff_until_ns;
+	pthread_t threads[DISK_AHEAD_THREADS];
+	unsigned n_threads;
+	bool stop;
+	unsigned refilling; /* threads between wanting and getting extents */
+	size_t inflight;    /* the extents they asked for */
+};
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -54,44 +85,45 @@ static size_t clamp(size_t v, size_t lo, size_t hi)
 	return v < lo ? lo : v > hi ? hi : v;
 }
 
-static size_t limit(const struct disk *d)
+static size_t limit(const struct disk_ahead *ah)
 {
-	return d->ahead.ceiling < d->ahead.cap ? d->ahead.ceiling : d->ahead.cap;
+	return ah->ceiling < ah->cap ? ah->ceiling : ah->cap;
 }
 
 /* v within [floor, limit], the limit winning (a refusal may put it under the floor) */
-static size_t bound(const struct disk *d, size_t v)
+static size_t bound(const struct disk_ahead *ah, size_t v)
 {
-	size_t hi = limit(d);
+	size_t hi = limit(ah);
 
-	return clamp(v, d->ahead.floor < hi ? d->ahead.floor : hi, hi);
+	return clamp(v, ah->floor < hi ? ah->floor : hi, hi);
 }
 
 static int give_back(struct disk *d, struct pmemz_alloc *a);
 
-/* ---- the stack and the pools (ahead.lock held) ---- */
+/* ---- the stack and the pools (lock held) ---- */
 
-static int push_pool(struct disk *d, struct ahead_pool *p)
+static int push_pool(struct disk_ahead *ah, struct ahead_pool *p)
 {
-	int r = PMEMZ_GROW(d->ahead.pools, &d->ahead.cap_pools, d->ahead.n_pools + 1);
+	int r = PMEMZ_GROW(ah->pools, &ah->cap_pools, ah->n_pools + 1);
 
 	if (r < 0)
 		return r;
-	d->ahead.pools[d->ahead.n_pools++] = p;
+	ah->pools[ah->n_pools++] = p;
 	return 0;
 }
 
-static int reserve_stack(struct disk *d, size_t more)
+static int reserve_stack(struct disk_ahead *ah, size_t more)
 {
 	size_t need;
-	int r = pmemz_add_size(d->ahead.n, more, &need);
+	int r = pmemz_add_size(ah->n, more, &need);
 
-	return r < 0 ? r : PMEMZ_GROW(d->ahead.v, &d->ahead.cap_v, need);
+	return r < 0 ? r : PMEMZ_GROW(ah->v, &ah->cap_v, need);
 }
 
 /* The pool's extents, onto the stack; 0 or -ENOMEM (nothing added). */
-static int pool_add(struct disk *d, struct ahead_pool *p)
+static int pool_add(struct disk_ahead *ah, struct ahead_pool *p)
 {
+	uint64_t chunk = ah->d->chunk_size;
 	size_t n = pmemz_alloc_count(p->a), total = 0;
 	int r;
 
@@ -99,11 +131,11 @@ static int pool_add(struct disk *d, struct ahead_pool *p)
 		size_t len = 0;
 
 		(void)pmemz_alloc_range(p->a, i, &len);
-		total += len / d->chunk_size;
+		total += len / chunk;
 	}
-	r = reserve_stack(d, total);
+	r = reserve_stack(ah, total);
 	if (r == 0)
-		r = push_pool(d, p);
+		r = push_pool(ah, p);
 	if (r < 0)
 		return r;
 	/* pushed last first: fresh chunks take them in the daemon's order, lowest address first */
@@ -111,9 +143,9 @@ static int pool_add(struct disk *d, struct ahead_pool *p)
 		size_t len = 0;
 		char *base = pmemz_alloc_range(p->a, i, &len);
 
-		for (size_t off = len / d->chunk_size * d->chunk_size; off >= d->chunk_size;) {
-			off -= d->chunk_size;
-			d->ahead.v[d->ahead.n++] = (struct ahead_ext){base + off, p};
+		for (size_t off = len / chunk * chunk; off >= chunk;) {
+			off -= chunk;
+			ah->v[ah->n++] = (struct ahead_ext){base + off, p};
 		}
 	}
 	p->refs = (unsigned)total;
@@ -123,20 +155,20 @@ static int pool_add(struct disk *d, struct ahead_pool *p)
 /* ---- refills ---- */
 
 /* The extents of pool tag a, onto the stack. */
-static int keep(struct disk *d, struct pmemz_alloc *a)
+static int keep(struct disk_ahead *ah, struct pmemz_alloc *a)
 {
 	struct ahead_pool *p = calloc(1, sizeof(*p));
 	int r = p ? 0 : -ENOMEM;
 
 	if (p) {
 		p->a = a;
-		disk_warm(d, a);
-		pthread_mutex_lock(&d->ahead.lock);
-		r = pool_add(d, p);
+		disk_warm(ah->d->warm, a);
+		pthread_mutex_lock(&ah->lock);
+		r = pool_add(ah, p);
 		/* a fresh write waiting for this refill need not wait for all of it */
 		if (r == 0)
-			pthread_cond_broadcast(&d->ahead.filled);
-		pthread_mutex_unlock(&d->ahead.lock);
+			pthread_cond_broadcast(&ah->filled);
+		pthread_mutex_unlock(&ah->lock);
 	}
 	if (r < 0) {
 		(void)pmemz_alloc_release(a);
@@ -168,6 +200,16 @@ static int lease(struct disk *d, struct pmemz_alloc **v, size_t n, size_t *got)
 	return r;
 }
 
+static uint64_t take_seq(struct disk_ahead *ah)
+{
+	uint64_t seq;
+
+	pthread_mutex_lock(&ah->lock);
+	seq = ah->next_seq++;
+	pthread_mutex_unlock(&ah->lock);
+	return seq;
+}
+
 /*
  * A refill of up to n extents out of the client reserve (what it has
  * answered), each committed under a pool tag of its own, all commits in
@@ -175,8 +217,9 @@ static int lease(struct disk *d, struct pmemz_alloc **v, size_t n, size_t *got)
  * a commit whose answer was lost is settled by its tag.  0 when at least
  * one extent was added, else -errno.
  */
-static int refill_leases(struct disk *d, size_t n)
+static int refill_leases(struct disk_ahead *ah, size_t n)
 {
+	struct disk *d = ah->d;
 	struct pmemz_alloc *v[DISK_AHEAD_BATCH];
 	char tags[DISK_AHEAD_BATCH][PMEMZ_DISK_TAG_MAX];
 	struct pmemz_batch *b = NULL;
@@ -188,11 +231,8 @@ static int refill_leases(struct disk *d, size_t n)
 	if (r < 0)
 		return r;
 	r = pmemz_batch_new(d->r, &b);
-	pthread_mutex_lock(&d->ahead.lock);
 	for (size_t i = 0; r == 0 && i < got; i++)
-		r = pmemz_disk_pool_tag(tags[i], sizeof(tags[i]), d->cfg.name,
-					d->ahead.next_seq++);
-	pthread_mutex_unlock(&d->ahead.lock);
+		r = pmemz_disk_pool_tag(tags[i], sizeof(tags[i]), d->cfg.name, take_seq(ah));
 	for (size_t i = 0; r == 0 && i < got; i++)
 		r = pmemz_batch_commit(b, v[i], tags[i], 0);
 	if (r == 0)
@@ -208,7 +248,7 @@ static int refill_leases(struct disk *d, size_t n)
 			s = pmemz_alloc_open(d->r, tags[i], &v[i]);
 		}
 		if (s == 0)
-			s = keep(d, v[i]);
+			s = keep(ah, v[i]);
 		else
 			pmemz_alloc_close(v[i]);
 		kept += s == 0;
@@ -226,167 +266,176 @@ static int refill_leases(struct disk *d, size_t n)
  * for one extent or when the lot was refused, one by one out of the
  * client reserve, as many as fit.
  */
-static int refill(struct disk *d, size_t n)
+static int refill(struct disk_ahead *ah, size_t n)
 {
 	struct pmemz_alloc *a = NULL;
 	int r;
 
 	if (n < 2)
-		return refill_leases(d, n);
-	r = disk_ahead_batch(d, n, &a);
+		return refill_leases(ah, n);
+	r = disk_ahead_batch(ah->d, n, take_seq(ah), &a);
 	if (r == -ENOSPC || r == -EDQUOT || r == -EINVAL)
-		return refill_leases(d, n);
-	return r < 0 ? r : keep(d, a);
+		return refill_leases(ah, n);
+	return r < 0 ? r : keep(ah, a);
 }
 
 /* The depth from the rate seen since the last sample, and the refill latency. */
-static void retarget(struct disk *d, uint64_t now)
+static void retarget(struct disk_ahead *ah, uint64_t now)
 {
-	uint64_t dt = now - d->ahead.rate_t_ns;
+	uint64_t dt = now - ah->rate_t_ns;
 	size_t want;
 
 	if (dt < NS / 10)
 		return;
-	d->ahead.rate = 0.5 * d->ahead.rate + 0.5 * (double)(d->ahead.taken - d->ahead.rate_taken) *
-						  (double)NS / (double)dt;
-	d->ahead.rate_taken = d->ahead.taken;
-	d->ahead.rate_t_ns = now;
-	want = (size_t)(2.0 * d->ahead.rate * (double)d->ahead.lat_ns / (double)NS) + 1;
-	if (want > d->ahead.target)
-		d->ahead.target = want;
+	ah->rate =
+	    0.5 * ah->rate + 0.5 * (double)(ah->taken - ah->rate_taken) * (double)NS / (double)dt;
+	ah->rate_taken = ah->taken;
+	ah->rate_t_ns = now;
+	want = (size_t)(2.0 * ah->rate * (double)ah->lat_ns / (double)NS) + 1;
+	if (want > ah->target)
+		ah->target = want;
 	else if (dt >= NS)
-		d->ahead.target -= (d->ahead.target - want) / 8;
-	d->ahead.target = bound(d, d->ahead.target);
+		ah->target -= (ah->target - want) / 8;
+	ah->target = bound(ah, ah->target);
 }
 
 /*
  * A refill costs three round trips whatever it takes: it waits until a
  * quarter of the target is gone (or the stack is empty), and then brings
- * it back up in one (ahead.lock held).
+ * it back up in one (lock held).
  */
-static bool refill_due(const struct disk *d)
+static bool refill_due(const struct disk_ahead *ah)
 {
-	size_t have = d->ahead.n + d->ahead.inflight;
+	size_t have = ah->n + ah->inflight;
 
-	return !have || have + d->ahead.target / 4 <= d->ahead.target;
+	return !have || have + ah->target / 4 <= ah->target;
 }
 
-/* What one refill should take now (ahead.lock held); 0: nothing. */
-static size_t wanted(struct disk *d, uint64_t now)
+/* What one refill should take now (lock held); 0: nothing. */
+static size_t wanted(struct disk_ahead *ah, uint64_t now)
 {
-	size_t want, have = d->ahead.n + d->ahead.inflight;
+	size_t want, have = ah->n + ah->inflight;
 
-	if (d->ahead.stop || now < d->ahead.backoff_until_ns)
+	if (ah->stop || now < ah->backoff_until_ns)
 		return 0;
-	retarget(d, now);
-	if (!refill_due(d) || have >= limit(d))
+	retarget(ah, now);
+	if (!refill_due(ah) || have >= limit(ah))
 		return 0;
 	/* up to twice the target: a burst goes on taking while the refill is under way */
-	want = 2 * d->ahead.target > have ? 2 * d->ahead.target - have : 1;
-	if (want > limit(d) - have)
-		want = limit(d) - have;
+	want = 2 * ah->target > have ? 2 * ah->target - have : 1;
+	if (want > limit(ah) - have)
+		want = limit(ah) - have;
 	return clamp(want, 1, DISK_AHEAD_BATCH);
 }
 
-static void refused(struct disk *d, int r, uint64_t now)
+static void refused(struct disk_ahead *ah, int r, uint64_t now)
 {
-	pthread_mutex_lock(&d->ahead.lock);
-	d->ahead.refused++;
+	pthread_mutex_lock(&ah->lock);
+	ah->refused++;
 	if (r == -ENOSPC || r == -EDQUOT) {
-		d->ahead.ceiling = d->ahead.n / 2 > 1 ? d->ahead.n / 2 : 1;
-		d->ahead.target = bound(d, d->ahead.target);
+		ah->ceiling = ah->n / 2 > 1 ? ah->n / 2 : 1;
+		ah->target = bound(ah, ah->target);
 	}
-	d->ahead.backoff_until_ns = now + NS;
-	pthread_mutex_unlock(&d->ahead.lock);
+	ah->backoff_until_ns = now + NS;
+	pthread_mutex_unlock(&ah->lock);
 	nbdkit_debug("pmemz: no extents ahead for now: %s", pmemz_errormsg());
+}
+
+/* A refill of lat ns succeeded (lock held). */
+static void refilled(struct disk_ahead *ah, uint64_t lat)
+{
+	ah->refills++;
+	ah->refill_ns += lat;
+	if (lat > ah->refill_max_ns)
+		ah->refill_max_ns = lat;
+	ah->ceiling = SIZE_MAX;
+	/* a slowly decaying maximum: one slow answer deepens for a while */
+	ah->lat_ns = lat > ah->lat_ns ? lat : ah->lat_ns - ah->lat_ns / 16;
+}
+
+static void wait_tick(struct disk_ahead *ah)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += 100000000;
+	if (until.tv_nsec >= (long)NS) {
+		until.tv_sec++;
+		until.tv_nsec -= (long)NS;
+	}
+	(void)pthread_cond_timedwait(&ah->wake, &ah->lock, &until);
 }
 
 static void *refill_thread(void *arg)
 {
-	struct disk *d = arg;
+	struct disk_ahead *ah = arg;
 
-	pthread_mutex_lock(&d->ahead.lock);
-	while (!d->ahead.stop) {
+	pthread_mutex_lock(&ah->lock);
+	while (!ah->stop) {
 		uint64_t t0 = now_ns();
-		size_t n = wanted(d, t0);
-		struct timespec until;
+		size_t n = wanted(ah, t0);
 		int r;
 
 		if (n == 0) {
-			clock_gettime(CLOCK_REALTIME, &until);
-			until.tv_nsec += 100000000;
-			if (until.tv_nsec >= (long)NS) {
-				until.tv_sec++;
-				until.tv_nsec -= (long)NS;
-			}
-			(void)pthread_cond_timedwait(&d->ahead.wake, &d->ahead.lock, &until);
+			wait_tick(ah);
 			continue;
 		}
-		d->ahead.refilling++;
-		d->ahead.inflight += n;
-		pthread_mutex_unlock(&d->ahead.lock);
-		r = __atomic_load_n(&d->failed, __ATOMIC_ACQUIRE);
+		ah->refilling++;
+		ah->inflight += n;
+		pthread_mutex_unlock(&ah->lock);
+		r = __atomic_load_n(&ah->d->failed, __ATOMIC_ACQUIRE);
 		if (r == 0)
-			r = refill(d, n);
-		if (r == -EAGAIN) {
-			/* reconnected: nothing was refused */
-		} else if (r < 0) {
-			refused(d, r, now_ns());
-		} else {
-			uint64_t lat = now_ns() - t0;
-
-			pthread_mutex_lock(&d->ahead.lock);
-			d->ahead.refills++;
-			d->ahead.refill_ns += lat;
-			if (lat > d->ahead.refill_max_ns)
-				d->ahead.refill_max_ns = lat;
-			d->ahead.ceiling = SIZE_MAX;
-			/* a slowly decaying maximum: one slow answer deepens for a while */
-			d->ahead.lat_ns =
-			    lat > d->ahead.lat_ns ? lat : d->ahead.lat_ns - d->ahead.lat_ns / 16;
-			pthread_mutex_unlock(&d->ahead.lock);
-		}
-		pthread_mutex_lock(&d->ahead.lock);
-		d->ahead.refilling--;
-		d->ahead.inflight -= n;
-		pthread_cond_broadcast(&d->ahead.filled);
+			r = refill(ah, n);
+		if (r < 0 && r != -EAGAIN) /* -EAGAIN: reconnected, nothing was refused */
+			refused(ah, r, now_ns());
+		pthread_mutex_lock(&ah->lock);
+		if (r == 0)
+			refilled(ah, now_ns() - t0);
+		ah->refilling--;
+		ah->inflight -= n;
+		pthread_cond_broadcast(&ah->filled);
 	}
-	pthread_mutex_unlock(&d->ahead.lock);
+	pthread_mutex_unlock(&ah->lock);
 	return NULL;
 }
 
 /* ---- the disk's side ---- */
 
+bool disk_ahead_on(const struct disk_ahead *ah)
+{
+	return ah->on;
+}
+
 /*
- * Will a refill end soon (ahead.lock held)?  One is under way, or an idle
+ * Will a refill end soon (lock held)?  One is under way, or an idle
  * thread starts one when woken: the stack is empty, so one is due,
  * unless a refusal's backoff holds them (refused() broadcasts filled).
  */
-static bool refill_coming(const struct disk *d)
+static bool refill_coming(const struct disk_ahead *ah)
 {
-	if (d->ahead.refilling)
+	if (ah->refilling)
 		return true;
-	return d->ahead.n_threads && !d->ahead.stop && now_ns() >= d->ahead.backoff_until_ns &&
-	       !__atomic_load_n(&d->failed, __ATOMIC_ACQUIRE);
+	return ah->n_threads && !ah->stop && now_ns() >= ah->backoff_until_ns &&
+	       !__atomic_load_n(&ah->d->failed, __ATOMIC_ACQUIRE);
 }
 
-bool disk_ahead_take(struct disk *d, struct ahead_ext *e, bool wait)
+bool disk_ahead_take(struct disk_ahead *ah, struct ahead_ext *e, bool wait)
 {
 	bool got = false;
 
-	if (!disk_ahead_on(d))
+	if (!ah->on)
 		return false;
-	pthread_mutex_lock(&d->ahead.lock);
-	if (!d->ahead.n && !wait) {
-		pthread_cond_signal(&d->ahead.wake);
-		pthread_mutex_unlock(&d->ahead.lock);
+	pthread_mutex_lock(&ah->lock);
+	if (!ah->n && !wait) {
+		pthread_cond_signal(&ah->wake);
+		pthread_mutex_unlock(&ah->lock);
 		return false;
 	}
-	if (!d->ahead.n) {
-		d->ahead.empty++;
+	if (!ah->n) {
+		ah->empty++;
 		/* ran dry: deepen at once, as the client reserve does */
-		d->ahead.target = bound(d, d->ahead.target * 2);
-		pthread_cond_signal(&d->ahead.wake);
+		ah->target = bound(ah, ah->target * 2);
+		pthread_cond_signal(&ah->wake);
 		/*
 		 * A refill on its way is as quick as the fallback's own round
 		 * trip, and waiting for it keeps ENOSPC for when nothing is
@@ -395,100 +444,148 @@ bool disk_ahead_take(struct disk *d, struct ahead_ext *e, bool wait)
 		 * above starts it): only a refusal's backoff, or the end,
 		 * sends the write down the fallback.
 		 */
-		while (!d->ahead.n && refill_coming(d))
-			pthread_cond_wait(&d->ahead.filled, &d->ahead.lock);
+		while (!ah->n && refill_coming(ah))
+			pthread_cond_wait(&ah->filled, &ah->lock);
 	}
-	if (d->ahead.n) {
-		*e = d->ahead.v[--d->ahead.n];
-		d->ahead.taken++;
+	if (ah->n) {
+		*e = ah->v[--ah->n];
+		ah->taken++;
 		got = true;
 	} else {
-		d->ahead.fallbacks++;
+		ah->fallbacks++;
 	}
 	/* not at every take: a wakeup that finds nothing to do is a thread hop per write */
-	if (refill_due(d))
-		pthread_cond_signal(&d->ahead.wake);
-	pthread_mutex_unlock(&d->ahead.lock);
+	if (refill_due(ah))
+		pthread_cond_signal(&ah->wake);
+	pthread_mutex_unlock(&ah->lock);
 	return got;
 }
 
-void disk_ahead_put(struct disk *d, const struct ahead_ext *e)
+void disk_ahead_put(struct disk_ahead *ah, const struct ahead_ext *e)
 {
-	pthread_mutex_lock(&d->ahead.lock);
+	pthread_mutex_lock(&ah->lock);
 	/* untouched, still zero; kept for close to give back if there is no room */
-	if (reserve_stack(d, 1) == 0)
-		d->ahead.v[d->ahead.n++] = *e;
-	pthread_mutex_unlock(&d->ahead.lock);
+	if (reserve_stack(ah, 1) == 0)
+		ah->v[ah->n++] = *e;
+	pthread_mutex_unlock(&ah->lock);
 }
 
-/* Forget pool p (ahead.lock held): it has no extent left, its tag is gone. */
-static void pool_drop(struct disk *d, struct ahead_pool *p)
+/* Forget pool p (lock held): it has no extent left, its tag is gone. */
+static void pool_drop(struct disk_ahead *ah, struct ahead_pool *p)
 {
-	for (size_t i = 0; i < d->ahead.n_pools; i++)
-		if (d->ahead.pools[i] == p) {
-			d->ahead.pools[i] = d->ahead.pools[--d->ahead.n_pools];
+	for (size_t i = 0; i < ah->n_pools; i++)
+		if (ah->pools[i] == p) {
+			ah->pools[i] = ah->pools[--ah->n_pools];
 			break;
 		}
 }
 
-void disk_ahead_moved(struct disk *d, const struct ahead_ext *e)
+void disk_ahead_moved(struct disk_ahead *ah, const struct ahead_ext *e)
 {
 	struct ahead_pool *p = e->pool;
 	bool last;
 
-	pthread_mutex_lock(&d->ahead.lock);
+	pthread_mutex_lock(&ah->lock);
 	last = --p->refs == 0;
 	if (last)
-		pool_drop(d, p);
-	pthread_mutex_unlock(&d->ahead.lock);
+		pool_drop(ah, p);
+	pthread_mutex_unlock(&ah->lock);
 	if (!last)
 		return;
 	/* its tag went with its last extent, unless an adopted pool keeps unused ones */
 	if (pmemz_alloc_count(p->a) == 0)
 		pmemz_alloc_close(p->a);
-	else if (give_back(d, p->a) < 0)
+	else if (give_back(ah->d, p->a) < 0)
 		nbdkit_debug("pmemz: a pool tag stays until the next start: %s", pmemz_errormsg());
 	free(p);
 }
 
-int disk_ahead_adopt(struct disk *d, struct ahead_pool *p)
+struct pmemz_alloc *disk_ahead_pool_alloc(const struct ahead_pool *p)
 {
-	return push_pool(d, p);
+	return p->a;
 }
 
-void disk_ahead_counts(struct disk *d, uint64_t *taken, uint64_t *fallbacks)
+int disk_ahead_adopt(struct disk_ahead *ah, struct pmemz_alloc *a, unsigned refs,
+		     struct ahead_pool **out)
 {
-	pthread_mutex_lock(&d->ahead.lock);
-	*taken = d->ahead.taken;
-	*fallbacks = d->ahead.fallbacks;
-	pthread_mutex_unlock(&d->ahead.lock);
-}
+	struct ahead_pool *p = calloc(1, sizeof(*p));
+	int r = p ? 0 : -ENOMEM;
 
-uint64_t disk_ahead_held(struct disk *d)
-{
-	uint64_t n = 0;
-
-	pthread_mutex_lock(&d->ahead.lock);
-	for (size_t i = 0; i < d->ahead.n_pools; i++)
-		n += d->ahead.pools[i]->refs;
-	pthread_mutex_unlock(&d->ahead.lock);
-	return n * d->chunk_size;
-}
-
-void disk_ahead_keep_pools(struct disk *d)
-{
-	pthread_mutex_lock(&d->ahead.lock);
-	for (size_t i = 0; i < d->ahead.n_pools; i++) {
-		pmemz_alloc_close(d->ahead.pools[i]->a);
-		free(d->ahead.pools[i]);
+	if (p) {
+		*p = (struct ahead_pool){.a = a, .refs = refs};
+		pthread_mutex_lock(&ah->lock);
+		r = push_pool(ah, p);
+		pthread_mutex_unlock(&ah->lock);
 	}
-	d->ahead.n_pools = 0;
-	pthread_mutex_unlock(&d->ahead.lock);
+	if (r < 0) {
+		free(p);
+		return r;
+	}
+	*out = p;
+	return 0;
+}
+
+void disk_ahead_counts(struct disk_ahead *ah, uint64_t *taken, uint64_t *fallbacks)
+{
+	pthread_mutex_lock(&ah->lock);
+	*taken = ah->taken;
+	*fallbacks = ah->fallbacks;
+	pthread_mutex_unlock(&ah->lock);
+}
+
+void disk_ahead_keep_pools(struct disk_ahead *ah)
+{
+	pthread_mutex_lock(&ah->lock);
+	for (size_t i = 0; i < ah->n_pools; i++) {
+		pmemz_alloc_close(ah->pools[i]->a);
+		free(ah->pools[i]);
+	}
+	ah->n_pools = 0;
+	ah->n = 0; /* their extents went with them */
+	pthread_mutex_unlock(&ah->lock);
+}
+
+void disk_ahead_seen(struct disk_ahead *ah, uint64_t seq)
+{
+	pthread_mutex_lock(&ah->lock);
+	/* never the name of a pool that might still be on its way out */
+	if (seq >= ah->next_seq)
+		ah->next_seq = seq + 1;
+	pthread_mutex_unlock(&ah->lock);
+}
+
+/* ---- open and close ---- */
+
+int disk_ahead_new(struct disk *d, bool on, struct disk_ahead **out)
+{
+	struct disk_ahead *ah = calloc(1, sizeof(*ah));
+
+	if (!ah) {
+		nbdkit_error("pmemz: out of memory");
+		return -ENOMEM;
+	}
+	ah->d = d;
+	ah->on = on;
+	pthread_mutex_init(&ah->lock, NULL);
+	pthread_cond_init(&ah->wake, NULL);
+	pthread_cond_init(&ah->filled, NULL);
+	ah->ceiling = SIZE_MAX;
+	if (on) {
+		ah->cap = d->cfg.ahead / d->chunk_size;
+		if (ah->cap > d->region_size / 8 / d->chunk_size)
+			ah->cap = d->region_size / 8 / d->chunk_size;
+		if (ah->cap == 0)
+			ah->cap = 1;
+		ah->floor = ah->cap < DISK_AHEAD_FLOOR ? ah->cap : DISK_AHEAD_FLOOR;
+		ah->target = ah->floor;
+	}
+	*out = ah;
+	return 0;
 }
 
 struct stale {
-	struct disk *d;
-	uint64_t max_seq, freed;
+	struct disk_ahead *ah;
+	uint64_t freed;
 	int error;
 };
 
@@ -499,12 +596,11 @@ static int free_stale(struct pmemz_alloc *a, const char *tag, void *arg)
 	uint64_t seq = 0;
 
 	if (pmemz_disk_tag_parse(tag, name, &seq) != PMEMZ_DISK_TAG_AHEAD ||
-	    strcmp(name, s->d->cfg.name) != 0) {
+	    strcmp(name, s->ah->d->cfg.name) != 0) {
 		pmemz_alloc_close(a);
 		return 0;
 	}
-	if (seq > s->max_seq)
-		s->max_seq = seq;
+	disk_ahead_seen(s->ah, seq);
 	if (pmemz_alloc_release(a) < 0 && !s->error) {
 		s->error = -EIO;
 		nbdkit_error("pmemz: cannot free ahead tag '%s' of an earlier run: %s", tag,
@@ -514,18 +610,13 @@ static int free_stale(struct pmemz_alloc *a, const char *tag, void *arg)
 	return 0;
 }
 
-int disk_ahead_open(struct disk *d)
+int disk_ahead_open(struct disk_ahead *ah)
 {
+	struct disk *d = ah->d;
 	char prefix[PMEMZ_DISK_TAG_MAX];
-	struct stale s = {.d = d};
+	struct stale s = {.ah = ah};
 	int r;
 
-	pthread_mutex_init(&d->ahead.lock, NULL);
-	pthread_cond_init(&d->ahead.wake, NULL);
-	pthread_cond_init(&d->ahead.filled, NULL);
-	d->ahead.ceiling = SIZE_MAX;
-	d->ahead.warm = d->cfg.warm;
-	d->ahead.initialised = true;
 	/* a plugin's before the journal: held, and maybe written into: zeroed again, never used */
 	(void)pmemz_disk_chunk_prefix(prefix, sizeof(prefix), d->cfg.name);
 	strcat(prefix, "ahead/");
@@ -540,39 +631,30 @@ int disk_ahead_open(struct disk *d)
 	}
 	if (s.freed)
 		nbdkit_debug("pmemz: freed %" PRIu64 " ahead tag(s) of an earlier run", s.freed);
-	if (s.max_seq >= d->ahead.next_seq) /* the pool tags' (disk-open.c) may be above */
-		d->ahead.next_seq = s.max_seq + 1;
-	if (!disk_ahead_on(d))
+	if (!ah->on)
 		return 0;
-	d->ahead.cap = d->cfg.ahead / d->chunk_size;
-	if (d->ahead.cap > d->region_size / 8 / d->chunk_size)
-		d->ahead.cap = d->region_size / 8 / d->chunk_size;
-	if (d->ahead.cap == 0)
-		d->ahead.cap = 1;
-	d->ahead.floor = d->ahead.cap < DISK_AHEAD_FLOOR ? d->ahead.cap : DISK_AHEAD_FLOOR;
-	d->ahead.target = d->ahead.floor;
-	d->ahead.rate_t_ns = now_ns();
+	ah->rate_t_ns = now_ns();
 	/* the first ones now, so that the first writes find them; a refusal is no error */
-	r = refill(d, d->ahead.floor);
+	r = refill(ah, ah->floor);
 	if (r < 0)
 		nbdkit_debug("pmemz: no extents ahead at start: %s", pmemz_errormsg());
 	return 0;
 }
 
-int disk_ahead_start(struct disk *d)
+int disk_ahead_start(struct disk_ahead *ah)
 {
 	int r;
 
-	if (!disk_ahead_on(d))
+	if (!ah->on)
 		return 0;
 	/* refills overlap: while one waits for an answer, the next is on its way */
 	for (unsigned i = 0; i < DISK_AHEAD_THREADS; i++) {
-		r = pthread_create(&d->ahead.threads[i], NULL, refill_thread, d);
+		r = pthread_create(&ah->threads[i], NULL, refill_thread, ah);
 		if (r) {
 			nbdkit_error("pmemz: cannot start an ahead thread: %s", strerror(r));
 			return -r;
 		}
-		d->ahead.n_threads++;
+		ah->n_threads++;
 	}
 	return 0;
 }
@@ -595,46 +677,44 @@ static int give_back(struct disk *d, struct pmemz_alloc *a)
 	return r < 0 ? r : pmemz_alloc_release(a);
 }
 
-void disk_ahead_close(struct disk *d)
+static void close_debug(struct disk_ahead *ah, size_t n_free)
 {
-	size_t n_free;
+	nbdkit_debug("pmemz: ahead: %" PRIu64 " taken, %" PRIu64
+		     " refills (%.2f ms each on average, %.2f ms the longest), %" PRIu64
+		     " times none left (%" PRIu64 " fell back), %" PRIu64
+		     " refused; %zu given back at close",
+		     ah->taken, ah->refills,
+		     ah->refills ? (double)ah->refill_ns / 1e6 / (double)ah->refills : 0.0,
+		     (double)ah->refill_max_ns / 1e6, ah->empty, ah->fallbacks, ah->refused,
+		     n_free);
+}
 
-	pthread_mutex_lock(&d->ahead.lock);
-	d->ahead.stop = true;
-	pthread_cond_broadcast(&d->ahead.wake);
-	pthread_cond_broadcast(&d->ahead.filled);
-	pthread_mutex_unlock(&d->ahead.lock);
-	for (unsigned i = 0; i < d->ahead.n_threads; i++)
-		pthread_join(d->ahead.threads[i], NULL);
-	d->ahead.n_threads = 0;
-	n_free = d->ahead.n;
-	/* every fold is done (disk-fold.c ran last, or kept the pools): what is left is zeroed */
-	for (size_t i = 0; i < d->ahead.n_pools; i++) {
-		struct ahead_pool *p = d->ahead.pools[i];
+void disk_ahead_free(struct disk_ahead *ah)
+{
+	if (!ah)
+		return;
+	pthread_mutex_lock(&ah->lock);
+	ah->stop = true;
+	pthread_cond_broadcast(&ah->wake);
+	pthread_cond_broadcast(&ah->filled);
+	pthread_mutex_unlock(&ah->lock);
+	for (unsigned i = 0; i < ah->n_threads; i++)
+		pthread_join(ah->threads[i], NULL);
+	/* every fold is done (disk-fold.c ran last, or the pools were kept): the rest is zero */
+	for (size_t i = 0; i < ah->n_pools; i++) {
+		struct ahead_pool *p = ah->pools[i];
 
-		if (give_back(d, p->a) < 0)
+		if (give_back(ah->d, p->a) < 0)
 			nbdkit_debug("pmemz: a pool tag stays until the next start: %s",
 				     pmemz_errormsg());
 		free(p);
 	}
-	if (disk_ahead_on(d))
-		nbdkit_debug("pmemz: ahead: %" PRIu64 " taken, %" PRIu64
-			     " refills (%.2f ms each on average, %.2f ms the longest), %" PRIu64
-			     " times none left (%" PRIu64 " fell back), %" PRIu64
-			     " refused; %zu given back at close",
-			     d->ahead.taken, d->ahead.refills,
-			     d->ahead.refills
-				 ? (double)d->ahead.refill_ns / 1e6 / (double)d->ahead.refills
-				 : 0.0,
-			     (double)d->ahead.refill_max_ns / 1e6, d->ahead.empty,
-			     d->ahead.fallbacks, d->ahead.refused, n_free);
-	free(d->ahead.pools);
-	free(d->ahead.v);
-	d->ahead.pools = NULL;
-	d->ahead.v = NULL;
-	d->ahead.n = d->ahead.n_pools = 0;
-	pthread_mutex_destroy(&d->ahead.lock);
-	pthread_cond_destroy(&d->ahead.wake);
-	pthread_cond_destroy(&d->ahead.filled);
-	d->ahead.initialised = false;
+	if (ah->on)
+		close_debug(ah, ah->n);
+	free(ah->pools);
+	free(ah->v);
+	pthread_mutex_destroy(&ah->lock);
+	pthread_cond_destroy(&ah->wake);
+	pthread_cond_destroy(&ah->filled);
+	free(ah);
 }

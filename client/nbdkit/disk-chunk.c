@@ -56,7 +56,7 @@ int disk_chunk_lease(struct disk *d, struct pmemz_alloc **out, uint64_t *gen_out
 	uint64_t gen = disk_gen(d);
 	int r;
 
-	a = disk_spare_take(d);
+	a = disk_spare_take(d->spares);
 	if (a) {
 		*out = a;
 		if (gen_out)
@@ -167,4 +167,13 @@ void disk_publish(struct disk *d, uint64_t idx, struct pmemz_alloc *a, char *p)
 	d->map[idx].a = a;
 	__atomic_store_n(&d->map[idx].addr, p, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&d->allocated, 1, __ATOMIC_RELAXED);
+}
+
+void disk_chunk_tagged(struct disk *d, uint64_t idx, struct pmemz_alloc *a)
+{
+	pthread_rwlock_t *l = disk_stripe(d, idx);
+
+	pthread_rwlock_wrlock(l);
+	d->map[idx].a = a;
+	pthread_rwlock_unlock(l);
 }

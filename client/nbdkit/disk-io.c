@@ -44,11 +44,6 @@ NBDKIT_DLL_PUBLIC int pmemz_debug_lease_delay;
 		_a;                                                                                \
 	})
 
-static pthread_rwlock_t *stripe(struct disk *d, uint64_t idx)
-{
-	return &d->stripes[idx % DISK_STRIPES].lock;
-}
-
 static char *chunk_addr(struct disk *d, uint64_t idx)
 {
 	return __atomic_load_n(&d->map[idx].addr, __ATOMIC_ACQUIRE);
@@ -82,7 +77,7 @@ int disk_read(struct disk *d, void *buf, uint32_t count, uint64_t offset)
 
 	for (uint64_t pos = offset, end = offset + count, idx, off, len; pos < end; pos += len) {
 		chunk_piece(d, pos, end, &idx, &off, &len);
-		pthread_rwlock_t *l = stripe(d, idx);
+		pthread_rwlock_t *l = disk_stripe(d, idx);
 		struct wb_pending *pd;
 		int r = 0;
 		char *p;
@@ -92,7 +87,7 @@ int disk_read(struct disk *d, void *buf, uint32_t count, uint64_t offset)
 		if (p)
 			r = disk_load(d, out, p + off, len);
 		else if ((pd = chunk_pend(d, idx)))
-			wb_read(d, pd, off, out, len);
+			wb_read(pd, off, out, len);
 		else
 			memset(out, 0, len); /* never written: no pmem touched */
 		pthread_rwlock_unlock(l);
@@ -151,12 +146,12 @@ static bool take_ahead(struct disk *d, pthread_rwlock_t *l, struct ahead_ext *e,
 	bool got;
 
 	*relocked = false;
-	if (!disk_ahead_on(d))
+	if (!disk_ahead_on(d->ahead))
 		return false;
-	if (disk_ahead_take(d, e, false))
+	if (disk_ahead_take(d->ahead, e, false))
 		return true;
 	pthread_rwlock_unlock(l);
-	got = disk_ahead_take(d, e, true);
+	got = disk_ahead_take(d->ahead, e, true);
 	pthread_rwlock_wrlock(l);
 	*relocked = true;
 	return got;
@@ -171,7 +166,7 @@ static bool take_ahead(struct disk *d, pthread_rwlock_t *l, struct ahead_ext *e,
 static int write_ahead(struct disk *d, uint64_t idx, const struct ahead_ext *e, const void *buf,
 		       uint64_t off, uint64_t len)
 {
-	int r = disk_map_add(d, idx, e);
+	int r = disk_journal_add(d->journal, idx, e);
 
 	if (r == -ENOSPC || r == -ENOMEM)
 		return 1;
@@ -193,7 +188,7 @@ static int write_ahead(struct disk *d, uint64_t idx, const struct ahead_ext *e, 
 static int write_slow(struct disk *d, uint64_t idx, const void *buf, uint64_t off, uint64_t len,
 		      uint64_t *staged)
 {
-	pthread_rwlock_t *l = stripe(d, idx);
+	pthread_rwlock_t *l = disk_stripe(d, idx);
 	struct pmemz_alloc *a = NULL, *spare = NULL;
 	struct wb_pending *pd, *mine = NULL;
 	struct ahead_ext e = {0};
@@ -211,7 +206,7 @@ static int write_slow(struct disk *d, uint64_t idx, const void *buf, uint64_t of
 			break;
 		}
 		if (pd) {
-			wb_stage(d, pd, off, buf, len);
+			wb_stage(pd, off, buf, len);
 			*staged = MAX(*staged, wb_seq(pd));
 			break;
 		}
@@ -241,7 +236,7 @@ static int write_slow(struct disk *d, uint64_t idx, const void *buf, uint64_t of
 			 * short next to the copy, and the buffer adds a copy):
 			 * commit, then write into it.
 			 */
-			bool stage = wb_on(d) && len < d->chunk_size / 2;
+			bool stage = wb_on(d->wb) && len < d->chunk_size / 2;
 
 			pthread_rwlock_unlock(l);
 			r = disk_chunk_lease(d, &spare, &spare_gen);
@@ -250,16 +245,16 @@ static int write_slow(struct disk *d, uint64_t idx, const void *buf, uint64_t of
 			if (pmemz_debug_lease_delay > 0)
 				usleep((useconds_t)pmemz_debug_lease_delay * 1000);
 			if (stage)
-				mine = wb_get(d);
+				mine = wb_get(d->wb);
 			else
 				prefault(d, spare);
 			pthread_rwlock_wrlock(l);
 			continue;
 		}
 		if (mine) {
-			wb_stage(d, mine, off, buf, len);
+			wb_stage(mine, off, buf, len);
 			__atomic_store_n(&d->map[idx].pend, mine, __ATOMIC_RELEASE);
-			uint64_t seq = wb_submit(d, mine, idx, TAKE_LEASE(spare));
+			uint64_t seq = wb_submit(d->wb, mine, idx, TAKE_LEASE(spare));
 
 			*staged = MAX(*staged, seq);
 			mine = NULL;
@@ -278,14 +273,14 @@ static int write_slow(struct disk *d, uint64_t idx, const void *buf, uint64_t of
 	}
 	pthread_rwlock_unlock(l);
 	if (have)
-		disk_ahead_put(d, &e); /* another request made the chunk meanwhile */
+		disk_ahead_put(d->ahead, &e); /* another request made the chunk meanwhile */
 	if (spare) {
 		/* another request made the chunk meanwhile: keep the lease for the next one */
 		nbdkit_debug("pmemz: chunk %" PRIu64 ": lost the race for it", idx);
-		disk_spare_put(d, spare, spare_gen);
+		disk_spare_put(d->spares, spare, spare_gen);
 	}
 	if (mine)
-		wb_put(d, mine);
+		wb_put(d->wb, mine);
 	return r;
 }
 
@@ -299,7 +294,7 @@ int disk_write(struct disk *d, const void *buf, uint32_t count, uint64_t offset,
 		return r;
 	for (uint64_t pos = offset, end = offset + count, idx, off, len; pos < end; pos += len) {
 		chunk_piece(d, pos, end, &idx, &off, &len);
-		pthread_rwlock_t *l = stripe(d, idx);
+		pthread_rwlock_t *l = disk_stripe(d, idx);
 		char *p;
 
 		pthread_rwlock_rdlock(l);
@@ -390,7 +385,7 @@ static int zero_part(struct disk *d, uint64_t idx, uint64_t off, uint64_t len)
 	int r = 0;
 
 	if (pd) {
-		wb_stage(d, pd, off, NULL, len);
+		wb_stage(pd, off, NULL, len);
 		return 0;
 	}
 	for (uint64_t done = 0; p && r == 0 && done < len; done += sizeof(zeroes)) {
@@ -408,15 +403,15 @@ static int zero_part(struct disk *d, uint64_t idx, uint64_t off, uint64_t len)
  */
 static int zero_whole(struct disk *d, uint64_t idx, bool write_zeroes)
 {
-	pthread_rwlock_t *l = stripe(d, idx);
+	pthread_rwlock_t *l = disk_stripe(d, idx);
 	struct wb_pending *pd;
 	int r = 0;
 
 	pthread_rwlock_wrlock(l);
 	while (chunk_addr(d, idx) && !d->map[idx].a) {
-		/* mapped by the journal: fold it into its tag (and its record out), then free that */
+		/* mapped by the journal: fold it into its tag (its record out), then free that */
 		pthread_rwlock_unlock(l);
-		r = disk_fold(d);
+		r = disk_fold(d->fold);
 		if (r == -EDQUOT || r == -ENOSPC) {
 			/* the fold is refused (the tag limit): the chunk stays in the journal */
 			if (!write_zeroes)
@@ -435,11 +430,11 @@ static int zero_whole(struct disk *d, uint64_t idx, bool write_zeroes)
 
 		if (tries == 2) {
 			/* written again and again meanwhile: let it read zero, allocated */
-			wb_discard(d, pd);
+			wb_discard(d->wb, pd);
 			break;
 		}
 		pthread_rwlock_unlock(l);
-		wb_wait(d, seq);
+		wb_wait(d->wb, seq);
 		pthread_rwlock_wrlock(l);
 	}
 	if (!pd && chunk_addr(d, idx))
@@ -472,7 +467,7 @@ int disk_zero(struct disk *d, uint32_t count, uint64_t offset, bool write_zeroes
 		return -ENOTSUP;
 	for (uint64_t pos = offset, end = offset + count, idx, off, len; pos < end; pos += len) {
 		chunk_piece(d, pos, end, &idx, &off, &len);
-		pthread_rwlock_t *l = stripe(d, idx);
+		pthread_rwlock_t *l = disk_stripe(d, idx);
 		bool whole = off == 0 && (len == d->chunk_size || offset + count == d->size);
 
 		if (!chunk_addr(d, idx) && !chunk_pend(d, idx))

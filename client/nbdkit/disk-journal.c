@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * nbdkit-pmemz-plugin: the mapping journal (disk-format.h has its bytes).
+ * nbdkit-pmemz-plugin: the mapping journal (disk-format.h has its bytes),
+ * and the mappings it holds until they are folded into chunk tags.
  *
  * A fresh chunk written into an extent of a pool tag is mapped by a
  * 32-byte record in the superblock's extent, stored with the data and
@@ -11,8 +12,10 @@
  * and owned by this disk, before the first byte went into it.
  *
  * disk-fold.c moves the journal's chunks to their own tags in the
- * background and then moves the base past their records, so the journal
- * is a ring: a record goes into slot seq % slots, over one below the base.
+ * background (disk_journal_take, one fold at a time) and then moves the
+ * base past their records (disk_journal_rewrite), so the journal is a
+ * ring: a record goes into slot seq % slots, over one below the base.
+ * Only this file writes the journal's bytes.
  *
  * At open, the journal is trusted only as far as the daemon vouches for
  * it: a record counts when its extent is in one of this disk's pool tags
@@ -25,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
@@ -49,6 +53,28 @@ NBDKIT_DLL_PUBLIC int pmemz_debug_refuse_moves;
 NBDKIT_DLL_PUBLIC int pmemz_debug_refuse_moves_after;
 NBDKIT_DLL_PUBLIC int pmemz_debug_fold_moves_max;
 
+struct disk_journal {
+	struct disk *d;
+	char *recs;	  /* the records, in the superblock's extent */
+	uint64_t *base_p; /* the base, there */
+	char *data;	  /* extent 0 of the region in the mapping: records count from it */
+	size_t slots;	  /* 0: no journal (no extents owned ahead) */
+	uint8_t uuid[16];
+
+	pthread_mutex_t lock;	 /* all below */
+	pthread_cond_t tick;	 /* stop, half the journal in use, or a fresh chunk found it full */
+	pthread_cond_t done;	 /* a fold settled */
+	uint64_t base, next;	 /* records below base are folded; next: the next's seq */
+	struct journal_entry *v; /* the mappings not folded yet, oldest first */
+	size_t n, cap;
+	uint64_t made, folded; /* mappings made, and folded (counts; also read atomically) */
+	bool folding;	       /* a fold took mappings and has not settled yet */
+	bool refused;	       /* the last fold was refused (tag limit): fresh chunks fall back */
+	bool stop;
+	uint64_t full;	   /* fresh chunks that found it full (atomic) */
+	uint64_t attempts; /* MOVE requests tried (refuse_moves_after; one at a time) */
+};
+
 size_t disk_journal_moves_max(void)
 {
 	if (pmemz_debug_fold_moves_max > 0 && pmemz_debug_fold_moves_max < PMEMZ_BATCH_MOVES_MAX)
@@ -56,65 +82,223 @@ size_t disk_journal_moves_max(void)
 	return PMEMZ_BATCH_MOVES_MAX;
 }
 
-bool disk_journal_refuse_move(struct disk *d)
+bool disk_journal_refuse_move(struct disk_journal *j)
 {
 	uint64_t k = (uint64_t)pmemz_debug_refuse_moves_after;
 
 	if (pmemz_debug_refuse_moves)
 		return true;
-	return pmemz_debug_refuse_moves_after > 0 && d->fold.attempts++ % (k + 1) == k;
+	return pmemz_debug_refuse_moves_after > 0 &&
+	       __atomic_fetch_add(&j->attempts, 1, __ATOMIC_RELAXED) % (k + 1) == k;
 }
 
-static uint64_t extent_of(const struct disk *d, const char *addr)
+static uint64_t extent_of(const struct disk_journal *j, const char *addr)
 {
-	return (uint64_t)(addr - d->data) / d->chunk_size;
+	return (uint64_t)(addr - j->data) / j->d->chunk_size;
 }
 
-static char *extent_addr(const struct disk *d, uint64_t e)
+static char *extent_addr(const struct disk_journal *j, uint64_t e)
 {
-	return d->data + e * d->chunk_size;
+	return j->data + e * j->d->chunk_size;
 }
 
-int disk_journal_init(struct disk *d)
+int disk_journal_new(struct disk *d, struct disk_journal **out)
 {
+	struct disk_journal *j = calloc(1, sizeof(*j));
 	struct pmemz_disk_super sb;
 	int r;
 
-	d->data = d->base + pmemz_region_data_offset(d->r);
-	d->fold.slots = pmemz_disk_journal_slots(d->chunk_size);
-	if (pmemz_debug_journal_slots >= 4 && (size_t)pmemz_debug_journal_slots < d->fold.slots)
-		d->fold.slots = (size_t)pmemz_debug_journal_slots;
-	d->fold.recs = d->super + PMEMZ_DISK_JOURNAL_RECORDS;
-	d->fold.base_p = (uint64_t *)(d->super + PMEMZ_DISK_JOURNAL_OFFSET);
+	if (!j) {
+		nbdkit_error("pmemz: out of memory");
+		return -ENOMEM;
+	}
+	j->d = d;
+	j->data = d->base + pmemz_region_data_offset(d->r);
+	j->slots = pmemz_disk_journal_slots(d->chunk_size);
+	if (pmemz_debug_journal_slots >= 4 && (size_t)pmemz_debug_journal_slots < j->slots)
+		j->slots = (size_t)pmemz_debug_journal_slots;
+	j->recs = d->super + PMEMZ_DISK_JOURNAL_RECORDS;
+	j->base_p = (uint64_t *)(d->super + PMEMZ_DISK_JOURNAL_OFFSET);
+	pthread_mutex_init(&j->lock, NULL);
+	pthread_cond_init(&j->tick, NULL);
+	pthread_cond_init(&j->done, NULL);
+	*out = j;
 	r = disk_load(d, &sb, d->super, sizeof(sb));
 	if (r == 0)
-		r = disk_load(d, &d->fold.base, (const char *)d->fold.base_p, sizeof(d->fold.base));
+		r = disk_load(d, &j->base, (const char *)j->base_p, sizeof(j->base));
 	if (r < 0) {
 		nbdkit_error("pmemz: cannot read the journal of disk '%s'", d->cfg.name);
 		return r;
 	}
-	memcpy(d->fold.uuid, sb.uuid, sizeof(d->fold.uuid));
-	d->fold.next = d->fold.base;
-	if (!d->fold.slots && d->cfg.ahead) {
+	memcpy(j->uuid, sb.uuid, sizeof(j->uuid));
+	j->next = j->base;
+	if (!j->slots && d->cfg.ahead)
 		nbdkit_debug("pmemz: extents of %" PRIu64 " bytes hold no journal: no extents "
 			     "owned ahead",
 			     d->chunk_size);
-		d->cfg.ahead = 0; /* they could never be mapped */
-	}
 	return 0;
 }
 
-int disk_journal_write(struct disk *d, uint64_t seq, uint64_t idx, const char *addr)
+void disk_journal_free(struct disk_journal *j)
+{
+	if (!j)
+		return;
+	free(j->v);
+	pthread_mutex_destroy(&j->lock);
+	pthread_cond_destroy(&j->tick);
+	pthread_cond_destroy(&j->done);
+	free(j);
+}
+
+bool disk_journal_on(const struct disk_journal *j)
+{
+	return j->slots > 0;
+}
+
+/* Record seq: chunk idx in the extent at addr (lock held, or at open; not drained). */
+static int write_record(struct disk_journal *j, uint64_t seq, uint64_t idx, const char *addr)
 {
 	struct pmemz_disk_jrec rec;
 
-	pmemz_disk_jrec_make(&rec, d->fold.uuid, seq, idx, extent_of(d, addr));
-	return disk_store(d, d->fold.recs + (seq % d->fold.slots) * sizeof(rec), &rec,
-			  sizeof(rec));
+	pmemz_disk_jrec_make(&rec, j->uuid, seq, idx, extent_of(j, addr));
+	return disk_store(j->d, j->recs + (seq % j->slots) * sizeof(rec), &rec, sizeof(rec));
+}
+
+static int grow(struct disk_journal *j, size_t more)
+{
+	size_t need;
+	int r = pmemz_add_size(j->n, more, &need);
+
+	return r < 0 ? r : PMEMZ_GROW(j->v, &j->cap, need);
+}
+
+int disk_journal_add(struct disk_journal *j, uint64_t idx, const struct ahead_ext *e)
+{
+	int r;
+
+	pthread_mutex_lock(&j->lock);
+	if (!j->slots || j->refused || j->next - j->base >= j->slots) {
+		/*
+		 * Full until the fold that is coming (half full told the
+		 * thread), or folds are refused (the uid's tag limit): the
+		 * fallback's COMMIT fails the write that would go over it.
+		 */
+		__atomic_add_fetch(&j->full, 1, __ATOMIC_RELAXED);
+		pthread_cond_signal(&j->tick);
+		pthread_mutex_unlock(&j->lock);
+		return -ENOSPC;
+	}
+	r = grow(j, 1);
+	if (r == 0)
+		r = write_record(j, j->next, idx, e->addr);
+	if (r == 0) {
+		j->next++;
+		j->v[j->n++] = (struct journal_entry){.idx = idx, .e = *e};
+		__atomic_store_n(&j->made, j->made + 1, __ATOMIC_RELEASE);
+		if (j->next - j->base == j->slots / 2)
+			pthread_cond_signal(&j->tick);
+	}
+	pthread_mutex_unlock(&j->lock);
+	return r;
+}
+
+uint64_t disk_journal_made(struct disk_journal *j)
+{
+	return __atomic_load_n(&j->made, __ATOMIC_ACQUIRE);
+}
+
+bool disk_journal_pending(struct disk_journal *j)
+{
+	return __atomic_load_n(&j->made, __ATOMIC_ACQUIRE) !=
+	       __atomic_load_n(&j->folded, __ATOMIC_ACQUIRE);
+}
+
+uint64_t disk_journal_full(struct disk_journal *j)
+{
+	return __atomic_load_n(&j->full, __ATOMIC_RELAXED);
+}
+
+int disk_journal_wait(struct disk_journal *j, unsigned ms)
+{
+	struct timespec until;
+	uint64_t ns;
+	int r;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	ns = (uint64_t)until.tv_nsec + (uint64_t)ms * 1000000u;
+	until.tv_sec += (time_t)(ns / 1000000000u);
+	until.tv_nsec = (long)(ns % 1000000000u);
+	pthread_mutex_lock(&j->lock);
+	if (!j->stop)
+		(void)pthread_cond_timedwait(&j->tick, &j->lock, &until);
+	if (j->stop)
+		r = -ESHUTDOWN;
+	else
+		r = j->n && j->next - j->base >= j->slots / 2;
+	pthread_mutex_unlock(&j->lock);
+	return r;
+}
+
+void disk_journal_stop(struct disk_journal *j)
+{
+	pthread_mutex_lock(&j->lock);
+	j->stop = true;
+	pthread_cond_broadcast(&j->tick);
+	pthread_mutex_unlock(&j->lock);
+}
+
+int disk_journal_take(struct disk_journal *j, uint64_t want, struct journal_fold *f)
+{
+	pthread_mutex_lock(&j->lock);
+	for (;;) {
+		if (j->folded >= want) {
+			pthread_mutex_unlock(&j->lock);
+			return 0;
+		}
+		if (!j->folding)
+			break;
+		pthread_cond_wait(&j->done, &j->lock);
+	}
+	*f = (struct journal_fold){.v = j->v, .n = j->n, .upto = j->made, .cut = j->next};
+	j->v = NULL;
+	j->n = j->cap = 0;
+	j->folding = true;
+	pthread_mutex_unlock(&j->lock);
+	return 1;
+}
+
+/* Put what a failed fold did not move back in front of what was made since (lock held). */
+static void requeue(struct disk_journal *j, const struct journal_entry *v, size_t n)
+{
+	if (grow(j, n) < 0) {
+		/* their records map them still: the next open moves them */
+		__atomic_store_n(&j->d->failed, -EIO, __ATOMIC_RELEASE);
+		nbdkit_error("pmemz: out of memory keeping %zu chunk mappings", n);
+		return;
+	}
+	memmove(j->v + n, j->v, j->n * sizeof(*v));
+	memcpy(j->v, v, n * sizeof(*v));
+	j->n += n;
+}
+
+void disk_journal_settle(struct disk_journal *j, struct journal_fold *f, size_t left, bool refused)
+{
+	pthread_mutex_lock(&j->lock);
+	j->refused = refused;
+	j->folding = false;
+	if (left)
+		requeue(j, f->v, left);
+	else
+		__atomic_store_n(&j->folded, f->upto, __ATOMIC_RELEASE);
+	free(f->v);
+	f->v = NULL;
+	f->n = 0;
+	pthread_cond_broadcast(&j->done);
+	pthread_mutex_unlock(&j->lock);
 }
 
 struct base_store {
-	struct disk *d;
+	struct disk_journal *j;
 	uint64_t base;
 };
 
@@ -122,28 +306,30 @@ static int store_base(void *arg)
 {
 	struct base_store *b = arg;
 
-	__atomic_store_n(b->d->fold.base_p, b->base, __ATOMIC_RELEASE);
-	return pmemz_persist(b->d->r, b->d->fold.base_p, sizeof(uint64_t));
+	__atomic_store_n(b->j->base_p, b->base, __ATOMIC_RELEASE);
+	return pmemz_persist(b->j->d->r, b->j->base_p, sizeof(uint64_t));
 }
 
-int disk_journal_set_base(struct disk *d, uint64_t base)
+/* Records below base are folded: one 8-byte store, persisted. */
+static int set_base(struct disk_journal *j, uint64_t base)
 {
-	struct base_store b = {.d = d, .base = base};
-	int r = disk_guard(d, store_base, &b);
+	struct base_store b = {.j = j, .base = base};
+	int r = disk_guard(j->d, store_base, &b);
 
 	if (r < 0)
-		nbdkit_error("pmemz: cannot move the journal's base of disk '%s'", d->cfg.name);
+		nbdkit_error("pmemz: cannot move the journal's base of disk '%s'", j->d->cfg.name);
 	return r < 0 ? -EIO : 0;
 }
 
-int disk_journal_rewrite(struct disk *d, const struct fold_entry *v, size_t n, uint64_t cut)
+/* disk_journal_rewrite of v[0..n) (lock held, or at open). */
+static int rewrite(struct disk_journal *j, const struct journal_entry *v, size_t n, uint64_t cut)
 {
 	size_t left = 0;
 	int r = 0;
 
 	for (size_t i = 0; i < n; i++)
 		left += v[i].out == NULL;
-	if (d->fold.next - d->fold.base + left > d->fold.slots) {
+	if (j->next - j->base + left > j->slots) {
 		nbdkit_debug("pmemz: no room to record %zu unmoved chunk(s) again: the journal's "
 			     "base stays until a fold moves everything",
 			     left);
@@ -151,23 +337,33 @@ int disk_journal_rewrite(struct disk *d, const struct fold_entry *v, size_t n, u
 	}
 	for (size_t i = 0; r == 0 && i < n; i++)
 		if (!v[i].out) {
-			r = disk_journal_write(d, d->fold.next, v[i].idx, v[i].e.addr);
+			r = write_record(j, j->next, v[i].idx, v[i].e.addr);
 			if (r == 0)
-				d->fold.next++;
+				j->next++;
 		}
 	if (r < 0)
 		return r;
 	/* the new records durable before the base passes the old ones */
-	pmemz_drain(d->r);
-	r = disk_journal_set_base(d, cut);
+	pmemz_drain(j->d->r);
+	r = set_base(j, cut);
 	if (r < 0)
 		return r;
-	d->fold.base = cut;
+	j->base = cut;
 	if (left)
 		nbdkit_debug("pmemz: %zu unmoved chunk(s) recorded again: the journal's base "
 			     "passes the moved ones' records",
 			     left);
 	return 0;
+}
+
+int disk_journal_rewrite(struct disk_journal *j, const struct journal_fold *f)
+{
+	int r;
+
+	pthread_mutex_lock(&j->lock);
+	r = rewrite(j, f->v, f->n, f->cut);
+	pthread_mutex_unlock(&j->lock);
+	return r;
 }
 
 /* ---- open ---- */
@@ -192,9 +388,10 @@ static int by_index(const void *a, const void *b)
 }
 
 /* Every extent of the pools, sorted; -EUCLEAN when one lies outside the region. */
-static int pool_extents(struct disk *d, struct pmemz_alloc **pools, size_t n_pools,
+static int pool_extents(struct disk_journal *j, struct pmemz_alloc **pools, size_t n_pools,
 			struct pool_ext **out, size_t *n_out)
 {
+	struct disk *d = j->d;
 	struct pool_ext *v = NULL;
 	size_t n = 0, cap = 0;
 	char *end = d->base + d->region_size;
@@ -204,11 +401,12 @@ static int pool_extents(struct disk *d, struct pmemz_alloc **pools, size_t n_poo
 			size_t len = 0;
 			char *a = pmemz_alloc_range(pools[p], i, &len);
 
-			if (!a || a < d->data || (size_t)(a - d->data) % d->chunk_size ||
-			    a > end || (size_t)(end - a) < len || len % d->chunk_size) {
-				nbdkit_error("pmemz: pool tag '%s' of disk '%s' is not whole extents "
-					     "of the region",
-					     pmemz_alloc_tag(pools[p]), d->cfg.name);
+			if (!a || a < j->data || (size_t)(a - j->data) % d->chunk_size || a > end ||
+			    (size_t)(end - a) < len || len % d->chunk_size) {
+				nbdkit_error(
+				    "pmemz: pool tag '%s' of disk '%s' is not whole extents "
+				    "of the region",
+				    pmemz_alloc_tag(pools[p]), d->cfg.name);
 				free(v);
 				return -EUCLEAN;
 			}
@@ -219,7 +417,7 @@ static int pool_extents(struct disk *d, struct pmemz_alloc **pools, size_t n_poo
 					free(v);
 					return r;
 				}
-				v[n++] = (struct pool_ext){extent_of(d, a + off), p};
+				v[n++] = (struct pool_ext){extent_of(j, a + off), p};
 			}
 		}
 	if (n)
@@ -230,23 +428,24 @@ static int pool_extents(struct disk *d, struct pmemz_alloc **pools, size_t n_poo
 }
 
 /* The valid records, latest per chunk and extent; 0 with *n of them, or -errno. */
-static int read_records(struct disk *d, struct pmemz_disk_jrec **out, size_t *n, uint64_t *top)
+static int read_records(struct disk_journal *j, struct pmemz_disk_jrec **out, size_t *n,
+			uint64_t *top)
 {
-	size_t slots = d->fold.slots, k = 0;
-	uint64_t nchunks = pmemz_disk_chunks(d->size, d->chunk_size);
+	size_t slots = j->slots, k = 0;
+	uint64_t nchunks = pmemz_disk_chunks(j->d->size, j->d->chunk_size);
 	struct pmemz_disk_jrec *v = calloc(slots ? slots : 1, sizeof(*v));
 	int r;
 
 	*top = 0;
 	if (!v)
 		return -ENOMEM;
-	r = disk_load(d, v, d->fold.recs, slots * sizeof(*v));
+	r = disk_load(j->d, v, j->recs, slots * sizeof(*v));
 	if (r < 0) {
 		free(v);
 		return r;
 	}
 	for (size_t i = 0; i < slots; i++)
-		if (pmemz_disk_jrec_valid(&v[i], d->fold.uuid, d->fold.base, i, slots, nchunks)) {
+		if (pmemz_disk_jrec_valid(&v[i], j->uuid, j->base, i, slots, nchunks)) {
 			if (v[i].seq >= *top)
 				*top = v[i].seq + 1;
 			v[k++] = v[i];
@@ -264,15 +463,15 @@ struct recover_move {
 };
 
 /* One MOVE of m[0..n) (a fresh connection: no reconnecting here); 0 or -errno. */
-static int move_some(struct disk *d, struct recover_move *m, size_t n)
+static int move_some(struct disk_journal *j, struct recover_move *m, size_t n)
 {
 	struct pmemz_batch *b = NULL;
-	int r = disk_journal_refuse_move(d) ? -EDQUOT : pmemz_batch_new(d->r, &b);
+	int r = disk_journal_refuse_move(j) ? -EDQUOT : pmemz_batch_new(j->d->r, &b);
 
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		char tag[PMEMZ_DISK_TAG_MAX];
 
-		(void)pmemz_disk_chunk_tag(tag, sizeof(tag), d->cfg.name, m[i].idx);
+		(void)pmemz_disk_chunk_tag(tag, sizeof(tag), j->d->cfg.name, m[i].idx);
 		r = pmemz_batch_move(b, m[i].from, m[i].addr, tag, &m[i].out);
 	}
 	if (r == 0)
@@ -282,13 +481,13 @@ static int move_some(struct disk *d, struct recover_move *m, size_t n)
 }
 
 /* All of m[0..n), halving the requests in a nearly full tag table. */
-static int move_all(struct disk *d, struct recover_move *m, size_t n)
+static int move_all(struct disk_journal *j, struct recover_move *m, size_t n)
 {
 	size_t per = disk_journal_moves_max();
 
 	for (size_t i = 0; i < n;) {
 		size_t k = n - i < per ? n - i : per;
-		int r = move_some(d, m + i, k);
+		int r = move_some(j, m + i, k);
 
 		if (r == -ENOSPC && per > 1) {
 			per /= 2;
@@ -297,7 +496,7 @@ static int move_all(struct disk *d, struct recover_move *m, size_t n)
 		if (r < 0) {
 			nbdkit_error("pmemz: disk '%s': cannot move %zu journal mapping(s) to "
 				     "their chunks' tags: %s",
-				     d->cfg.name, k, pmemz_errormsg());
+				     j->d->cfg.name, k, pmemz_errormsg());
 			return r;
 		}
 		i += k;
@@ -306,7 +505,7 @@ static int move_all(struct disk *d, struct recover_move *m, size_t n)
 }
 
 /* The pools, with what is left in them (held ahead, maybe written): zeroed again. */
-static int free_pools(struct disk *d, struct pmemz_alloc **pools, size_t n_pools)
+static int free_pools(struct disk_journal *j, struct pmemz_alloc **pools, size_t n_pools)
 {
 	int first = 0;
 
@@ -320,11 +519,42 @@ static int free_pools(struct disk *d, struct pmemz_alloc **pools, size_t n_pools
 		/* emptied by the moves: the daemon freed it with its last extent */
 		if (r < 0 && r != -ENOENT && !first) {
 			nbdkit_error("pmemz: cannot free pool tag '%s' of disk '%s': %s", tag,
-				     d->cfg.name, pmemz_errormsg());
+				     j->d->cfg.name, pmemz_errormsg());
 			first = r;
 		}
 	}
 	return first;
+}
+
+static size_t pool_index(struct pmemz_alloc *const *pools, const struct pmemz_alloc *a)
+{
+	size_t p = 0;
+
+	while (pools[p] != a)
+		p++;
+	return p;
+}
+
+/* The pools that m[0..n_m) lie in: adopted (disk-ahead.c), into ap[]; the others freed. */
+static int adopt_pools(struct disk_journal *j, struct pmemz_alloc **pools, size_t n_pools,
+		       const struct recover_move *m, size_t n_m, struct ahead_pool **ap)
+{
+	unsigned *refs = calloc(n_pools ? n_pools : 1, sizeof(*refs));
+	int r = refs ? 0 : -ENOMEM;
+
+	for (size_t i = 0; r == 0 && i < n_m; i++)
+		refs[pool_index(pools, m[i].from)]++;
+	for (size_t p = 0; r == 0 && p < n_pools; p++) {
+		if (refs[p]) {
+			r = disk_ahead_adopt(j->d->ahead, pools[p], refs[p], &ap[p]);
+			if (r == 0)
+				pools[p] = NULL;
+		} else if (free_pools(j, &pools[p], 1) < 0) {
+			r = -EIO;
+		}
+	}
+	free(refs);
+	return r;
 }
 
 /*
@@ -334,56 +564,35 @@ static int free_pools(struct disk *d, struct pmemz_alloc **pools, size_t n_pools
  * extents unused (maybe written) until it is freed after its last fold;
  * the others are freed now.  The chunks join *found without a tag.
  */
-static int adopt(struct disk *d, struct pmemz_alloc **pools, size_t n_pools,
+static int adopt(struct disk_journal *j, struct pmemz_alloc **pools, size_t n_pools,
 		 struct recover_move *m, size_t n_m, uint64_t top, struct disk_found **found,
 		 size_t *n, size_t *cap)
 {
 	struct ahead_pool **ap = calloc(n_pools ? n_pools : 1, sizeof(*ap));
-	int r = ap ? 0 : -ENOMEM;
+	size_t *which = calloc(n_m ? n_m : 1, sizeof(*which));
+	int r = ap && which ? 0 : -ENOMEM;
 
+	for (size_t i = 0; r == 0 && i < n_m; i++)
+		which[i] = pool_index(pools, m[i].from);
+	if (r == 0)
+		r = adopt_pools(j, pools, n_pools, m, n_m, ap);
 	for (size_t i = 0; r == 0 && i < n_m; i++) {
-		size_t p = 0;
-
-		while (pools[p] != m[i].from)
-			p++;
-		if (!ap[p]) {
-			ap[p] = calloc(1, sizeof(**ap));
-			if (!ap[p]) {
-				r = -ENOMEM;
-				break;
-			}
-			ap[p]->a = pools[p];
-		}
-		ap[p]->refs++;
-		r = PMEMZ_GROW(d->fold.v, &d->fold.cap, d->fold.n + 1);
+		r = grow(j, 1);
 		if (r == 0)
 			r = PMEMZ_GROW(*found, cap, *n + 1);
 		if (r < 0)
 			break;
-		d->fold.v[d->fold.n++] =
-		    (struct fold_entry){.idx = m[i].idx, .e = {m[i].addr, ap[p]}};
+		j->v[j->n++] =
+		    (struct journal_entry){.idx = m[i].idx, .e = {m[i].addr, ap[which[i]]}};
 		(*found)[(*n)++] = (struct disk_found){m[i].idx, m[i].addr, NULL};
 	}
-	for (size_t p = 0; r == 0 && p < n_pools; p++) {
-		if (ap[p]) {
-			r = disk_ahead_adopt(d, ap[p]);
-			if (r == 0)
-				pools[p] = NULL;
-		} else if (free_pools(d, &pools[p], 1) < 0) {
-			r = -EIO;
-		}
-	}
-	if (r < 0) {
-		for (size_t p = 0; ap && p < n_pools; p++)
-			if (pools[p])
-				free(ap[p]);
-		free(ap);
-		return r;
-	}
 	free(ap);
-	d->fold.made = d->fold.n;
-	d->fold.next = top;
-	nbdkit_debug("pmemz: disk '%s': %zu chunk(s) stay in the journal for now", d->cfg.name,
+	free(which);
+	if (r < 0)
+		return r;
+	j->made = j->n;
+	j->next = top;
+	nbdkit_debug("pmemz: disk '%s': %zu chunk(s) stay in the journal for now", j->d->cfg.name,
 		     n_m);
 	return 0;
 }
@@ -397,7 +606,7 @@ static int adopt(struct disk *d, struct pmemz_alloc **pools, size_t n_pools,
  * moves everything spends them.  0 (m's handles all taken), or -errno
  * (those of m not taken yet still in m).
  */
-static int recover_refused(struct disk *d, struct pmemz_alloc **pools, size_t n_pools,
+static int recover_refused(struct disk_journal *j, struct pmemz_alloc **pools, size_t n_pools,
 			   struct recover_move *m, size_t n_m, uint64_t top,
 			   struct disk_found **found, size_t *n, size_t *cap)
 {
@@ -416,13 +625,67 @@ static int recover_refused(struct disk *d, struct pmemz_alloc **pools, size_t n_
 		m[i].out = NULL;
 		moved++;
 	}
-	r = adopt(d, pools, n_pools, m, k, top, found, n, cap);
+	r = adopt(j, pools, n_pools, m, k, top, found, n, cap);
 	if (r == 0 && moved)
-		(void)disk_journal_rewrite(d, d->fold.v, d->fold.n, top);
+		(void)rewrite(j, j->v, j->n, top);
 	return r;
 }
 
-int disk_journal_recover(struct disk *d, struct pmemz_alloc **pools, size_t n_pools,
+/* The chunks the records rec[0..n_rec) map into pool extents ext[0..n_ext), into m. */
+static size_t mapped_chunks(struct disk_journal *j, const struct pmemz_disk_jrec *rec, size_t n_rec,
+			    const struct pool_ext *ext, size_t n_ext, struct pmemz_alloc **pools,
+			    const struct disk_found *found, size_t present, struct recover_move *m)
+{
+	size_t n_m = 0;
+
+	for (size_t i = 0; i < n_rec; i++) {
+		struct pool_ext key = {.extent = rec[i].extent};
+		struct disk_found fk = {.index = rec[i].chunk};
+		const struct pool_ext *pe;
+
+		pe = n_ext ? bsearch(&key, ext, n_ext, sizeof(*ext), by_extent) : NULL;
+		/*
+		 * Not in a pool: folded already (under its chunk's tag now), or
+		 * not this disk's.  A chunk with its own tag keeps it (a fold
+		 * moves a journal's extent there; nothing maps it again).
+		 */
+		if (!pe || (present && bsearch(&fk, found, present, sizeof(*found), by_index)))
+			continue;
+		m[n_m++] = (struct recover_move){rec[i].chunk, pools[pe->pool],
+						 extent_addr(j, rec[i].extent), NULL};
+	}
+	return n_m;
+}
+
+/* Every mapping of m[0..n_m) moved: the chunks join *found, the pools go, the base passes. */
+static int recover_moved(struct disk_journal *j, struct pmemz_alloc **pools, size_t n_pools,
+			 struct recover_move *m, size_t n_m, uint64_t top,
+			 struct disk_found **found, size_t *n, size_t *cap)
+{
+	int r;
+
+	for (size_t i = 0; i < n_m; i++) {
+		r = PMEMZ_GROW(*found, cap, *n + 1);
+		if (r < 0)
+			return r;
+		(*found)[(*n)++] = (struct disk_found){m[i].idx, m[i].addr, m[i].out};
+		m[i].out = NULL;
+	}
+	r = free_pools(j, pools, n_pools);
+	/* after the frees: a record must not outlive the pool that vouched for it */
+	if (r == 0 && top > j->base) {
+		r = set_base(j, top);
+		if (r == 0)
+			j->base = j->next = top;
+	}
+	if (r == 0 && (n_m || n_pools))
+		nbdkit_debug("pmemz: disk '%s': %zu chunk(s) of the journal moved to their tags, "
+			     "%zu pool tag(s) freed",
+			     j->d->cfg.name, n_m, n_pools);
+	return r;
+}
+
+int disk_journal_recover(struct disk_journal *j, struct pmemz_alloc **pools, size_t n_pools,
 			 struct disk_found **found, size_t *n, size_t *cap)
 {
 	struct pmemz_disk_jrec *rec = NULL;
@@ -432,10 +695,10 @@ int disk_journal_recover(struct disk *d, struct pmemz_alloc **pools, size_t n_po
 	uint64_t top = 0;
 	int r = 0;
 
-	if (d->fold.slots)
-		r = read_records(d, &rec, &n_rec, &top);
+	if (j->slots)
+		r = read_records(j, &rec, &n_rec, &top);
 	if (r == 0)
-		r = pool_extents(d, pools, n_pools, &ext, &n_ext);
+		r = pool_extents(j, pools, n_pools, &ext, &n_ext);
 	if (r == 0 && n_rec)
 		m = calloc(n_rec, sizeof(*m));
 	if (r == 0 && n_rec && !m)
@@ -444,48 +707,15 @@ int disk_journal_recover(struct disk *d, struct pmemz_alloc **pools, size_t n_po
 		goto out;
 	if (present)
 		qsort(*found, present, sizeof(**found), by_index);
-	for (size_t i = 0; i < n_rec; i++) {
-		struct pool_ext key = {.extent = rec[i].extent}, *pe;
-		struct disk_found fk = {.index = rec[i].chunk};
-
-		pe = n_ext ? bsearch(&key, ext, n_ext, sizeof(*ext), by_extent) : NULL;
-		/*
-		 * Not in a pool: folded already (under its chunk's tag now), or
-		 * not this disk's.  A chunk with its own tag keeps it (a fold
-		 * moves a journal's extent there; nothing maps it again).
-		 */
-		if (!pe || (present && bsearch(&fk, *found, present, sizeof(**found), by_index)))
-			continue;
-		m[n_m++] = (struct recover_move){rec[i].chunk, pools[pe->pool],
-						 extent_addr(d, rec[i].extent), NULL};
-	}
-	r = move_all(d, m, n_m);
+	n_m = mapped_chunks(j, rec, n_rec, ext, n_ext, pools, *found, present, m);
+	r = move_all(j, m, n_m);
 	if (r == -EDQUOT || r == -ENOSPC) {
-		r = recover_refused(d, pools, n_pools, m, n_m, top, found, n, cap);
+		r = recover_refused(j, pools, n_pools, m, n_m, top, found, n, cap);
 		if (r == 0)
 			n_m = 0;
-		goto out;
+	} else if (r == 0) {
+		r = recover_moved(j, pools, n_pools, m, n_m, top, found, n, cap);
 	}
-	if (r < 0)
-		goto out;
-	for (size_t i = 0; i < n_m; i++) {
-		r = PMEMZ_GROW(*found, cap, *n + 1);
-		if (r < 0)
-			goto out;
-		(*found)[(*n)++] = (struct disk_found){m[i].idx, m[i].addr, m[i].out};
-		m[i].out = NULL;
-	}
-	r = free_pools(d, pools, n_pools);
-	/* after the frees: a record must not outlive the pool that vouched for it */
-	if (r == 0 && top > d->fold.base) {
-		r = disk_journal_set_base(d, top);
-		if (r == 0)
-			d->fold.base = d->fold.next = top;
-	}
-	if (r == 0 && (n_m || n_pools))
-		nbdkit_debug("pmemz: disk '%s': %zu chunk(s) of the journal moved to their tags, "
-			     "%zu pool tag(s) freed",
-			     d->cfg.name, n_m, n_pools);
 out:
 	for (size_t i = 0; i < n_m; i++)
 		if (m[i].out)
@@ -494,9 +724,9 @@ out:
 		if (pools[p])
 			pmemz_alloc_close(pools[p]);
 	if (r < 0 && r != -EIO && r != -ENOMEM)
-		nbdkit_error("pmemz: disk '%s': the journal was not recovered", d->cfg.name);
+		nbdkit_error("pmemz: disk '%s': the journal was not recovered", j->d->cfg.name);
 	else if (r == -ENOMEM)
-		nbdkit_error("pmemz: disk '%s': out of memory reading the journal", d->cfg.name);
+		nbdkit_error("pmemz: disk '%s': out of memory reading the journal", j->d->cfg.name);
 	free(rec);
 	free(ext);
 	free(m);

@@ -67,9 +67,7 @@ static int walk_one(struct pmemz_alloc *a, const char *tag, void *arg)
 			return r;
 		}
 		w->pools[w->n_pools++] = a;
-		/* never the name of a pool that might still be on its way out */
-		if (idx >= w->d->ahead.next_seq)
-			w->d->ahead.next_seq = idx + 1;
+		disk_ahead_seen(w->d->ahead, idx);
 		return 0;
 	}
 	if (kind != PMEMZ_DISK_TAG_CHUNK || strcmp(name, w->d->cfg.name) != 0) {
@@ -397,9 +395,7 @@ static int map_load(struct disk *d)
 		goto out;
 	}
 	/* the journal's chunks join the others, before the size is settled on them all */
-	r = disk_journal_init(d);
-	if (r == 0)
-		r = disk_journal_recover(d, w.pools, w.n_pools, &w.v, &w.n, &w.cap);
+	r = disk_journal_recover(d->journal, w.pools, w.n_pools, &w.v, &w.n, &w.cap);
 	w.n_pools = 0;
 	if (r < 0)
 		goto out;
@@ -447,6 +443,71 @@ out:
 	return r;
 }
 
+/* The client reserve answers the refills of the extents owned ahead, or fresh chunks without. */
+static void set_reserve(struct disk *d)
+{
+	uint64_t bytes = d->cfg.reserve;
+
+	if (!bytes)
+		return;
+	/* the reserve is held out of everyone's reach: at most half the region */
+	if (bytes > d->region_size / 2)
+		bytes = d->region_size / 2;
+	if (bytes >= d->chunk_size && pmemz_region_set_reserve(d->r, bytes) < 0)
+		/* an optimisation: serve without it */
+		nbdkit_debug("pmemz: no allocation reserve: %s", pmemz_errormsg());
+}
+
+static int make_stripes(struct disk *d)
+{
+	d->stripes = calloc(DISK_STRIPES, sizeof(*d->stripes));
+	if (!d->stripes) {
+		nbdkit_error("pmemz: out of memory");
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < DISK_STRIPES; i++)
+		pthread_rwlock_init(&d->stripes[i].lock, NULL);
+	return 0;
+}
+
+/* disk_open, each module made in turn (disk_close frees what was made). */
+static int open_modules(struct disk *d)
+{
+	bool ahead;
+	int r;
+
+	r = disk_spares_new(d, d->cfg.spares, &d->spares);
+	if (r == 0)
+		r = make_stripes(d);
+	if (r == 0)
+		r = disk_connect(d);
+	if (r == 0)
+		r = super_load(d);
+	if (r == 0)
+		r = disk_journal_new(d, &d->journal);
+	if (r == 0)
+		r = disk_warm_new(d, d->cfg.warm, &d->warm);
+	if (r < 0)
+		return r;
+	/* extents owned ahead need the journal that maps them */
+	ahead = d->cfg.ahead >= d->chunk_size && d->cfg.zeroing == DISK_ZEROING_SERVICE &&
+		disk_journal_on(d->journal);
+	r = disk_ahead_new(d, ahead, &d->ahead);
+	if (r == 0)
+		r = map_load(d);
+	if (r == 0)
+		r = disk_fold_new(d, &d->fold);
+	if (r == 0)
+		r = disk_ahead_open(d->ahead);
+	if (r == 0)
+		r = wb_new(d, &d->wb);
+	if (r == 0)
+		r = disk_prewarm_new(d, d->cfg.prewarm, &d->prewarm);
+	if (r == 0)
+		set_reserve(d);
+	return r;
+}
+
 int disk_open(struct disk *d, const struct disk_config *cfg)
 {
 	int r;
@@ -455,89 +516,60 @@ int disk_open(struct disk *d, const struct disk_config *cfg)
 	d->cfg = *cfg;
 	disk_guard_init();
 	pthread_mutex_init(&d->reconnect_lock, NULL);
-	pthread_mutex_init(&d->spares.lock, NULL);
 	if (d->cfg.spares > DISK_SPARES_MAX)
 		d->cfg.spares = DISK_SPARES_MAX;
-	if (disk_spares_init(d) < 0) {
-		nbdkit_error("pmemz: out of memory");
-		return -ENOMEM;
-	}
-	d->stripes = calloc(DISK_STRIPES, sizeof(*d->stripes));
-	if (!d->stripes) {
-		nbdkit_error("pmemz: out of memory");
-		return -ENOMEM;
-	}
-	for (unsigned i = 0; i < DISK_STRIPES; i++)
-		pthread_rwlock_init(&d->stripes[i].lock, NULL);
+	r = open_modules(d);
+	/* the journal may map chunks into them: the next start recovers them, never this close */
+	if (r < 0 && d->ahead)
+		disk_ahead_keep_pools(d->ahead);
+	return r;
+}
 
-	r = disk_connect(d);
-	if (r < 0)
-		return r;
-	r = super_load(d);
-	if (r < 0)
-		return r;
-	r = map_load(d);
-	if (r < 0)
-		return r;
-	r = disk_fold_init(d);
+int disk_start(struct disk *d)
+{
+	int r = wb_start(d->wb);
+
 	if (r == 0)
-		r = disk_ahead_open(d);
-	if (r < 0)
-		return r;
-	r = wb_init(d);
-	if (r < 0) {
-		nbdkit_error("pmemz: no memory for %" PRIu64 " bytes of write-back buffers",
-			     d->cfg.writeback);
-		return r;
-	}
-	/* the reserve answers the refills of the extents owned ahead, or fresh chunks without */
-	if (d->cfg.reserve) {
-		uint64_t bytes = d->cfg.reserve;
-
-		/* the reserve is held out of everyone's reach: at most half the region */
-		if (bytes > d->region_size / 2)
-			bytes = d->region_size / 2;
-		if (bytes >= d->chunk_size && pmemz_region_set_reserve(d->r, bytes) < 0)
-			/* an optimisation: serve without it */
-			nbdkit_debug("pmemz: no allocation reserve: %s", pmemz_errormsg());
-	}
-	return 0;
+		r = disk_ahead_start(d->ahead);
+	if (r == 0)
+		r = disk_fold_start(d->fold);
+	if (r == 0)
+		r = disk_prewarm_start(d->prewarm);
+	return r;
 }
 
 void disk_close(struct disk *d)
 {
-	disk_prewarm_stop(d); /* it loads from the mapping */
+	disk_prewarm_free(d->prewarm); /* it loads from the mapping */
 	/* first: the write-backs still queued commit and publish their chunks */
-	wb_stop(d);
-	/* then every journal mapping is folded into its tag, and what is still held ahead goes back */
-	if (d->fold.initialised)
-		disk_fold_stop(d);
-	if (d->ahead.initialised)
-		disk_ahead_close(d);
-	disk_spares_fini(d);
+	wb_free(d->wb);
+	/* then every journal mapping is folded into its tag, and what is held ahead goes back */
+	disk_fold_free(d->fold);
+	/* a fold that failed leaves mappings into the pools: the next open moves them */
+	if (d->journal && d->ahead && disk_journal_pending(d->journal))
+		disk_ahead_keep_pools(d->ahead);
+	disk_ahead_free(d->ahead);
+	disk_journal_free(d->journal);
+	disk_warm_free(d->warm);
+	disk_spares_free(d->spares);
 	if (d->map) {
 		for (uint64_t i = 0; i < d->nchunks; i++)
 			if (d->map[i].a)
 				pmemz_alloc_close(d->map[i].a);
 		munmap(d->map, d->map_bytes);
-		d->map = NULL;
 	}
 	if (d->super_a)
 		pmemz_alloc_close(d->super_a);
-	d->super_a = NULL;
 	/* closing the region gives the reserve and the claim back */
 	if (d->r)
 		pmemz_region_close(d->r);
-	d->r = NULL;
 	if (d->c)
 		pmemz_client_free(d->c);
-	d->c = NULL;
 	if (d->stripes) {
 		for (unsigned i = 0; i < DISK_STRIPES; i++)
 			pthread_rwlock_destroy(&d->stripes[i].lock);
 		free(d->stripes);
-		d->stripes = NULL;
 	}
 	pthread_mutex_destroy(&d->reconnect_lock);
-	pthread_mutex_destroy(&d->spares.lock);
+	memset(d, 0, sizeof(*d));
 }

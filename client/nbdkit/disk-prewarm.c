@@ -39,6 +39,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define NBDKIT_API_VERSION 2
@@ -52,6 +53,14 @@
 #define PAGE_4K 4096u
 #define PROBES 8u
 #define PROBE_MAX_NS 1000u
+
+struct disk_prewarm {
+	struct disk *d;
+	int mode; /* DISK_PREWARM_* */
+	pthread_t thread;
+	bool running;
+	bool stop; /* atomic */
+};
 
 struct walk {
 	const char *p;
@@ -128,14 +137,15 @@ static int walk_step(struct disk *d, size_t off, uint64_t *huge_steps)
 	return disk_guard(d, load_pages, &w) < 0 ? -1 : 0;
 }
 
-static bool stopping(struct disk *d)
+static bool stopping(struct disk_prewarm *p)
 {
-	return __atomic_load_n(&d->prewarm.stop, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&p->stop, __ATOMIC_ACQUIRE);
 }
 
 static void *prewarm_thread(void *arg)
 {
-	struct disk *d = arg;
+	struct disk_prewarm *p = arg;
+	struct disk *d = p->d;
 	struct sched_param sp = {.sched_priority = 0};
 	uint64_t t0 = pmemz_now_ns(), faults = 0, huge = 0;
 	size_t off;
@@ -145,14 +155,13 @@ static void *prewarm_thread(void *arg)
 	r = pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
 	if (r)
 		nbdkit_debug("pmemz: prewarm at normal priority: %s", strerror(r));
-	if (d->cfg.prewarm == DISK_PREWARM_AUTO && d->region_size > PREWARM_AUTO_MAX &&
-	    !mostly_huge(d)) {
+	if (p->mode == DISK_PREWARM_AUTO && d->region_size > PREWARM_AUTO_MAX && !mostly_huge(d)) {
 		nbdkit_debug("pmemz: prewarm=auto: the region's mapping is in 4 KiB pages and over "
 			     "%llu GiB: not faulted in ahead (prewarm=true does)",
 			     PREWARM_AUTO_MAX >> 30);
 		return NULL;
 	}
-	for (off = 0; off < d->region_size && !stopping(d); off += PREWARM_STEP)
+	for (off = 0; off < d->region_size && !stopping(p); off += PREWARM_STEP)
 		faults += walk_step(d, off, &huge) < 0;
 	nbdkit_debug("pmemz: prewarm: %zu MiB of the region's mapping faulted in (%" PRIu64
 		     " of %zu 2 MiB steps in one page) in %.3f s%s, %" PRIu64
@@ -163,28 +172,43 @@ static void *prewarm_thread(void *arg)
 	return NULL;
 }
 
-int disk_prewarm_start(struct disk *d)
+int disk_prewarm_new(struct disk *d, int mode, struct disk_prewarm **out)
+{
+	struct disk_prewarm *p = calloc(1, sizeof(*p));
+
+	if (!p) {
+		nbdkit_error("pmemz: out of memory");
+		return -ENOMEM;
+	}
+	*p = (struct disk_prewarm){.d = d, .mode = mode};
+	*out = p;
+	return 0;
+}
+
+int disk_prewarm_start(struct disk_prewarm *p)
 {
 	int r;
 
-	if (d->cfg.prewarm == DISK_PREWARM_OFF || d->prewarm.running)
+	if (p->mode == DISK_PREWARM_OFF || p->running)
 		return 0;
-	d->prewarm.stop = false;
-	r = pthread_create(&d->prewarm.thread, NULL, prewarm_thread, d);
+	p->stop = false;
+	r = pthread_create(&p->thread, NULL, prewarm_thread, p);
 	if (r) {
 		/* an optimisation: serve without it */
 		nbdkit_debug("pmemz: no prewarm thread: %s", strerror(r));
 		return 0;
 	}
-	d->prewarm.running = true;
+	p->running = true;
 	return 0;
 }
 
-void disk_prewarm_stop(struct disk *d)
+void disk_prewarm_free(struct disk_prewarm *p)
 {
-	if (!d->prewarm.running)
+	if (!p)
 		return;
-	__atomic_store_n(&d->prewarm.stop, true, __ATOMIC_RELEASE);
-	pthread_join(d->prewarm.thread, NULL);
-	d->prewarm.running = false;
+	if (p->running) {
+		__atomic_store_n(&p->stop, true, __ATOMIC_RELEASE);
+		pthread_join(p->thread, NULL);
+	}
+	free(p);
 }

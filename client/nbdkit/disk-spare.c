@@ -23,25 +23,49 @@
 #include "disk.h"
 #include "libpmemzclient.h"
 
-int disk_spares_init(struct disk *d)
+struct disk_spare {
+	struct pmemz_alloc *a;
+	uint64_t gen; /* the connection it was leased on */
+};
+
+struct disk_spares {
+	struct disk *d;
+	unsigned max;	      /* spares= */
+	pthread_mutex_t lock; /* all below */
+	struct disk_spare *v; /* max entries */
+	unsigned n;
+	uint64_t kept, used, dropped; /* for the debug line at close */
+};
+
+int disk_spares_new(struct disk *d, unsigned max, struct disk_spares **out)
 {
-	if (!d->cfg.spares)
-		return 0;
-	d->spares.v = calloc(d->cfg.spares, sizeof(*d->spares.v));
-	return d->spares.v ? 0 : -ENOMEM;
+	struct disk_spares *s = calloc(1, sizeof(*s));
+
+	if (s && max)
+		s->v = calloc(max, sizeof(*s->v));
+	if (!s || (max && !s->v)) {
+		free(s);
+		nbdkit_error("pmemz: out of memory");
+		return -ENOMEM;
+	}
+	s->d = d;
+	s->max = max;
+	pthread_mutex_init(&s->lock, NULL);
+	*out = s;
+	return 0;
 }
 
-void disk_spare_put(struct disk *d, struct pmemz_alloc *a, uint64_t gen)
+void disk_spare_put(struct disk_spares *s, struct pmemz_alloc *a, uint64_t gen)
 {
 	bool kept = false;
 
-	pthread_mutex_lock(&d->spares.lock);
-	if (d->spares.n < d->cfg.spares && gen == disk_gen(d)) {
-		d->spares.v[d->spares.n++] = (struct disk_spare){a, gen};
-		d->spares.kept++;
+	pthread_mutex_lock(&s->lock);
+	if (s->n < s->max && gen == disk_gen(s->d)) {
+		s->v[s->n++] = (struct disk_spare){a, gen};
+		s->kept++;
 		kept = true;
 	}
-	pthread_mutex_unlock(&d->spares.lock);
+	pthread_mutex_unlock(&s->lock);
 	if (kept) {
 		nbdkit_debug("pmemz: spare lease kept");
 	} else {
@@ -50,27 +74,27 @@ void disk_spare_put(struct disk *d, struct pmemz_alloc *a, uint64_t gen)
 	}
 }
 
-struct pmemz_alloc *disk_spare_take(struct disk *d)
+struct pmemz_alloc *disk_spare_take(struct disk_spares *s)
 {
 	struct pmemz_alloc *a = NULL, *old[DISK_SPARES_MAX];
 	unsigned n_old = 0;
-	uint64_t gen = disk_gen(d);
+	uint64_t gen = disk_gen(s->d);
 
-	if (!d->cfg.spares)
+	if (!s->max)
 		return NULL;
-	pthread_mutex_lock(&d->spares.lock);
-	while (!a && d->spares.n) {
-		struct disk_spare s = d->spares.v[--d->spares.n];
+	pthread_mutex_lock(&s->lock);
+	while (!a && s->n) {
+		struct disk_spare sp = s->v[--s->n];
 
-		if (s.gen == gen) {
-			a = s.a;
-			d->spares.used++;
+		if (sp.gen == gen) {
+			a = sp.a;
+			s->used++;
 		} else {
-			old[n_old++] = s.a;
-			d->spares.dropped++;
+			old[n_old++] = sp.a;
+			s->dropped++;
 		}
 	}
-	pthread_mutex_unlock(&d->spares.lock);
+	pthread_mutex_unlock(&s->lock);
 	/* dead with their connection: closing only drops the handles */
 	for (unsigned i = 0; i < n_old; i++)
 		pmemz_alloc_close(old[i]);
@@ -81,16 +105,18 @@ struct pmemz_alloc *disk_spare_take(struct disk *d)
 	return a;
 }
 
-void disk_spares_fini(struct disk *d)
+void disk_spares_free(struct disk_spares *s)
 {
-	if (d->spares.v) {
-		for (unsigned i = 0; i < d->spares.n; i++)
-			pmemz_alloc_close(d->spares.v[i].a);
+	if (!s)
+		return;
+	if (s->max) {
+		for (unsigned i = 0; i < s->n; i++)
+			pmemz_alloc_close(s->v[i].a);
 		nbdkit_debug("pmemz: spare leases: %" PRIu64 " kept, %" PRIu64 " used, %" PRIu64
 			     " dropped (older connection), %u given back at close",
-			     d->spares.kept, d->spares.used, d->spares.dropped, d->spares.n);
-		free(d->spares.v);
-		d->spares.v = NULL;
-		d->spares.n = 0;
+			     s->kept, s->used, s->dropped, s->n);
 	}
+	free(s->v);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
 }

@@ -25,8 +25,10 @@
  * extent per 2 MiB is enough; otherwise extents are left cold.
  * warm=true stores into every 4 KiB page, whatever it costs.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #define NBDKIT_API_VERSION 2
@@ -40,6 +42,11 @@
 #define WARM_PAGE 4096u
 #define WARM_HUGE (2u << 20)
 #define WARM_PROBES 8u
+
+struct disk_warm {
+	struct disk *d;
+	int mode; /* DISK_WARM_* (atomic: the refill threads decide it) */
+};
 
 struct warm_range {
 	char *p;
@@ -88,13 +95,13 @@ static int probe(void *arg)
  * warm=auto's choice, from the first extent of 64 pages or more (pages
  * in the same 2 MiB of a huge mapping whenever the extent is aligned).
  */
-static void decide(struct disk *d, struct warm_range *w)
+static void decide(struct disk_warm *dw, struct warm_range *w)
 {
-	if (disk_guard(d, probe, w) < 0)
+	if (disk_guard(dw->d, probe, w) < 0)
 		return; /* a fault (logged): decide on the next one */
 	/* a preemption may slow one store down: most of them decide */
 	/* both refill threads may decide at once: they decide alike, and either store stands */
-	__atomic_store_n(&d->ahead.warm, w->slow > WARM_PROBES / 2 ? DISK_WARM_OFF : DISK_WARM_HUGE,
+	__atomic_store_n(&dw->mode, w->slow > WARM_PROBES / 2 ? DISK_WARM_OFF : DISK_WARM_HUGE,
 			 __ATOMIC_RELAXED);
 	nbdkit_debug("pmemz: stores into other pages of a touched 2 MiB: %u of %u over %u ns, "
 		     "the cheapest %" PRIu64 " ns: extents owned ahead are %s",
@@ -104,12 +111,30 @@ static void decide(struct disk *d, struct warm_range *w)
 			 : "left for the write to touch (4 KiB pages)");
 }
 
-void disk_warm(struct disk *d, struct pmemz_alloc *a)
+int disk_warm_new(struct disk *d, int mode, struct disk_warm **out)
+{
+	struct disk_warm *dw = calloc(1, sizeof(*dw));
+
+	if (!dw) {
+		nbdkit_error("pmemz: out of memory");
+		return -ENOMEM;
+	}
+	*dw = (struct disk_warm){.d = d, .mode = mode};
+	*out = dw;
+	return 0;
+}
+
+void disk_warm_free(struct disk_warm *dw)
+{
+	free(dw);
+}
+
+void disk_warm(struct disk_warm *dw, struct pmemz_alloc *a)
 {
 	size_t n = pmemz_alloc_count(a);
 
 	for (size_t i = 0; i < n; i++) {
-		int mode = __atomic_load_n(&d->ahead.warm, __ATOMIC_RELAXED);
+		int mode = __atomic_load_n(&dw->mode, __ATOMIC_RELAXED);
 		struct warm_range w = {.len = 0};
 
 		if (mode == DISK_WARM_OFF)
@@ -118,13 +143,13 @@ void disk_warm(struct disk *d, struct pmemz_alloc *a)
 		if (!w.p)
 			return;
 		if (mode == DISK_WARM_PROBE && w.len >= 64u * WARM_PAGE) {
-			decide(d, &w);
-			mode = __atomic_load_n(&d->ahead.warm, __ATOMIC_RELAXED);
+			decide(dw, &w);
+			mode = __atomic_load_n(&dw->mode, __ATOMIC_RELAXED);
 		}
 		if (mode == DISK_WARM_PROBE || mode == DISK_WARM_OFF)
 			continue;
 		w.stride = mode == DISK_WARM_HUGE ? WARM_HUGE : WARM_PAGE;
-		if (disk_guard(d, touch, &w) < 0)
+		if (disk_guard(dw->d, touch, &w) < 0)
 			return; /* a fault (logged): the write into it fails as it would */
 	}
 }

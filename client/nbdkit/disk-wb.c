@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/queue.h>
 
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
@@ -44,6 +45,24 @@ struct wb_pending {
 	struct wb_pending *next_free;
 };
 
+TAILQ_HEAD(wb_pending_list, wb_pending);
+
+struct disk_wb {
+	struct disk *d;
+	bool on;	      /* atomic: workers run, writes may stage */
+	pthread_mutex_t lock; /* all below */
+	pthread_cond_t work;  /* todo has entries, or stop */
+	pthread_cond_t done;  /* a write-back finished: a buffer is free */
+	bool stop;
+	struct wb_pending_list all, todo;
+	struct wb_pending *free, *pool;
+	uint64_t n_pool, next_seq;
+	pthread_t workers[WB_MAX_WORKERS];
+	unsigned n_workers;
+	uint64_t errors; /* atomic: failed write-backs so far */
+	int last_error;	 /* atomic */
+};
+
 static bool test_bit(const uint64_t *b, uint64_t i)
 {
 	return b[i / 64] & (1ull << (i % 64));
@@ -54,7 +73,13 @@ static void set_bit(uint64_t *b, uint64_t i)
 	b[i / 64] |= 1ull << (i % 64);
 }
 
-void wb_stage(struct disk *d, struct wb_pending *pd, uint64_t off, const void *src, uint64_t len)
+/* The dirty bitmap's bytes (one bit per page, a word of slack). */
+static size_t bitmap_bytes(const struct disk_wb *wb)
+{
+	return wb->d->chunk_size / PAGE / 8 + 8;
+}
+
+void wb_stage(struct wb_pending *pd, uint64_t off, const void *src, uint64_t len)
 {
 	const char *s = src;
 
@@ -79,7 +104,7 @@ void wb_stage(struct disk *d, struct wb_pending *pd, uint64_t off, const void *s
 	}
 }
 
-void wb_read(struct disk *d, const struct wb_pending *pd, uint64_t off, void *dst, uint64_t len)
+void wb_read(const struct wb_pending *pd, uint64_t off, void *dst, uint64_t len)
 {
 	char *o = dst;
 
@@ -97,10 +122,10 @@ void wb_read(struct disk *d, const struct wb_pending *pd, uint64_t off, void *ds
 	}
 }
 
-void wb_discard(struct disk *d, struct wb_pending *pd)
+void wb_discard(struct disk_wb *wb, struct wb_pending *pd)
 {
 	/* the chunk still gets committed, with zeros: reads are right, space comes back on TRIM */
-	memset(pd->dirty, 0, d->chunk_size / PAGE / 8 + 8);
+	memset(pd->dirty, 0, bitmap_bytes(wb));
 }
 
 uint64_t wb_seq(const struct wb_pending *pd)
@@ -108,50 +133,81 @@ uint64_t wb_seq(const struct wb_pending *pd)
 	return pd->seq;
 }
 
-struct wb_pending *wb_get(struct disk *d)
+bool wb_on(struct disk_wb *wb)
+{
+	return __atomic_load_n(&wb->on, __ATOMIC_ACQUIRE);
+}
+
+struct wb_pending *wb_get(struct disk_wb *wb)
 {
 	struct wb_pending *pd;
 
-	pthread_mutex_lock(&d->wb.lock);
-	while (!d->wb.free)
-		pthread_cond_wait(&d->wb.done, &d->wb.lock);
-	pd = d->wb.free;
-	d->wb.free = pd->next_free;
-	pthread_mutex_unlock(&d->wb.lock);
+	pthread_mutex_lock(&wb->lock);
+	while (!wb->free)
+		pthread_cond_wait(&wb->done, &wb->lock);
+	pd = wb->free;
+	wb->free = pd->next_free;
+	pthread_mutex_unlock(&wb->lock);
 	return pd;
 }
 
-void wb_put(struct disk *d, struct wb_pending *pd)
+/* pd back in the free list (lock held): a writer waiting for a buffer may take it. */
+static void put_locked(struct disk_wb *wb, struct wb_pending *pd)
 {
-	wb_discard(d, pd);
-	pthread_mutex_lock(&d->wb.lock);
-	pd->next_free = d->wb.free;
-	d->wb.free = pd;
-	pthread_cond_broadcast(&d->wb.done);
-	pthread_mutex_unlock(&d->wb.lock);
+	pd->next_free = wb->free;
+	wb->free = pd;
+	pthread_cond_broadcast(&wb->done);
 }
 
-uint64_t wb_submit(struct disk *d, struct wb_pending *pd, uint64_t idx, struct pmemz_alloc *lease)
+void wb_put(struct disk_wb *wb, struct wb_pending *pd)
 {
-	pthread_mutex_lock(&d->wb.lock);
+	wb_discard(wb, pd);
+	pthread_mutex_lock(&wb->lock);
+	put_locked(wb, pd);
+	pthread_mutex_unlock(&wb->lock);
+}
+
+uint64_t wb_submit(struct disk_wb *wb, struct wb_pending *pd, uint64_t idx,
+		   struct pmemz_alloc *lease)
+{
+	pthread_mutex_lock(&wb->lock);
 	pd->idx = idx;
 	pd->lease = lease;
-	pd->seq = ++d->wb.next_seq;
-	TAILQ_INSERT_TAIL(&d->wb.all, pd, all);
-	TAILQ_INSERT_TAIL(&d->wb.todo, pd, todo);
-	pthread_cond_signal(&d->wb.work);
-	pthread_mutex_unlock(&d->wb.lock);
+	pd->seq = ++wb->next_seq;
+	TAILQ_INSERT_TAIL(&wb->all, pd, all);
+	TAILQ_INSERT_TAIL(&wb->todo, pd, todo);
+	pthread_cond_signal(&wb->work);
+	pthread_mutex_unlock(&wb->lock);
 	return pd->seq;
 }
 
-void wb_wait(struct disk *d, uint64_t seq)
+void wb_wait(struct disk_wb *wb, uint64_t seq)
 {
-	pthread_mutex_lock(&d->wb.lock);
+	pthread_mutex_lock(&wb->lock);
 	if (seq == UINT64_MAX)
-		seq = d->wb.next_seq;
-	while (!TAILQ_EMPTY(&d->wb.all) && TAILQ_FIRST(&d->wb.all)->seq <= seq)
-		pthread_cond_wait(&d->wb.done, &d->wb.lock);
-	pthread_mutex_unlock(&d->wb.lock);
+		seq = wb->next_seq;
+	while (!TAILQ_EMPTY(&wb->all) && TAILQ_FIRST(&wb->all)->seq <= seq)
+		pthread_cond_wait(&wb->done, &wb->lock);
+	pthread_mutex_unlock(&wb->lock);
+}
+
+uint64_t wb_errors(struct disk_wb *wb)
+{
+	return __atomic_load_n(&wb->errors, __ATOMIC_ACQUIRE);
+}
+
+int wb_durable(struct disk_wb *wb, uint64_t seq, uint64_t *seen)
+{
+	uint64_t n;
+
+	if (seq)
+		wb_wait(wb, seq);
+	n = wb_errors(wb);
+	if (n == *seen)
+		return 0;
+	*seen = n;
+	nbdkit_error("pmemz: data written earlier was lost (see the write-back error above)");
+	return __atomic_load_n(&wb->last_error, __ATOMIC_ACQUIRE);
 }
 
 struct wb_copy {
@@ -198,9 +254,10 @@ static int wb_copy(struct disk *d, struct wb_pending *pd, char *p)
 	return r;
 }
 
-static void wb_one(struct disk *d, struct wb_pending *pd)
+static void wb_one(struct disk_wb *wb, struct wb_pending *pd)
 {
-	pthread_rwlock_t *l = &d->stripes[pd->idx % DISK_STRIPES].lock;
+	struct disk *d = wb->d;
+	pthread_rwlock_t *l = disk_stripe(d, pd->idx);
 	struct pmemz_alloc *a = NULL;
 	char *p = NULL;
 	int r;
@@ -224,121 +281,128 @@ static void wb_one(struct disk *d, struct wb_pending *pd)
 		nbdkit_error("pmemz: write-back of chunk %" PRIu64 " failed: the data written "
 			     "into it since it was fresh is lost",
 			     pd->idx);
-		__atomic_store_n(&d->wb.last_error, r, __ATOMIC_RELEASE);
-		__atomic_add_fetch(&d->wb.errors, 1, __ATOMIC_ACQ_REL);
+		__atomic_store_n(&wb->last_error, r, __ATOMIC_RELEASE);
+		__atomic_add_fetch(&wb->errors, 1, __ATOMIC_ACQ_REL);
 	}
-	pthread_mutex_lock(&d->wb.lock);
-	TAILQ_REMOVE(&d->wb.all, pd, all);
-	memset(pd->dirty, 0, d->chunk_size / PAGE / 8 + 8);
-	pd->next_free = d->wb.free;
-	d->wb.free = pd;
-	pthread_cond_broadcast(&d->wb.done);
-	pthread_mutex_unlock(&d->wb.lock);
+	wb_discard(wb, pd);
+	pthread_mutex_lock(&wb->lock);
+	TAILQ_REMOVE(&wb->all, pd, all);
+	put_locked(wb, pd);
+	pthread_mutex_unlock(&wb->lock);
 }
 
 static void *wb_worker(void *arg)
 {
-	struct disk *d = arg;
+	struct disk_wb *wb = arg;
 
-	pthread_mutex_lock(&d->wb.lock);
+	pthread_mutex_lock(&wb->lock);
 	for (;;) {
-		struct wb_pending *pd = TAILQ_FIRST(&d->wb.todo);
+		struct wb_pending *pd = TAILQ_FIRST(&wb->todo);
 
 		if (!pd) {
-			if (d->wb.stop)
+			if (wb->stop)
 				break;
-			pthread_cond_wait(&d->wb.work, &d->wb.lock);
+			pthread_cond_wait(&wb->work, &wb->lock);
 			continue;
 		}
-		TAILQ_REMOVE(&d->wb.todo, pd, todo);
-		pthread_mutex_unlock(&d->wb.lock);
-		wb_one(d, pd);
-		pthread_mutex_lock(&d->wb.lock);
+		TAILQ_REMOVE(&wb->todo, pd, todo);
+		pthread_mutex_unlock(&wb->lock);
+		wb_one(wb, pd);
+		pthread_mutex_lock(&wb->lock);
 	}
-	pthread_mutex_unlock(&d->wb.lock);
+	pthread_mutex_unlock(&wb->lock);
 	return NULL;
 }
 
-int wb_init(struct disk *d)
+/* Buffers for n chunks, in the free list; 0 or -ENOMEM (wb_free frees those made). */
+static int make_buffers(struct disk_wb *wb, uint64_t n)
 {
-	uint64_t n = d->cfg.writeback / d->chunk_size;
-	size_t bitmap = d->chunk_size / PAGE / 8 + 8;
-
-	pthread_mutex_init(&d->wb.lock, NULL);
-	pthread_cond_init(&d->wb.work, NULL);
-	pthread_cond_init(&d->wb.done, NULL);
-	TAILQ_INIT(&d->wb.all);
-	TAILQ_INIT(&d->wb.todo);
-	d->wb.initialised = true;
-	if (n < 2) {
-		if (d->cfg.writeback)
-			nbdkit_debug("pmemz: writeback=%" PRIu64 " holds less than two chunks: off",
-				     d->cfg.writeback);
-		return 0;
-	}
-	d->wb.pool = calloc(n, sizeof(*d->wb.pool));
-	if (!d->wb.pool)
+	wb->pool = calloc(n, sizeof(*wb->pool));
+	if (!wb->pool)
 		return -ENOMEM;
 	for (uint64_t i = 0; i < n; i++) {
-		struct wb_pending *pd = &d->wb.pool[i];
+		struct wb_pending *pd = &wb->pool[i];
 
-		pd->buf = mmap(NULL, d->chunk_size, PROT_READ | PROT_WRITE,
+		wb->n_pool = i + 1;
+		pd->buf = mmap(NULL, wb->d->chunk_size, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		pd->dirty = calloc(1, bitmap);
-		if (pd->buf == MAP_FAILED || !pd->dirty) {
-			if (pd->buf == MAP_FAILED)
-				pd->buf = NULL;
-			d->wb.n_pool = i + 1;
+		if (pd->buf == MAP_FAILED)
+			pd->buf = NULL;
+		pd->dirty = calloc(1, bitmap_bytes(wb));
+		if (!pd->buf || !pd->dirty)
 			return -ENOMEM;
-		}
-		pd->next_free = d->wb.free;
-		d->wb.free = pd;
+		pd->next_free = wb->free;
+		wb->free = pd;
 	}
-	d->wb.n_pool = n;
 	return 0;
 }
 
-int wb_start(struct disk *d)
+int wb_new(struct disk *d, struct disk_wb **out)
 {
-	unsigned n = d->wb.n_pool < WB_MAX_WORKERS ? (unsigned)d->wb.n_pool : WB_MAX_WORKERS;
+	struct disk_wb *wb = calloc(1, sizeof(*wb));
+	uint64_t n = d->cfg.writeback / d->chunk_size;
+	int r = 0;
+
+	if (!wb) {
+		nbdkit_error("pmemz: out of memory");
+		return -ENOMEM;
+	}
+	wb->d = d;
+	pthread_mutex_init(&wb->lock, NULL);
+	pthread_cond_init(&wb->work, NULL);
+	pthread_cond_init(&wb->done, NULL);
+	TAILQ_INIT(&wb->all);
+	TAILQ_INIT(&wb->todo);
+	*out = wb;
+	if (n >= 2)
+		r = make_buffers(wb, n);
+	else if (d->cfg.writeback)
+		nbdkit_debug("pmemz: writeback=%" PRIu64 " holds less than two chunks: off",
+			     d->cfg.writeback);
+	if (r < 0)
+		nbdkit_error("pmemz: no memory for %" PRIu64 " bytes of write-back buffers",
+			     d->cfg.writeback);
+	return r;
+}
+
+int wb_start(struct disk_wb *wb)
+{
+	unsigned n = wb->n_pool < WB_MAX_WORKERS ? (unsigned)wb->n_pool : WB_MAX_WORKERS;
 
 	for (unsigned i = 0; i < n; i++) {
-		int r = pthread_create(&d->wb.workers[i], NULL, wb_worker, d);
+		int r = pthread_create(&wb->workers[i], NULL, wb_worker, wb);
 
 		if (r) {
 			nbdkit_error("pmemz: cannot start a write-back thread: %s", strerror(r));
 			return -r;
 		}
-		d->wb.n_workers = i + 1;
+		wb->n_workers = i + 1;
 	}
 	/* only now: writes stage into buffers only when someone writes them back */
-	__atomic_store_n(&d->wb.on, d->wb.n_workers > 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&wb->on, wb->n_workers > 0, __ATOMIC_RELEASE);
 	return 0;
 }
 
-void wb_stop(struct disk *d)
+void wb_free(struct disk_wb *wb)
 {
-	if (!d->wb.initialised)
+	if (!wb)
 		return;
-	__atomic_store_n(&d->wb.on, false, __ATOMIC_RELEASE);
-	pthread_mutex_lock(&d->wb.lock);
-	d->wb.stop = true;
-	pthread_cond_broadcast(&d->wb.work);
-	pthread_mutex_unlock(&d->wb.lock);
+	__atomic_store_n(&wb->on, false, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&wb->lock);
+	wb->stop = true;
+	pthread_cond_broadcast(&wb->work);
+	pthread_mutex_unlock(&wb->lock);
 	/* the workers finish the queue first: a clean shutdown loses nothing */
-	for (unsigned i = 0; i < d->wb.n_workers; i++)
-		pthread_join(d->wb.workers[i], NULL);
-	d->wb.n_workers = 0;
-	for (uint64_t i = 0; i < d->wb.n_pool; i++) {
-		if (d->wb.pool[i].buf)
-			munmap(d->wb.pool[i].buf, d->chunk_size);
-		free(d->wb.pool[i].dirty);
+	for (unsigned i = 0; i < wb->n_workers; i++)
+		pthread_join(wb->workers[i], NULL);
+	for (uint64_t i = 0; i < wb->n_pool; i++) {
+		if (wb->pool[i].buf)
+			munmap(wb->pool[i].buf, wb->d->chunk_size);
+		free(wb->pool[i].dirty);
 	}
-	free(d->wb.pool);
-	d->wb.pool = NULL;
-	d->wb.n_pool = 0;
-	pthread_cond_destroy(&d->wb.work);
-	pthread_cond_destroy(&d->wb.done);
-	pthread_mutex_destroy(&d->wb.lock);
-	d->wb.initialised = false;
+	free(wb->pool);
+	pthread_cond_destroy(&wb->work);
+	pthread_cond_destroy(&wb->done);
+	pthread_mutex_destroy(&wb->lock);
+	free(wb);
 }

@@ -12,6 +12,33 @@
  * copy is still using (a late store there would leak into the next
  * tenant's extent, a late load would read it), and a write that finds its
  * chunk present needs no daemon and no global lock.
+ *
+ * struct disk holds the configuration, the connection, the mapping, the
+ * chunk map and its stripes, the superblock, and one object per module,
+ * each defined (and its state kept) in its own file, reached only through
+ * the functions below:
+ *   struct disk_journal  disk-journal.c  the mapping journal, and the
+ *                                        mappings waiting for their fold
+ *   struct disk_fold     disk-fold.c     the thread and the MOVEs that fold
+ *                                        them into chunk tags
+ *   struct disk_ahead    disk-ahead.c    extents owned ahead, their pool
+ *                                        tags and refill threads
+ *   struct disk_wb       disk-wb.c       write-back of fresh chunks
+ *   struct disk_spares   disk-spare.c    lost races' leases
+ *   struct disk_prewarm  disk-prewarm.c  the walk that faults the mapping in
+ *   struct disk_warm     disk-warm.c     the first touch of extents owned ahead
+ *
+ * Locks, six kinds, and their one order: a thread may hold one stripe
+ * lock (never two), and while it holds it take any one of the five
+ * others; those five are leaves: code that holds one takes no other lock
+ * (a stripe lock included), so no two of them are ever nested.
+ *   - stripe locks (pthread_rwlock_t, d->stripes): the chunk map, above;
+ *   - the journal's (disk-journal.c): its records, base, and mappings;
+ *   - the ahead pool's (disk-ahead.c): its stack, pools and depth;
+ *   - write-back's (disk-wb.c): its buffers and queue;
+ *   - the spares' (disk-spare.c): the kept leases;
+ *   - the reconnect lock (disk-conn.c, d->reconnect_lock): one reconnection
+ *     at a time.
  */
 #ifndef PMEMZ_NBD_DISK_H
 #define PMEMZ_NBD_DISK_H
@@ -20,7 +47,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/queue.h>
 
 #include "disk-format.h"
 
@@ -43,6 +69,14 @@ enum disk_zeroing {
 };
 
 struct wb_pending;
+struct ahead_pool;
+struct disk_journal;
+struct disk_fold;
+struct disk_ahead;
+struct disk_wb;
+struct disk_spares;
+struct disk_prewarm;
+struct disk_warm;
 
 /*
  * A chunk is absent (all NULL), being written back (pend: its data is in
@@ -57,20 +91,14 @@ struct disk_chunk {
 	struct wb_pending *pend; /* atomic; set and cleared under the stripe write lock */
 };
 
-/* A pool tag: nbd/D/pool/SEQ, committed, of up to DISK_AHEAD_BATCH extents. */
-struct ahead_pool {
-	struct pmemz_alloc *a;
-	unsigned refs; /* its extents not moved to a chunk yet (under ahead.lock) */
-};
-
-/* An extent owned ahead: zeroed while it is in the stack, then a chunk's until moved. */
+/* An extent owned ahead: zeroed while it is held, then a chunk's until moved. */
 struct ahead_ext {
 	char *addr;
-	struct ahead_pool *pool;
+	struct ahead_pool *pool; /* the pool tag holding it (disk-ahead.c) */
 };
 
-/* A chunk written into an extent owned ahead: its move at the next fold. */
-struct fold_entry {
+/* A chunk mapped by the journal into an extent owned ahead: its move at a fold. */
+struct journal_entry {
 	uint64_t idx;
 	struct ahead_ext e;
 	struct pmemz_alloc *out; /* the chunk tag's handle, once moved */
@@ -97,19 +125,6 @@ struct disk_config {
 	int prewarm;   /* the whole mapping faulted in at start: DISK_PREWARM_* */
 };
 
-/*
- * A lease left over by a lost race, kept for the next fresh chunk instead
- * of being freed (and re-zeroed by the daemon).  gen: the connection it
- * was leased on; one of an older connection is dropped, never used (it
- * died with its connection and may be zeroed and leased to someone else).
- */
-struct disk_spare {
-	struct pmemz_alloc *a;
-	uint64_t gen;
-};
-
-TAILQ_HEAD(wb_pending_list, wb_pending);
-
 struct disk {
 	struct disk_config cfg;
 	struct pmemz_client *c;
@@ -124,7 +139,6 @@ struct disk {
 	struct disk_stripe *stripes;
 	struct pmemz_alloc *super_a;
 	char *super; /* its extent in the mapping */
-	char *data;  /* extent 0 of the region in the mapping (journal records count from it) */
 
 	/* Reconnection: one thread at a time; gen counts connections. */
 	pthread_mutex_t reconnect_lock;
@@ -132,91 +146,25 @@ struct disk {
 	int failed;	    /* atomic: 0, or why every request fails (-errno) */
 	uint64_t allocated; /* chunks present (atomic), for debug output */
 
-	/* disk-prewarm.c: the thread that faults the mapping in at start */
-	struct {
-		pthread_t thread;
-		bool running;
-		bool stop; /* atomic */
-	} prewarm;
-
-	struct {
-		pthread_mutex_t lock; /* all below */
-		struct disk_spare *v; /* cfg.spares entries */
-		unsigned n;
-		uint64_t kept, used, dropped; /* for the debug line at close */
-	} spares;
-
-	/* disk-ahead.c: zeroed extents owned ahead, and the thread that refills them */
-	struct {
-		pthread_mutex_t lock;  /* all below */
-		pthread_cond_t wake;   /* below target, or stop */
-		pthread_cond_t filled; /* a refill ended */
-		struct ahead_ext *v;   /* the zeroed ones, a stack */
-		size_t n, cap_v;
-		struct ahead_pool **pools; /* every pool with refs (for close) */
-		size_t n_pools, cap_pools;
-		uint64_t next_seq;
-		size_t floor, target, cap, ceiling; /* extents; ceiling: after a refusal */
-		uint64_t taken, empty, fallbacks, refills, refused;
-		uint64_t refill_ns, refill_max_ns;	/* the refills' time: in all, the longest */
-		uint64_t lat_ns, rate_t_ns, rate_taken; /* refill latency; rate's last sample */
-		double rate;				/* extents taken per second, smoothed */
-		uint64_t backoff_until_ns;
-		pthread_t threads[DISK_AHEAD_THREADS];
-		unsigned n_threads;
-		bool initialised, stop;
-		unsigned refilling; /* threads between wanting and getting extents */
-		size_t inflight;    /* the extents they asked for */
-		int warm; /* disk-warm.c's (atomic: the refill threads decide it): DISK_WARM_* */
-	} ahead;
-
-	/*
-	 * disk-journal.c, disk-fold.c: the journal, and the mappings it holds
-	 * that wait for their fold into chunk tags
-	 */
-	struct {
-		pthread_mutex_t lock; /* all below */
-		pthread_cond_t done;  /* a fold finished */
-		pthread_cond_t tick;  /* stop, or half the journal waiting */
-		struct fold_entry *v;
-		size_t n, cap;
-		uint64_t made, folded; /* mappings made, and folded (counts) */
-		bool running;	       /* a fold is moving extents now */
-		int last_error;
-		uint64_t folds, moves, requests, full;
-		uint64_t attempts; /* MOVE requests tried (refuse_moves_after; one at a time) */
-		bool refused; /* the last fold was refused (tag limit): fresh chunks fall back */
-		uint64_t idle_made; /* made, at the fold thread's last tick */
-		unsigned idle_ticks;
-		pthread_t timer;
-		bool initialised, timer_on, stop;
-		/* the journal (disk-format.h); slots 0: none, no extents owned ahead */
-		char *recs;
-		uint64_t *base_p;
-		size_t slots;
-		uint64_t base, next; /* records below base are folded; next: the next's seq */
-		uint8_t uuid[16];
-	} fold;
-
-	struct {
-		bool initialised;
-		bool on; /* atomic: workers run, writes may stage */
-		bool stop;
-		pthread_mutex_t lock; /* all below */
-		pthread_cond_t work;  /* todo has entries, or stop */
-		pthread_cond_t done;  /* a write-back finished: a buffer is free */
-		struct wb_pending_list all, todo;
-		struct wb_pending *free, *pool;
-		uint64_t n_pool, next_seq;
-		pthread_t workers[16];
-		unsigned n_workers;
-		uint64_t errors; /* atomic: failed write-backs so far */
-		int last_error;	 /* atomic */
-	} wb;
+	/* the modules (NULL until disk_open made them) */
+	struct disk_journal *journal;
+	struct disk_fold *fold;
+	struct disk_ahead *ahead;
+	struct disk_wb *wb;
+	struct disk_spares *spares;
+	struct disk_prewarm *prewarm;
+	struct disk_warm *warm;
 };
+
+static inline pthread_rwlock_t *disk_stripe(struct disk *d, uint64_t idx)
+{
+	return &d->stripes[idx % DISK_STRIPES].lock;
+}
 
 /* Connect, claim the disk, create or check its superblock, load the chunk map. */
 int disk_open(struct disk *d, const struct disk_config *cfg);
+/* The threads, after nbdkit forked (threads do not survive a fork). */
+int disk_start(struct disk *d);
 /* Give everything back (the claim, the reserve) and free. */
 void disk_close(struct disk *d);
 
@@ -230,7 +178,7 @@ void disk_close(struct disk *d);
 int disk_read(struct disk *d, void *buf, uint32_t count, uint64_t offset);
 /*
  * *staged: the last write-back sequence this write queued data behind (0
- * none); wb_wait() on it makes the write durable (FUA).
+ * none); wb_durable() on it makes the write durable (FUA).
  */
 int disk_write(struct disk *d, const void *buf, uint32_t count, uint64_t offset, uint64_t *staged);
 /*
@@ -244,21 +192,25 @@ int disk_extents(struct disk *d, uint32_t count, uint64_t offset, bool req_one,
 
 /* ---- disk-ahead-batch.c: a refill of n extents in two round trips ---- */
 /*
- * *out: a pool tag of up to n extents; 0, -EAGAIN (reconnected: ask
- * again), or -errno with nothing taken (-ENOSPC, -EDQUOT: refused whole).
+ * *out: pool tag nbd/D/pool/seq of up to n extents; 0, -EAGAIN
+ * (reconnected: ask again), or -errno with nothing taken (-ENOSPC,
+ * -EDQUOT: refused whole).
  */
-int disk_ahead_batch(struct disk *d, size_t n, struct pmemz_alloc **out);
+int disk_ahead_batch(struct disk *d, size_t n, uint64_t seq, struct pmemz_alloc **out);
 
 /* ---- disk-warm.c: first touch of extents owned ahead, by the refill thread ---- */
 /* PROBE: warm=auto, deciding; ON: every 4 KiB page (warm=true); HUGE: one store per 2 MiB */
 enum { DISK_WARM_PROBE, DISK_WARM_ON, DISK_WARM_HUGE, DISK_WARM_OFF };
+int disk_warm_new(struct disk *d, int mode, struct disk_warm **out);
+void disk_warm_free(struct disk_warm *w);
 /* Store into each page of a (committed, not yet offered), where that is cheap. */
-void disk_warm(struct disk *d, struct pmemz_alloc *a);
+void disk_warm(struct disk_warm *w, struct pmemz_alloc *a);
 
 /* ---- disk-prewarm.c: the region's mapping faulted in once, by a thread at SCHED_IDLE ---- */
 enum { DISK_PREWARM_AUTO, DISK_PREWARM_ON, DISK_PREWARM_OFF };
-int disk_prewarm_start(struct disk *d); /* after the fork; 0 also when it could not start */
-void disk_prewarm_stop(struct disk *d); /* before the region is unmapped */
+int disk_prewarm_new(struct disk *d, int mode, struct disk_prewarm **out);
+int disk_prewarm_start(struct disk_prewarm *p); /* after the fork; 0 also when it could not start */
+void disk_prewarm_free(struct disk_prewarm *p); /* stops it: before the region is unmapped */
 
 /* ---- disk-guard.c: loads and stores into the mapping, which may fault ---- */
 /*
@@ -275,145 +227,184 @@ int disk_load(struct disk *d, void *dst, const char *src, size_t len);
 int disk_store(struct disk *d, char *dst, const void *src, size_t len);
 
 /* ---- disk-spare.c: the pool of lost races' leases ---- */
-int disk_spares_init(struct disk *d);
+int disk_spares_new(struct disk *d, unsigned max, struct disk_spares **out);
 /* Keep lease a of connection gen, or close it (pool full, gen not current). */
-void disk_spare_put(struct disk *d, struct pmemz_alloc *a, uint64_t gen);
+void disk_spare_put(struct disk_spares *s, struct pmemz_alloc *a, uint64_t gen);
 /* A kept lease of the current connection, or NULL; older ones are dropped. */
-struct pmemz_alloc *disk_spare_take(struct disk *d);
-void disk_spares_fini(struct disk *d); /* close them all (before the region) */
+struct pmemz_alloc *disk_spare_take(struct disk_spares *s);
+void disk_spares_free(struct disk_spares *s); /* close them all (before the region) */
 
-/* ---- disk-chunk.c: a fresh chunk's extent, for disk-io.c and disk-wb.c ---- */
+/* ---- disk-chunk.c: a fresh chunk's extent, for disk-io.c, disk-wb.c and disk-fold.c ---- */
 /*
- * disk-chunk.c: a zeroed extent of one chunk (a lost race's spare first,
- * then the client reserve), leased on connection *gen_out when not NULL;
- * not written before it is committed.  0, or -errno after nbdkit_error().
+ * A zeroed extent of one chunk (a lost race's spare first, then the
+ * client reserve), leased on connection *gen_out when not NULL; not
+ * written before it is committed.  0, or -errno after nbdkit_error().
  */
 int disk_chunk_lease(struct disk *d, struct pmemz_alloc **out, uint64_t *gen_out);
 int disk_commit_chunk(struct disk *d, uint64_t idx, struct pmemz_alloc *lease,
 		      struct pmemz_alloc **out, char **addr);
 void disk_publish(struct disk *d, uint64_t idx, struct pmemz_alloc *a, char *p);
+/* Chunk idx, mapped by the journal, is its tag a's now (takes the stripe write lock). */
+void disk_chunk_tagged(struct disk *d, uint64_t idx, struct pmemz_alloc *a);
 int disk_zero_inline(struct disk *d, char *p, size_t len);
 
 /* ---- disk-ahead.c: extents owned ahead (ahead=) ---- */
 /*
- * disk_ahead_open frees the ahead tags of a plugin before the journal (they
- * may hold writes whose mapping never became durable; disk-journal.c
- * empties and frees the pool tags) and takes the first extents;
- * disk_ahead_start starts the refill thread (after nbdkit forked).
+ * on: extents are owned ahead (else the object only names pool tags and
+ * frees an earlier plugin's ahead tags).  disk_ahead_open frees the ahead
+ * tags of a plugin before the journal (they may hold writes whose mapping
+ * never became durable; disk-journal.c empties and frees the pool tags)
+ * and takes the first extents; disk_ahead_start starts the refill threads
+ * (after nbdkit forked).
  */
-int disk_ahead_open(struct disk *d);
-int disk_ahead_start(struct disk *d);
-/* Stop the thread; give every extent still held back (after the last fold). */
-void disk_ahead_close(struct disk *d);
-static inline bool disk_ahead_on(const struct disk *d)
-{
-	return d->cfg.ahead >= d->chunk_size && d->cfg.zeroing == DISK_ZEROING_SERVICE;
-}
+int disk_ahead_new(struct disk *d, bool on, struct disk_ahead **out);
+/* A pool tag nbd/D/pool/seq exists: later ones are named above it. */
+void disk_ahead_seen(struct disk_ahead *ah, uint64_t seq);
+int disk_ahead_open(struct disk_ahead *ah);
+int disk_ahead_start(struct disk_ahead *ah);
+/* Stop the threads; give every extent still held back (after the last fold); free. */
+void disk_ahead_free(struct disk_ahead *ah);
+bool disk_ahead_on(const struct disk_ahead *ah);
 /*
  * A zeroed extent owned ahead into *e; false when none is left (the caller
  * falls back).  wait: when none is left, wait for a refill on its way.
  */
-bool disk_ahead_take(struct disk *d, struct ahead_ext *e, bool wait);
+bool disk_ahead_take(struct disk_ahead *ah, struct ahead_ext *e, bool wait);
 /* Give back an extent taken but not written (another request made the chunk). */
-void disk_ahead_put(struct disk *d, const struct ahead_ext *e);
+void disk_ahead_put(struct disk_ahead *ah, const struct ahead_ext *e);
 /* Extent e is now its chunk's for good (moved): the pool lets go of it. */
-void disk_ahead_moved(struct disk *d, const struct ahead_ext *e);
+void disk_ahead_moved(struct disk_ahead *ah, const struct ahead_ext *e);
+/* The pool tag's handle, for a MOVE out of it. */
+struct pmemz_alloc *disk_ahead_pool_alloc(const struct ahead_pool *p);
 /* Fresh chunks that took an extent owned ahead, and that fell back (none left), so far. */
-void disk_ahead_counts(struct disk *d, uint64_t *taken, uint64_t *fallbacks);
-/* Bytes owned ahead now: zeroed and waiting, and mapped but not yet moved. */
-uint64_t disk_ahead_held(struct disk *d);
+void disk_ahead_counts(struct disk_ahead *ah, uint64_t *taken, uint64_t *fallbacks);
 /* Forget every pool without freeing its tag (a fold failed: the next open recovers them). */
-void disk_ahead_keep_pools(struct disk *d);
+void disk_ahead_keep_pools(struct disk_ahead *ah);
 /*
- * At open (no thread yet): pool p, whose refs extents the journal still
- * maps, is held until they are folded; its others are never used.
+ * At open (no thread yet): pool tag a, whose refs extents the journal
+ * still maps, is held until they are folded; its others are never used.
+ * *out: the pool; a is its own from then on.
  */
-int disk_ahead_adopt(struct disk *d, struct ahead_pool *p);
+int disk_ahead_adopt(struct disk_ahead *ah, struct pmemz_alloc *a, unsigned refs,
+		     struct ahead_pool **out);
 
 /* ---- disk-journal.c: the mapping journal ---- */
-struct disk_found { /* a chunk present at open, under its own tag */
+struct disk_found { /* a chunk present at open: under its own tag, or mapped by the journal */
 	uint64_t index;
 	char *addr;
-	struct pmemz_alloc *a;
+	struct pmemz_alloc *a; /* NULL: mapped by the journal */
 };
 /* The journal of the superblock at d->super (uuid, slots, base); 0 or -errno, logged. */
-int disk_journal_init(struct disk *d);
+int disk_journal_new(struct disk *d, struct disk_journal **out);
+void disk_journal_free(struct disk_journal *j);
+/* Has the disk a journal (its extents hold one)? */
+bool disk_journal_on(const struct disk_journal *j);
 /*
  * At open, before anything else uses the disk: every chunk the journal
  * maps into one of pools[0..n_pools) moves to its chunk's tag (joining
  * *found), the pools are freed with what is left in them, and the base
  * moves past every record.  Moves refused (the tag limit) leave the rest
- * in the journal, recorded again (disk_journal_rewrite), and their pools
- * adopted.  Consumes the pool handles.  0 or -errno, logged.
+ * in the journal, recorded again, and their pools adopted (disk-ahead.c).
+ * Consumes the pool handles.  0 or -errno, logged.
  */
-int disk_journal_recover(struct disk *d, struct pmemz_alloc **pools, size_t n_pools,
+int disk_journal_recover(struct disk_journal *j, struct pmemz_alloc **pools, size_t n_pools,
 			 struct disk_found **found, size_t *n, size_t *cap);
-/* Record seq: chunk idx in the extent at addr (fold.lock held; not drained). */
-int disk_journal_write(struct disk *d, uint64_t seq, uint64_t idx, const char *addr);
-/* Records below base are folded: one 8-byte store, persisted. */
-int disk_journal_set_base(struct disk *d, uint64_t base);
-/*
- * After a fold or recovery moved chunks of v[0..n) to their tags: the
- * unmoved ones (out NULL; none when all moved) recorded again from
- * fold.next on, then the base to cut, so that no record of a moved chunk
- * outlives the move (fold.lock held while a fold thread may run).  0; 1
- * when they do not fit beside the records at and above the base (nothing
- * changed); or -errno.
- */
-int disk_journal_rewrite(struct disk *d, const struct fold_entry *v, size_t n, uint64_t cut);
-/* Moves in one MOVE request at most (PMEMZ_BATCH_MOVES_MAX, or fewer in tests). */
-size_t disk_journal_moves_max(void);
-/* Is the next MOVE request to be refused as by the tag limit (tests only)? */
-bool disk_journal_refuse_move(struct disk *d);
-
-/* ---- disk-fold.c: the journal's mappings into chunk tags ---- */
-int disk_fold_init(struct disk *d);
-int disk_fold_start(struct disk *d); /* the fold thread (after nbdkit forked) */
-/* Stop the thread and fold every mapping (disk_close). */
-void disk_fold_stop(struct disk *d);
 /*
  * Chunk idx now lives in e (stripe write lock held): its record goes into
  * the journal, durable at the caller's drain; its move to the chunk's tag
- * waits for the next fold.  -ENOSPC: the journal is full until that fold
- * (the caller falls back and e stays unwritten).
+ * waits for the next fold.  -ENOSPC: the journal is full until that fold,
+ * or folds are refused (the caller falls back and e stays unwritten).
  */
-int disk_map_add(struct disk *d, uint64_t idx, const struct ahead_ext *e);
+int disk_journal_add(struct disk_journal *j, uint64_t idx, const struct ahead_ext *e);
+/* Mappings made so far, and are some not folded yet? */
+uint64_t disk_journal_made(struct disk_journal *j);
+bool disk_journal_pending(struct disk_journal *j);
+/*
+ * The fold thread's wait: up to ms, or until half the journal is in use
+ * or a fresh chunk found it full.  1: a fold is due (half in use); 0: not
+ * (yet); -ESHUTDOWN: disk_journal_stop was called.
+ */
+int disk_journal_wait(struct disk_journal *j, unsigned ms);
+void disk_journal_stop(struct disk_journal *j);
+/*
+ * What one fold moves (disk-fold.c): the mappings v[0..n) taken out of the
+ * journal, made up to `upto`; every record below `cut` is one of theirs.
+ */
+struct journal_fold {
+	struct journal_entry *v;
+	size_t n;
+	uint64_t upto, cut;
+};
+/*
+ * Take every mapping made so far, when some made before `want` are not
+ * folded yet: 1 with *f (one fold at a time: a caller that finds one
+ * under way waits for it); 0 when those are all folded.
+ */
+int disk_journal_take(struct disk_journal *j, uint64_t want, struct journal_fold *f);
+/*
+ * After f's moves (each moved entry has its out): the unmoved ones
+ * recorded again from the journal's next sequence number on, then the
+ * base to f->cut, so that no record of a moved chunk outlives the move.
+ * 0; 1 when they do not fit beside the records at and above the base
+ * (nothing changed); or -errno.
+ */
+int disk_journal_rewrite(struct disk_journal *j, const struct journal_fold *f);
+/*
+ * The end of fold f: its first `left` entries (not moved) go back in front
+ * of what was made since, or the fold is complete; refused: folds are
+ * refused (the tag limit) and fresh chunks fall back until one succeeds.
+ * Frees f->v.
+ */
+void disk_journal_settle(struct disk_journal *j, struct journal_fold *f, size_t left, bool refused);
+/* Fresh chunks that found the journal full (or folds refused) so far. */
+uint64_t disk_journal_full(struct disk_journal *j);
+/* Moves in one MOVE request at most (PMEMZ_BATCH_MOVES_MAX, or fewer in tests). */
+size_t disk_journal_moves_max(void);
+/* Is the next MOVE request to be refused as by the tag limit (tests only)? */
+bool disk_journal_refuse_move(struct disk_journal *j);
+
+/* ---- disk-fold.c: the journal's mappings into chunk tags ---- */
+int disk_fold_new(struct disk *d, struct disk_fold **out);
+int disk_fold_start(struct disk_fold *f); /* the fold thread (after nbdkit forked) */
+/* Stop the thread, fold every mapping, and free (disk_close). */
+void disk_fold_free(struct disk_fold *f);
 /*
  * Move every chunk recorded before the call to its chunk's tag: one MOVE
  * request per PMEMZ_BATCH_MOVES_MAX of them, all sent before any answer is
  * waited for; then the journal's base past them.  0, or -errno after
  * nbdkit_error() (the mappings stay in the journal and queued).
  */
-int disk_fold(struct disk *d);
+int disk_fold(struct disk_fold *f);
 /* The totals line (nbdkit -v) after what: scripts/bench-disk reads it at each FLUSH. */
-void disk_fold_debug(struct disk *d, const char *what);
-static inline bool disk_fold_pending(struct disk *d)
-{
-	return __atomic_load_n(&d->fold.made, __ATOMIC_ACQUIRE) !=
-	       __atomic_load_n(&d->fold.folded, __ATOMIC_ACQUIRE);
-}
+void disk_fold_debug(struct disk_fold *f, const char *what);
 
 /* ---- disk-wb.c: write-back of fresh chunks ---- */
-int wb_init(struct disk *d);  /* the buffers (disk_open) */
-int wb_start(struct disk *d); /* the workers (after nbdkit forked) */
-void wb_stop(struct disk *d); /* finish the queue, stop the workers, free */
-static inline bool wb_on(struct disk *d)
-{
-	return __atomic_load_n(&d->wb.on, __ATOMIC_ACQUIRE);
-}
+int wb_new(struct disk *d, struct disk_wb **out); /* the buffers (disk_open) */
+int wb_start(struct disk_wb *wb);		  /* the workers (after nbdkit forked) */
+void wb_free(struct disk_wb *wb);		  /* finish the queue, stop the workers, free */
+bool wb_on(struct disk_wb *wb);
 /* A free buffer; waits for one. */
-struct wb_pending *wb_get(struct disk *d);
-void wb_put(struct disk *d, struct wb_pending *pd);
+struct wb_pending *wb_get(struct disk_wb *wb);
+void wb_put(struct disk_wb *wb, struct wb_pending *pd);
 /* Queue pd as chunk idx's write-back of lease (stripe write lock held): its seq. */
-uint64_t wb_submit(struct disk *d, struct wb_pending *pd, uint64_t idx, struct pmemz_alloc *lease);
+uint64_t wb_submit(struct disk_wb *wb, struct wb_pending *pd, uint64_t idx,
+		   struct pmemz_alloc *lease);
 uint64_t wb_seq(const struct wb_pending *pd);
 /* Wait for the write-backs queued up to seq (UINT64_MAX: all queued now). */
-void wb_wait(struct disk *d, uint64_t seq);
+void wb_wait(struct disk_wb *wb, uint64_t seq);
+/*
+ * A sync point of one NBD connection: wait for the write-backs up to seq
+ * (0: none); then, when one failed since *seen (the count this connection
+ * was told about), its error, once.
+ */
+int wb_durable(struct disk_wb *wb, uint64_t seq, uint64_t *seen);
+/* Write-backs failed so far (a new connection's *seen). */
+uint64_t wb_errors(struct disk_wb *wb);
 /* Bytes of a chunk being written back (stage: stripe write lock; read: read lock). */
-void wb_stage(struct disk *d, struct wb_pending *pd, uint64_t off, const void *src, uint64_t len);
-void wb_read(struct disk *d, const struct wb_pending *pd, uint64_t off, void *dst, uint64_t len);
+void wb_stage(struct wb_pending *pd, uint64_t off, const void *src, uint64_t len);
+void wb_read(const struct wb_pending *pd, uint64_t off, void *dst, uint64_t len);
 /* Forget what was staged: the chunk reads zero (stripe write lock held). */
-void wb_discard(struct disk *d, struct wb_pending *pd);
+void wb_discard(struct disk_wb *wb, struct wb_pending *pd);
 
 /* ---- disk-conn.c: the daemon, and coming back after it went away ---- */
 

@@ -201,10 +201,7 @@ static int pz_after_fork(void)
 {
 	server_pid = getpid();
 	/* threads do not survive fork: the write-back workers, refills and the timer start here */
-	if (wb_start(&disk) < 0 || disk_ahead_start(&disk) < 0 || disk_fold_start(&disk) < 0 ||
-	    disk_prewarm_start(&disk) < 0)
-		return -1;
-	return 0;
+	return disk_start(&disk) < 0 ? -1 : 0;
 }
 
 static void pz_cleanup(void)
@@ -237,7 +234,7 @@ static void *pz_open(int readonly)
 		nbdkit_error("pmemz: out of memory");
 		return NULL;
 	}
-	c->errors_seen = __atomic_load_n(&disk.wb.errors, __ATOMIC_ACQUIRE);
+	c->errors_seen = wb_errors(disk.wb);
 	return c;
 }
 
@@ -246,22 +243,10 @@ static void pz_close(void *handle)
 	free(handle);
 }
 
-/* Wait for the write-backs up to seq; then a write-back that failed since the last time fails this.
- */
+/* Wait for the write-backs up to seq; a write-back failed since the last sync point fails this. */
 static int durable(struct conn *c, uint64_t seq)
 {
-	uint64_t n;
-
-	if (seq)
-		wb_wait(&disk, seq);
-	n = __atomic_load_n(&disk.wb.errors, __ATOMIC_ACQUIRE);
-	if (n != c->errors_seen) {
-		c->errors_seen = n;
-		nbdkit_error(
-		    "pmemz: data written earlier was lost (see the write-back error above)");
-		return __atomic_load_n(&disk.wb.last_error, __ATOMIC_ACQUIRE);
-	}
-	return 0;
+	return wb_durable(disk.wb, seq, &c->errors_seen);
 }
 
 static int64_t pz_get_size(void *handle)
@@ -337,7 +322,7 @@ static int pz_flush(void *handle, uint32_t flags)
 	/* a fresh chunk's journal record was drained with its data, before the reply */
 	if (r == 0)
 		r = durable(handle, UINT64_MAX);
-	disk_fold_debug(&disk, "flush");
+	disk_fold_debug(disk.fold, "flush");
 	return r < 0 ? fail(r) : 0;
 }
 
