@@ -135,152 +135,223 @@ static bool all_zero(const void *buf, uint64_t len)
 }
 
 /*
- * An extent owned ahead for an absent chunk, stripe write lock l held:
- * true with *e.  When none is left, a refill on its way is waited for
- * without the lock (it may wait for the daemon: the stripe's present
- * chunks are read and written meanwhile); then *relocked, and the caller
- * looks at the chunk again.
+ * What the write into a fresh chunk holds while write_slow finds out how
+ * it goes in: an extent owned ahead (have: e), a lease of a zeroed extent
+ * (lease, leased on connection gen), a write-back buffer (buf).  What it
+ * still holds at the end goes back (fresh_release).
  */
-static bool take_ahead(struct disk *d, pthread_rwlock_t *l, struct ahead_ext *e, bool *relocked)
-{
-	bool got;
+struct fresh {
+	bool tried; /* an extent owned ahead was asked for */
+	bool have;
+	struct ahead_ext e;
+	struct pmemz_alloc *lease;
+	uint64_t gen;
+	struct wb_pending *buf;
+};
 
-	*relocked = false;
-	if (!disk_ahead_on(d->ahead))
-		return false;
-	if (disk_ahead_take(d->ahead, e, false))
-		return true;
-	pthread_rwlock_unlock(l);
-	got = disk_ahead_take(d->ahead, e, true);
-	pthread_rwlock_wrlock(l);
-	*relocked = true;
-	return got;
+/*
+ * Present: the copy into the chunk's extent.  Locking: the chunk's stripe
+ * lock, read or write, held by the caller (it keeps the extent from being
+ * given back under the copy).
+ */
+static int write_present(struct disk *d, char *p, const void *buf, uint64_t off, uint64_t len)
+{
+	return disk_store(d, p + off, buf, len);
 }
 
 /*
- * Chunk idx is absent (stripe write lock held): map it to extent e, owned
- * ahead (a journal record, drained with the data by disk_write), write
- * into it and publish it.  1: not mapped (the journal is full until the
- * next fold, or no memory): e is untouched, and the caller falls back.
+ * Being written back: the bytes go into its buffer, and the write waits
+ * for that write-back at its sync point (*staged).  Locking: the stripe
+ * write lock held by the caller (the buffer's pages change).
  */
-static int write_ahead(struct disk *d, uint64_t idx, const struct ahead_ext *e, const void *buf,
-		       uint64_t off, uint64_t len)
+static void write_pending(struct wb_pending *pd, const void *buf, uint64_t off, uint64_t len,
+			  uint64_t *staged)
 {
-	int r = disk_journal_add(d->journal, idx, e);
+	wb_stage(pd, off, buf, len);
+	*staged = MAX(*staged, wb_seq(pd));
+}
+
+/*
+ * Extent owned ahead plus the journal: chunk idx, absent, is mapped to
+ * f->e by a journal record (drained with the data by disk_write), written
+ * and published, with no round trip.  1: not mapped (the journal is full
+ * until the next fold, or no memory): f->e is untouched and still held,
+ * and the caller falls back.  Locking: the stripe write lock held by the
+ * caller, the chunk absent; the journal's lock is taken inside.
+ */
+static int write_ahead(struct disk *d, uint64_t idx, struct fresh *f, const void *buf, uint64_t off,
+		       uint64_t len)
+{
+	int r = disk_journal_add(d->journal, idx, &f->e);
 
 	if (r == -ENOSPC || r == -ENOMEM)
 		return 1;
+	f->have = false;
 	if (r < 0)
 		return r; /* the record faulted: e stays in its pool, unused, until close */
-	r = disk_store(d, e->addr + off, buf, len);
+	r = disk_store(d, f->e.addr + off, buf, len);
 	/* published even if the copy failed: the record maps it */
-	disk_publish(d, idx, NULL, e->addr);
+	disk_publish(d, idx, NULL, f->e.addr);
 	return r;
 }
 
 /*
- * The write into chunk idx when the caller found it absent (taking the
- * stripe write lock).  *staged: the write-back sequence the data went
- * behind, when it went into a buffer.  A write of zeros into an absent
- * chunk leaves it a hole: it reads zero already (the kernel's nbd driver
- * sends a file system's zeroing as such writes, not as WRITE_ZEROES).
+ * Lease plus write-back: chunk idx, absent, becomes pending: the bytes
+ * go into f->buf, and a worker commits f->lease under the chunk's tag,
+ * copies them in and publishes it (disk-wb.c); the write waits for that
+ * at its sync point (*staged).  Consumes f->lease and f->buf.  Locking:
+ * the stripe write lock held by the caller, the chunk absent (the pending
+ * buffer is published under it); write-back's lock is taken inside.
+ */
+static void write_back(struct disk *d, uint64_t idx, struct fresh *f, const void *buf, uint64_t off,
+		       uint64_t len, uint64_t *staged)
+{
+	uint64_t seq;
+
+	wb_stage(f->buf, off, buf, len);
+	__atomic_store_n(&d->map[idx].pend, f->buf, __ATOMIC_RELEASE);
+	seq = wb_submit(d->wb, f->buf, idx, TAKE_LEASE(f->lease));
+	*staged = MAX(*staged, seq);
+	f->buf = NULL;
+}
+
+/*
+ * Lease plus commit: f->lease is committed under chunk idx's tag (a round
+ * trip), then written and published; a benchmark build's inline zeroing
+ * comes between.  Consumes f->lease.  Locking: the stripe write lock held
+ * by the caller, the chunk absent (nobody else commits its tag
+ * meanwhile); the reconnect lock may be taken inside.
+ */
+static int write_commit(struct disk *d, uint64_t idx, struct fresh *f, const void *buf,
+			uint64_t off, uint64_t len)
+{
+	struct pmemz_alloc *a = NULL;
+	char *p = NULL;
+	int r = disk_commit_chunk(d, idx, TAKE_LEASE(f->lease), &a, &p);
+
+	if (r < 0)
+		return r;
+	if (d->cfg.zeroing == DISK_ZEROING_INLINE)
+		r = disk_zero_inline(d, p, d->chunk_size);
+	if (r == 0)
+		r = disk_store(d, p + off, buf, len);
+	/* published even if the copy failed: the tag is committed */
+	disk_publish(d, idx, a, p);
+	return r;
+}
+
+/*
+ * An extent owned ahead for an absent chunk, stripe write lock l held:
+ * f->have with f->e.  When none is left, a refill on its way is waited
+ * for without the lock (it may wait for the daemon: the stripe's present
+ * chunks are read and written meanwhile): true then, the lock taken
+ * again, and the caller looks at the chunk again.
+ */
+static bool fresh_ahead(struct disk *d, pthread_rwlock_t *l, struct fresh *f)
+{
+	f->tried = true;
+	if (!disk_ahead_on(d->ahead))
+		return false;
+	f->have = disk_ahead_take(d->ahead, &f->e, false);
+	if (f->have)
+		return false;
+	pthread_rwlock_unlock(l);
+	f->have = disk_ahead_take(d->ahead, &f->e, true);
+	pthread_rwlock_wrlock(l);
+	return true;
+}
+
+/*
+ * A lease (usually from the reserve) and, for a write of less than half a
+ * chunk, a write-back buffer, taken without the stripe write lock l; it is
+ * held again on return, and the caller looks at the chunk again.  Half a
+ * chunk or more gains little from a buffer (the round trip is short next
+ * to the copy, and the buffer adds a copy): it is committed, then written.
+ */
+static int fresh_lease(struct disk *d, pthread_rwlock_t *l, struct fresh *f, uint64_t len)
+{
+	bool stage = wb_on(d->wb) && len < d->chunk_size / 2;
+	int r;
+
+	pthread_rwlock_unlock(l);
+	r = disk_chunk_lease(d, &f->lease, &f->gen);
+	if (r == 0 && pmemz_debug_lease_delay > 0)
+		usleep((useconds_t)pmemz_debug_lease_delay * 1000);
+	if (r == 0 && stage)
+		f->buf = wb_get(d->wb);
+	else if (r == 0)
+		prefault(d, f->lease);
+	pthread_rwlock_wrlock(l);
+	return r;
+}
+
+/* What a fresh chunk's write did not use: another request made the chunk meanwhile. */
+static void fresh_release(struct disk *d, uint64_t idx, struct fresh *f)
+{
+	if (f->have)
+		disk_ahead_put(d->ahead, &f->e);
+	if (f->lease) {
+		/* kept for the next fresh chunk */
+		nbdkit_debug("pmemz: chunk %" PRIu64 ": lost the race for it", idx);
+		disk_spare_put(d->spares, f->lease, f->gen);
+	}
+	if (f->buf)
+		wb_put(d->wb, f->buf);
+}
+
+/*
+ * The write into chunk idx when the caller found it absent: under the
+ * stripe write lock, it chooses how the bytes go in, and looks at the
+ * chunk again each time it had to let the lock go.  *staged: the
+ * write-back sequence the data went behind, when it went into a buffer.
+ * A write of zeros into an absent chunk leaves it a hole: it reads zero
+ * already (the kernel's nbd driver sends a file system's zeroing as such
+ * writes, not as WRITE_ZEROES).
  */
 static int write_slow(struct disk *d, uint64_t idx, const void *buf, uint64_t off, uint64_t len,
 		      uint64_t *staged)
 {
 	pthread_rwlock_t *l = disk_stripe(d, idx);
-	struct pmemz_alloc *a = NULL, *spare = NULL;
-	struct wb_pending *pd, *mine = NULL;
-	struct ahead_ext e = {0};
-	bool tried = false, have = false;
-	uint64_t spare_gen = 0;
-	char *p;
+	struct fresh f = {.tried = false};
 	int r = 0;
 
 	pthread_rwlock_wrlock(l);
 	for (;;) {
-		p = chunk_addr(d, idx);
-		pd = chunk_pend(d, idx);
+		char *p = chunk_addr(d, idx);
+		struct wb_pending *pd = chunk_pend(d, idx);
+
 		if (p) {
-			r = disk_store(d, p + off, buf, len);
+			r = write_present(d, p, buf, off, len);
 			break;
 		}
 		if (pd) {
-			wb_stage(pd, off, buf, len);
-			*staged = MAX(*staged, wb_seq(pd));
+			write_pending(pd, buf, off, len, staged);
 			break;
 		}
-		if (!spare && !tried) {
-			bool relocked;
-
-			if (all_zero(buf, len))
+		if (!f.tried && all_zero(buf, len))
+			break;
+		if (!f.tried && fresh_ahead(d, l, &f))
+			continue;
+		if (f.have) {
+			r = write_ahead(d, idx, &f, buf, off, len);
+			if (r <= 0)
 				break;
-			tried = true;
-			have = take_ahead(d, l, &e, &relocked);
-			if (relocked)
-				continue;
+			r = 0; /* the journal is full: fall back, f.e goes back */
 		}
-		if (have) {
-			r = write_ahead(d, idx, &e, buf, off, len);
-			if (r <= 0) {
-				have = false;
-				break;
-			}
-			r = 0; /* the fallback below; e goes back */
-		}
-		if (!spare) {
-			/*
-			 * Absent: lease an extent (usually from the reserve) and a
-			 * buffer without the lock, then look again.  Half a chunk
-			 * or more gains little from a buffer (the round trip is
-			 * short next to the copy, and the buffer adds a copy):
-			 * commit, then write into it.
-			 */
-			bool stage = wb_on(d->wb) && len < d->chunk_size / 2;
-
-			pthread_rwlock_unlock(l);
-			r = disk_chunk_lease(d, &spare, &spare_gen);
+		if (!f.lease) {
+			r = fresh_lease(d, l, &f, len);
 			if (r < 0)
-				return r;
-			if (pmemz_debug_lease_delay > 0)
-				usleep((useconds_t)pmemz_debug_lease_delay * 1000);
-			if (stage)
-				mine = wb_get(d->wb);
-			else
-				prefault(d, spare);
-			pthread_rwlock_wrlock(l);
+				break;
 			continue;
 		}
-		if (mine) {
-			wb_stage(mine, off, buf, len);
-			__atomic_store_n(&d->map[idx].pend, mine, __ATOMIC_RELEASE);
-			uint64_t seq = wb_submit(d->wb, mine, idx, TAKE_LEASE(spare));
-
-			*staged = MAX(*staged, seq);
-			mine = NULL;
-			break;
-		}
-		r = disk_commit_chunk(d, idx, TAKE_LEASE(spare), &a, &p);
-		if (r == 0) {
-			if (d->cfg.zeroing == DISK_ZEROING_INLINE)
-				r = disk_zero_inline(d, p, d->chunk_size);
-			if (r == 0)
-				r = disk_store(d, p + off, buf, len);
-			/* published even if the copy failed: the tag is committed */
-			disk_publish(d, idx, a, p);
-		}
+		if (f.buf)
+			write_back(d, idx, &f, buf, off, len, staged);
+		else
+			r = write_commit(d, idx, &f, buf, off, len);
 		break;
 	}
 	pthread_rwlock_unlock(l);
-	if (have)
-		disk_ahead_put(d->ahead, &e); /* another request made the chunk meanwhile */
-	if (spare) {
-		/* another request made the chunk meanwhile: keep the lease for the next one */
-		nbdkit_debug("pmemz: chunk %" PRIu64 ": lost the race for it", idx);
-		disk_spare_put(d->spares, spare, spare_gen);
-	}
-	if (mine)
-		wb_put(d->wb, mine);
+	fresh_release(d, idx, &f);
 	return r;
 }
 
@@ -300,7 +371,7 @@ int disk_write(struct disk *d, const void *buf, uint32_t count, uint64_t offset,
 		pthread_rwlock_rdlock(l);
 		p = chunk_addr(d, idx);
 		if (p)
-			r = disk_store(d, p + off, in, len);
+			r = write_present(d, p, in, off, len);
 		pthread_rwlock_unlock(l);
 		if (!p)
 			r = write_slow(d, idx, in, off, len, staged);

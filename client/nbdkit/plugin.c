@@ -47,106 +47,182 @@ static bool opened;
 /* The process that serves (after_fork): nbdkit's parent exits after forking. */
 static pid_t server_pid;
 
-static int pz_config(const char *key, const char *value)
+/* ---- parameters: one setter per key (pz_config) ---- */
+
+static int set_size_of(const char *value, uint64_t *out)
 {
-	if (strcmp(key, "region") == 0) {
-		cfg.region = value;
-	} else if (strcmp(key, "disk") == 0) {
-		if (pmemz_disk_name_valid(value) < 0) {
-			nbdkit_error("pmemz: disk=%s: a disk name is 1-%u characters of A-Z a-z "
-				     "0-9 . _ - (not . or ..)",
-				     value, PMEMZ_DISK_NAME_MAX);
-			return -1;
-		}
-		cfg.name = value;
-	} else if (strcmp(key, "size") == 0) {
-		int64_t s = nbdkit_parse_size(value);
+	int64_t s = nbdkit_parse_size(value);
 
-		if (s < 0)
-			return -1;
-		if (s == 0) {
-			nbdkit_error("pmemz: size=0: a disk needs at least one byte");
-			return -1;
-		}
-		cfg.size = (uint64_t)s;
-	} else if (strcmp(key, "socket") == 0) {
-		cfg.socket = value;
-	} else if (strcmp(key, "zeroing") == 0) {
-		if (strcmp(value, "service") == 0) {
-			cfg.zeroing = DISK_ZEROING_SERVICE;
-		} else if (strcmp(value, "inline") == 0) {
-			cfg.zeroing = DISK_ZEROING_INLINE;
-		} else {
-			nbdkit_error("pmemz: zeroing=%s: expected service or inline", value);
-			return -1;
-		}
-	} else if (strcmp(key, "reserve") == 0) {
-		int64_t s = nbdkit_parse_size(value);
+	if (s < 0)
+		return -1;
+	*out = (uint64_t)s;
+	return 0;
+}
 
-		if (s < 0)
-			return -1;
-		cfg.reserve = (uint64_t)s;
-	} else if (strcmp(key, "writeback") == 0) {
-		int64_t s = nbdkit_parse_size(value);
+/* auto, or a boolean: *out -1 (auto), 0 or 1; -1 (told) when it is neither. */
+static int parse_auto_bool(const char *value, int *out)
+{
+	if (strcmp(value, "auto") == 0) {
+		*out = -1;
+		return 0;
+	}
+	*out = nbdkit_parse_bool(value);
+	return *out < 0 ? -1 : 0;
+}
 
-		if (s < 0)
-			return -1;
-		cfg.writeback = (uint64_t)s;
-	} else if (strcmp(key, "reconnect-timeout") == 0) {
-		unsigned v;
+static int set_region(const char *key, const char *value)
+{
+	cfg.region = value;
+	return 0;
+}
 
-		if (nbdkit_parse_unsigned(key, value, &v) < 0)
-			return -1;
-		cfg.reconnect_seconds = v;
-	} else if (strcmp(key, "spares") == 0) {
-		unsigned v;
+static int set_disk(const char *key, const char *value)
+{
+	if (pmemz_disk_name_valid(value) < 0) {
+		nbdkit_error("pmemz: disk=%s: a disk name is 1-%u characters of A-Z a-z "
+			     "0-9 . _ - (not . or ..)",
+			     value, PMEMZ_DISK_NAME_MAX);
+		return -1;
+	}
+	cfg.name = value;
+	return 0;
+}
 
-		if (nbdkit_parse_unsigned(key, value, &v) < 0)
-			return -1;
-		if (v > DISK_SPARES_MAX) {
-			nbdkit_error("pmemz: spares=%u: at most %u", v, DISK_SPARES_MAX);
-			return -1;
-		}
-		cfg.spares = v;
-	} else if (strcmp(key, "ahead") == 0) {
-		int64_t s = nbdkit_parse_size(value);
-
-		if (s < 0)
-			return -1;
-		cfg.ahead = (uint64_t)s;
-	} else if (strcmp(key, "sync-interval") == 0) {
-		unsigned v;
-
-		if (nbdkit_parse_unsigned(key, value, &v) < 0)
-			return -1;
-		if (v > 3600000) {
-			nbdkit_error("pmemz: sync-interval=%u: at most 3600000 ms (an hour)", v);
-			return -1;
-		}
-		cfg.sync_interval_ms = v;
-	} else if (strcmp(key, "warm") == 0) {
-		int v = strcmp(value, "auto") == 0 ? -1 : nbdkit_parse_bool(value);
-
-		if (v == -1 && strcmp(value, "auto") != 0)
-			return -1;
-		cfg.warm = v < 0 ? DISK_WARM_PROBE : v ? DISK_WARM_ON : DISK_WARM_OFF;
-	} else if (strcmp(key, "prewarm") == 0) {
-		int v = strcmp(value, "auto") == 0 ? -1 : nbdkit_parse_bool(value);
-
-		if (v == -1 && strcmp(value, "auto") != 0)
-			return -1;
-		cfg.prewarm = v < 0 ? DISK_PREWARM_AUTO : v ? DISK_PREWARM_ON : DISK_PREWARM_OFF;
-	} else if (strcmp(key, "prefault") == 0) {
-		int v = nbdkit_parse_bool(value);
-
-		if (v < 0)
-			return -1;
-		cfg.prefault = v;
-	} else {
-		nbdkit_error("pmemz: unknown parameter '%s'", key);
+static int set_size(const char *key, const char *value)
+{
+	if (set_size_of(value, &cfg.size) < 0)
+		return -1;
+	if (cfg.size == 0) {
+		nbdkit_error("pmemz: size=0: a disk needs at least one byte");
 		return -1;
 	}
 	return 0;
+}
+
+static int set_socket(const char *key, const char *value)
+{
+	cfg.socket = value;
+	return 0;
+}
+
+static int set_zeroing(const char *key, const char *value)
+{
+	if (strcmp(value, "service") == 0) {
+		cfg.zeroing = DISK_ZEROING_SERVICE;
+	} else if (strcmp(value, "inline") == 0) {
+		cfg.zeroing = DISK_ZEROING_INLINE;
+	} else {
+		nbdkit_error("pmemz: zeroing=%s: expected service or inline", value);
+		return -1;
+	}
+	return 0;
+}
+
+static int set_reserve(const char *key, const char *value)
+{
+	return set_size_of(value, &cfg.reserve);
+}
+
+static int set_writeback(const char *key, const char *value)
+{
+	return set_size_of(value, &cfg.writeback);
+}
+
+static int set_ahead(const char *key, const char *value)
+{
+	return set_size_of(value, &cfg.ahead);
+}
+
+static int set_reconnect(const char *key, const char *value)
+{
+	return nbdkit_parse_unsigned(key, value, &cfg.reconnect_seconds);
+}
+
+static int set_spares(const char *key, const char *value)
+{
+	unsigned v;
+
+	if (nbdkit_parse_unsigned(key, value, &v) < 0)
+		return -1;
+	if (v > DISK_SPARES_MAX) {
+		nbdkit_error("pmemz: spares=%u: at most %u", v, DISK_SPARES_MAX);
+		return -1;
+	}
+	cfg.spares = v;
+	return 0;
+}
+
+static int set_sync_interval(const char *key, const char *value)
+{
+	unsigned v;
+
+	if (nbdkit_parse_unsigned(key, value, &v) < 0)
+		return -1;
+	if (v > 3600000) {
+		nbdkit_error("pmemz: sync-interval=%u: at most 3600000 ms (an hour)", v);
+		return -1;
+	}
+	cfg.sync_interval_ms = v;
+	return 0;
+}
+
+static int set_warm(const char *key, const char *value)
+{
+	int v;
+
+	if (parse_auto_bool(value, &v) < 0)
+		return -1;
+	cfg.warm = v < 0 ? DISK_WARM_PROBE : v ? DISK_WARM_ON : DISK_WARM_OFF;
+	return 0;
+}
+
+static int set_prewarm(const char *key, const char *value)
+{
+	int v;
+
+	if (parse_auto_bool(value, &v) < 0)
+		return -1;
+	cfg.prewarm = v < 0 ? DISK_PREWARM_AUTO : v ? DISK_PREWARM_ON : DISK_PREWARM_OFF;
+	return 0;
+}
+
+static int set_prefault(const char *key, const char *value)
+{
+	int v = nbdkit_parse_bool(value);
+
+	if (v < 0)
+		return -1;
+	cfg.prefault = v;
+	return 0;
+}
+
+static const struct {
+	const char *key;
+	int (*set)(const char *key, const char *value);
+} keys[] = {
+    {"region", set_region},
+    {"disk", set_disk},
+    {"size", set_size},
+    {"socket", set_socket},
+    {"zeroing", set_zeroing},
+    {"reserve", set_reserve},
+    {"writeback", set_writeback},
+    {"reconnect-timeout", set_reconnect},
+    {"spares", set_spares},
+    {"ahead", set_ahead},
+    {"sync-interval", set_sync_interval},
+    {"warm", set_warm},
+    {"prewarm", set_prewarm},
+    {"prefault", set_prefault},
+};
+
+static int pz_config(const char *key, const char *value)
+{
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (strcmp(key, keys[i].key) == 0)
+			return keys[i].set(key, value) < 0 ? -1 : 0;
+	nbdkit_error("pmemz: unknown parameter '%s'", key);
+	return -1;
 }
 
 static int pz_config_complete(void)
