@@ -361,6 +361,8 @@ int disk_write(struct disk *d, const void *buf, uint32_t count, uint64_t offset,
 	int r = failed(d);
 
 	*staged = 0;
+	if (r == 0 && d->readonly)
+		r = -EROFS; /* nbdkit exports it read-only: never asked */
 	if (r < 0)
 		return r;
 	for (uint64_t pos = offset, end = offset + count, idx, off, len; pos < end; pos += len) {
@@ -531,6 +533,8 @@ int disk_zero(struct disk *d, uint32_t count, uint64_t offset, bool write_zeroes
 {
 	int r = failed(d);
 
+	if (r == 0 && d->readonly)
+		r = -EROFS; /* nbdkit exports it read-only: never asked */
 	if (r < 0)
 		return r;
 	/* nbdkit's rule: a fast zero that would be no faster than a write fails at once */

@@ -39,8 +39,9 @@
 #include "vector.h"
 
 /*
- * nbdkit -D pmemz.journal_slots=N: a journal of N slots at most (at least
- * 4), so that the tests see it wrap and fill up (tests only).
+ * nbdkit -D pmemz.journal_slots=N: a new disk's journal of N slots at
+ * most (at least 4), so that the tests see it wrap and fill up (tests
+ * only).
  */
 NBDKIT_DLL_PUBLIC int pmemz_debug_journal_slots;
 /*
@@ -105,38 +106,45 @@ static char *extent_addr(const struct disk_journal *j, uint64_t e)
 int disk_journal_new(struct disk *d, struct disk_journal **out)
 {
 	struct disk_journal *j = calloc(1, sizeof(*j));
-	struct pmemz_disk_super sb;
+	struct pmemz_disk_features f;
 	int r;
 
 	if (!j) {
 		nbdkit_error("pmemz: out of memory");
 		return -ENOMEM;
 	}
+	pmemz_disk_super_features(&d->sb, &f);
 	j->d = d;
 	j->data = d->base + pmemz_region_data_offset(d->r);
-	j->slots = pmemz_disk_journal_slots(d->chunk_size);
-	if (pmemz_debug_journal_slots >= 4 && (size_t)pmemz_debug_journal_slots < j->slots)
-		j->slots = (size_t)pmemz_debug_journal_slots;
+	j->slots = f.journal_slots; /* checked: it fits the extent */
+	memcpy(j->uuid, d->sb.uuid, sizeof(j->uuid));
 	j->recs = d->super + PMEMZ_DISK_JOURNAL_RECORDS;
 	j->base_p = (uint64_t *)(d->super + PMEMZ_DISK_JOURNAL_OFFSET);
 	pthread_mutex_init(&j->lock, NULL);
 	pthread_cond_init(&j->tick, NULL);
 	pthread_cond_init(&j->done, NULL);
 	*out = j;
-	r = disk_load(d, &sb, d->super, sizeof(sb));
-	if (r == 0)
-		r = disk_load(d, &j->base, (const char *)j->base_p, sizeof(j->base));
+	r = disk_load(d, &j->base, (const char *)j->base_p, sizeof(j->base));
 	if (r < 0) {
 		nbdkit_error("pmemz: cannot read the journal of disk '%s'", d->cfg.name);
 		return r;
 	}
-	memcpy(j->uuid, sb.uuid, sizeof(j->uuid));
 	j->next = j->base;
 	if (!j->slots && d->cfg.ahead)
 		nbdkit_debug("pmemz: extents of %" PRIu64 " bytes hold no journal: no extents "
 			     "owned ahead",
 			     d->chunk_size);
 	return 0;
+}
+
+uint64_t disk_journal_slots_new(const struct disk *d)
+{
+	size_t slots = pmemz_disk_journal_slots(d->chunk_size);
+
+	if (pmemz_debug_journal_slots >= (int)PMEMZ_DISK_JOURNAL_SLOTS_MIN &&
+	    (size_t)pmemz_debug_journal_slots < slots)
+		slots = (size_t)pmemz_debug_journal_slots;
+	return slots;
 }
 
 void disk_journal_free(struct disk_journal *j)
@@ -685,6 +693,26 @@ static int recover_moved(struct disk_journal *j, struct pmemz_alloc **pools, siz
 	return r;
 }
 
+/*
+ * A read-only disk: the chunks of m[0..n_m) are read where the journal
+ * maps them, and stay there (no move, no free, the base where it is).
+ */
+static int recover_readonly(struct disk_journal *j, const struct recover_move *m, size_t n_m,
+			    struct disk_found **found, size_t *n, size_t *cap)
+{
+	for (size_t i = 0; i < n_m; i++) {
+		int r = PMEMZ_GROW(*found, cap, *n + 1);
+
+		if (r < 0)
+			return r;
+		(*found)[(*n)++] = (struct disk_found){m[i].idx, m[i].addr, NULL};
+	}
+	if (n_m)
+		nbdkit_debug("pmemz: disk '%s': %zu chunk(s) read through the journal, left there",
+			     j->d->cfg.name, n_m);
+	return 0;
+}
+
 int disk_journal_recover(struct disk_journal *j, struct pmemz_alloc **pools, size_t n_pools,
 			 struct disk_found **found, size_t *n, size_t *cap)
 {
@@ -708,6 +736,11 @@ int disk_journal_recover(struct disk_journal *j, struct pmemz_alloc **pools, siz
 	if (present)
 		qsort(*found, present, sizeof(**found), by_index);
 	n_m = mapped_chunks(j, rec, n_rec, ext, n_ext, pools, *found, present, m);
+	if (j->d->readonly) {
+		r = recover_readonly(j, m, n_m, found, n, cap);
+		n_m = 0;
+		goto out;
+	}
 	r = move_all(j, m, n_m);
 	if (r == -EDQUOT || r == -ENOSPC) {
 		r = recover_refused(j, pools, n_pools, m, n_m, top, found, n, cap);

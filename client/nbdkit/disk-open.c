@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,15 +177,17 @@ static int super_write(struct disk *d, char *p)
 		return -EIO;
 	}
 	pmemz_disk_super_init(&sb, d->cfg.name, d->cfg.size, d->chunk_size, (uint64_t)time(NULL),
-			      uuid);
+			      uuid, disk_journal_slots_new(d));
 	r = disk_store(d, p, &sb, sizeof(sb));
 	pmemz_drain(d->r);
 	if (r < 0) {
 		nbdkit_error("pmemz: cannot write the superblock of disk '%s'", d->cfg.name);
 		return r;
 	}
-	nbdkit_debug("pmemz: created disk '%s' of %" PRIu64 " bytes in region '%s'", d->cfg.name,
-		     d->cfg.size, d->cfg.region);
+	nbdkit_debug("pmemz: created disk '%s' of %" PRIu64 " bytes in region '%s', its journal "
+		     "%" PRIu64 " records",
+		     d->cfg.name, d->cfg.size, d->cfg.region, sb.journal_slots);
+	d->sb = sb;
 	d->size = d->cfg.size;
 	return 0;
 }
@@ -239,6 +242,72 @@ static bool all_zero(const void *p, size_t len)
 	return true;
 }
 
+void disk_warning(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)fputs("nbdkit: pmemz: warning: ", stderr);
+	(void)vfprintf(stderr, fmt, ap);
+	(void)fputc('\n', stderr);
+	va_end(ap);
+}
+
+/*
+ * A superblock of a later version, or with incompat features this plugin
+ * does not know: it cannot tell what a write would break, so it refuses
+ * the disk before it writes anything (superblock, journal, tags).
+ */
+static int refuse_later(struct disk *d, const struct pmemz_disk_super *sb)
+{
+	struct pmemz_disk_features f, unknown;
+	char bits[320];
+
+	if (sb->version != PMEMZ_DISK_VERSION) {
+		nbdkit_error("pmemz: disk '%s' refused: its superblock is version %" PRIu32
+			     ", made by a later version of nbdkit-pmemz-plugin (this one reads "
+			     "versions 1 to %u); nothing was written",
+			     d->cfg.name, sb->version, PMEMZ_DISK_VERSION);
+		return -EPROTO;
+	}
+	pmemz_disk_super_features(sb, &f);
+	pmemz_disk_super_unknown(&f, &unknown);
+	pmemz_disk_feature_bits(bits, sizeof(bits), unknown.incompat);
+	nbdkit_error(
+	    "pmemz: disk '%s' refused: it uses incompat features %s that this plugin does "
+	    "not know (a later version of nbdkit-pmemz-plugin made it); nothing was written",
+	    d->cfg.name, bits);
+	return -EPROTO;
+}
+
+/*
+ * Features of a later plugin that this one may ignore: ro_compat ones
+ * allow reading the disk but not writing it (nothing is written: no
+ * write, no fold, no free, no journal record, no size change); compat
+ * ones change nothing here.
+ */
+static void unknown_features(struct disk *d)
+{
+	struct pmemz_disk_features f, unknown;
+	char bits[320];
+
+	pmemz_disk_super_features(&d->sb, &f);
+	pmemz_disk_super_unknown(&f, &unknown);
+	if (unknown.ro_compat) {
+		pmemz_disk_feature_bits(bits, sizeof(bits), unknown.ro_compat);
+		disk_warning("disk '%s' uses ro_compat features %s that this plugin does not know "
+			     "(a later version of nbdkit-pmemz-plugin made it): served read-only",
+			     d->cfg.name, bits);
+		d->readonly = true;
+	}
+	if (unknown.compat) {
+		pmemz_disk_feature_bits(bits, sizeof(bits), unknown.compat);
+		nbdkit_debug("pmemz: disk '%s' uses compat features %s that this plugin does not "
+			     "know: served as usual",
+			     d->cfg.name, bits);
+	}
+}
+
 static int super_load(struct disk *d)
 {
 	char tag[PMEMZ_DISK_TAG_MAX];
@@ -276,11 +345,15 @@ static int super_load(struct disk *d)
 		return r < 0 ? r : super_write(d, p);
 	}
 	r = pmemz_disk_super_check(&sb, d->cfg.name, d->chunk_size, &why);
+	if (r == -EPROTO)
+		return refuse_later(d, &sb);
 	if (r < 0) {
 		nbdkit_error("pmemz: disk '%s' refused: %s", d->cfg.name, why);
 		return r;
 	}
+	d->sb = sb;
 	d->size = sb.size;
+	unknown_features(d);
 	return 0;
 }
 
@@ -338,6 +411,13 @@ static int settle_size(struct disk *d, const struct disk_found *v, size_t n)
 
 	if (want == 0 || want == d->size)
 		return 0;
+	if (d->readonly) {
+		nbdkit_error("pmemz: size=%" PRIu64
+			     " refused: disk '%s' is served read-only, so its "
+			     "size stays %" PRIu64 " bytes",
+			     want, d->cfg.name, d->size);
+		return -EROFS;
+	}
 	if (pmemz_disk_size_valid(want, d->chunk_size, &why) < 0) {
 		nbdkit_error("pmemz: size=%" PRIu64 " refused: %s", want, why);
 		return -EFBIG;
@@ -489,15 +569,20 @@ static int open_modules(struct disk *d)
 		r = disk_warm_new(d, d->cfg.warm, &d->warm);
 	if (r < 0)
 		return r;
+	if (d->readonly) {
+		/* nothing to write back, nothing to lease for fresh chunks */
+		d->cfg.writeback = 0;
+		d->cfg.reserve = 0;
+	}
 	/* extents owned ahead need the journal that maps them */
 	ahead = d->cfg.ahead >= d->chunk_size && d->cfg.zeroing == DISK_ZEROING_SERVICE &&
-		disk_journal_on(d->journal);
+		disk_journal_on(d->journal) && !d->readonly;
 	r = disk_ahead_new(d, ahead, &d->ahead);
 	if (r == 0)
 		r = map_load(d);
 	if (r == 0)
 		r = disk_fold_new(d, &d->fold);
-	if (r == 0)
+	if (r == 0 && !d->readonly)
 		r = disk_ahead_open(d->ahead);
 	if (r == 0)
 		r = wb_new(d, &d->wb);

@@ -138,7 +138,9 @@ struct disk {
 	size_t map_bytes;
 	struct disk_stripe *stripes;
 	struct pmemz_alloc *super_a;
-	char *super; /* its extent in the mapping */
+	char *super;		    /* its extent in the mapping */
+	struct pmemz_disk_super sb; /* as checked at open (size aside: d->size) */
+	bool readonly;		    /* features of a later plugin allow no write (disk-open.c) */
 
 	/* Reconnection: one thread at a time; gen counts connections. */
 	pthread_mutex_t reconnect_lock;
@@ -163,6 +165,8 @@ static inline pthread_rwlock_t *disk_stripe(struct disk *d, uint64_t idx)
 
 /* Connect, claim the disk, create or check its superblock, load the chunk map. */
 int disk_open(struct disk *d, const struct disk_config *cfg);
+/* A line on stderr that the user sees, before nbdkit forks (no nbdkit call prints one). */
+void disk_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The threads, after nbdkit forked (threads do not survive a fork). */
 int disk_start(struct disk *d);
 /* Give everything back (the claim, the reserve) and free. */
@@ -294,8 +298,10 @@ struct disk_found { /* a chunk present at open: under its own tag, or mapped by 
 	char *addr;
 	struct pmemz_alloc *a; /* NULL: mapped by the journal */
 };
-/* The journal of the superblock at d->super (uuid, slots, base); 0 or -errno, logged. */
+/* The journal of the superblock d->sb (uuid, slots) at d->super (base); 0 or -errno, logged. */
 int disk_journal_new(struct disk *d, struct disk_journal **out);
+/* The slots of a new disk's journal (0: its extents are too small to hold one). */
+uint64_t disk_journal_slots_new(const struct disk *d);
 void disk_journal_free(struct disk_journal *j);
 /* Has the disk a journal (its extents hold one)? */
 bool disk_journal_on(const struct disk_journal *j);
@@ -305,7 +311,9 @@ bool disk_journal_on(const struct disk_journal *j);
  * *found), the pools are freed with what is left in them, and the base
  * moves past every record.  Moves refused (the tag limit) leave the rest
  * in the journal, recorded again, and their pools adopted (disk-ahead.c).
- * Consumes the pool handles.  0 or -errno, logged.
+ * A read-only disk (d->readonly) writes nothing: its journal's chunks
+ * join *found where they are, without a tag.  Consumes the pool handles.
+ * 0 or -errno, logged.
  */
 int disk_journal_recover(struct disk_journal *j, struct pmemz_alloc **pools, size_t n_pools,
 			 struct disk_found **found, size_t *n, size_t *cap);

@@ -343,6 +343,12 @@ static int one(void *handle)
 	return 1;
 }
 
+static int pz_can_write(void *handle)
+{
+	/* a disk with ro_compat features of a later plugin is read, never written */
+	return !disk.readonly;
+}
+
 static int zero_ret(void *handle)
 {
 	return 0;
@@ -470,6 +476,7 @@ static struct nbdkit_plugin plugin = {
     .get_size = pz_get_size,
     .block_size = pz_block_size,
     .is_rotational = zero_ret,
+    .can_write = pz_can_write,
     .can_multi_conn = one,
     .can_flush = one,
     .can_trim = one,

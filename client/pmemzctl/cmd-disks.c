@@ -16,6 +16,7 @@
  * probe another uid's disk anyway).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "disk-format.h"
@@ -103,6 +104,42 @@ static int disk_delete_one(struct pmemz_alloc *a, const char *tag, void *arg)
 }
 
 /*
+ * A disk a later plugin made with features this build does not know
+ * (incompat or ro_compat) is not this build's to free: true (said why).
+ * One without a superblock, or with a damaged or unreadable one (a file
+ * cut under it), is freed as before.
+ */
+static bool disk_later(struct pmemz_region *reg, const char *sb_tag, const char *disk)
+{
+	struct pmemz_disk_super sb;
+	struct pmemz_alloc *a = NULL;
+	enum ctl_disk_verdict v;
+	const char *state;
+	char buf[160];
+	size_t len = 0;
+	const void *p;
+	int r;
+
+	if (pmemz_alloc_open(reg, sb_tag, &a) < 0)
+		return false; /* none (or gone): the delete says what it finds */
+	p = pmemz_alloc_range(a, 0, &len);
+	pmemz_sigbus_install();
+	r = p && len >= sizeof(sb) ? pmemz_sigbus_copy(&sb, p, sizeof(sb)) : -EIO;
+	pmemz_alloc_close(a);
+	if (r < 0)
+		return false;
+	v = ctl_disk_super_verdict(&sb, disk, pmemz_region_extent_size(reg), &state, buf,
+				   sizeof(buf));
+	if (v != CTL_DISK_READONLY && v != CTL_DISK_UNSUPPORTED)
+		return false;
+	(void)fprintf(stderr,
+		      "pmemzctl: disk '%s' was made by a later version of nbdkit-pmemz-plugin "
+		      "(%s): not deleted; delete it with that version\n",
+		      disk, state);
+	return true;
+}
+
+/*
  * Free the caller's disk: its chunks and pool, then its superblock, all
  * under the disk's claim, so no nbdkit serves it meanwhile.  Chunks first:
  * an interrupted delete leaves a disk that opens, with chunks that read as
@@ -126,6 +163,10 @@ static int disks_delete(struct ctl *ctl, struct pmemz_region *reg, const char *r
 	if (pmemz_region_claim(reg, sb_tag) < 0) {
 		(void)fprintf(stderr, "pmemzctl: disk '%s' is in use, not deleted: %s\n", disk,
 			      pmemz_errormsg());
+		return CTL_EXIT_FAIL;
+	}
+	if (disk_later(reg, sb_tag, disk)) {
+		(void)pmemz_region_unclaim(reg, sb_tag);
 		return CTL_EXIT_FAIL;
 	}
 	r = pmemz_tag_foreach(reg, prefix, disk_delete_one, &del);

@@ -24,6 +24,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <search.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -272,10 +273,14 @@ static int journal_mapped(const uint8_t *ext, uint64_t extent_size,
 			  const struct pmemz_disk_super *sb, const struct ctl_disk *d,
 			  uint64_t *mapped)
 {
-	size_t slots = pmemz_disk_journal_slots(extent_size), n = 0;
 	uint64_t nchunks = pmemz_disk_chunks(sb->size, extent_size), base;
 	_cleanup_(freep_jrec) struct pmemz_disk_jrec *v = NULL;
+	struct pmemz_disk_features f;
+	size_t slots, n = 0;
 
+	/* the count the superblock gives (checked: it fits the extent) */
+	pmemz_disk_super_features(sb, &f);
+	slots = (size_t)f.journal_slots;
 	*mapped = 0;
 	/* too small an extent has no journal; without a pool nothing it says counts */
 	if (!slots || !d->n_pool)
@@ -303,6 +308,42 @@ static int journal_mapped(const uint8_t *ext, uint64_t extent_size,
 	return 0;
 }
 
+enum ctl_disk_verdict ctl_disk_super_verdict(const struct pmemz_disk_super *sb, const char *name,
+					     uint64_t extent_size, const char **state, char *buf,
+					     size_t len)
+{
+	struct pmemz_disk_features f, unknown;
+	const char *why = NULL;
+	char bits[128];
+	int r = pmemz_disk_super_check(sb, name, extent_size, &why);
+
+	if (r == -EPROTO && sb->version > PMEMZ_DISK_VERSION) {
+		(void)snprintf(buf, len, "unsupported: superblock version %u of a later plugin",
+			       (unsigned)sb->version);
+		*state = buf;
+		return CTL_DISK_UNSUPPORTED;
+	}
+	if (r < 0 && r != -EPROTO) {
+		*state = why ? why : "bad superblock";
+		return CTL_DISK_BAD;
+	}
+	pmemz_disk_super_features(sb, &f);
+	pmemz_disk_super_unknown(&f, &unknown);
+	if (unknown.incompat || unknown.ro_compat) {
+		bool ro = !unknown.incompat;
+
+		pmemz_disk_feature_bits(bits, sizeof(bits),
+					ro ? unknown.ro_compat : unknown.incompat);
+		(void)snprintf(buf, len, "%s: %s features %s of a later plugin",
+			       ro ? "read-only" : "unsupported", ro ? "ro_compat" : "incompat",
+			       bits);
+		*state = buf;
+		return ro ? CTL_DISK_READONLY : CTL_DISK_UNSUPPORTED;
+	}
+	*state = "ok";
+	return CTL_DISK_OK;
+}
+
 int ctl_disk_read(struct pmemz_region *reg, struct ctl_disk *d)
 {
 	uint64_t extent_size = pmemz_region_extent_size(reg), mapped = 0, bytes;
@@ -310,7 +351,8 @@ int ctl_disk_read(struct pmemz_region *reg, struct ctl_disk *d)
 	    (const uint8_t *)pmemz_region_address(reg) + pmemz_region_data_offset(reg);
 	const uint8_t *ext;
 	struct pmemz_disk_super sb;
-	const char *why = NULL;
+	enum ctl_disk_verdict v;
+	const char *state;
 	int r;
 
 	pool_settle(d);
@@ -326,11 +368,15 @@ int ctl_disk_read(struct pmemz_region *reg, struct ctl_disk *d)
 		d->state = "unreadable superblock";
 		return -EIO;
 	}
-	if (pmemz_disk_super_check(&sb, d->name, extent_size, &why) < 0) {
-		d->state = why ? why : "bad superblock";
+	v = ctl_disk_super_verdict(&sb, d->name, extent_size, &state, d->state_buf,
+				   sizeof(d->state_buf));
+	d->state = state;
+	if (v == CTL_DISK_BAD || (v == CTL_DISK_UNSUPPORTED && sb.version > PMEMZ_DISK_VERSION))
 		return 0;
-	}
 	d->size = sb.size;
+	/* a journal of features this build does not know may say anything: its tags alone */
+	if (v == CTL_DISK_UNSUPPORTED)
+		return 0;
 	r = journal_mapped(ext, extent_size, &sb, d, &mapped);
 	if (r == -EIO)
 		d->state = "unreadable journal";
@@ -341,7 +387,6 @@ int ctl_disk_read(struct pmemz_region *reg, struct ctl_disk *d)
 	d->chunks += mapped;
 	d->allocated += bytes;
 	d->ahead -= bytes < d->pool_bytes ? bytes : d->pool_bytes;
-	d->state = "ok";
 	return 0;
 }
 

@@ -158,9 +158,10 @@ struct ctl_disk {
 	struct ctl_run *pool; /* its pool tags' extent runs, sorted and merged by ctl_disk_read() */
 	size_t n_pool, cap_pool;
 	bool has_sb;
-	uint64_t sb_extent; /* the superblock's first extent */
-	uint64_t size;	    /* virtual size, from a sound superblock; 0: unknown */
-	const char *state;  /* the superblock's verdict, or why it (or the journal) is unread */
+	uint64_t sb_extent;  /* the superblock's first extent */
+	uint64_t size;	     /* virtual size, from a sound superblock; 0: unknown */
+	const char *state;   /* the superblock's verdict, or why it (or the journal) is unread */
+	char state_buf[160]; /* where state is when it names feature bits */
 };
 
 /* The disks of a region, ordered by (uid, name). */
@@ -191,6 +192,20 @@ int ctl_disk_set_list(struct pmemz_client *c, struct pmemz_region *reg, const ch
 int ctl_disk_read(struct pmemz_region *reg, struct ctl_disk *d);
 void ctl_disk_set_foreach(const struct ctl_disk_set *s, void (*fn)(struct ctl_disk *d, void *arg),
 			  void *arg);
+
+struct pmemz_disk_super;
+/*
+ * What this build may do with a disk, from its superblock (a copy out of
+ * the mapping): OK; READONLY (ro_compat features of a later plugin: read,
+ * never write); UNSUPPORTED (a later superblock version, or incompat
+ * features of a later plugin: not even read); BAD (damaged, another
+ * disk's).  *state: the words for the listing (in buf, len bytes, when
+ * they name feature bits).
+ */
+enum ctl_disk_verdict { CTL_DISK_OK, CTL_DISK_READONLY, CTL_DISK_UNSUPPORTED, CTL_DISK_BAD };
+enum ctl_disk_verdict ctl_disk_super_verdict(const struct pmemz_disk_super *sb, const char *name,
+					     uint64_t extent_size, const char **state, char *buf,
+					     size_t len);
 void ctl_disk_set_done(struct ctl_disk_set *s);
 
 /* ---- Prometheus exposition (metrics.c) -------------------------------- */

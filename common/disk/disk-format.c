@@ -3,6 +3,7 @@
 #include "disk-format.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,22 +163,34 @@ int pmemz_disk_size_valid(uint64_t size, uint64_t chunk_size, const char **why)
 	return 0;
 }
 
-/* FNV-1a, 64 bits: catches a stray or torn superblock, not an attacker (a
- * tenant may write its own extents anyway). */
-uint64_t pmemz_disk_super_checksum(const struct pmemz_disk_super *sb)
+static uint64_t fnv_bytes(uint64_t h, const unsigned char *p, size_t n)
 {
-	const unsigned char *p = (const unsigned char *)sb;
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (size_t i = 0; i < offsetof(struct pmemz_disk_super, checksum); i++) {
+	for (size_t i = 0; i < n; i++) {
 		h ^= p[i];
 		h *= 0x100000001b3ull;
 	}
 	return h;
 }
 
+/*
+ * FNV-1a, 64 bits: catches a stray or torn superblock, not an attacker (a
+ * tenant may write its own extents anyway).
+ */
+uint64_t pmemz_disk_super_checksum(const struct pmemz_disk_super *sb)
+{
+	const unsigned char *p = (const unsigned char *)sb;
+	size_t sum = offsetof(struct pmemz_disk_super, checksum);
+	size_t after = offsetof(struct pmemz_disk_super, compat);
+	uint64_t h = fnv_bytes(0xcbf29ce484222325ull, p, sum);
+
+	if (sb->version == PMEMZ_DISK_VERSION_1)
+		return h;
+	return fnv_bytes(h, p + after, sizeof(*sb) - after);
+}
+
 void pmemz_disk_super_init(struct pmemz_disk_super *sb, const char *disk, uint64_t size,
-			   uint64_t chunk_size, uint64_t created, const uint8_t uuid[16])
+			   uint64_t chunk_size, uint64_t created, const uint8_t uuid[16],
+			   uint64_t journal_slots)
 {
 	memset(sb, 0, sizeof(*sb));
 	memcpy(sb->magic, PMEMZ_DISK_MAGIC, sizeof(sb->magic));
@@ -188,7 +201,37 @@ void pmemz_disk_super_init(struct pmemz_disk_super *sb, const char *disk, uint64
 	memcpy(sb->uuid, uuid, sizeof(sb->uuid));
 	(void)snprintf(sb->name, sizeof(sb->name), "%s", disk);
 	sb->size = size;
+	sb->journal_slots = journal_slots;
+	if (journal_slots)
+		sb->incompat = PMEMZ_DISK_INCOMPAT_JOURNAL | PMEMZ_DISK_INCOMPAT_POOL;
 	sb->checksum = pmemz_disk_super_checksum(sb);
+}
+
+/* A version this build reads, its own size, its checksum right. */
+static bool super_sound(const struct pmemz_disk_super *sb)
+{
+	if (sb->version == PMEMZ_DISK_VERSION_1 && sb->super_size != PMEMZ_DISK_SUPER_SIZE_1)
+		return false;
+	if (sb->version == PMEMZ_DISK_VERSION && sb->super_size != PMEMZ_DISK_SUPER_SIZE_2)
+		return false;
+	if (sb->version != PMEMZ_DISK_VERSION_1 && sb->version != PMEMZ_DISK_VERSION)
+		return false;
+	return sb->checksum == pmemz_disk_super_checksum(sb);
+}
+
+/* A version 2 journal that fits its extent, and the bits that say it is there. */
+static bool journal_sound(const struct pmemz_disk_super *sb, uint64_t chunk_size)
+{
+	bool journal = sb->incompat & PMEMZ_DISK_INCOMPAT_JOURNAL;
+
+	if (sb->version == PMEMZ_DISK_VERSION_1)
+		return true;
+	if ((sb->incompat & PMEMZ_DISK_INCOMPAT_POOL) && !journal)
+		return false; /* the pools' extents are mapped by the journal alone */
+	if (!journal)
+		return sb->journal_slots == 0;
+	return sb->journal_slots >= PMEMZ_DISK_JOURNAL_SLOTS_MIN &&
+	       sb->journal_slots <= pmemz_disk_journal_slots(chunk_size);
 }
 
 int pmemz_disk_super_check(const struct pmemz_disk_super *sb, const char *disk, uint64_t chunk_size,
@@ -202,8 +245,7 @@ int pmemz_disk_super_check(const struct pmemz_disk_super *sb, const char *disk, 
 		*why = "the disk was made by a later version of the plugin";
 		return -EPROTO;
 	}
-	if (sb->version != PMEMZ_DISK_VERSION || sb->super_size != sizeof(*sb) ||
-	    sb->checksum != pmemz_disk_super_checksum(sb)) {
+	if (!super_sound(sb)) {
 		*why = "the disk superblock is damaged (checksum)";
 		return -EUCLEAN;
 	}
@@ -211,11 +253,60 @@ int pmemz_disk_super_check(const struct pmemz_disk_super *sb, const char *disk, 
 		*why = "the superblock belongs to another disk (name)";
 		return -EUCLEAN;
 	}
+	if (sb->version == PMEMZ_DISK_VERSION && (sb->incompat & ~PMEMZ_DISK_INCOMPAT_KNOWN)) {
+		*why = "the disk uses incompat features of a later version of the plugin";
+		return -EPROTO;
+	}
 	if (sb->chunk_size != chunk_size) {
 		*why = "the disk was made with another chunk size than the region's extent size";
 		return -EINVAL;
 	}
+	if (!journal_sound(sb, chunk_size)) {
+		*why = "the disk superblock is damaged (its journal does not fit its features)";
+		return -EUCLEAN;
+	}
 	return pmemz_disk_size_valid(sb->size, chunk_size, why) < 0 ? -EINVAL : 0;
+}
+
+void pmemz_disk_super_features(const struct pmemz_disk_super *sb, struct pmemz_disk_features *f)
+{
+	if (sb->version == PMEMZ_DISK_VERSION_1) {
+		/* what the plugin that wrote it used: pool tags, and the journal where it fits */
+		f->journal_slots = pmemz_disk_journal_slots(sb->chunk_size);
+		f->compat = f->ro_compat = 0;
+		f->incompat =
+		    PMEMZ_DISK_INCOMPAT_POOL | (f->journal_slots ? PMEMZ_DISK_INCOMPAT_JOURNAL : 0);
+		return;
+	}
+	f->compat = sb->compat;
+	f->ro_compat = sb->ro_compat;
+	f->incompat = sb->incompat;
+	f->journal_slots = sb->journal_slots;
+}
+
+void pmemz_disk_super_unknown(const struct pmemz_disk_features *f,
+			      struct pmemz_disk_features *unknown)
+{
+	unknown->compat = f->compat & ~PMEMZ_DISK_COMPAT_KNOWN;
+	unknown->ro_compat = f->ro_compat & ~PMEMZ_DISK_RO_COMPAT_KNOWN;
+	unknown->incompat = f->incompat & ~PMEMZ_DISK_INCOMPAT_KNOWN;
+	unknown->journal_slots = 0;
+}
+
+void pmemz_disk_feature_bits(char *buf, size_t len, uint64_t bits)
+{
+	char list[256] = ""; /* "0, 1, ..., 63": 244 bytes */
+	size_t at = 0;
+
+	for (unsigned b = 0; b < 64; b++)
+		if (bits & (UINT64_C(1) << b))
+			at += (size_t)snprintf(list + at, sizeof(list) - at, "%s%u", at ? ", " : "",
+					       b);
+	if (!bits)
+		(void)snprintf(buf, len, "0x%016llx", (unsigned long long)bits);
+	else
+		(void)snprintf(buf, len, "0x%016llx (bit%s %s)", (unsigned long long)bits,
+			       bits & (bits - 1) ? "s" : "", list);
 }
 
 size_t pmemz_disk_journal_slots(uint64_t chunk_size)
@@ -266,8 +357,8 @@ void pmemz_disk_jrec_make(struct pmemz_disk_jrec *rec, const uint8_t uuid[16], u
 	rec->check = pmemz_disk_jrec_check(uuid, seq, chunk, extent);
 }
 
-bool pmemz_disk_jrec_valid(const struct pmemz_disk_jrec *rec, const uint8_t uuid[16],
-			   uint64_t base, size_t slot, size_t slots, uint64_t nchunks)
+bool pmemz_disk_jrec_valid(const struct pmemz_disk_jrec *rec, const uint8_t uuid[16], uint64_t base,
+			   size_t slot, size_t slots, uint64_t nchunks)
 {
 	if (!slots || rec->seq < base || rec->seq % slots != slot || rec->chunk >= nchunks)
 		return false;

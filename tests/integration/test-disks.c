@@ -31,6 +31,11 @@
  *  - a pool tag too fragmented for a LIST reply (a checkerboard of 16 KiB
  *    extents, more runs than a frame holds): read whole, so a record
  *    naming an extent past LIST's first runs is counted mapped.
+ *  - disks of later plugins (superblock version 3; version 2 with incompat,
+ *    ro_compat or compat features this build does not know) are listed as
+ *    unsupported or read-only, never as damaged, and are not deleted
+ *    (compat: as usual); a version 1 superblock's journal is read as long
+ *    as its extent holds.
  *  - with the real plugin (when built and nbdkit is installed): a disk
  *    nbdkit made and wrote through NBD is listed with its chunks; --delete
  *    is refused while nbdkit serves it and works once it was killed; the disk
@@ -38,6 +43,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -102,7 +108,7 @@ static int commit_extent(struct pmemz_region *r, const char *tag, const char *sb
 	p = pmemz_alloc_range(a, 0, &len);
 	if (sb_disk) {
 		pmemz_disk_super_init(&sb, sb_disk, size, pmemz_region_extent_size(r), 1700000000,
-				      uuid);
+				      uuid, pmemz_disk_journal_slots(pmemz_region_extent_size(r)));
 		if (bad)
 			sb.chunk_size ^= 1; /* the checksum no longer matches */
 		memcpy(p, &sb, sizeof(sb));
@@ -924,6 +930,135 @@ static void test_journal(void **state)
 	itest_daemon_stop(e);
 }
 
+/*
+ * Disk name's superblock rewritten through the mapping as another plugin
+ * would have written it: version 1 (no masks: bytes 104 on zero), or
+ * version `version` with the masks ORed in; its checksum made again.
+ */
+static void sb_rewrite(struct pmemz_region *r, const char *name, uint32_t version, uint64_t compat,
+		       uint64_t ro_compat, uint64_t incompat)
+{
+	char tag[PMEMZ_DISK_TAG_MAX];
+	struct pmemz_alloc *a = NULL;
+	struct pmemz_disk_super sb;
+	size_t len;
+	uint8_t *p;
+
+	(void)pmemz_disk_super_tag(tag, sizeof(tag), name);
+	assert_int_equal(pmemz_alloc_open(r, tag, &a), 0);
+	p = pmemz_alloc_range(a, 0, &len);
+	memcpy(&sb, p, sizeof(sb));
+	sb.version = version;
+	if (version == PMEMZ_DISK_VERSION_1) {
+		sb.super_size = PMEMZ_DISK_SUPER_SIZE_1;
+		memset((uint8_t *)&sb + offsetof(struct pmemz_disk_super, compat), 0,
+		       sizeof(sb) - offsetof(struct pmemz_disk_super, compat));
+	}
+	sb.compat |= compat;
+	sb.ro_compat |= ro_compat;
+	sb.incompat |= incompat;
+	sb.checksum = pmemz_disk_super_checksum(&sb);
+	memcpy(p, &sb, sizeof(sb));
+	assert_int_equal(pmemz_persist(r, p, sizeof(sb)), 0);
+	pmemz_alloc_close(a);
+}
+
+/* pmemzctl disks REGION --delete=disk: its exit status, its stderr in *err (freed by the caller).
+ */
+static int delete_disk(const char *sock, const char *disk, char **err)
+{
+	char arg[64], *out = NULL;
+	int status;
+
+	(void)snprintf(arg, sizeof(arg), "--delete=%s", disk);
+	status = ctl(sock, &out, err, "disks", REGION, arg);
+	free(out);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/*
+ * Disks of later plugins: superblock version 3; version 2 with an incompat
+ * bit this build does not know (unsupported: listed, figures from the tags
+ * alone, never deleted), with a ro_compat one (read-only: the journal is
+ * read, never deleted), with a compat one (as usual, deleted); and a
+ * version 1 superblock (db6afef's) whose journal maps a pool extent (the
+ * journal as long as the extent holds, as then).  None is called damaged.
+ */
+static void test_features(void **state)
+{
+	static const uint64_t one_chunk[] = {0};
+	static const char *const later[] = {"incompat", "rocompat", "v3"};
+	struct itest_env *e = *state;
+	struct pmemz_client *c = NULL;
+	struct pmemz_region *r = NULL;
+	char tag[PMEMZ_DISK_TAG_MAX], *err = NULL;
+	struct json_object *j, *arr;
+	uint64_t ext[1], before;
+
+	start(e, &c, &r);
+	assert_int_equal(make_disk(r, "incompat", 8 * MIB, true, one_chunk, 1), 0);
+	assert_int_equal(make_disk(r, "rocompat", 8 * MIB, true, one_chunk, 1), 0);
+	assert_int_equal(make_disk(r, "compat", 8 * MIB, true, one_chunk, 1), 0);
+	assert_int_equal(make_disk(r, "v3", 8 * MIB, true, NULL, 0), 0);
+	assert_int_equal(make_disk(r, "v1", 8 * MIB, true, one_chunk, 1), 0);
+	/* a pool extent each, mapped by a journal record to chunk 2 */
+	for (size_t i = 0; i < 3; i++) {
+		const char *name = i == 0 ? "incompat" : i == 1 ? "rocompat" : "v1";
+
+		(void)pmemz_disk_pool_tag(tag, sizeof(tag), name, 0);
+		assert_int_equal(commit_extents(r, tag, 1), 0);
+		assert_int_equal(tag_extents(r, tag, ext, 1), 1);
+		journal_write(r, name, 0, &(struct pmemz_disk_jrec){.chunk = 2, .extent = ext[0]},
+			      1, NULL);
+	}
+	sb_rewrite(r, "incompat", PMEMZ_DISK_VERSION, 0, 0, UINT64_C(1) << 9);
+	sb_rewrite(r, "rocompat", PMEMZ_DISK_VERSION, 0, UINT64_C(1) << 3, 0);
+	sb_rewrite(r, "compat", PMEMZ_DISK_VERSION, UINT64_C(1) << 5, 0, 0);
+	sb_rewrite(r, "v3", PMEMZ_DISK_VERSION + 1, 0, 0, 0);
+	sb_rewrite(r, "v1", PMEMZ_DISK_VERSION_1, 0, 0, 0);
+
+	j = ctl_json(e->sock, REGION);
+	arr = disks_array(j);
+	expect_disk(arr, getuid(), "incompat", 8 * MIB, 1,
+		    "unsupported: incompat features 0x0000000000000200 (bit 9) of a later plugin");
+	expect_figures(arr, "incompat", 1, 1 * MIB, 1 * MIB); /* the journal unread */
+	expect_disk(arr, getuid(), "rocompat", 8 * MIB, 2,
+		    "read-only: ro_compat features 0x0000000000000008 (bit 3) of a later plugin");
+	expect_figures(arr, "rocompat", 2, 2 * MIB, 0);
+	expect_disk(arr, getuid(), "compat", 8 * MIB, 1, "ok");
+	expect_disk(arr, getuid(), "v3", 0, 0,
+		    "unsupported: superblock version 3 of a later plugin");
+	expect_disk(arr, getuid(), "v1", 8 * MIB, 2, "ok");
+	expect_figures(arr, "v1", 2, 2 * MIB, 0);
+	json_object_put(j);
+
+	/* a later plugin's disks are that plugin's to delete: refused, every tag kept */
+	before = committed_extents(e->sock);
+	for (size_t i = 0; i < sizeof(later) / sizeof(later[0]); i++) {
+		int status = delete_disk(e->sock, later[i], &err);
+
+		if (status != 1 || !strstr(err, "later version") || !strstr(err, "not deleted"))
+			fail_msg("--delete=%s: exit %d, want 1 naming a later version:\n%s",
+				 later[i], status, err);
+		print_message("refused: %s", err);
+		free(err);
+		(void)pmemz_disk_super_tag(tag, sizeof(tag), later[i]);
+		assert_true(tag_exists(r, tag));
+	}
+	assert_int_equal(committed_extents(e->sock), before);
+	assert_true(tag_exists(r, "nbd/incompat/0"));
+	assert_true(tag_exists(r, "nbd/rocompat/pool/0"));
+	/* unknown compat features: deleted as any other disk */
+	assert_int_equal(delete_disk(e->sock, "compat", &err), 0);
+	free(err);
+	assert_false(tag_exists(r, "nbd/compat"));
+	assert_false(tag_exists(r, "nbd/compat/0"));
+
+	pmemz_region_close(r);
+	pmemz_client_free(c);
+	itest_daemon_stop(e);
+}
+
 static int addr_cmp(const void *a, const void *b)
 {
 	size_t len;
@@ -1188,6 +1323,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_metrics, itest_setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_truncated, itest_setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_journal, itest_setup, itest_teardown),
+	    cmocka_unit_test_setup_teardown(test_features, itest_setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_fragmented_pool, itest_setup, itest_teardown),
 	    cmocka_unit_test_setup_teardown(test_real_plugin, itest_setup, itest_teardown),
 	};

@@ -77,8 +77,13 @@ pmemz_nbd_crash_loop(nbd-crash-loop-warm "PMEMZ_NBD_ARGS=warm=true;PMEMZ_NBD_ROU
 # restarted; the journal filling, folding and wrapping (8 slots); folds
 # refused across restarts (the chunks stay in the journal); a fold refused
 # halfway (the moved chunks' records spent at once); extents too
-# small for a journal; a journal the tenant forged.
-foreach(t sync-after-restart journal-wrap journal-adopt journal-partial no-journal journal-hostile)
+# small for a journal; a journal the tenant forged.  The superblock's
+# versions and features: version 1 (db6afef's) opens as the features it
+# had; version 2 with an incompat feature this plugin does not know is
+# refused, nothing written; with a ro_compat one served read-only; with a
+# compat one served as usual.
+foreach(t sync-after-restart journal-wrap journal-adopt journal-partial no-journal journal-hostile
+    superblock-v1 features-incompat features-ro-compat features-compat)
   add_test(NAME nbd-${t}
     COMMAND ${PMEMZ_NBD_PYTHON} ${PMEMZ_TEST_SRC}/nbd/test-nbd-crash.py ${t})
   set_tests_properties(nbd-${t} PROPERTIES

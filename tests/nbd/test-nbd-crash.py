@@ -2,7 +2,12 @@
 # SPDX-License-Identifier: MIT
 """The disk's crash guarantees, against a model, through libnbd.
 
-  test-nbd-crash.py loop
+  test-nbd-crash.py loop|sync-after-restart|journal-wrap|journal-adopt|journal-partial|
+                    no-journal|journal-hostile|superblock-v1|features-incompat|
+                    features-ro-compat|features-compat
+
+The other tests: the journal filling, wrapping, refused and forged; the
+superblock's versions and feature masks (docs/on-media-format.md).
 
 A loop of rounds: 4 KiB writes into random chunks (some FUA), FLUSHes at
 random points, and at a random instant kill -9 of nbdkit or of pmemzerod.
@@ -20,8 +25,8 @@ and the plugin's journal: docs in disk-journal.c):
     pool tag.
 PMEMZ_NBD_OPTS: nbdkit options of a variant (-D pmemz.journal_slots=N).
 """
+import json
 import os
-import re
 import subprocess
 import sys
 import threading
@@ -383,10 +388,7 @@ def test_journal_adopt(env):
 
 def fnv_check(uuid, seq, chunk, extent):
     """pmemz_disk_jrec_check (common/disk/disk-format.c)."""
-    h = 0xcbf29ce484222325
-    for b in bytes(uuid) + b"".join(v.to_bytes(8, "little") for v in (seq, chunk, extent)):
-        h = ((h ^ b) * 0x100000001b3) & (2**64 - 1)
-    return h or 1
+    return fnv(bytes(uuid) + b"".join(v.to_bytes(8, "little") for v in (seq, chunk, extent))) or 1
 
 
 def superblock(env):
@@ -396,17 +398,56 @@ def superblock(env):
     sb_extent = int(run["first"] if isinstance(run, dict) else run[0] if isinstance(run, list)
                     else str(run).split("-")[0])
     sb = int(env.region_stat()["data_offset"]) + sb_extent * env.extent
-    slots = (env.extent - 8192) // 32
-    # a variant's smaller journal (disk-journal.c: at least 4 slots to count)
-    want = re.search(r"pmemz\.journal_slots=(\d+)", os.environ.get("PMEMZ_NBD_OPTS", ""))
-    if want and 4 <= int(want.group(1)) < slots:
-        slots = int(want.group(1))
     with open(env.image, "rb") as f:
-        f.seek(sb + 32)
-        uuid = f.read(16)
+        f.seek(sb)
+        raw = f.read(SB_SIZE)
         f.seek(sb + 4096)
         base = int.from_bytes(f.read(8), "little")
-    return sb, sb_extent, slots, uuid, base
+    # version 2 records the journal's length; version 1's is as long as the extent holds
+    slots = u64(raw, 128) if u32(raw, 8) == 2 else (env.extent - 8192) // 32
+    return sb, sb_extent, slots, raw[32:48], base
+
+
+SB_SIZE = 256  # struct pmemz_disk_super, version 2 (common/disk/disk-format.h)
+
+
+def u32(b, off):
+    return int.from_bytes(b[off:off + 4], "little")
+
+
+def u64(b, off):
+    return int.from_bytes(b[off:off + 8], "little")
+
+
+def fnv(data, h=0xcbf29ce484222325):
+    for b in data:
+        h = ((h ^ b) * 0x100000001b3) & (2**64 - 1)
+    return h
+
+
+def sb_checksum(raw):
+    """pmemz_disk_super_checksum: version 1 over bytes [0, 88); version 2 over all
+    256 bytes but the checksum (88) and the size (96)."""
+    h = fnv(raw[:88])
+    return h if u32(raw, 8) == 1 else fnv(raw[104:256], h)
+
+
+def sb_rewrite(env, version=2, compat=0, ro_compat=0, incompat=0):
+    """The superblock as another plugin wrote it: version 1 (bytes 104 on zero,
+    128 bytes), or version 2 with these bits ORed into its masks."""
+    sb = superblock(env)[0]
+    with open(env.image, "r+b") as f:
+        f.seek(sb)
+        raw = bytearray(f.read(SB_SIZE))
+        raw[8:12] = version.to_bytes(4, "little")
+        if version == 1:
+            raw[12:16] = (128).to_bytes(4, "little")
+            raw[104:256] = bytes(152)
+        for off, bits in ((104, compat), (112, ro_compat), (120, incompat)):
+            raw[off:off + 8] = (u64(raw, off) | bits).to_bytes(8, "little")
+        raw[88:96] = sb_checksum(raw).to_bytes(8, "little")
+        f.seek(sb)
+        f.write(raw)
 
 
 def journal(env):
@@ -539,13 +580,169 @@ def test_no_journal(env):
     env.check_region()
 
 
+def journal_disk(env, n=4):
+    """A disk of 16 chunks whose chunks 0..n-1 the journal maps (nbdkit killed
+    after a FLUSH: no fold moved them), its pool tags still there."""
+    k = env.nbdkit(size=str(16 * env.extent), extra=["sync-interval=0"])
+    h = k.connect()
+    for c in range(n):
+        h.pwrite(data_of(c), c * env.extent)
+    h.flush()
+    k.kill()
+    env.nbdkits.remove(k)
+    assert set(journal(env)[1]) == set(range(n)), f"the journal maps {journal(env)[1]}"
+    assert env.tags("nbd/d/pool/"), "no pool tag"
+
+
+def disk_state(env):
+    """What a plugin may write: the superblock's extent (journal included) and every tag."""
+    sb = superblock(env)[0]
+    with open(env.image, "rb") as f:
+        f.seek(sb)
+        ext = f.read(env.extent)
+    tags = sorted((t["name"], json.dumps(t["runs"], sort_keys=True)) for t in env.tags("nbd/"))
+    return ext, tags
+
+
+def expect_data(k, n, written):
+    """Chunks 0..n-1 read their data when in written, else zeros."""
+    h = k.connect()
+    for c in range(n):
+        want = data_of(c) if c in written else bytes(BLOCK)
+        assert h.pread(BLOCK, c * k.env.extent) == want, f"chunk {c}"
+    return h
+
+
+def test_superblock_v1(env):
+    """A version 1 superblock (everything db6afef writes: no masks, the journal
+    as long as its extent holds) whose journal maps chunks: it opens as the
+    features it had, every chunk reads back, the journal's chunks are folded
+    into their tags, and the superblock stays version 1."""
+    env.start_daemon()
+    journal_disk(env)
+    sb_rewrite(env, version=1)
+    k = env.nbdkit()
+    h = expect_data(k, 6, set(range(4)))
+    h.pwrite(data_of(5), 5 * env.extent)  # a fresh chunk, through the journal again
+    h.flush()
+    h.shutdown()
+    k.stop()
+    chunks = {int(t["name"].rsplit("/", 1)[1]) for t in env.chunk_tags()}
+    assert chunks == {0, 1, 2, 3, 5}, f"chunks tagged: {sorted(chunks)}"
+    assert not env.tags("nbd/d/pool/"), "pool tags after a clean stop"
+    sb = superblock(env)[0]
+    with open(env.image, "rb") as f:
+        f.seek(sb)
+        raw = f.read(SB_SIZE)
+    assert u32(raw, 8) == 1 and u64(raw, 88) == sb_checksum(raw), "the superblock changed version"
+    env.stop_daemon()
+    env.check_region()
+
+
+def test_features_incompat(env):
+    """An incompat feature this plugin does not know: the disk is refused, the
+    message names the bit, and nothing is written (superblock, journal, tags:
+    no fold, no pool freed); without the bit it opens with every chunk."""
+    env.start_daemon()
+    journal_disk(env)
+    sb_rewrite(env, incompat=1 << 9)
+    before = disk_state(env)
+    for size in (None, str(32 * env.extent)):  # size= would grow it: refused all the same
+        k = env.nbdkit(size=size, wait=False, name="later")
+        rc, log = k.expect_exit()
+        env.nbdkits.remove(k)
+        assert rc != 0, "a disk with an unknown incompat feature was served"
+        assert "incompat features 0x0000000000000200 (bit 9)" in log, log[-1500:]
+        assert "nothing was written" in log and "damaged" not in log, log[-1500:]
+        assert disk_state(env) == before, "the refused disk was written"
+    sb = superblock(env)[0]
+    with open(env.image, "r+b") as f:  # the bit cleared again: as it was
+        f.seek(sb)
+        raw = bytearray(f.read(SB_SIZE))
+        raw[120:128] = (u64(raw, 120) & ~(1 << 9)).to_bytes(8, "little")
+        raw[88:96] = sb_checksum(raw).to_bytes(8, "little")
+        f.seek(sb)
+        f.write(raw)
+    k = env.nbdkit()
+    expect_data(k, 6, set(range(4))).shutdown()
+    k.stop()
+    env.stop_daemon()
+    env.check_region()
+
+
+def test_features_ro_compat(env):
+    """A ro_compat feature this plugin does not know: the disk is served
+    read-only (the journal's chunks read where it maps them), nothing is
+    written (no fold, no free, no journal record, no size change)."""
+    env.start_daemon()
+    journal_disk(env)
+    sb_rewrite(env, ro_compat=1 << 3)
+    before = disk_state(env)
+    k = env.nbdkit(size=str(32 * env.extent), wait=False, name="grow")
+    rc, log = k.expect_exit()
+    env.nbdkits.remove(k)
+    assert rc != 0 and "read-only" in log, log[-1500:]
+    assert disk_state(env) == before, "a refused size= was written"
+    k = env.nbdkit()
+    h = expect_data(k, 6, set(range(4)))
+    assert h.is_read_only(), "a disk with an unknown ro_compat feature is writable"
+    assert not h.can_trim() and not h.can_zero()
+    try:
+        h.pwrite(data_of(9), 5 * env.extent)
+        raise AssertionError("a write into a read-only disk succeeded")
+    except nbd.Error:
+        pass
+    h.shutdown()
+    k.stop()
+    log = read_log(k)
+    assert "ro_compat features 0x0000000000000008 (bit 3)" in log and "served read-only" in log, \
+        log[-1500:]
+    assert disk_state(env) == before, "the read-only disk was written"
+    env.stop_daemon()
+    env.check_region()
+
+
+def test_features_compat(env):
+    """A compat feature this plugin does not know: served as usual (written,
+    grown, folded), and the bit stays in the superblock."""
+    env.start_daemon()
+    journal_disk(env)
+    sb_rewrite(env, compat=1 << 5)
+    k = env.nbdkit(size=str(32 * env.extent))
+    h = expect_data(k, 6, set(range(4)))
+    assert not h.is_read_only() and h.get_size() == 32 * env.extent
+    h.pwrite(data_of(20), 20 * env.extent)
+    h.flush()
+    h.shutdown()
+    k.stop()
+    sb = superblock(env)[0]
+    with open(env.image, "rb") as f:
+        f.seek(sb)
+        raw = f.read(SB_SIZE)
+    assert u64(raw, 104) == 1 << 5 and u64(raw, 88) == sb_checksum(raw), "the compat bit went"
+    assert u64(raw, 96) == 32 * env.extent, "the size did not grow"
+    chunks = {int(t["name"].rsplit("/", 1)[1]) for t in env.chunk_tags()}
+    assert chunks == {0, 1, 2, 3, 20}, f"chunks tagged: {sorted(chunks)}"
+    env.stop_daemon()
+    env.check_region()
+
+
+def read_log(k):
+    with open(k.log, errors="replace") as f:
+        return f.read()
+
+
 TESTS = {"loop": (test_loop, {"region_size": "96M", "extent": "1M"}),
          "sync-after-restart": (test_sync_after_restart, {"region_size": "64M", "extent": "1M"}),
          "journal-wrap": (test_journal_wrap, {"region_size": "128M", "extent": "1M"}),
          "journal-adopt": (test_journal_adopt, {"region_size": "64M", "extent": "1M"}),
          "journal-partial": (test_journal_partial, {"region_size": "64M", "extent": "1M"}),
          "no-journal": (test_no_journal, {"region_size": "16M", "extent": "8K"}),
-         "journal-hostile": (test_journal_hostile, {"region_size": "64M", "extent": "1M"})}
+         "journal-hostile": (test_journal_hostile, {"region_size": "64M", "extent": "1M"}),
+         "superblock-v1": (test_superblock_v1, {"region_size": "64M", "extent": "1M"}),
+         "features-incompat": (test_features_incompat, {"region_size": "64M", "extent": "1M"}),
+         "features-ro-compat": (test_features_ro_compat, {"region_size": "64M", "extent": "1M"}),
+         "features-compat": (test_features_compat, {"region_size": "64M", "extent": "1M"})}
 
 if __name__ == "__main__":
     sys.exit(run(TESTS, sys.argv))

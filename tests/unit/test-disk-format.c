@@ -87,9 +87,12 @@ static void test_super(void **state)
 	const uint8_t uuid[16] = {1, 2, 3};
 	const char *why = NULL;
 
-	pmemz_disk_super_init(&sb, "disk0", 10 * MIB, 2 * MIB, 1700000000, uuid);
+	pmemz_disk_super_init(&sb, "disk0", 10 * MIB, 2 * MIB, 1700000000, uuid,
+			      pmemz_disk_journal_slots(2 * MIB));
 	assert_int_equal(pmemz_disk_super_check(&sb, "disk0", 2 * MIB, &why), 0);
 	assert_int_equal(sb.size, 10 * MIB);
+	assert_int_equal(sb.version, 2);
+	assert_int_equal(sb.super_size, 256);
 
 	/* size sits outside the checksum: grown in place by one 8-byte store */
 	c = sb;
@@ -113,9 +116,160 @@ static void test_super(void **state)
 	c = sb;
 	c.version = PMEMZ_DISK_VERSION + 1;
 	assert_int_equal(pmemz_disk_super_check(&c, "disk0", 2 * MIB, &why), -EPROTO);
+	assert_non_null(strstr(why, "later version"));
 	/* a blank (zeroed) extent is not a superblock */
 	memset(&c, 0, sizeof(c));
 	assert_int_equal(pmemz_disk_super_check(&c, "disk0", 2 * MIB, &why), -EUCLEAN);
+}
+
+/* sb with its checksum made again (after a field was changed). */
+static struct pmemz_disk_super sealed(struct pmemz_disk_super sb)
+{
+	sb.checksum = pmemz_disk_super_checksum(&sb);
+	return sb;
+}
+
+static void test_super_v2(void **state)
+{
+	struct pmemz_disk_super sb, c;
+	struct pmemz_disk_features f, u;
+	const uint8_t uuid[16] = {4, 5, 6};
+	const char *why = NULL;
+	char bits[128];
+
+	pmemz_disk_super_init(&sb, "d", 10 * MIB, 2 * MIB, 1700000000, uuid, 16);
+	assert_int_equal(pmemz_disk_super_check(&sb, "d", 2 * MIB, &why), 0);
+	pmemz_disk_super_features(&sb, &f);
+	assert_int_equal(f.journal_slots, 16);
+	assert_int_equal(f.incompat, PMEMZ_DISK_INCOMPAT_JOURNAL | PMEMZ_DISK_INCOMPAT_POOL);
+	assert_int_equal(f.compat | f.ro_compat, 0);
+	pmemz_disk_super_unknown(&f, &u);
+	assert_int_equal(u.compat | u.ro_compat | u.incompat, 0);
+
+	/* the masks, the slot count and the reserved bytes are covered by the checksum */
+	c = sb;
+	c.incompat ^= UINT64_C(1) << 40;
+	assert_int_equal(pmemz_disk_super_check(&c, "d", 2 * MIB, &why), -EUCLEAN);
+	c = sb;
+	c.ro_compat ^= 1;
+	assert_int_equal(pmemz_disk_super_check(&c, "d", 2 * MIB, &why), -EUCLEAN);
+	c = sb;
+	c.compat ^= 1;
+	assert_int_equal(pmemz_disk_super_check(&c, "d", 2 * MIB, &why), -EUCLEAN);
+	c = sb;
+	c.journal_slots = 17;
+	assert_int_equal(pmemz_disk_super_check(&c, "d", 2 * MIB, &why), -EUCLEAN);
+	c = sb;
+	c.reserved[100] = 1;
+	assert_int_equal(pmemz_disk_super_check(&c, "d", 2 * MIB, &why), -EUCLEAN);
+
+	/* unknown incompat: unsupported (-EPROTO), the bits named, never "damaged" */
+	c = sb;
+	c.incompat |= UINT64_C(1) << 9 | UINT64_C(1) << 63;
+	c = sealed(c);
+	assert_int_equal(pmemz_disk_super_check(&c, "d", 2 * MIB, &why), -EPROTO);
+	assert_non_null(strstr(why, "later version"));
+	assert_null(strstr(why, "damaged"));
+	pmemz_disk_super_features(&c, &f);
+	pmemz_disk_super_unknown(&f, &u);
+	assert_int_equal(u.incompat, UINT64_C(1) << 9 | UINT64_C(1) << 63);
+	pmemz_disk_feature_bits(bits, sizeof(bits), u.incompat);
+	assert_string_equal(bits, "0x8000000000000200 (bits 9, 63)");
+	pmemz_disk_feature_bits(bits, 10, u.incompat); /* short: cut, still a string */
+	assert_string_equal(bits, "0x8000000");
+
+	/* unknown ro_compat and compat pass the check: the reader decides */
+	c = sb;
+	c.ro_compat = UINT64_C(1) << 3;
+	c.compat = UINT64_C(1) << 5;
+	c = sealed(c);
+	assert_int_equal(pmemz_disk_super_check(&c, "d", 2 * MIB, &why), 0);
+	pmemz_disk_super_features(&c, &f);
+	pmemz_disk_super_unknown(&f, &u);
+	assert_int_equal(u.ro_compat, UINT64_C(1) << 3);
+	assert_int_equal(u.compat, UINT64_C(1) << 5);
+	assert_int_equal(u.incompat, 0);
+	pmemz_disk_feature_bits(bits, sizeof(bits), u.ro_compat);
+	assert_string_equal(bits, "0x0000000000000008 (bit 3)");
+
+	/* a journal that does not fit the extent, or its bits, is damage */
+	c = sb;
+	c.journal_slots = pmemz_disk_journal_slots(2 * MIB) + 1;
+	c = sealed(c);
+	assert_int_equal(pmemz_disk_super_check(&c, "d", 2 * MIB, &why), -EUCLEAN);
+	c.journal_slots = PMEMZ_DISK_JOURNAL_SLOTS_MIN - 1;
+	c = sealed(c);
+	assert_int_equal(pmemz_disk_super_check(&c, "d", 2 * MIB, &why), -EUCLEAN);
+	c.journal_slots = 0;
+	c = sealed(c);
+	assert_int_equal(pmemz_disk_super_check(&c, "d", 2 * MIB, &why), -EUCLEAN);
+	c.incompat = PMEMZ_DISK_INCOMPAT_POOL; /* pool tags without the journal mapping them */
+	c = sealed(c);
+	assert_int_equal(pmemz_disk_super_check(&c, "d", 2 * MIB, &why), -EUCLEAN);
+	c.incompat = 0;
+	c = sealed(c);
+	assert_int_equal(pmemz_disk_super_check(&c, "d", 2 * MIB, &why), 0);
+
+	/* extents too small for a journal: a new disk has none, and no bit */
+	pmemz_disk_super_init(&c, "d", 10 * MIB, 8192, 1700000000, uuid,
+			      pmemz_disk_journal_slots(8192));
+	assert_int_equal(pmemz_disk_super_check(&c, "d", 8192, &why), 0);
+	assert_int_equal(c.journal_slots | c.incompat, 0);
+}
+
+/* A version 1 superblock, as db6afef wrote it: 128 bytes, the checksum over [0, 88). */
+static void super_v1(struct pmemz_disk_super *sb, uint64_t chunk_size)
+{
+	const uint8_t uuid[16] = {7};
+
+	pmemz_disk_super_init(sb, "old", 10 * MIB, chunk_size, 1700000000, uuid, 0);
+	sb->version = PMEMZ_DISK_VERSION_1;
+	sb->super_size = PMEMZ_DISK_SUPER_SIZE_1;
+	sb->incompat = 0;
+	sb->checksum = pmemz_disk_super_checksum(sb);
+}
+
+static void test_super_v1(void **state)
+{
+	struct pmemz_disk_super sb, c;
+	struct pmemz_disk_features f;
+	const char *why = NULL;
+
+	super_v1(&sb, 2 * MIB);
+	assert_int_equal(pmemz_disk_super_check(&sb, "old", 2 * MIB, &why), 0);
+	/* the features it had: pool tags, a journal as long as the extent holds */
+	pmemz_disk_super_features(&sb, &f);
+	assert_int_equal(f.journal_slots, pmemz_disk_journal_slots(2 * MIB));
+	assert_int_equal(f.incompat, PMEMZ_DISK_INCOMPAT_JOURNAL | PMEMZ_DISK_INCOMPAT_POOL);
+	assert_int_equal(f.compat | f.ro_compat, 0);
+	super_v1(&c, 8192);
+	pmemz_disk_super_features(&c, &f);
+	assert_int_equal(f.journal_slots, 0);
+	assert_int_equal(f.incompat, PMEMZ_DISK_INCOMPAT_POOL);
+
+	/* its checksum stops at byte 88: what lies from 104 on is not a v1 field */
+	c = sb;
+	c.created ^= 1;
+	assert_int_equal(pmemz_disk_super_check(&c, "old", 2 * MIB, &why), -EUCLEAN);
+	c = sb;
+	c.incompat = UINT64_C(1) << 9;
+	c.journal_slots = 5;
+	assert_int_equal(pmemz_disk_super_check(&c, "old", 2 * MIB, &why), 0);
+	pmemz_disk_super_features(&c, &f);
+	assert_int_equal(f.journal_slots, pmemz_disk_journal_slots(2 * MIB));
+	/* and its size, as in version 2, is outside it */
+	c = sb;
+	c.size = 20 * MIB;
+	assert_int_equal(pmemz_disk_super_check(&c, "old", 2 * MIB, &why), 0);
+	/* a version 1 superblock of another size, or a version 2 of 128 bytes, is damage */
+	c = sb;
+	c.super_size = PMEMZ_DISK_SUPER_SIZE_2;
+	c.checksum = pmemz_disk_super_checksum(&c);
+	assert_int_equal(pmemz_disk_super_check(&c, "old", 2 * MIB, &why), -EUCLEAN);
+	c = sb;
+	c.version = PMEMZ_DISK_VERSION;
+	c.checksum = pmemz_disk_super_checksum(&c);
+	assert_int_equal(pmemz_disk_super_check(&c, "old", 2 * MIB, &why), -EUCLEAN);
 }
 
 static void test_pool_tags(void **state)
@@ -202,12 +356,10 @@ static void test_journal_latest(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_names),
-	    cmocka_unit_test(test_tags),
-	    cmocka_unit_test(test_size),
-	    cmocka_unit_test(test_super),
-	    cmocka_unit_test(test_pool_tags),
-	    cmocka_unit_test(test_journal_records),
+	    cmocka_unit_test(test_names),	   cmocka_unit_test(test_tags),
+	    cmocka_unit_test(test_size),	   cmocka_unit_test(test_super),
+	    cmocka_unit_test(test_super_v2),	   cmocka_unit_test(test_super_v1),
+	    cmocka_unit_test(test_pool_tags),	   cmocka_unit_test(test_journal_records),
 	    cmocka_unit_test(test_journal_latest),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
