@@ -525,14 +525,6 @@ int disk_ahead_adopt(struct disk_ahead *ah, struct pmemz_alloc *a, unsigned refs
 	return 0;
 }
 
-void disk_ahead_counts(struct disk_ahead *ah, uint64_t *taken, uint64_t *fallbacks)
-{
-	pthread_mutex_lock(&ah->lock);
-	*taken = ah->taken;
-	*fallbacks = ah->fallbacks;
-	pthread_mutex_unlock(&ah->lock);
-}
-
 void disk_ahead_keep_pools(struct disk_ahead *ah)
 {
 	pthread_mutex_lock(&ah->lock);

@@ -3,46 +3,16 @@
  * nbdkit-pmemz-plugin: one chunk's extent, below both ways of writing a
  * fresh chunk (the synchronous one in disk-io.c and the write-back in
  * disk-wb.c): lease a zeroed extent, commit it under the chunk's tag,
- * publish it in the chunk map, and the 2015 inline zeroing of the
- * benchmark's comparison.  It calls neither of them.
+ * publish it in the chunk map.  It calls neither of them.
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <string.h>
 
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
 #include "disk.h"
 #include "libpmemzclient.h"
-
-#define CACHE_LINE 64u
-
-struct zero_inline {
-	char *p;
-	size_t len;
-};
-
-static int zero_lines(void *arg)
-{
-	struct zero_inline *z = arg;
-
-	memset(z->p, 0, z->len);
-#if defined(__x86_64__) || defined(__i386__)
-	for (size_t i = 0; i < z->len; i += CACHE_LINE)
-		__builtin_ia32_clflush(z->p + i);
-	__builtin_ia32_sfence();
-#endif
-	return 0;
-}
-
-/* The 2015 write path, for the benchmark: zero with cached stores, flush every line. */
-int disk_zero_inline(struct disk *d, char *p, size_t len)
-{
-	struct zero_inline z = {.p = p, .len = len};
-
-	return disk_guard(d, zero_lines, &z);
-}
 
 /*
  * A zeroed extent of one chunk, leased on connection *gen_out (when not

@@ -71,7 +71,7 @@ static void apply(struct disk_fold *f, struct journal_entry *e)
 static int submit(struct disk_fold *f, struct journal_entry *v, size_t n, struct pmemz_batch **out)
 {
 	struct pmemz_batch *b = NULL;
-	int r = disk_journal_refuse_move(f->j) ? -EDQUOT : pmemz_batch_new(f->d->r, &b);
+	int r = pmemz_batch_new(f->d->r, &b);
 
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		char tag[PMEMZ_DISK_TAG_MAX];
@@ -206,7 +206,7 @@ static int run(struct disk_fold *f, struct journal_entry *v, size_t n, size_t pe
 {
 	struct disk *d = f->d;
 	size_t nb = (n + per - 1) / per;
-	size_t wave = per == disk_journal_moves_max() ? nb : 1;
+	size_t wave = per == PMEMZ_BATCH_MOVES_MAX ? nb : 1;
 	struct pmemz_batch **b = calloc(nb ? nb : 1, sizeof(*b));
 	uint64_t gen = disk_gen(d);
 	int first = b ? 0 : -ENOMEM;
@@ -259,31 +259,6 @@ static size_t apply_moved(struct disk_fold *f, struct journal_entry *v, size_t n
 	return left;
 }
 
-/*
- * One line per fold (nbdkit -v): scripts/bench-disk reads the totals to
- * tell how many fresh chunks went to the daemon on their write path.
- */
-static void fold_debug(struct disk_fold *f, size_t moved, uint64_t ns)
-{
-	char what[80];
-
-	(void)snprintf(what, sizeof(what), "fold: %zu chunk(s) moved to their tags in %.2f ms",
-		       moved, (double)ns / 1e6);
-	disk_fold_debug(f, what);
-}
-
-void disk_fold_debug(struct disk_fold *f, const char *what)
-{
-	uint64_t taken, fallbacks;
-
-	disk_ahead_counts(f->d->ahead, &taken, &fallbacks);
-	nbdkit_debug("pmemz: %s; totals: %" PRIu64 " MOVE requests, %" PRIu64
-		     " fresh chunks taken ahead, %" PRIu64 " fell back, %" PRIu64
-		     " found the journal full",
-		     what, __atomic_load_n(&f->requests, __ATOMIC_RELAXED), taken, fallbacks,
-		     disk_journal_full(f->j));
-}
-
 /* One fold of what jf took out of the journal: 0, -EAGAIN (go round again), or -errno. */
 static int fold_once(struct disk_fold *f, struct journal_fold *jf, size_t per)
 {
@@ -306,13 +281,14 @@ static int fold_once(struct disk_fold *f, struct journal_fold *jf, size_t per)
 	__atomic_add_fetch(&f->folds, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&f->moves, moved, __ATOMIC_RELAXED);
 	disk_journal_settle(f->j, jf, left, r == -EDQUOT || (r == -ENOSPC && per == 1));
-	fold_debug(f, moved, pmemz_now_ns() - t0);
+	nbdkit_debug("pmemz: fold: %zu chunk(s) moved to their tags in %.2f ms", moved,
+		     (double)(pmemz_now_ns() - t0) / 1e6);
 	return r;
 }
 
 int disk_fold(struct disk_fold *f)
 {
-	size_t per = disk_journal_moves_max();
+	size_t per = PMEMZ_BATCH_MOVES_MAX;
 	uint64_t want = disk_journal_made(f->j);
 	struct journal_fold jf;
 	int r = 0;
@@ -392,9 +368,10 @@ void disk_fold_free(struct disk_fold *f)
 	if (disk_journal_pending(f->j) && disk_fold(f) < 0)
 		/* the journal maps them still: the next open moves them, and frees the rest */
 		nbdkit_error("pmemz: chunks of the journal stay there until the next start");
-	if (f->folds)
+	/* scripts/bench-disk reads it: how many fresh chunks missed the journal */
+	if (disk_journal_on(f->j))
 		nbdkit_debug("pmemz: folds: %" PRIu64 ", %" PRIu64 " chunks moved in %" PRIu64
-			     " MOVE requests; the journal was full %" PRIu64 " time(s)",
+			     " MOVE requests; %" PRIu64 " fresh chunk(s) found the journal full",
 			     f->folds, f->moves, f->requests, disk_journal_full(f->j));
 	free(f);
 }

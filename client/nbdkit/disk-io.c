@@ -30,13 +30,6 @@
 
 static const char zeroes[64 * 1024];
 
-/*
- * nbdkit -D pmemz.lease_delay=MS: sleep that long between leasing a fresh
- * chunk's extent and taking its stripe lock again, so that concurrent
- * requests for the chunk lose the race for it (tests only).
- */
-NBDKIT_DLL_PUBLIC int pmemz_debug_lease_delay;
-
 #define TAKE_LEASE(a)                                                                              \
 	({                                                                                         \
 		struct pmemz_alloc *_a = (a);                                                      \
@@ -217,10 +210,10 @@ static void write_back(struct disk *d, uint64_t idx, struct fresh *f, const void
 
 /*
  * Lease plus commit: f->lease is committed under chunk idx's tag (a round
- * trip), then written and published; a benchmark build's inline zeroing
- * comes between.  Consumes f->lease.  Locking: the stripe write lock held
- * by the caller, the chunk absent (nobody else commits its tag
- * meanwhile); the reconnect lock may be taken inside.
+ * trip), then written and published; a benchmark build's own zeroing of
+ * the extent (cfg.zero_fresh) comes between.  Consumes f->lease.  Locking: the stripe write lock
+ * held by the caller, the chunk absent (nobody else commits its tag meanwhile); the reconnect lock
+ * may be taken inside.
  */
 static int write_commit(struct disk *d, uint64_t idx, struct fresh *f, const void *buf,
 			uint64_t off, uint64_t len)
@@ -231,8 +224,8 @@ static int write_commit(struct disk *d, uint64_t idx, struct fresh *f, const voi
 
 	if (r < 0)
 		return r;
-	if (d->cfg.zeroing == DISK_ZEROING_INLINE)
-		r = disk_zero_inline(d, p, d->chunk_size);
+	if (d->cfg.zero_fresh)
+		r = d->cfg.zero_fresh(d, p, d->chunk_size);
 	if (r == 0)
 		r = disk_store(d, p + off, buf, len);
 	/* published even if the copy failed: the tag is committed */
@@ -275,8 +268,6 @@ static int fresh_lease(struct disk *d, pthread_rwlock_t *l, struct fresh *f, uin
 
 	pthread_rwlock_unlock(l);
 	r = disk_chunk_lease(d, &f->lease, &f->gen);
-	if (r == 0 && pmemz_debug_lease_delay > 0)
-		usleep((useconds_t)pmemz_debug_lease_delay * 1000);
 	if (r == 0 && stage)
 		f->buf = wb_get(d->wb);
 	else if (r == 0)

@@ -38,22 +38,6 @@
 #include "libpmemzclient.h"
 #include "vector.h"
 
-/*
- * nbdkit -D pmemz.journal_slots=N: a new disk's journal of N slots at
- * most (at least 4), so that the tests see it wrap and fill up (tests
- * only).
- */
-NBDKIT_DLL_PUBLIC int pmemz_debug_journal_slots;
-/*
- * nbdkit -D pmemz.refuse_moves=1: every MOVE refused as by the tag limit;
- * -D pmemz.refuse_moves_after=K: of every K + 1, the last; -D
- * pmemz.fold_moves_max=N: at most N moves in one.  The last two make
- * folds and recoveries that move some chunks and not the rest (tests only).
- */
-NBDKIT_DLL_PUBLIC int pmemz_debug_refuse_moves;
-NBDKIT_DLL_PUBLIC int pmemz_debug_refuse_moves_after;
-NBDKIT_DLL_PUBLIC int pmemz_debug_fold_moves_max;
-
 struct disk_journal {
 	struct disk *d;
 	char *recs;	  /* the records, in the superblock's extent */
@@ -72,26 +56,8 @@ struct disk_journal {
 	bool folding;	       /* a fold took mappings and has not settled yet */
 	bool refused;	       /* the last fold was refused (tag limit): fresh chunks fall back */
 	bool stop;
-	uint64_t full;	   /* fresh chunks that found it full (atomic) */
-	uint64_t attempts; /* MOVE requests tried (refuse_moves_after; one at a time) */
+	uint64_t full; /* fresh chunks that found it full (atomic) */
 };
-
-size_t disk_journal_moves_max(void)
-{
-	if (pmemz_debug_fold_moves_max > 0 && pmemz_debug_fold_moves_max < PMEMZ_BATCH_MOVES_MAX)
-		return (size_t)pmemz_debug_fold_moves_max;
-	return PMEMZ_BATCH_MOVES_MAX;
-}
-
-bool disk_journal_refuse_move(struct disk_journal *j)
-{
-	uint64_t k = (uint64_t)pmemz_debug_refuse_moves_after;
-
-	if (pmemz_debug_refuse_moves)
-		return true;
-	return pmemz_debug_refuse_moves_after > 0 &&
-	       __atomic_fetch_add(&j->attempts, 1, __ATOMIC_RELAXED) % (k + 1) == k;
-}
 
 static uint64_t extent_of(const struct disk_journal *j, const char *addr)
 {
@@ -139,11 +105,13 @@ int disk_journal_new(struct disk *d, struct disk_journal **out)
 
 uint64_t disk_journal_slots_new(const struct disk *d)
 {
-	size_t slots = pmemz_disk_journal_slots(d->chunk_size);
+	uint64_t slots = pmemz_disk_journal_slots(d->chunk_size);
 
-	if (pmemz_debug_journal_slots >= (int)PMEMZ_DISK_JOURNAL_SLOTS_MIN &&
-	    (size_t)pmemz_debug_journal_slots < slots)
-		slots = (size_t)pmemz_debug_journal_slots;
+	/* a test build's journal-slots=: a journal that wraps and fills up in a few writes */
+	if (slots && d->cfg.journal_slots && d->cfg.journal_slots < slots)
+		slots = d->cfg.journal_slots < PMEMZ_DISK_JOURNAL_SLOTS_MIN
+			    ? PMEMZ_DISK_JOURNAL_SLOTS_MIN
+			    : d->cfg.journal_slots;
 	return slots;
 }
 
@@ -474,7 +442,7 @@ struct recover_move {
 static int move_some(struct disk_journal *j, struct recover_move *m, size_t n)
 {
 	struct pmemz_batch *b = NULL;
-	int r = disk_journal_refuse_move(j) ? -EDQUOT : pmemz_batch_new(j->d->r, &b);
+	int r = pmemz_batch_new(j->d->r, &b);
 
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		char tag[PMEMZ_DISK_TAG_MAX];
@@ -491,7 +459,7 @@ static int move_some(struct disk_journal *j, struct recover_move *m, size_t n)
 /* All of m[0..n), halving the requests in a nearly full tag table. */
 static int move_all(struct disk_journal *j, struct recover_move *m, size_t n)
 {
-	size_t per = disk_journal_moves_max();
+	size_t per = PMEMZ_BATCH_MOVES_MAX;
 
 	for (size_t i = 0; i < n;) {
 		size_t k = n - i < per ? n - i : per;

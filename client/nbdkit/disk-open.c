@@ -574,8 +574,8 @@ static int open_modules(struct disk *d)
 		d->cfg.writeback = 0;
 		d->cfg.reserve = 0;
 	}
-	/* extents owned ahead need the journal that maps them */
-	ahead = d->cfg.ahead >= d->chunk_size && d->cfg.zeroing == DISK_ZEROING_SERVICE &&
+	/* extents owned ahead need the journal that maps them; they come zero already */
+	ahead = d->cfg.ahead >= d->chunk_size && !d->cfg.zero_fresh &&
 		disk_journal_on(d->journal) && !d->readonly;
 	r = disk_ahead_new(d, ahead, &d->ahead);
 	if (r == 0)

@@ -266,8 +266,8 @@ static void wb_one(struct disk_wb *wb, struct wb_pending *pd)
 	pd->lease = NULL;
 	pthread_rwlock_wrlock(l);
 	if (r == 0) {
-		if (d->cfg.zeroing == DISK_ZEROING_INLINE)
-			r = disk_zero_inline(d, p, d->chunk_size);
+		if (d->cfg.zero_fresh)
+			r = d->cfg.zero_fresh(d, p, d->chunk_size);
 		if (r == 0)
 			r = wb_copy(d, pd, p);
 		/* published even if the copy failed: the tag is committed */

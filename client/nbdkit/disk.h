@@ -63,11 +63,7 @@ struct pmemz_alloc;
 #define DISK_SYNC_INTERVAL_MS 1000u /* sync-interval= default, as dm-thin's COMMIT_PERIOD */
 #define DISK_FOLD_IDLE_TICKS 10u    /* sync intervals without a fresh mapping before a fold */
 
-enum disk_zeroing {
-	DISK_ZEROING_SERVICE, /* extents come zeroed from pmemzerod */
-	DISK_ZEROING_INLINE,  /* and are zeroed again here (the benchmark's baseline) */
-};
-
+struct disk;
 struct wb_pending;
 struct ahead_pool;
 struct disk_journal;
@@ -115,7 +111,6 @@ struct disk_config {
 	uint64_t size;	    /* 0: the size recorded in the superblock */
 	uint64_t reserve;   /* client reserve in bytes; 0: none */
 	uint64_t writeback; /* write-back buffers in bytes; less than two chunks: none */
-	enum disk_zeroing zeroing;
 	unsigned reconnect_seconds;
 	unsigned spares; /* lost races' leases kept for the next fresh chunk; 0: none */
 	uint64_t ahead;	 /* bytes of extents owned ahead at most; 0: none (disk-ahead.c) */
@@ -123,6 +118,14 @@ struct disk_config {
 	bool prefault; /* MADV_POPULATE_WRITE a fresh chunk's extent before a large copy */
 	int warm;      /* extents owned ahead touched by the refill thread: DISK_WARM_* */
 	int prewarm;   /* the whole mapping faulted in at start: DISK_PREWARM_* */
+	/* a new disk's journal records at most (0: as many as its extent holds) */
+	uint64_t journal_slots;
+	/*
+	 * Each fresh chunk's extent zeroed again before its first write (NULL:
+	 * it comes zeroed from pmemzerod): only nbdkit-pmemz-plugin-bench sets
+	 * it, for its baseline, and then no extents are owned ahead.
+	 */
+	int (*zero_fresh)(struct disk *d, char *p, size_t len);
 };
 
 struct disk {
@@ -250,6 +253,8 @@ int disk_commit_chunk(struct disk *d, uint64_t idx, struct pmemz_alloc *lease,
 void disk_publish(struct disk *d, uint64_t idx, struct pmemz_alloc *a, char *p);
 /* Chunk idx, mapped by the journal, is its tag a's now (takes the stripe write lock). */
 void disk_chunk_tagged(struct disk *d, uint64_t idx, struct pmemz_alloc *a);
+
+/* ---- disk-inline.c (nbdkit-pmemz-plugin-bench only): zeroing on the write path ---- */
 int disk_zero_inline(struct disk *d, char *p, size_t len);
 
 /* ---- disk-ahead.c: extents owned ahead (ahead=) ---- */
@@ -280,8 +285,6 @@ void disk_ahead_put(struct disk_ahead *ah, const struct ahead_ext *e);
 void disk_ahead_moved(struct disk_ahead *ah, const struct ahead_ext *e);
 /* The pool tag's handle, for a MOVE out of it. */
 struct pmemz_alloc *disk_ahead_pool_alloc(const struct ahead_pool *p);
-/* Fresh chunks that took an extent owned ahead, and that fell back (none left), so far. */
-void disk_ahead_counts(struct disk_ahead *ah, uint64_t *taken, uint64_t *fallbacks);
 /* Forget every pool without freeing its tag (a fold failed: the next open recovers them). */
 void disk_ahead_keep_pools(struct disk_ahead *ah);
 /*
@@ -366,10 +369,6 @@ int disk_journal_rewrite(struct disk_journal *j, const struct journal_fold *f);
 void disk_journal_settle(struct disk_journal *j, struct journal_fold *f, size_t left, bool refused);
 /* Fresh chunks that found the journal full (or folds refused) so far. */
 uint64_t disk_journal_full(struct disk_journal *j);
-/* Moves in one MOVE request at most (PMEMZ_BATCH_MOVES_MAX, or fewer in tests). */
-size_t disk_journal_moves_max(void);
-/* Is the next MOVE request to be refused as by the tag limit (tests only)? */
-bool disk_journal_refuse_move(struct disk_journal *j);
 
 /* ---- disk-fold.c: the journal's mappings into chunk tags ---- */
 int disk_fold_new(struct disk *d, struct disk_fold **out);
@@ -383,8 +382,6 @@ void disk_fold_free(struct disk_fold *f);
  * nbdkit_error() (the mappings stay in the journal and queued).
  */
 int disk_fold(struct disk_fold *f);
-/* The totals line (nbdkit -v) after what: scripts/bench-disk reads it at each FLUSH. */
-void disk_fold_debug(struct disk_fold *f, const char *what);
 
 /* ---- disk-wb.c: write-back of fresh chunks ---- */
 int wb_new(struct disk *d, struct disk_wb **out); /* the buffers (disk_open) */

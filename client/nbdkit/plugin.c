@@ -4,6 +4,14 @@
  * memory from pmemzerod.  The nbdkit callbacks and parameters; the disk
  * itself is disk-*.c.  One disk, one connection to the daemon per nbdkit
  * process; any number of NBD connections share it (multi-conn).
+ *
+ * Built three times from the same objects: the installed plugin; a test
+ * build (PMEMZ_PLUGIN_TEST, nbdkit-pmemz-plugin-test.so) whose journal-slots=
+ * makes a new disk's journal small, so that the tests see it wrap and
+ * fill up (every later start reads the length from the superblock); and a
+ * benchmark build (PMEMZ_PLUGIN_BENCH, nbdkit-pmemz-plugin-bench.so) whose
+ * zeroing=inline zeroes each fresh chunk on the write path, the baseline
+ * of scripts/bench-disk.  Neither is installed.
  */
 #include <assert.h>
 #include <errno.h>
@@ -33,7 +41,6 @@ static struct disk_config cfg = {
     .name = DEFAULT_DISK,
     .reserve = DEFAULT_RESERVE,
     .writeback = DEFAULT_WRITEBACK,
-    .zeroing = DISK_ZEROING_SERVICE,
     .reconnect_seconds = DISK_RECONNECT_SECONDS,
     .spares = 16,
     .prefault = false,
@@ -105,18 +112,49 @@ static int set_socket(const char *key, const char *value)
 	return 0;
 }
 
+#ifdef PMEMZ_PLUGIN_BENCH
 static int set_zeroing(const char *key, const char *value)
 {
 	if (strcmp(value, "service") == 0) {
-		cfg.zeroing = DISK_ZEROING_SERVICE;
+		cfg.zero_fresh = NULL;
 	} else if (strcmp(value, "inline") == 0) {
-		cfg.zeroing = DISK_ZEROING_INLINE;
+		cfg.zero_fresh = disk_zero_inline;
 	} else {
 		nbdkit_error("pmemz: zeroing=%s: expected service or inline", value);
 		return -1;
 	}
 	return 0;
 }
+#else
+/* What the plugin always does; inline zeroing is the benchmark build's. */
+static int set_zeroing(const char *key, const char *value)
+{
+	if (strcmp(value, "service") != 0) {
+		nbdkit_error(
+		    "pmemz: zeroing=%s: only the benchmark build (nbdkit-pmemz-plugin-bench, "
+		    "not installed) zeroes fresh chunks itself",
+		    value);
+		return -1;
+	}
+	disk_warning("zeroing=service is what the plugin always does: the parameter is "
+		     "deprecated and ignored");
+	return 0;
+}
+#endif
+
+#ifdef PMEMZ_PLUGIN_TEST
+static int set_journal_slots(const char *key, const char *value)
+{
+	if (nbdkit_parse_uint64_t(key, value, &cfg.journal_slots) < 0)
+		return -1;
+	if (cfg.journal_slots < PMEMZ_DISK_JOURNAL_SLOTS_MIN) {
+		nbdkit_error("pmemz: journal-slots=%s: at least %u", value,
+			     PMEMZ_DISK_JOURNAL_SLOTS_MIN);
+		return -1;
+	}
+	return 0;
+}
+#endif
 
 static int set_reserve(const char *key, const char *value)
 {
@@ -205,6 +243,9 @@ static const struct {
     {"size", set_size},
     {"socket", set_socket},
     {"zeroing", set_zeroing},
+#ifdef PMEMZ_PLUGIN_TEST
+    {"journal-slots", set_journal_slots},
+#endif
     {"reserve", set_reserve},
     {"writeback", set_writeback},
     {"reconnect-timeout", set_reconnect},
@@ -235,12 +276,19 @@ static int pz_config_complete(void)
 	return 0;
 }
 
+#if defined(PMEMZ_PLUGIN_TEST)
+#define PZ_HELP_BUILD "\njournal-slots=<N>  (test build) Records of a new disk's journal."
+#elif defined(PMEMZ_PLUGIN_BENCH)
+#define PZ_HELP_BUILD "\nzeroing=service|inline  (benchmark build) inline: zero fresh chunks here."
+#else
+#define PZ_HELP_BUILD ""
+#endif
+
 #define pz_config_help                                                                             \
 	"region=<NAME>     (required) pmemzerod region holding the disk.\n"                        \
 	"disk=<NAME>       The disk's name in the region (default " DEFAULT_DISK ").\n"            \
 	"size=<SIZE>       Virtual size; creates the disk, or grows it.\n"                         \
 	"socket=<PATH>     pmemzerod's socket (default: libpmemzclient's).\n"                      \
-	"zeroing=service|inline  inline zeroes fresh chunks here (benchmark only).\n"              \
 	"ahead=<SIZE>      Zeroed extents the disk owns ahead of need (default 256M; 0: off).\n"   \
 	"sync-interval=<MS>  Chunk mappings made durable at least this often (default 1000).\n"    \
 	"reserve=<SIZE>    Zeroed extents kept leased, for refills (default 64M).\n"               \
@@ -250,7 +298,8 @@ static int pz_config_complete(void)
 	"prefault=true|false  Pre-fault a fresh chunk before a large write (default false).\n"     \
 	"warm=auto|true|false  Touch extents owned ahead before writes land in them (default "     \
 	"auto).\n"                                                                                 \
-	"prewarm=auto|true|false  Fault the region's mapping in once at start (default auto)."
+	"prewarm=auto|true|false  Fault the region's mapping in once at start (default "           \
+	"auto)." PZ_HELP_BUILD
 
 /*
  * Everything that can refuse happens here, before nbdkit forks into the
@@ -404,7 +453,6 @@ static int pz_flush(void *handle, uint32_t flags)
 	/* a fresh chunk's journal record was drained with its data, before the reply */
 	if (r == 0)
 		r = durable(handle, UINT64_MAX);
-	disk_fold_debug(disk.fold, "flush");
 	return r < 0 ? fail(r) : 0;
 }
 

@@ -15,7 +15,9 @@ if(NOT Python3_Interpreter_FOUND)
 endif()
 
 # With the plugin built, (a) and (b) must run: naming them makes a missing
-# plugin an error instead of a note.
+# plugin an error instead of a note.  (a) is the plugin as installed, (b)
+# its benchmark build (nbdkit-pmemz-plugin-bench, zeroing=inline), built
+# beside it; the plugin's counts come from its lines at close.
 if(TARGET nbdkit-pmemz-plugin)
   set(_bench_disk_targets a,b,c,d)
 else()

@@ -25,12 +25,25 @@ if(PMEMZ_SANITIZE)
   set(_nbd_san ";PMEMZ_NBD_SANITIZED=1")
 endif()
 
+# What every test may need beside the installed plugin: its test build (a
+# disk made with a small journal) and the shim of libpmemzclient that
+# refuses MOVEs and delays leases (tests/nbd/pmemz-shim.c), preloaded into
+# nbdkit by nbdtest.py when a PMEMZ_SHIM_* setting asks for it.
+add_library(pmemz-nbd-shim MODULE ${PMEMZ_TEST_SRC}/nbd/pmemz-shim.c)
+set_target_properties(pmemz-nbd-shim PROPERTIES PREFIX "")
+# libpmemzclient's headers, not the library: the shim finds it behind itself (RTLD_NEXT)
+target_include_directories(pmemz-nbd-shim PRIVATE
+  $<TARGET_PROPERTY:pmemzclient,INTERFACE_INCLUDE_DIRECTORIES>)
+target_link_libraries(pmemz-nbd-shim PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
+set(_nbd_tools ";PMEMZ_PLUGIN_TEST=$<TARGET_FILE:nbdkit-pmemz-plugin-test>")
+string(APPEND _nbd_tools ";PMEMZ_NBD_SHIM=$<TARGET_FILE:pmemz-nbd-shim>")
+
 set(_nbd_tests ops restart kill9 claim quota tags qemu sparse size multiconn spares flags prewarm)
 foreach(t ${_nbd_tests})
   add_test(NAME nbd-${t}
     COMMAND ${PMEMZ_NBD_PYTHON} ${PMEMZ_TEST_SRC}/nbd/test-nbd.py ${t})
   set_tests_properties(nbd-${t} PROPERTIES
-    ENVIRONMENT "PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_san}"
+    ENVIRONMENT "PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_tools}${_nbd_san}"
     SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS "nbd")
 endforeach()
 # The fallback paths, without extents owned ahead (ahead=0): write-back of
@@ -40,20 +53,20 @@ foreach(t ops restart kill9 tags multiconn)
   add_test(NAME nbd-${t}-wb
     COMMAND ${PMEMZ_NBD_PYTHON} ${PMEMZ_TEST_SRC}/nbd/test-nbd.py ${t})
   set_tests_properties(nbd-${t}-wb PROPERTIES
-    ENVIRONMENT "PMEMZ_NBD_ARGS=ahead=0;PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_san}"
+    ENVIRONMENT "PMEMZ_NBD_ARGS=ahead=0;PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_tools}${_nbd_san}"
     SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS "nbd")
 endforeach()
 foreach(t ops restart kill9 tags multiconn spares)
   add_test(NAME nbd-${t}-sync
     COMMAND ${PMEMZ_NBD_PYTHON} ${PMEMZ_TEST_SRC}/nbd/test-nbd.py ${t})
   set_tests_properties(nbd-${t}-sync PROPERTIES
-    ENVIRONMENT "PMEMZ_NBD_ARGS=ahead=0 writeback=0 prefault=true;PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_san}"
+    ENVIRONMENT "PMEMZ_NBD_ARGS=ahead=0 writeback=0 prefault=true;PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_tools}${_nbd_san}"
     SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS "nbd")
 endforeach()
 # 'ops' once more on the mapping's own granularity (PAGE on tmpfs: msync).
 add_test(NAME nbd-ops-default COMMAND ${PMEMZ_NBD_PYTHON} ${PMEMZ_TEST_SRC}/nbd/test-nbd.py ops)
 set_tests_properties(nbd-ops-default PROPERTIES
-  ENVIRONMENT "PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_san}"
+  ENVIRONMENT "PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_tools}${_nbd_san}"
   ENVIRONMENT_MODIFICATION "PMEM2_FORCE_GRANULARITY=unset:"
   SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS "nbd")
 # The crash loop (tests/nbd/test-nbd-crash.py): kill -9 of nbdkit or of
@@ -65,7 +78,7 @@ function(pmemz_nbd_crash_loop name vars)
   add_test(NAME ${name}
     COMMAND ${PMEMZ_NBD_PYTHON} ${PMEMZ_TEST_SRC}/nbd/test-nbd-crash.py loop)
   set_tests_properties(${name} PROPERTIES
-    ENVIRONMENT "${vars}PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_san}"
+    ENVIRONMENT "${vars}PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_tools}${_nbd_san}"
     SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS "nbd")
 endfunction()
 pmemz_nbd_crash_loop(nbd-crash-loop "")
@@ -87,17 +100,16 @@ foreach(t sync-after-restart journal-wrap journal-adopt journal-partial no-journ
   add_test(NAME nbd-${t}
     COMMAND ${PMEMZ_NBD_PYTHON} ${PMEMZ_TEST_SRC}/nbd/test-nbd-crash.py ${t})
   set_tests_properties(nbd-${t} PROPERTIES
-    ENVIRONMENT "PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_san}"
+    ENVIRONMENT "PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_tools}${_nbd_san}"
     SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS "nbd")
 endforeach()
-# The crash loop with a journal of 16 slots: folds, wraps and a full
-# journal (fresh chunks falling back) under kill -9.
-pmemz_nbd_crash_loop(nbd-crash-loop-journal
-  "PMEMZ_NBD_OPTS=-D pmemz.journal_slots=16;PMEMZ_NBD_ROUNDS=6;")
+# The crash loop on a disk made with a journal of 16 slots: folds, wraps
+# and a full journal (fresh chunks falling back) under kill -9.
+pmemz_nbd_crash_loop(nbd-crash-loop-journal "PMEMZ_NBD_JOURNAL_SLOTS=16;PMEMZ_NBD_ROUNDS=6;")
 # The same with folds that move two chunks and are refused the rest, every
 # other MOVE request (the tag limit reached halfway): records written again.
 pmemz_nbd_crash_loop(nbd-crash-loop-partial
-  "PMEMZ_NBD_OPTS=-D pmemz.journal_slots=16 -D pmemz.fold_moves_max=2 -D pmemz.refuse_moves_after=1;PMEMZ_NBD_ROUNDS=6;")
+  "PMEMZ_NBD_JOURNAL_SLOTS=16;PMEMZ_SHIM_MOVES_MAX=2;PMEMZ_SHIM_REFUSE_MOVES_AFTER=1;PMEMZ_NBD_ROUNDS=6;")
 # A region file truncated under the plugin's mapping (tests/nbd/test-nbd-fault.py):
 # with write-back, and without (every fresh chunk written on the request's thread).
 foreach(v "" "-sync")
@@ -108,6 +120,14 @@ foreach(v "" "-sync")
   add_test(NAME nbd-truncated${v}
     COMMAND ${PMEMZ_NBD_PYTHON} ${PMEMZ_TEST_SRC}/nbd/test-nbd-fault.py truncated)
   set_tests_properties(nbd-truncated${v} PROPERTIES
-    ENVIRONMENT "${_args}PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_san}"
+    ENVIRONMENT "${_args}PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_tools}${_nbd_san}"
     SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS "nbd")
 endforeach()
+# The installed plugin exports plugin_init alone (no pmemz_debug_* variable
+# for nbdkit -D), and takes neither the test build's nor the benchmark
+# build's parameters.
+add_test(NAME nbd-plugin-product
+  COMMAND sh ${PMEMZ_TEST_SRC}/nbd/plugin-product.sh $<TARGET_FILE:nbdkit-pmemz-plugin>
+    $<TARGET_FILE:nbdkit-pmemz-plugin-test> $<TARGET_FILE:nbdkit-pmemz-plugin-bench>)
+set_tests_properties(nbd-plugin-product PROPERTIES
+  ENVIRONMENT "NM=${CMAKE_NM}" SKIP_RETURN_CODE 77 TIMEOUT 60 LABELS "nbd")

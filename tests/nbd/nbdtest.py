@@ -6,7 +6,14 @@ bindings.  Both processes die with the test (PR_SET_PDEATHSIG).
 
 Environment (set by tests/nbd/nbd.cmake):
   PMEMZ_DAEMON   pmemzerod          PMEMZ_CTL   pmemzctl
-  PMEMZ_PLUGIN   nbdkit-pmemz-plugin.so
+  PMEMZ_PLUGIN   nbdkit-pmemz-plugin.so, the plugin as installed
+  PMEMZ_PLUGIN_TEST   its test build (journal-slots=): what makes a disk whose
+                      journal is small (Nbdkit journal_slots); every later
+                      start runs the installed plugin, which reads the length
+                      from the superblock
+  PMEMZ_NBD_SHIM      pmemz-nbd-shim.so (tests/nbd/pmemz-shim.c), preloaded
+                      into nbdkit when a PMEMZ_SHIM_* setting is given (in the
+                      environment: a variant's; or Nbdkit shim=)
   PMEMZ_NBD_ARGS      more plugin parameters (the -sync variants: writeback=0)
   PMEMZ_NBDKIT        the nbdkit to run (e.g. a wrapper preloading the sanitizers)
   PMEMZ_NBD_SANITIZED=1  the plugin is an ASan build: skip (77) unless PMEMZ_NBDKIT is set
@@ -173,8 +180,10 @@ class Env:
                 if "/ahead/" not in t["name"] and "/pool/" not in t["name"]]
 
     # ---- nbdkit ----
-    def nbdkit(self, disk="d", size=None, wait=True, extra=(), name=None, opts=()):
-        n = Nbdkit(self, disk, size, extra, name or f"nbd{len(self.nbdkits)}", opts)
+    def nbdkit(self, disk="d", size=None, wait=True, extra=(), name=None, opts=(), shim=None,
+               journal_slots=None):
+        n = Nbdkit(self, disk, size, extra, name or f"nbd{len(self.nbdkits)}", opts, shim,
+                   journal_slots)
         self.nbdkits.append(n)
         n.start(wait)
         return n
@@ -191,9 +200,16 @@ class Env:
 
 
 class Nbdkit:
-    def __init__(self, env, disk, size, extra, name, opts=()):
+    """One nbdkit.  shim: PMEMZ_SHIM_* settings of pmemz-nbd-shim for this process
+    (None: the environment's, a variant's; {}: none).  journal_slots: the disk is
+    made by the plugin's test build with a journal of that many records; later
+    starts run the installed plugin."""
+
+    def __init__(self, env, disk, size, extra, name, opts=(), shim=None, journal_slots=None):
         self.env = env
-        self.opts = list(opts)  # nbdkit's own options (e.g. -D debug flags)
+        self.opts = list(opts)  # nbdkit's own options
+        self.shim = shim
+        self.journal_slots = journal_slots
         self.disk = disk
         self.size = size
         self.extra = list(extra)
@@ -203,29 +219,48 @@ class Nbdkit:
         self.proc = None
 
     def args(self):
+        plugin = os.environ["PMEMZ_PLUGIN_TEST"] if self.journal_slots else self.env.plugin
         a = [os.environ.get("PMEMZ_NBDKIT", "nbdkit"), "-f", "-v", "-P", self.pidfile,
-             "-U", self.sock, *self.opts, self.env.plugin,
+             "-U", self.sock, *self.opts, plugin,
              f"region={self.env.region}", f"disk={self.disk}", f"socket={self.env.sock}"]
         if self.size is not None:
             a.append(f"size={self.size}")
+        if self.journal_slots:
+            a.append(f"journal-slots={self.journal_slots}")
         # PMEMZ_NBD_ARGS: plugin parameters of a variant (e.g. writeback=0)
         return a + os.environ.get("PMEMZ_NBD_ARGS", "").split() + self.extra
+
+    def environ(self):
+        """nbdkit's environment: the shim preloaded when it has settings."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PMEMZ_SHIM_")}
+        shim = self.shim if self.shim is not None else \
+            {k: v for k, v in os.environ.items() if k.startswith("PMEMZ_SHIM_")}
+        if shim:
+            env.update(shim)
+            # after what is preloaded already (a sanitizer runtime must come first)
+            env["LD_PRELOAD"] = ":".join(p for p in (os.environ.get("LD_PRELOAD"),
+                                                     os.environ["PMEMZ_NBD_SHIM"]) if p)
+        return env
 
     def start(self, wait=True):
         for f in (self.sock, self.pidfile):
             if os.path.exists(f):
                 os.unlink(f)
+        env = self.environ()
         logf = open(self.log, "a")
-        logf.write(f"=== nbdtest: {' '.join(self.args())}\n")
+        shim = " ".join(f"{k}={v}" for k, v in sorted(env.items()) if k.startswith("PMEMZ_SHIM_"))
+        logf.write(f"=== nbdtest: {shim + ' ' if shim else ''}{' '.join(self.args())}\n")
         logf.flush()
         self.proc = subprocess.Popen(self.args(), stdout=logf, stderr=subprocess.STDOUT,
-                                     preexec_fn=_die_with_parent)
+                                     preexec_fn=_die_with_parent, env=env)
         logf.close()
         if wait:
             # the pid file, not a probe: a connection that closes in the
             # handshake leaves nbdkit 1.32 hanging at exit under ASan
             wait_for(lambda: os.path.exists(self.pidfile) and os.path.getsize(self.pidfile) > 0,
                      "nbdkit start", proc=self.proc, log=self.log)
+            # made: from now on the installed plugin reads the journal's length from it
+            self.journal_slots = None
 
     def expect_exit(self, timeout=30):
         """The process refused to start: its exit status and its log."""

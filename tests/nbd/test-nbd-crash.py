@@ -23,7 +23,9 @@ and the plugin's journal: docs in disk-journal.c):
     pool tags of a killed nbdkit are emptied and freed at its next start,
     and a clean stop leaves exactly one chunk tag per chunk written and no
     pool tag.
-PMEMZ_NBD_OPTS: nbdkit options of a variant (-D pmemz.journal_slots=N).
+A variant's settings: PMEMZ_NBD_JOURNAL_SLOTS=N, a disk made with a journal
+of N records (the plugin's test build; every later start the installed
+plugin); PMEMZ_SHIM_* (tests/nbd/pmemz-shim.c), MOVE requests refused.
 """
 import json
 import os
@@ -167,7 +169,7 @@ class Writer(threading.Thread):
 
 
 # a variant whose MOVEs are refused now and then: pools may stay, adopted
-REFUSING = "refuse_moves" in os.environ.get("PMEMZ_NBD_OPTS", "")
+REFUSING = any(k.startswith("PMEMZ_SHIM_REFUSE_MOVES") for k in os.environ)
 
 
 def pool_seqs(env):
@@ -240,7 +242,7 @@ def test_loop(env):
     size = 40 * MIB
     env.start_daemon()
     k = env.nbdkit(size=str(size), extra=["reconnect-timeout=30", "sync-interval=150"],
-                   opts=os.environ.get("PMEMZ_NBD_OPTS", "").split())
+                   journal_slots=os.environ.get("PMEMZ_NBD_JOURNAL_SLOTS"))
     m = Model(size, env.extent)
     for i in range(rounds):
         kill_daemon = rng.random() < 0.5
@@ -248,13 +250,10 @@ def test_loop(env):
         print(f"round {i}: {how(env, k, m, rng)}", flush=True)
     k.stop()
     if REFUSING:
-        # chunks the refusals left in the journal: a start that moves them, a clean stop;
-        # with the same journal size (it is not on the media: another size misreads it)
-        opts = os.environ.get("PMEMZ_NBD_OPTS", "").split()
-        keep = [o for i, o in enumerate(opts) if "journal_slots" in o or
-                (o == "-D" and i + 1 < len(opts) and "journal_slots" in opts[i + 1])]
+        # chunks the refusals left in the journal: a start that moves them (no refusal),
+        # a clean stop; the journal's length is the superblock's
         k = env.nbdkit(size=str(size), extra=["reconnect-timeout=30", "sync-interval=150"],
-                       opts=keep)
+                       shim={})
         h = k.connect()
         m.check(h, strict=True)
         h.shutdown()
@@ -318,8 +317,8 @@ def test_journal_wrap(env):
     chunk reads its data, under its tag or through the journal."""
     env.start_daemon()
     n = 48
-    k = env.nbdkit(size=str(n * env.extent), extra=["sync-interval=50"],
-                   opts=["-D", "pmemz.journal_slots=8"])
+    # made with a journal of 8 records; after the kill, the installed plugin reads 8 back
+    k = env.nbdkit(size=str(n * env.extent), extra=["sync-interval=50"], journal_slots=8)
     h = k.connect()
     for c in range(n):
         h.pwrite(data_of(c), c * env.extent)
@@ -335,7 +334,7 @@ def test_journal_wrap(env):
     k.stop()
     with open(k.log) as f:
         log = f.read()
-    assert "found the journal full" in log, "no fold ran"
+    assert "found the journal full" in log and "pmemz: fold: " in log, "no fold ran"
     chunks = {int(t["name"].rsplit("/", 1)[1]) for t in env.chunk_tags()}
     assert chunks == set(range(n)), f"chunks tagged: {sorted(chunks)}"
     assert not env.tags("nbd/d/pool/"), "pool tags after a clean stop"
@@ -349,8 +348,8 @@ def test_journal_adopt(env):
     and reach their tags at the first start that can."""
     env.start_daemon()
     n = 6
-    refuse = ["-D", "pmemz.refuse_moves=1"]
-    k = env.nbdkit(size=str(16 * env.extent), opts=refuse)
+    refuse = {"PMEMZ_SHIM_REFUSE_MOVES": "1"}
+    k = env.nbdkit(size=str(16 * env.extent), shim=refuse)
     h = k.connect()
     for c in range(n):
         h.pwrite(data_of(c), c * env.extent)
@@ -360,13 +359,13 @@ def test_journal_adopt(env):
     assert not env.chunk_tags(), "a refused fold made tags"
     assert env.tags("nbd/d/pool/"), "the pools went with the journal's chunks in them"
     written, zeroed = n, set()
-    for opts in (refuse, []):
-        k = env.nbdkit(size=str(16 * env.extent), opts=opts)
+    for shim in (refuse, {}):
+        k = env.nbdkit(size=str(16 * env.extent), shim=shim)
         h = k.connect()
         for c in range(n + 2):
             want = data_of(c) if c < written and c not in zeroed else bytes(BLOCK)
-            assert h.pread(BLOCK, c * env.extent) == want, f"chunk {c}, {opts}"
-        if opts:
+            assert h.pread(BLOCK, c * env.extent) == want, f"chunk {c}, {shim}"
+        if shim:
             # refused folds: a TRIM leaves the chunk (advisory), a ZERO zeroes it in place
             h.trim(env.extent, 0)
             assert h.pread(BLOCK, 0) == data_of(0), "TRIM while folds are refused"
@@ -477,13 +476,14 @@ def test_journal_partial(env):
     env.start_daemon()
     n = 6
     size = str(16 * env.extent)
-    partial = ["-D", "pmemz.fold_moves_max=2", "-D", "pmemz.refuse_moves_after=1"]
+    # requests of 2 moves at most, every other one refused
+    partial = {"PMEMZ_SHIM_MOVES_MAX": "2", "PMEMZ_SHIM_REFUSE_MOVES_AFTER": "1"}
 
     def tagged():
         return {int(t["name"].rsplit("/", 1)[1]) for t in env.chunk_tags()}
 
     # a fold: a TRIM of a chunk in the journal folds first; 2 moved, the rest refused
-    k = env.nbdkit(size=size, opts=partial, extra=["sync-interval=0"])
+    k = env.nbdkit(size=size, shim=partial, extra=["sync-interval=0"])
     h = k.connect()
     for c in range(n):
         h.pwrite(data_of(c), c * env.extent)
@@ -496,7 +496,7 @@ def test_journal_partial(env):
     assert tagged() == {1}, f"after chunk 0's TRIM, chunks tagged: {sorted(tagged())}"
     k.kill()
     # a recovery: 2 of the journal's 4 chunks moved, the other 2 adopted
-    k = env.nbdkit(size=size, opts=partial, extra=["sync-interval=0"])
+    k = env.nbdkit(size=size, shim=partial, extra=["sync-interval=0"])
     h = k.connect()
     assert tagged() == {1, 2, 3}, f"a partial recovery moved {sorted(tagged())}"
     _, mapped = journal(env)

@@ -613,10 +613,10 @@ def test_spares(env):
     dropped, never committed or written (regression for the epoch rule)."""
     size = 48 * MIB
     env.start_daemon()
-    # a lease delay makes the requests into one fresh chunk lose races
+    # a lease delay (pmemz-nbd-shim) makes the requests into one fresh chunk lose races
     # spares are of the fallback path: without extents owned ahead
     k = env.nbdkit(size=str(size), extra=["reconnect-timeout=30", "spares=8", "ahead=0"],
-                   opts=["-D", "pmemz.lease_delay=20"])
+                   shim={"PMEMZ_SHIM_LEASE_DELAY_MS": "20"})
     h = k.connect()
     n = size // env.extent
     written = {}
