@@ -162,7 +162,6 @@ static int keep(struct disk_ahead *ah, struct pmemz_alloc *a)
 
 	if (p) {
 		p->a = a;
-		disk_warm(ah->d->warm, a);
 		pthread_mutex_lock(&ah->lock);
 		r = pool_add(ah, p);
 		/* a fresh write waiting for this refill need not wait for all of it */

@@ -17,7 +17,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #define NBDKIT_API_VERSION 2
@@ -89,31 +88,6 @@ int disk_read(struct disk *d, void *buf, uint32_t count, uint64_t offset)
 		out += len;
 	}
 	return 0;
-}
-
-/*
- * Fault the extent's pages in (writable) in one call, before a large copy
- * into it: the first touch of each 4 KiB page otherwise costs a fault in
- * the middle of the copy, under the stripe write lock.  No byte is
- * written, so it is safe on a lease not yet committed.  Best effort: a
- * kernel before 5.14 says EINVAL once and it stops being tried.
- */
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
-static void prefault(struct disk *d, struct pmemz_alloc *a)
-{
-	static bool unsupported;
-	size_t len = 0;
-	char *p;
-
-	if (!d->cfg.prefault || __atomic_load_n(&unsupported, __ATOMIC_RELAXED))
-		return;
-	p = pmemz_alloc_range(a, 0, &len);
-	if (p && madvise(p, len, MADV_POPULATE_WRITE) < 0 && (errno == EINVAL || errno == ENOSYS)) {
-		nbdkit_debug("pmemz: no MADV_POPULATE_WRITE (%m): chunks are not pre-faulted");
-		__atomic_store_n(&unsupported, true, __ATOMIC_RELAXED);
-	}
 }
 
 static bool all_zero(const void *buf, uint64_t len)
@@ -270,8 +244,6 @@ static int fresh_lease(struct disk *d, pthread_rwlock_t *l, struct fresh *f, uin
 	r = disk_chunk_lease(d, &f->lease, &f->gen);
 	if (r == 0 && stage)
 		f->buf = wb_get(d->wb);
-	else if (r == 0)
-		prefault(d, f->lease);
 	pthread_rwlock_wrlock(l);
 	return r;
 }

@@ -565,8 +565,6 @@ static int open_modules(struct disk *d)
 		r = super_load(d);
 	if (r == 0)
 		r = disk_journal_new(d, &d->journal);
-	if (r == 0)
-		r = disk_warm_new(d, d->cfg.warm, &d->warm);
 	if (r < 0)
 		return r;
 	if (d->readonly) {
@@ -635,7 +633,6 @@ void disk_close(struct disk *d)
 		disk_ahead_keep_pools(d->ahead);
 	disk_ahead_free(d->ahead);
 	disk_journal_free(d->journal);
-	disk_warm_free(d->warm);
 	disk_spares_free(d->spares);
 	if (d->map) {
 		for (uint64_t i = 0; i < d->nchunks; i++)

@@ -2,27 +2,27 @@
 /*
  * nbdkit-pmemz-plugin: the region's whole mapping, faulted in once at
  * start by a thread of its own, so that no write of the disk pays a page
- * fault later.
+ * fault later.  It is the plugin's one way of touching pages ahead of
+ * writes (the man page's prewarm= gives the measurement that chose it).
  *
  * A store into a page of the mapping that this process has not touched
  * yet faults, although pmemzerod's zeroer wrote the page through its own
  * mapping: a fresh chunk's first write pays that, an overwrite does not.
  * In a virtual machine that shadows the guest's page tables it is the
- * largest cost of a fresh 4 KiB write (bench-disk prints it as "the floor":
- * 15-120 us here against 0.2 us), and MADV_POPULATE_READ/WRITE do not
- * help: they fill the guest's tables, and the first access still traps
- * into the hypervisor.  Only an access does.  Touching extents as the
- * disk gets them (disk-warm.c) costs the same fault, only earlier; touching
- * every page of the region once costs it once per process, and a load of
- * the next page is cheaper than a first store into a random one (5 us
- * against 13-117 us a 4 KiB page here: the walk is sequential).
+ * largest cost of a fresh 4 KiB write (scripts/bench-disk prints the
+ * host's price as "the floor"), and MADV_POPULATE_READ/WRITE do not help:
+ * they fill the guest's tables, and the first access still traps into the
+ * hypervisor.  Only an access does.  Touching each extent as the disk
+ * gets it would pay the same fault, only earlier; touching every page of
+ * the region once pays it once per process, and a load of the next page
+ * costs less than a first store into a random one, because the walk is
+ * sequential.
  *
  * Loads only: the region holds other tenants' extents and pmemzerod's
  * metadata, and nothing here may store there.  On device DAX and tmpfs
  * (no dirty tracking of shared pages) a read fault maps the page
  * writable; a file system that tracks dirty pages still takes a cheaper
- * write-protect fault at the first store, which disk-warm.c takes for
- * extents owned ahead.
+ * write-protect fault at the first store.
  *
  * It runs at SCHED_IDLE, so it takes no CPU a request wants, and stops
  * when the disk closes.  Each 2 MiB is asked whether it is mapped as one
@@ -31,9 +31,9 @@
  * page table per 2 MiB), and one in 4 KiB pages only up to
  * PREWARM_AUTO_MAX (its page tables take 1/512 of what they map: 64 MiB
  * for 32 GiB).  A fault of the walk (a tenant truncated the region's
- * file) skips that 2 MiB.  On this kind of VM even a 2 MiB guest page is
- * shadowed in 4 KiB pieces: the 4 KiB walk is what removes the faults
- * there (docs/PERFORMANCE.md).
+ * file) skips that 2 MiB.  A hypervisor may shadow even a 2 MiB guest
+ * page in 4 KiB pieces: the 4 KiB walk is what removes the faults there
+ * (docs/PERFORMANCE.md).
  */
 #include <errno.h>
 #include <inttypes.h>

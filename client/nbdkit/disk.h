@@ -26,7 +26,6 @@
  *   struct disk_wb       disk-wb.c       write-back of fresh chunks
  *   struct disk_spares   disk-spare.c    lost races' leases
  *   struct disk_prewarm  disk-prewarm.c  the walk that faults the mapping in
- *   struct disk_warm     disk-warm.c     the first touch of extents owned ahead
  *
  * Locks, six kinds, and their one order: a thread may hold one stripe
  * lock (never two), and while it holds it take any one of the five
@@ -72,7 +71,6 @@ struct disk_ahead;
 struct disk_wb;
 struct disk_spares;
 struct disk_prewarm;
-struct disk_warm;
 
 /*
  * A chunk is absent (all NULL), being written back (pend: its data is in
@@ -115,9 +113,7 @@ struct disk_config {
 	unsigned spares; /* lost races' leases kept for the next fresh chunk; 0: none */
 	uint64_t ahead;	 /* bytes of extents owned ahead at most; 0: none (disk-ahead.c) */
 	unsigned sync_interval_ms; /* mappings durable this often at least; 0: FLUSH, FUA only */
-	bool prefault; /* MADV_POPULATE_WRITE a fresh chunk's extent before a large copy */
-	int warm;      /* extents owned ahead touched by the refill thread: DISK_WARM_* */
-	int prewarm;   /* the whole mapping faulted in at start: DISK_PREWARM_* */
+	int prewarm;		   /* the whole mapping faulted in at start: DISK_PREWARM_* */
 	/* a new disk's journal records at most (0: as many as its extent holds) */
 	uint64_t journal_slots;
 	/*
@@ -158,7 +154,6 @@ struct disk {
 	struct disk_wb *wb;
 	struct disk_spares *spares;
 	struct disk_prewarm *prewarm;
-	struct disk_warm *warm;
 };
 
 static inline pthread_rwlock_t *disk_stripe(struct disk *d, uint64_t idx)
@@ -204,14 +199,6 @@ int disk_extents(struct disk *d, uint32_t count, uint64_t offset, bool req_one,
  * -EDQUOT: refused whole).
  */
 int disk_ahead_batch(struct disk *d, size_t n, uint64_t seq, struct pmemz_alloc **out);
-
-/* ---- disk-warm.c: first touch of extents owned ahead, by the refill thread ---- */
-/* PROBE: warm=auto, deciding; ON: every 4 KiB page (warm=true); HUGE: one store per 2 MiB */
-enum { DISK_WARM_PROBE, DISK_WARM_ON, DISK_WARM_HUGE, DISK_WARM_OFF };
-int disk_warm_new(struct disk *d, int mode, struct disk_warm **out);
-void disk_warm_free(struct disk_warm *w);
-/* Store into each page of a (committed, not yet offered), where that is cheap. */
-void disk_warm(struct disk_warm *w, struct pmemz_alloc *a);
 
 /* ---- disk-prewarm.c: the region's mapping faulted in once, by a thread at SCHED_IDLE ---- */
 enum { DISK_PREWARM_AUTO, DISK_PREWARM_ON, DISK_PREWARM_OFF };

@@ -43,8 +43,6 @@ static struct disk_config cfg = {
     .writeback = DEFAULT_WRITEBACK,
     .reconnect_seconds = DISK_RECONNECT_SECONDS,
     .spares = 16,
-    .prefault = false,
-    .warm = DISK_WARM_PROBE,
     .prewarm = DISK_PREWARM_AUTO,
     .ahead = DEFAULT_AHEAD,
     .sync_interval_ms = DISK_SYNC_INTERVAL_MS,
@@ -204,16 +202,6 @@ static int set_sync_interval(const char *key, const char *value)
 	return 0;
 }
 
-static int set_warm(const char *key, const char *value)
-{
-	int v;
-
-	if (parse_auto_bool(value, &v) < 0)
-		return -1;
-	cfg.warm = v < 0 ? DISK_WARM_PROBE : v ? DISK_WARM_ON : DISK_WARM_OFF;
-	return 0;
-}
-
 static int set_prewarm(const char *key, const char *value)
 {
 	int v;
@@ -224,13 +212,16 @@ static int set_prewarm(const char *key, const char *value)
 	return 0;
 }
 
-static int set_prefault(const char *key, const char *value)
+/*
+ * Parameters of the page-touch mechanisms that prewarm= replaced (the
+ * man page's prewarm= says why): accepted, so that configurations that
+ * name them still start, and ignored, with one line that says so.
+ */
+static int set_deprecated(const char *key, const char *value)
 {
-	int v = nbdkit_parse_bool(value);
-
-	if (v < 0)
-		return -1;
-	cfg.prefault = v;
+	disk_warning("%s=%s is deprecated and ignored: prewarm= is the plugin's one way of "
+		     "touching pages ahead of writes",
+		     key, value);
 	return 0;
 }
 
@@ -252,9 +243,9 @@ static const struct {
     {"spares", set_spares},
     {"ahead", set_ahead},
     {"sync-interval", set_sync_interval},
-    {"warm", set_warm},
     {"prewarm", set_prewarm},
-    {"prefault", set_prefault},
+    {"warm", set_deprecated},
+    {"prefault", set_deprecated},
 };
 
 static int pz_config(const char *key, const char *value)
@@ -295,11 +286,9 @@ static int pz_config_complete(void)
 	"writeback=<SIZE>  Buffers for fresh chunks being committed (default 64M; 0: off).\n"      \
 	"reconnect-timeout=<SECONDS>  Wait for a restarting pmemzerod (default 60).\n"             \
 	"spares=<N>        Lost races' leases kept for fresh chunks (default 16; 0: none).\n"      \
-	"prefault=true|false  Pre-fault a fresh chunk before a large write (default false).\n"     \
-	"warm=auto|true|false  Touch extents owned ahead before writes land in them (default "     \
-	"auto).\n"                                                                                 \
 	"prewarm=auto|true|false  Fault the region's mapping in once at start (default "           \
-	"auto)." PZ_HELP_BUILD
+	"auto).\n"                                                                                 \
+	"warm=, prefault=, zeroing=service  Deprecated: accepted and ignored." PZ_HELP_BUILD
 
 /*
  * Everything that can refuse happens here, before nbdkit forks into the

@@ -48,7 +48,7 @@ foreach(t ${_nbd_tests})
 endforeach()
 # The fallback paths, without extents owned ahead (ahead=0): write-back of
 # fresh chunks (-wb), and none (-sync: every fresh chunk committed on the write
-# path, pre-faulted first).
+# path).
 foreach(t ops restart kill9 tags multiconn)
   add_test(NAME nbd-${t}-wb
     COMMAND ${PMEMZ_NBD_PYTHON} ${PMEMZ_TEST_SRC}/nbd/test-nbd.py ${t})
@@ -60,7 +60,7 @@ foreach(t ops restart kill9 tags multiconn spares)
   add_test(NAME nbd-${t}-sync
     COMMAND ${PMEMZ_NBD_PYTHON} ${PMEMZ_TEST_SRC}/nbd/test-nbd.py ${t})
   set_tests_properties(nbd-${t}-sync PROPERTIES
-    ENVIRONMENT "PMEMZ_NBD_ARGS=ahead=0 writeback=0 prefault=true;PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_tools}${_nbd_san}"
+    ENVIRONMENT "PMEMZ_NBD_ARGS=ahead=0 writeback=0;PMEM2_FORCE_GRANULARITY=CACHE_LINE;PMEMZ_DAEMON=$<TARGET_FILE:pmemzerod>;PMEMZ_CTL=$<TARGET_FILE:pmemzctl>;PMEMZ_PLUGIN=$<TARGET_FILE:nbdkit-pmemz-plugin>${_nbd_tools}${_nbd_san}"
     SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS "nbd")
 endforeach()
 # 'ops' once more on the mapping's own granularity (PAGE on tmpfs: msync).
@@ -83,9 +83,6 @@ function(pmemz_nbd_crash_loop name vars)
 endfunction()
 pmemz_nbd_crash_loop(nbd-crash-loop "")
 pmemz_nbd_crash_loop(nbd-crash-loop-noahead "PMEMZ_NBD_ARGS=ahead=0;PMEMZ_NBD_ROUNDS=4;")
-# warm=true: every extent owned ahead touched by the refill thread, on 4 KiB
-# pages too (auto leaves them cold there), its stores checked by the model.
-pmemz_nbd_crash_loop(nbd-crash-loop-warm "PMEMZ_NBD_ARGS=warm=true;PMEMZ_NBD_ROUNDS=4;")
 # Fresh chunks, then a fold, as the first requests to find pmemzerod
 # restarted; the journal filling, folding and wrapping (8 slots); folds
 # refused across restarts (the chunks stay in the journal); a fold refused
