@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * nbdkit-pmemz-plugin: one chunk's extent, below both ways of writing a
- * fresh chunk (the synchronous one in disk-io.c and the write-back in
- * disk-wb.c): lease a zeroed extent, commit it under the chunk's tag,
- * publish it in the chunk map.  It calls neither of them.
+ * nbdkit-pmemz-plugin: one chunk's extent, below the files that write a
+ * fresh chunk or fold one (disk-io.c, disk-wb.c, disk-fold.c), and calling
+ * none of them: lease a zeroed extent, commit it under the chunk's tag,
+ * publish it in the chunk map, record the tag a fold moved it to.
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * nbdkit-pmemz-plugin-bench only (not installed): each fresh chunk zeroed
- * again in the plugin, the way a DAX file system's write path did it in
- * 2015, as scripts/bench-disk's baseline (target b, zeroing=inline) for
- * what pmemzerod's zeroing ahead saves.
+ * again in the plugin, the way a DAX file system's write path zeroes a
+ * block before its first use (docs/DESIGN.md, section 1), as
+ * scripts/bench-disk's baseline (target b, zeroing=inline) for what
+ * pmemzerod's zeroing ahead saves.
  */
 #include <string.h>
 
@@ -32,7 +33,7 @@ static int zero_lines(void *arg)
 	return 0;
 }
 
-/* Cached stores, then a flush of every line and a fence: what zeroing on the write path cost. */
+/* Cached stores, then a flush of every line and a fence: zeroing on the write path. */
 int disk_zero_inline(struct disk *d, char *p, size_t len)
 {
 	struct zero_inline z = {.p = p, .len = len};

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * nbdkit-pmemz-plugin: the leases left over by lost races.  Two requests
- * that find the same chunk fresh both lease an extent; the loser used to
- * free its lease, which the daemon then zeroed again (12-33 of them per
- * bench-disk run, 24-106 MiB of zeroing for nothing).  Kept here, bounded
- * (spares=), the next fresh chunk takes one without a round trip.
+ * that find the same chunk fresh both lease an extent, and one loses the
+ * race for the chunk.  Freed, its lease would be zeroed again by the
+ * daemon for nothing; kept here, bounded (spares=), it goes to the next
+ * fresh chunk without a round trip.
  *
  * A kept lease is as good as one from the reserve only while its
  * connection lives: after a reconnect the daemon has released the old

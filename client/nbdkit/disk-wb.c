@@ -3,7 +3,7 @@
  * nbdkit-pmemz-plugin: write-back of fresh chunks.
  *
  * A fresh chunk's extent must be committed before a byte is written into
- * it (disk-io.c, disk_commit_chunk, says why), and a commit is a round trip to
+ * it (disk-chunk.c, disk_commit_chunk, says why), and a commit is a round trip to
  * pmemzerod.  A write smaller than half a chunk does not wait for it: the lease
  * is taken at once (so ENOSPC still fails the write), the data goes to a
  * chunk-sized buffer in DRAM, and the write is acknowledged.  Workers

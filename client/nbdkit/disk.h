@@ -112,7 +112,7 @@ struct disk_config {
 	unsigned reconnect_seconds;
 	unsigned spares; /* lost races' leases kept for the next fresh chunk; 0: none */
 	uint64_t ahead;	 /* bytes of extents owned ahead at most; 0: none (disk-ahead.c) */
-	unsigned sync_interval_ms; /* mappings durable this often at least; 0: FLUSH, FUA only */
+	unsigned sync_interval_ms; /* the fold thread's tick (0: the default) */
 	int prewarm;		   /* the whole mapping faulted in at start: DISK_PREWARM_* */
 	/* a new disk's journal records at most (0: as many as its extent holds) */
 	uint64_t journal_slots;

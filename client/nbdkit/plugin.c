@@ -281,7 +281,7 @@ static int pz_config_complete(void)
 	"size=<SIZE>       Virtual size; creates the disk, or grows it.\n"                         \
 	"socket=<PATH>     pmemzerod's socket (default: libpmemzclient's).\n"                      \
 	"ahead=<SIZE>      Zeroed extents the disk owns ahead of need (default 256M; 0: off).\n"   \
-	"sync-interval=<MS>  Chunk mappings made durable at least this often (default 1000).\n"    \
+	"sync-interval=<MS>  How often the fold thread looks at the journal (default 1000).\n"     \
 	"reserve=<SIZE>    Zeroed extents kept leased, for refills (default 64M).\n"               \
 	"writeback=<SIZE>  Buffers for fresh chunks being committed (default 64M; 0: off).\n"      \
 	"reconnect-timeout=<SECONDS>  Wait for a restarting pmemzerod (default 60).\n"             \

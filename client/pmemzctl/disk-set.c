@@ -31,6 +31,7 @@
 #include "disk-format.h"
 #include "pmemzctl.h"
 #include "sigbus.h"
+#include "vector.h"
 
 static int disk_cmp(const void *a, const void *b)
 {
@@ -82,17 +83,13 @@ static int disk_get(struct ctl_disk_set *s, uint32_t uid, const char *name, stru
 
 static int pool_add_run(struct ctl_disk *d, uint64_t first, uint64_t count)
 {
+	int r;
+
 	if (!count)
 		return 0;
-	if (d->n_pool == d->cap_pool) {
-		size_t cap = d->cap_pool ? 2 * d->cap_pool : 8;
-		struct ctl_run *v = reallocarray(d->pool, cap, sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		d->pool = v;
-		d->cap_pool = cap;
-	}
+	r = PMEMZ_GROW(d->pool, &d->cap_pool, d->n_pool + 1);
+	if (r < 0)
+		return -ENOMEM; /* the caller's one answer to any failure here */
 	d->pool[d->n_pool++] = (struct ctl_run){.first = first, .count = count};
 	return 0;
 }

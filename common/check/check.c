@@ -170,10 +170,3 @@ int check_image_badblocks(const void *base, uint64_t size, unsigned flags,
 {
 	return check_run(base, size, base, size, false, false, flags, bbs, n_bbs, bbs, n_bbs, rep);
 }
-
-int check_image_split(const void *meta, uint64_t meta_size, const void *data, uint64_t data_size,
-		      unsigned flags, struct check_report *rep)
-{
-	return check_run(meta, meta_size, data, data_size, true, false, flags, NULL, 0, NULL, 0,
-			 rep);
-}

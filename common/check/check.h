@@ -119,12 +119,11 @@ int check_image_badblocks(const void *base, uint64_t size, unsigned flags,
  */
 int check_path(const char *path, unsigned flags, struct check_report *rep);
 /*
- * A split region (metadata = PATH): headers and tables in meta, extents in
- * data (a file or device each).  An inline region's header in meta, or a
- * split header checked with check_path / check_image, is unusable input.
+ * A split region (metadata = PATH): headers and tables in the file (or
+ * device) at meta_path, extents in the one at data_path.  An inline
+ * region's header there, or a split header checked with check_path /
+ * check_image, is unusable input.
  */
-int check_image_split(const void *meta, uint64_t meta_size, const void *data, uint64_t data_size,
-		      unsigned flags, struct check_report *rep);
 int check_path_split(const char *meta_path, const char *data_path, unsigned flags,
 		     struct check_report *rep);
 void check_report_free(struct check_report *rep);

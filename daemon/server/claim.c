@@ -130,8 +130,3 @@ size_t claim_table_release_all(struct claim_table *t, struct claim_list *owner_l
 	}
 	return n;
 }
-
-size_t claim_table_count(const struct claim_table *t)
-{
-	return t ? htab_count(&t->by_key) : 0;
-}

@@ -59,6 +59,5 @@ int claim_table_add(struct claim_table *t, struct claim_list *owner_list, const 
 void claim_table_remove(struct claim_table *t, struct claim *c);
 /* Remove every claim of owner_list; returns how many. */
 size_t claim_table_release_all(struct claim_table *t, struct claim_list *owner_list);
-size_t claim_table_count(const struct claim_table *t);
 
 #endif

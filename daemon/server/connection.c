@@ -216,16 +216,6 @@ static void uid_conns_del(struct manager *m, uid_t uid)
 	free(u);
 }
 
-bool connection_in_group(const struct connection *c, gid_t gid)
-{
-	if (c->gid == gid)
-		return true;
-	for (size_t i = 0; i < c->n_groups; i++)
-		if (c->groups[i] == gid)
-			return true;
-	return false;
-}
-
 static void connection_pause_read(struct connection *c)
 {
 	if (c->read_paused)

@@ -185,6 +185,4 @@ size_t connection_mem_used(const struct connection *c);
  */
 void connection_sweep_idle(struct manager *m, uint64_t now_ns, uint64_t idle_timeout_ns);
 
-bool connection_in_group(const struct connection *c, gid_t gid);
-
 #endif

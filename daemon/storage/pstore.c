@@ -159,11 +159,6 @@ uint64_t pstore_size(const struct pstore *ps)
 	return ps->size;
 }
 
-enum pmem2_granularity pstore_granularity(const struct pstore *ps)
-{
-	return ps->gran;
-}
-
 const char *pstore_granularity_name(const struct pstore *ps)
 {
 	switch (ps->gran) {

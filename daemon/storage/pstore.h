@@ -59,7 +59,6 @@ void pstore_close(struct pstore *ps);
 
 void *pstore_base(const struct pstore *ps);
 uint64_t pstore_size(const struct pstore *ps);
-enum pmem2_granularity pstore_granularity(const struct pstore *ps);
 const char *pstore_granularity_name(const struct pstore *ps); /* "byte", "cache_line", "page" */
 /* libpmem2's alignment for the source (page size for files); 0 if unknown. */
 uint64_t pstore_source_alignment(const struct pstore *ps);

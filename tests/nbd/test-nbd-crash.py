@@ -274,9 +274,8 @@ def test_sync_after_restart(env):
     The plugin's connection is dead when a FUA write (then a FLUSH) goes
     into a fresh chunk: the write needs no daemon (its journal record is
     its mapping) and succeeds; the fold at the clean stop reconnects and
-    moves every chunk to its tag (nbd-crash-loop-warm, seed 1190656226,
-    once failed with EIO when a sync point was the first to find the
-    daemon gone).
+    moves every chunk to its tag.  A sync point that is the first request
+    to find the daemon gone must reconnect, not fail with EIO.
     """
     env.start_daemon()
     size = 16 * MIB
