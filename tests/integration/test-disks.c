@@ -393,6 +393,19 @@ static bool tag_exists(struct pmemz_region *r, const char *tag)
 	return true;
 }
 
+/* pmemzctl disks REGION --delete=disk: its exit status, its stderr in *err (freed by the caller).
+ */
+static int delete_disk(const char *sock, const char *disk, char **err)
+{
+	char arg[64], *out = NULL;
+	int status;
+
+	(void)snprintf(arg, sizeof(arg), "--delete=%s", disk);
+	status = ctl(sock, &out, err, "disks", REGION, arg);
+	free(out);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 static void test_delete(void **state)
 {
 	static const uint64_t d1_chunks[] = {0, 7};
@@ -466,10 +479,8 @@ static void test_delete(void **state)
 	assert_int_equal(pmemz_region_unclaim(hr, "nbd/d1"), 0);
 
 	/* chunks without a superblock go too */
-	status = ctl(e->sock, &out, &err, "disks", REGION, "--delete=nosb");
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		fail_msg("delete nosb: status 0x%x\n%s%s", status, out, err);
-	free(out);
+	if (delete_disk(e->sock, "nosb", &err) != 0)
+		fail_msg("delete nosb:\n%s", err);
 	free(err);
 	j = ctl_json(e->sock, REGION);
 	arr = disks_array(j);
@@ -478,15 +489,11 @@ static void test_delete(void **state)
 	json_object_put(j);
 
 	/* no such disk; not a disk name */
-	status = ctl(e->sock, &out, &err, "disks", REGION, "--delete=nosuch");
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 1 || !strstr(err, "no disk 'nosuch'"))
-		fail_msg("delete of no disk: status 0x%x\n%s%s", status, out, err);
-	free(out);
+	if (delete_disk(e->sock, "nosuch", &err) != 1 || !strstr(err, "no disk 'nosuch'"))
+		fail_msg("delete of no disk:\n%s", err);
 	free(err);
-	status = ctl(e->sock, &out, &err, "disks", REGION, "--delete=a/b");
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 2)
-		fail_msg("delete of a bad name: status 0x%x\n%s%s", status, out, err);
-	free(out);
+	if (delete_disk(e->sock, "a/b", &err) != 2)
+		fail_msg("delete of a bad name:\n%s", err);
 	free(err);
 	assert_true(tag_exists(r, "nbd/d1/007"));
 
@@ -802,25 +809,13 @@ static void expect_figures(struct json_object *arr, const char *name, uint64_t c
 			 (unsigned long long)ahead, json_object_to_json_string(d));
 }
 
-/*
- * Disk jd: chunk tags 0 and 1, an ahead tag of 1 extent, pool tags of 4
- * (P[0..3]) and 2 (P[4..5]) extents, and a journal whose latest valid
- * records map 3 pool extents: 5 chunks, 5 MiB mapped, 1 + 6 - 3 = 4 MiB
- * ahead.  Disk jt: a pool of 1 extent, mapped by its one record.
- */
-static void test_journal(void **state)
+/* test_journal's disks jd and jt, their tags and journals (see there). */
+static void journal_disks(struct pmemz_region *r)
 {
 	static const uint64_t jd_chunks[] = {0, 1};
-	struct itest_env *e = *state;
-	struct pmemz_client *c = NULL;
-	struct pmemz_region *r = NULL;
-	struct json_object *j, *arr, *d;
-	char tag[PMEMZ_DISK_TAG_MAX], labels[128], path[PATH_MAX], *out = NULL, *err = NULL;
-	uint64_t p[6], other, t[1], before;
-	struct itest_stat st;
-	int status;
+	char tag[PMEMZ_DISK_TAG_MAX];
+	uint64_t p[6], other, t[1];
 
-	start(e, &c, &r);
 	assert_int_equal(make_disk(r, "jd", 64 * MIB, true, jd_chunks, 2), 0);
 	(void)pmemz_disk_ahead_tag(tag, sizeof(tag), "jd", 1);
 	assert_int_equal(commit_extents(r, tag, 1), 0);
@@ -856,6 +851,27 @@ static void test_journal(void **state)
 
 		journal_write(r, "jt", 0, &rec, 1, NULL);
 	}
+}
+
+/*
+ * Disk jd: chunk tags 0 and 1, an ahead tag of 1 extent, pool tags of 4
+ * (P[0..3]) and 2 (P[4..5]) extents, and a journal whose latest valid
+ * records map 3 pool extents: 5 chunks, 5 MiB mapped, 1 + 6 - 3 = 4 MiB
+ * ahead.  Disk jt: a pool of 1 extent, mapped by its one record.
+ */
+static void test_journal(void **state)
+{
+	struct itest_env *e = *state;
+	struct pmemz_client *c = NULL;
+	struct pmemz_region *r = NULL;
+	struct json_object *j, *arr, *d;
+	char labels[128], path[PATH_MAX], *out = NULL, *err = NULL;
+	uint64_t before;
+	struct itest_stat st;
+	int status;
+
+	start(e, &c, &r);
+	journal_disks(r);
 
 	j = ctl_json(e->sock, REGION);
 	arr = disks_array(j);
@@ -961,19 +977,6 @@ static void sb_rewrite(struct pmemz_region *r, const char *name, uint32_t versio
 	memcpy(p, &sb, sizeof(sb));
 	assert_int_equal(pmemz_persist(r, p, sizeof(sb)), 0);
 	pmemz_alloc_close(a);
-}
-
-/* pmemzctl disks REGION --delete=disk: its exit status, its stderr in *err (freed by the caller).
- */
-static int delete_disk(const char *sock, const char *disk, char **err)
-{
-	char arg[64], *out = NULL;
-	int status;
-
-	(void)snprintf(arg, sizeof(arg), "--delete=%s", disk);
-	status = ctl(sock, &out, err, "disks", REGION, arg);
-	free(out);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 /*
