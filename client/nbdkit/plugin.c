@@ -288,7 +288,10 @@ static int pz_config_complete(void)
 	"spares=<N>        Lost races' leases kept for fresh chunks (default 16; 0: none).\n"      \
 	"prewarm=auto|true|false  Fault the region's mapping in once at start (default "           \
 	"auto).\n"                                                                                 \
-	"warm=, prefault=, zeroing=service  Deprecated: accepted and ignored." PZ_HELP_BUILD
+	"warm=<ANY>        Deprecated: accepted and ignored (prewarm= replaced it).\n"             \
+	"prefault=<ANY>    Deprecated: accepted and ignored (prewarm= replaced it).\n"             \
+	"zeroing=service   Deprecated: accepted and ignored (the plugin's only "                   \
+	"zeroing)." PZ_HELP_BUILD
 
 /*
  * Everything that can refuse happens here, before nbdkit forks into the
