@@ -127,4 +127,4 @@ add_test(NAME nbd-plugin-product
   COMMAND sh ${PMEMZ_TEST_SRC}/nbd/plugin-product.sh $<TARGET_FILE:nbdkit-pmemz-plugin>
     $<TARGET_FILE:nbdkit-pmemz-plugin-test> $<TARGET_FILE:nbdkit-pmemz-plugin-bench>)
 set_tests_properties(nbd-plugin-product PROPERTIES
-  ENVIRONMENT "NM=${CMAKE_NM}" SKIP_RETURN_CODE 77 TIMEOUT 60 LABELS "nbd")
+  ENVIRONMENT "NM=${CMAKE_NM}${_nbd_san}" SKIP_RETURN_CODE 77 TIMEOUT 60 LABELS "nbd")

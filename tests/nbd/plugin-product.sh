@@ -7,7 +7,9 @@
 #    zeroing=inline, which those builds take (zeroing=service, what it
 #    always does, is accepted: configurations that name it still start).
 #   plugin-product.sh PLUGIN TEST_BUILD BENCH_BUILD
-# Exit 77 when nm (or, for the parameters, nbdkit) is missing.
+# Exit 77 when nm (or, for the parameters, nbdkit) is missing, or when the
+# plugin is a sanitizer build that Debian's nbdkit cannot load (set
+# PMEMZ_NBDKIT to a wrapper that preloads the runtime, as for tests/nbd).
 set -u
 plugin=$1 test_build=$2 bench_build=$3
 nm=${NM:-nm}
@@ -29,14 +31,19 @@ if "$nm" -D "$plugin" | grep -q pmemz_debug; then
 	fail=1
 fi
 
-if ! command -v nbdkit >/dev/null 2>&1; then
-	echo "SKIP: nbdkit is not installed (the parameters are not checked)"
+nbdkit=${PMEMZ_NBDKIT:-nbdkit}
+skip=
+command -v "$nbdkit" >/dev/null 2>&1 || skip="nbdkit is not installed"
+[ "${PMEMZ_NBD_SANITIZED:-}" = 1 ] && [ -z "${PMEMZ_NBDKIT:-}" ] &&
+	skip="the plugin is a sanitizer build and PMEMZ_NBDKIT names no wrapper to load it"
+if [ -n "$skip" ]; then
+	echo "SKIP: $skip (the parameters are not checked)"
 	[ "$fail" = 0 ] && exit 77
 	exit 1
 fi
 # config is parsed before anything connects: an unknown parameter fails there
 refused() { # SO PARAMETER WHY: nbdkit must refuse it, saying WHY
-	out=$(nbdkit --run true "$1" region=r "$2" 2>&1)
+	out=$("$nbdkit" --run true "$1" region=r "$2" 2>&1)
 	if [ $? = 0 ] || ! printf '%s' "$out" | grep -q "$3"; then
 		echo "FAIL: $1 took $2:"
 		echo "$out"
@@ -44,7 +51,7 @@ refused() { # SO PARAMETER WHY: nbdkit must refuse it, saying WHY
 	fi
 }
 accepted() { # SO PARAMETER: config goes past it (and fails later, on region=r: no daemon)
-	out=$(nbdkit --run true "$1" region=r socket=/nonexistent "$2" 2>&1)
+	out=$("$nbdkit" --run true "$1" region=r socket=/nonexistent "$2" 2>&1)
 	if printf '%s' "$out" | grep -q "unknown parameter"; then
 		echo "FAIL: $1 refused $2:"
 		echo "$out"
