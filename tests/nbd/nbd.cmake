@@ -35,6 +35,11 @@ set_target_properties(pmemz-nbd-shim PROPERTIES PREFIX "")
 target_include_directories(pmemz-nbd-shim PRIVATE
   $<TARGET_PROPERTY:pmemzclient,INTERFACE_INCLUDE_DIRECTORIES>)
 target_link_libraries(pmemz-nbd-shim PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
+# Preloaded, it loads into every process between the harness and nbdkit
+# (a PMEMZ_NBDKIT wrapper's shell too): never instrumented, so that it
+# needs no sanitizer runtime loaded before it.
+target_compile_options(pmemz-nbd-shim PRIVATE -fno-sanitize=all)
+target_link_options(pmemz-nbd-shim PRIVATE -fno-sanitize=all)
 set(_nbd_tools ";PMEMZ_PLUGIN_TEST=$<TARGET_FILE:nbdkit-pmemz-plugin-test>")
 string(APPEND _nbd_tools ";PMEMZ_NBD_SHIM=$<TARGET_FILE:pmemz-nbd-shim>")
 
