@@ -165,10 +165,13 @@ ctl=$found
 if [[ -n $ctl ]]; then
 	same "pmemzctl --version" "$("$ctl" --version 2>&1 || true)" \
 		"pmemzctl $project (libpmemzclient $library)"
-	if ldd "$ctl" 2>/dev/null | grep -q "libpmemzclient.so.$lib_major => $libdir/"; then
+	# ldd's whole output first: under pipefail, grep -q leaving early
+	# would fail the pipeline with ldd's SIGPIPE, now and then.
+	loads=$(ldd "$ctl" 2>&1 || true)
+	if grep -q "libpmemzclient.so.$lib_major => $libdir/" <<<"$loads"; then
 		ok "pmemzctl loads $libdir/libpmemzclient.so.$lib_major"
 	else
-		fail "pmemzctl does not load the installed library: $(ldd "$ctl" 2>&1 | grep pmemzclient)"
+		fail "pmemzctl does not load the installed library: $(grep pmemzclient <<<"$loads")"
 	fi
 fi
 one "pmemzerod" -type f -name pmemzerod -path '*/sbin/*'
