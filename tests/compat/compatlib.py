@@ -449,7 +449,7 @@ class Nbdkit:
         self.sock, self.pidfile, self.log = base + ".sock", base + ".pid", base + ".log"
         self.proc = None
 
-    def start(self):
+    def start(self, wait=True):
         for f in (self.sock, self.pidfile):
             if os.path.exists(f):
                 os.unlink(f)
@@ -460,6 +460,8 @@ class Nbdkit:
             logf.flush()
             self.proc = subprocess.Popen(args, stdout=logf, stderr=subprocess.STDOUT,
                                          preexec_fn=_die_with_parent)
+        if not wait:
+            return
         wait_for(lambda: os.path.exists(self.pidfile) and os.path.getsize(self.pidfile) > 0,
                  f"{self.build.name} nbdkit start", proc=self.proc, logfile=self.log)
 

@@ -208,10 +208,11 @@ def disk_expect(chunk, size, disk):
             "holes": sorted(set(range((size + chunk - 1) // chunk)) - touched)}
 
 
-def write_disk(build, daemon, region, disk, chunk, size=DISK_SIZE):
-    """One of DISKS through build's plugin: its writes, a FLUSH, then nbdkit
-    stopped (SIGTERM) or killed (SIGKILL).  Returns disk_expect()."""
-    params, end = DISKS[disk]
+def write_disk(build, daemon, region, disk, chunk, kind=None, size=DISK_SIZE):
+    """A disk written as DISKS[kind] (default: the disk's name) says, through
+    build's plugin: its writes, a FLUSH, then nbdkit stopped (SIGTERM) or
+    killed (SIGKILL).  Returns disk_expect()."""
+    params, end = DISKS[kind or disk]
     n = Nbdkit(build, daemon, region, disk, size=size, params=params)
     n.start()
     h = n.connect()
