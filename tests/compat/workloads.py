@@ -230,33 +230,41 @@ def write_disk(build, daemon, region, disk, chunk, kind=None, size=DISK_SIZE):
     return disk_expect(chunk, size, disk)
 
 
+def disk_blocks_ok(h, expect, what):
+    """Every 4 KiB block and every hole of expect on the NBD connection h:
+    returns (data blocks, hole chunks)."""
+    size = h.get_size()
+    if size != expect["size"]:
+        raise AssertionError(f"{what}, disk {expect['name']!r}: {size} bytes, not "
+                             f"{expect['size']}")
+    got = disk_blocks(h, size)
+    bad = sorted((k for k in set(got) | set(expect["blocks"])
+                  if got.get(k) != expect["blocks"].get(k)), key=int)
+    if bad:
+        raise AssertionError(f"{what}, disk {expect['name']!r}: 4 KiB blocks {bad[:20]} "
+                             f"differ ({len(bad)} in all)")
+    hs = set(holes(h, size, expect["chunk_size"]))
+    missing = sorted(set(expect["holes"]) - hs)
+    if missing:
+        raise AssertionError(f"{what}, disk {expect['name']!r}: chunks {missing} never "
+                             "written but not reported as holes")
+    return len(got), len(hs)
+
+
 def read_disk(build, daemon, region, expect):
     """Serve the disk with build's plugin and compare every block and the holes."""
     n = Nbdkit(build, daemon, region, expect["name"])
     n.start()
     try:
         h = n.connect()
-        size = h.get_size()
-        if size != expect["size"]:
-            raise AssertionError(f"disk {expect['name']!r}: {size} bytes, not {expect['size']}")
-        got = disk_blocks(h, size)
-        bad = sorted((k for k in set(got) | set(expect["blocks"])
-                      if got.get(k) != expect["blocks"].get(k)), key=int)
-        if bad:
-            raise AssertionError(f"{build.name} plugin, disk {expect['name']!r}: 4 KiB blocks "
-                                 f"{bad[:20]} differ ({len(bad)} in all)")
-        hs = set(holes(h, size, expect["chunk_size"]))
-        missing = sorted(set(expect["holes"]) - hs)
-        if missing:
-            raise AssertionError(f"disk {expect['name']!r}: chunks {missing} never written "
-                                 "but not reported as holes")
+        n_blocks, n_holes = disk_blocks_ok(h, expect, f"{build.name} plugin")
         h.shutdown()
     except BaseException:
         n.kill()
         raise
     n.stop()
-    log(f"{build.name} plugin read disk {expect['name']!r}: {len(got)} data blocks, "
-        f"{len(hs)} hole chunks")
+    log(f"{build.name} plugin read disk {expect['name']!r}: {n_blocks} data blocks, "
+        f"{n_holes} hole chunks")
 
 
 if __name__ == "__main__":

@@ -96,3 +96,23 @@ if(TARGET pmemz-reconnect AND NOT PMEMZ_SANITIZE)
     LABELS "vm;systemd"
     ENVIRONMENT "PMEMZ_WERROR=${PMEMZ_WERROR}")
 endif()
+
+# A package upgrade on the systemd machine (tests/vm/run-upgrade-test,
+# workload-upgrade.sh): db6afef's .deb from the compat-baseline fixture
+# (tests/compat/compat.cmake), tags and a disk written with it, this tree's
+# .deb installed over it with apt-get (every byte intact; a client holding
+# leases across the restart), then db6afef's over this one (what it does
+# not know refused, not one byte changed).  Skips (77) without that
+# history.  Label upgrade, not compat: `ctest -L compat` stays quick.
+if(NOT PMEMZ_SANITIZE AND DEFINED PMEMZ_COMPAT_BASELINE_DIR)
+  add_test(NAME vm-upgrade
+    COMMAND ${CMAKE_CURRENT_LIST_DIR}/run-upgrade-test ${CMAKE_BINARY_DIR}
+      ${PMEMZ_COMPAT_BASELINE_DIR} --timeout 1200)
+  set_tests_properties(vm-upgrade PROPERTIES
+    FIXTURES_REQUIRED compat-baseline
+    SKIP_RETURN_CODE 77
+    TIMEOUT 1800
+    RESOURCE_LOCK pmemz-vm
+    LABELS "vm;systemd;upgrade"
+    ENVIRONMENT "PMEMZ_WERROR=${PMEMZ_WERROR}")
+endif()
