@@ -15,25 +15,20 @@ import lzma
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import time
+
+# The nbd tests' harness: process helpers, nbdkit with the plugin, block status.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "nbd"))
+from nbdtest import _die_with_parent, allocation, connectable, dump, nbd, wait_for  # noqa: E402
+from nbdtest import Nbdkit as _Nbdkit  # noqa: E402
 
 SKIP = 77
 KIB = 1 << 10
 MIB = 1 << 20
 BLOCK = 4096
 NOBODY = 65534  # the second tenant of the images, where the writer runs as root
-
-try:
-    import nbd  # python3-libnbd
-except ImportError:
-    nbd = None
-
-_libc = ctypes.CDLL(None, use_errno=True)
-
 
 def skip(why):
     print("#" * 72, file=sys.stderr)
@@ -44,31 +39,6 @@ def skip(why):
 
 def log(msg):
     print(f"compat: {msg}", flush=True)
-
-
-def _die_with_parent():
-    _libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-
-
-def wait_for(cond, what, timeout=30.0, proc=None, logfile=None):
-    """Poll cond() until it is true; fail when proc exits first or on timeout."""
-    deadline = time.monotonic() + timeout
-    delay = 0.005
-    while not cond():
-        if proc is not None and proc.poll() is not None:
-            dump(logfile)
-            raise AssertionError(f"{what}: the process exited with status {proc.returncode}")
-        if time.monotonic() > deadline:
-            dump(logfile)
-            raise AssertionError(f"{what}: not within {timeout} s")
-        time.sleep(delay)
-        delay = min(delay * 2, 0.1)
-
-
-def dump(path):
-    if path and os.path.exists(path):
-        with open(path, errors="replace") as f:
-            sys.stderr.write(f"----- {path} -----\n{f.read()}-----\n")
 
 
 def sha256(data):
@@ -201,7 +171,7 @@ class Daemon:
                                           self.conf], stdout=logf, stderr=subprocess.STDOUT,
                                          preexec_fn=_die_with_parent)
         wait_for(lambda: connectable(self.sock), f"{self.build.name} pmemzerod start",
-                 proc=self.proc, logfile=self.log)
+                 proc=self.proc, log=self.log)
 
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)
@@ -242,17 +212,6 @@ class Daemon:
     def log_text(self):
         with open(self.log, errors="replace") as f:
             return f.read()
-
-
-def connectable(path):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        s.connect(path)
-        return True
-    except OSError:
-        return False
-    finally:
-        s.close()
 
 
 # ---- committed bytes, read from the files with the daemon's runs ----
@@ -436,86 +395,29 @@ def need_nbd():
         skip("nbdkit is not installed (apt-get install nbdkit): the disks are NOT checked")
 
 
-class Nbdkit:
-    """nbdkit serving one disk of a region with a build's plugin, on a Unix socket."""
+class _NbdEnv:
+    """What nbdtest.Nbdkit reads of its test's environment."""
 
-    def __init__(self, build, daemon, region, disk, size=None, params=()):
-        self.build = build
-        self.args_ = [f"region={region}", f"disk={disk}", f"socket={daemon.sock}"]
-        if size is not None:
-            self.args_.append(f"size={size}")
-        self.args_ += list(params)
-        base = os.path.join(daemon.dir, f"nbd-{build.name}-{disk}")
-        self.sock, self.pidfile, self.log = base + ".sock", base + ".pid", base + ".log"
-        self.proc = None
+    def __init__(self, build, daemon, region):
+        self.dir = daemon.dir
+        self.plugin = build.plugin
+        self.region = region
+        self.sock = daemon.sock
 
-    def start(self, wait=True):
-        for f in (self.sock, self.pidfile):
-            if os.path.exists(f):
-                os.unlink(f)
-        args = ["nbdkit", "-f", "-v", "-P", self.pidfile, "-U", self.sock, self.build.plugin,
-                *self.args_]
-        with open(self.log, "a") as logf:
-            logf.write(f"=== compat: {' '.join(args)}\n")
-            logf.flush()
-            self.proc = subprocess.Popen(args, stdout=logf, stderr=subprocess.STDOUT,
-                                         preexec_fn=_die_with_parent)
-        if not wait:
-            return
-        wait_for(lambda: os.path.exists(self.pidfile) and os.path.getsize(self.pidfile) > 0,
-                 f"{self.build.name} nbdkit start", proc=self.proc, logfile=self.log)
 
-    def expect_exit(self, timeout=60):
-        """The plugin refused to start: (exit status, log)."""
-        rc = self.proc.wait(timeout=timeout)
-        self.proc = None
-        with open(self.log, errors="replace") as f:
-            return rc, f.read()
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        rc = self.proc.wait(timeout=60)
-        self.proc = None
-        if rc != 0:
-            dump(self.log)
-            raise AssertionError(f"{self.build.name} nbdkit exited with status {rc}")
-
-    def kill(self):
-        if self.proc is not None:
-            self.proc.kill()
-            self.proc.wait()
-            self.proc = None
-
-    def connect(self):
-        h = nbd.NBD()
-        h.add_meta_context("base:allocation")
-        h.connect_unix(self.sock)
-        return h
+def Nbdkit(build, daemon, region, disk, size=None, params=()):
+    """nbdkit serving one disk of a region with build's plugin, on a Unix
+    socket in the daemon's directory (tests/nbd/nbdtest.py's Nbdkit)."""
+    tag = "".join(ch if ch.isalnum() else "-" for ch in build.name)
+    return _Nbdkit(_NbdEnv(build, daemon, region), disk, size, list(params), f"nbd-{tag}-{disk}")
 
 
 def holes(h, size, chunk):
     """Chunks block status reports as holes (never written, or given back)."""
     found = set()
-    off = 0
-    while off < size:
-        got = []
-
-        def cb(ctx, o, entries, err):
-            if ctx == "base:allocation":
-                got.extend(entries)
-            return 0
-
-        h.block_status(min(size - off, 1 << 30), off, cb)
-        if not got:
-            raise AssertionError("block status returned no extent")
-        for i in range(0, len(got), 2):
-            n = min(got[i], size - off)
-            if got[i + 1] & 1:  # NBD_STATE_HOLE
-                first = (off + chunk - 1) // chunk
-                found.update(range(first, (off + n) // chunk))
-            off += n
-            if off >= size:
-                break
+    for off, n, flags in allocation(h, size):
+        if flags & 1:  # NBD_STATE_HOLE
+            found.update(range((off + chunk - 1) // chunk, (off + n) // chunk))
     return sorted(found)
 
 

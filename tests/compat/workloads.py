@@ -115,7 +115,7 @@ def write_region(daemon, lib, name, label, hold=True):
         leases.append(_hold(r, 3, label))
         held += 3 + 2
         wait_for(lambda: daemon.region_stat(name)["leased"] == held, "the leases in flight",
-                 proc=daemon.proc, logfile=daemon.log)
+                 proc=daemon.proc, log=daemon.log)
 
     def release():
         if tenant:
@@ -208,6 +208,17 @@ def disk_expect(chunk, size, disk):
             "holes": sorted(set(range((size + chunk - 1) // chunk)) - touched)}
 
 
+def apply_disk_ops(h, disk, chunk, size):
+    """disk_ops() on the NBD connection h, then a FLUSH; returns disk_expect()."""
+    for op, off, n, gen in disk_ops(chunk, size):
+        if op == "write":
+            h.pwrite(pattern(f"{disk}/{gen}")(off, n), off)
+        else:
+            h.zero(n, off)
+    h.flush()
+    return disk_expect(chunk, size, disk)
+
+
 def write_disk(build, daemon, region, disk, chunk, kind=None, size=DISK_SIZE):
     """A disk written as DISKS[kind] (default: the disk's name) says, through
     build's plugin: its writes, a FLUSH, then nbdkit stopped (SIGTERM) or
@@ -216,18 +227,13 @@ def write_disk(build, daemon, region, disk, chunk, kind=None, size=DISK_SIZE):
     n = Nbdkit(build, daemon, region, disk, size=size, params=params)
     n.start()
     h = n.connect()
-    for op, off, ln, gen in disk_ops(chunk, size):
-        if op == "write":
-            h.pwrite(pattern(f"{disk}/{gen}")(off, ln), off)
-        else:
-            h.zero(ln, off)
-    h.flush()
+    expect = apply_disk_ops(h, disk, chunk, size)
     if end == "kill":
         n.kill()
     else:
         h.shutdown()
         n.stop()
-    return disk_expect(chunk, size, disk)
+    return expect
 
 
 def disk_blocks_ok(h, expect, what):

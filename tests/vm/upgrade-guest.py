@@ -54,7 +54,7 @@ sys.path.insert(0, "/vmtest/compat")
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "compat"))
 
 from compatlib import Client, ClientError, Lib, nbd, sha256  # noqa: E402
-from workloads import disk_blocks_ok, disk_expect, disk_ops, pattern  # noqa: E402
+from workloads import apply_disk_ops, disk_blocks_ok, pattern  # noqa: E402
 
 
 def say(msg):
@@ -102,15 +102,10 @@ def nbd_connect(sock):
 def disk_write(sock, name, chunk, out):
     h = nbd_connect(sock)
     size = h.get_size()
-    for op, off, n, gen in disk_ops(chunk, size):
-        if op == "write":
-            h.pwrite(pattern(f"{name}/{gen}")(off, n), off)
-        else:
-            h.zero(n, off)
-    h.flush()
+    expect = apply_disk_ops(h, name, chunk, size)
     h.shutdown()
     with open(out, "w") as f:
-        json.dump(disk_expect(chunk, size, name), f)
+        json.dump(expect, f)
     say(f"disk {name}: written and flushed ({size} bytes, chunks of {chunk})")
 
 

@@ -31,6 +31,17 @@ run() {
 	say "\$ $*"
 	"$@" || fail "'$*' exited with status $?"
 }
+# wait_until SECONDS CMD...: poll CMD every 0.2 s until it succeeds; 1 when
+# it did not within SECONDS.
+wait_until() {
+	n=$(($1 * 5))
+	shift
+	while ! "$@" >/dev/null 2>&1; do
+		n=$((n - 1))
+		[ $n -gt 0 ] || return 1
+		sleep 0.2
+	done
+}
 
 # A dead but unreaped child still answers kill -0: look at its state.
 alive() {

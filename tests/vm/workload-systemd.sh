@@ -20,6 +20,9 @@ UNIT=pmemzerod.service
 # unit's TimeoutStopSec before SIGKILL.
 WATCHDOG_SEC=10
 
+# wait_until; the helpers below are this workload's own.
+# shellcheck disable=SC1091 # tests/vm/workload-lib.sh, put there by run-vm-test
+. /vmtest/lib.sh
 say() { echo "workload: $*"; }
 step() { echo "workload: ======== $* (uptime $(cut -d' ' -f1 /proc/uptime)s)"; }
 indent() { sed "s/^/  $1| /"; }
@@ -39,16 +42,6 @@ show() {
 	"$@" 2>&1 | indent "$1" || true
 }
 prop() { systemctl show -p "$1" --value "$UNIT"; }
-# wait_until SECONDS CMD...: poll every 0.2 s.
-wait_until() {
-	n=$(($1 * 5))
-	shift
-	while ! "$@" >/dev/null 2>&1; do
-		n=$((n - 1))
-		[ $n -gt 0 ] || return 1
-		sleep 0.2
-	done
-}
 # daemon_count PRIORITY-RANGE: the daemon's journal records at those
 # priorities (its stderr stream: SYSLOG_IDENTIFIER=pmemzerod).
 daemon_count() {

@@ -35,7 +35,9 @@ mkdir -p $W
 # shellcheck disable=SC1091 # written by run-upgrade-test
 . /vmtest/old-versions # OLD_LAYOUT, OLD_DISK
 
-say() { echo "workload: $*"; }
+# say, note, wait_until; fail is this workload's own (below).
+# shellcheck disable=SC1091 # tests/vm/workload-lib.sh, put there by run-vm-test
+. /vmtest/lib.sh
 # guest COMMAND ARGS...: tests/vm/upgrade-guest.py, the client side.
 guest() { python3 /vmtest/upgrade-guest.py "$@"; }
 step() { echo "workload: ======== $* (uptime $(cut -d' ' -f1 /proc/uptime)s)"; }
@@ -61,15 +63,6 @@ run_st() {
 	fi
 }
 prop() { systemctl show -p "$1" --value "${2:-$UNIT}"; }
-wait_until() {
-	n=$(($1 * 5))
-	shift
-	while ! "$@" >/dev/null 2>&1; do
-		n=$((n - 1))
-		[ $n -gt 0 ] || return 1
-		sleep 0.2
-	done
-}
 lib() { dpkg -L pmemzerod | grep '/libpmemzclient\.so\.1$'; }
 version() { dpkg-query -W -f '${Version}' pmemzerod; }
 # install DEB: as an operator would, with dpkg -i, or apt-get install when
@@ -257,9 +250,7 @@ while read -r name path v len h; do
 	say "$name: not one byte of its header and tables changed"
 done <$W/regions.txt
 if [ $refused = 0 ]; then
-	say "###################################################################"
-	say "NOTE: the new package writes layout version $OLD_LAYOUT, which the older"
-	say "      one reads: nothing to refuse; it served every region intact"
-	say "###################################################################"
+	note "the new package writes layout version $OLD_LAYOUT, which the older one reads:" \
+		"nothing to refuse; it served every region intact"
 fi
 say "all checks passed"
