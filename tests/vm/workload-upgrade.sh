@@ -16,20 +16,21 @@
 #    leases again; every tag and every disk block is intact, read through
 #    the still-running older plugin and again through the new one;
 #    `pmemzctl check` of the device is clean.
-# 3. A file region formatted by the new daemon; then the older package
-#    installed over the new one (dpkg -i).  A region whose layout version the
-#    older build does not know is refused as unsupported and its header and
-#    tables do not change by one byte; any other is served intact, as is a
-#    disk whose superblock it knows (one it does not know is refused).
+# 3. A disk of the new plugin and a file region of the new daemon; then
+#    the older package installed over the new one (dpkg -i).  A region whose
+#    layout version the older build does not know is refused as unsupported
+#    and its header and tables do not change by one byte; any other is
+#    served intact.  A disk whose superblock version it does not know is
+#    refused as a later version's; any other reads back block for block.
 # docs/vm-test.md describes it.
 
 DEV=/dev/dax0.0
 FILE_REGION=/var/lib/pmemzerod/fresh.region
 SOCK=/run/pmemzerod/pmemzerod.sock
 CONF=/etc/pmemzerod/pmemzerod.conf
-NBD_SOCK=/run/pmemzerod/nbd/vmdisk.sock
 UNIT=pmemzerod.service
 NBD_UNIT=pmemzerod-nbd@vmdisk.service
+NBD_SOCK=/run/pmemzerod/nbd/vmdisk.sock
 W=/tmp/upgrade
 mkdir -p $W
 # shellcheck disable=SC1091 # written by run-upgrade-test
@@ -44,8 +45,8 @@ step() { echo "workload: ======== $* (uptime $(cut -d' ' -f1 /proc/uptime)s)"; }
 indent() { sed "s/^/  $1| /"; }
 fail() {
 	say "FAIL: $*"
-	systemctl status --no-pager -n 0 "$UNIT" "$NBD_UNIT" 2>&1 | indent status || true
-	journalctl -u pmemzerod -u pmemzerod-nbd@vmdisk --no-pager -n 80 -o short-monotonic 2>&1 |
+	systemctl status --no-pager -n 0 "$UNIT" "pmemzerod-nbd@*" 2>&1 | indent status || true
+	journalctl -u pmemzerod -u "pmemzerod-nbd@*" --no-pager -n 80 -o short-monotonic 2>&1 |
 		indent journal || true
 	exit 1
 }
@@ -100,6 +101,35 @@ region_state() {
 print(next(r['state'] for r in json.load(sys.stdin)['regions'] if r['name'] == sys.argv[1]))" "$1"
 }
 online() { [ "$(region_state "$1")" = online ]; }
+# disk_write NAME: a 64 MiB disk of region pmem0 served by
+# pmemzerod-nbd@NAME, the compat tests' writes and a FLUSH; $W/NAME.json
+# says what it must read.  Extents owned and leased ahead: a few, not the
+# defaults' 62 MiB.
+disk_write() {
+	mkdir -p /etc/pmemzerod/nbd
+	printf 'REGION=pmem0\nSIZE=64M\nPLUGIN_ARGS="ahead=16M reserve=8M"\n' >"/etc/pmemzerod/nbd/$1.conf"
+	run_st systemctl start "pmemzerod-nbd@$1"
+	run_st guest nbd-ready "/run/pmemzerod/nbd/$1.sock"
+	run_st guest disk-write "/run/pmemzerod/nbd/$1.sock" "$1" 2097152 "$W/$1.json"
+}
+# disk_check NAME: serve it again and read every block.  The older unit
+# does not remove the socket nbdkit left behind (nbdkit refuses to start
+# on it): its operator has to, so the workload does, every time.
+disk_check() {
+	rm -f "/run/pmemzerod/nbd/$1.sock"
+	run_st systemctl start "pmemzerod-nbd@$1"
+	run_st guest nbd-ready "/run/pmemzerod/nbd/$1.sock"
+	run_st guest disk-check "/run/pmemzerod/nbd/$1.sock" "$W/$1.json"
+	run_st systemctl stop "pmemzerod-nbd@$1"
+}
+# disk_refused NAME: the plugin must refuse the disk as a later version's.
+disk_refused() {
+	rm -f "/run/pmemzerod/nbd/$1.sock"
+	systemctl start "pmemzerod-nbd@$1" || true
+	wait_until 60 sh -c "journalctl -u pmemzerod-nbd@$1 -o cat | grep -q 'later version'" ||
+		fail "the older plugin did not refuse disk $1 as a later version's"
+	run_st systemctl stop "pmemzerod-nbd@$1"
+}
 
 step "device"
 if [ ! -e $DEV ]; then
@@ -130,12 +160,7 @@ run_st pmemzctl status
 
 step "tags and a disk with the older package"
 run_st guest tags-write "$(lib)" $SOCK pmem0 before $W/tags-before.json
-mkdir -p /etc/pmemzerod/nbd
-# Extents owned ahead and leased ahead: a few, not the defaults' 62 MiB.
-printf 'REGION=pmem0\nSIZE=64M\nPLUGIN_ARGS="ahead=16M reserve=8M"\n' >/etc/pmemzerod/nbd/vmdisk.conf
-run_st systemctl start $NBD_UNIT
-run_st guest nbd-ready $NBD_SOCK
-run_st guest disk-write $NBD_SOCK vmdisk 2097152 $W/disk.json
+disk_write vmdisk
 NBD_PID=$(prop MainPID $NBD_UNIT)
 
 step "a client holding leases"
@@ -172,13 +197,16 @@ grep -q "^after-restart: leased and committed" $W/holder.log || fail "no commit 
 step "every byte after the upgrade"
 run_st guest tags-check "$(lib)" $SOCK pmem0 $W/tags-before.json
 [ "$(prop MainPID $NBD_UNIT)" = "$NBD_PID" ] || say "NOTE: $NBD_UNIT restarted meanwhile"
-run_st guest disk-check $NBD_SOCK $W/disk.json
+run_st guest disk-check $NBD_SOCK $W/vmdisk.json
 say "read through the older plugin, still running, reconnected to the new daemon"
 run_st systemctl restart $NBD_UNIT
 run_st guest nbd-ready $NBD_SOCK
-run_st guest disk-check $NBD_SOCK $W/disk.json
+run_st guest disk-check $NBD_SOCK $W/vmdisk.json
 say "read through the new plugin"
 run_st systemctl stop $NBD_UNIT
+# A disk of the new plugin's own, for the way back.
+disk_write newdisk
+run_st systemctl stop pmemzerod-nbd@newdisk
 run_st systemctl stop pmemzerod.socket $UNIT
 run_st pmemzctl check $DEV
 
@@ -191,7 +219,9 @@ size = 32M
 EOF
 run_st systemctl start pmemzerod.socket
 run_st guest tags-write "$(lib)" $SOCK fresh fresh $W/tags-fresh.json
-SUPER=$(guest super-version pmemzctl $SOCK pmem0 vmdisk)
+for d in vmdisk newdisk; do
+	echo "$d $(guest super-version pmemzctl $SOCK pmem0 $d)" >>$W/disks.txt
+done
 run_st systemctl stop pmemzerod.socket $UNIT
 for r in pmem0:$DEV fresh:$FILE_REGION; do
 	name=${r%%:*}
@@ -202,7 +232,7 @@ for r in pmem0:$DEV fresh:$FILE_REGION; do
 	echo "$name $path $v $len $h" >>$W/regions.txt
 	say "$name: layout version $v, header and tables ($len bytes) sha256 $h"
 done
-say "disk vmdisk: superblock version $SUPER"
+while read -r d v; do say "disk $d: superblock version $v"; done <$W/disks.txt
 
 step "the older package over the new one"
 install /vmtest/pmemzerod-old.deb
@@ -224,23 +254,16 @@ while read -r name path v len h; do
 done <$W/regions.txt
 online pmem0 && run_st guest tags-check "$(lib)" $SOCK pmem0 $W/tags-before.json
 online fresh && run_st guest tags-check "$(lib)" $SOCK fresh $W/tags-fresh.json
-# The older unit does not remove the socket nbdkit left behind (nbdkit
-# refuses to start on it); its operator has to.
-rm -f $NBD_SOCK
 if online pmem0; then
-	if [ "$SUPER" -gt "$OLD_DISK" ]; then
-		systemctl start $NBD_UNIT || true
-		wait_until 60 sh -c "journalctl -u pmemzerod-nbd@vmdisk -o cat | grep -q 'later version'" ||
-			fail "the older plugin did not refuse the disk of superblock version $SUPER"
-		run_st systemctl stop $NBD_UNIT
-		say "the older plugin refuses vmdisk (superblock version $SUPER > $OLD_DISK)"
-	else
-		run_st systemctl start $NBD_UNIT
-		run_st guest nbd-ready $NBD_SOCK
-		run_st guest disk-check $NBD_SOCK $W/disk.json
-		run_st systemctl stop $NBD_UNIT
-		say "the older plugin reads vmdisk (superblock version $SUPER)"
-	fi
+	while read -r d v; do
+		if [ "$v" -gt "$OLD_DISK" ]; then
+			disk_refused "$d"
+			say "the older plugin refuses $d (superblock version $v > $OLD_DISK)"
+		else
+			disk_check "$d"
+			say "the older plugin reads $d (superblock version $v)"
+		fi
+	done <$W/disks.txt
 fi
 run_st systemctl stop pmemzerod.socket $UNIT
 while read -r name path v len h; do
