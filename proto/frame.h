@@ -53,4 +53,16 @@ int pmemz_frame_pack_response(const Pmemz__Response *resp, uint8_t **frame, size
 int pmemz_frame_unpack_request(const uint8_t *payload, size_t len, Pmemz__Request **req);
 int pmemz_frame_unpack_response(const uint8_t *payload, size_t len, Pmemz__Response **resp);
 
+/*
+ * Find a string field whose wire bytes hold a NUL in payload, a packed
+ * message of type desc (sub-messages included).  protobuf-c ends a string
+ * at its first NUL when it unpacks it and keeps no length, so "a\0b"
+ * would reach a handler as "a": the daemon refuses such a request rather
+ * than act on another name.  Returns 0 when no string holds a NUL, 1 with
+ * the field's path ("claim.name", "move.moves.to_tag") in path when one
+ * does, -EBADMSG when payload is not well-formed protobuf.  path_size > 0.
+ */
+int pmemz_frame_find_nul(const ProtobufCMessageDescriptor *desc, const uint8_t *payload,
+			 size_t len, char *path, size_t path_size);
+
 #endif

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Framing: header peek, the size cap, pack/unpack round trips. */
+/* Framing: header peek, the size cap, pack/unpack round trips, NULs in strings. */
 #include <errno.h>
 #include <stdbool.h>
 #include <setjmp.h>
@@ -217,6 +217,148 @@ static void test_unpack_garbage(void **state)
 	assert_int_equal(pmemz_frame_unpack_request(garbage, PMEMZ_FRAME_MAX + 1, &req), -EMSGSIZE);
 }
 
+/* req packed, each '\x7f' of its strings turned into a NUL on the wire (same length). */
+static size_t pack_with_nuls(const Pmemz__Request *req, uint8_t *buf, size_t cap)
+{
+	size_t len = pmemz__request__get_packed_size(req);
+
+	assert_true(len <= cap);
+	pmemz__request__pack(req, buf);
+	for (size_t i = 0; i < len; i++)
+		if (buf[i] == 0x7f)
+			buf[i] = 0;
+	return len;
+}
+
+static void test_find_nul_claim(void **state)
+{
+	Pmemz__Request req = PMEMZ__REQUEST__INIT, *out = NULL;
+	Pmemz__ClaimReq claim = PMEMZ__CLAIM_REQ__INIT;
+	uint8_t buf[256];
+	char path[64];
+	size_t len;
+
+	claim.region = (char *)"r";
+	claim.name = (char *)"a\x7f" "b";
+	req.version = PMEMZ_PROTO_VERSION;
+	req.id = 9;
+	req.op_case = PMEMZ__REQUEST__OP_CLAIM;
+	req.claim = &claim;
+	len = pack_with_nuls(&req, buf, sizeof(buf));
+	/* What protobuf-c hands the daemon: the name cut at the NUL. */
+	assert_int_equal(pmemz_frame_unpack_request(buf, len, &out), 0);
+	assert_string_equal(out->claim->name, "a");
+	pmemz__request__free_unpacked(out, NULL);
+	assert_int_equal(pmemz_frame_find_nul(&pmemz__request__descriptor, buf, len, path,
+					      sizeof(path)),
+			 1);
+	assert_string_equal(path, "claim.name");
+	/* A path cut to the buffer still finds it. */
+	assert_int_equal(pmemz_frame_find_nul(&pmemz__request__descriptor, buf, len, path, 4), 1);
+	assert_string_equal(path, "cla");
+	/* The region's NUL is found first: it comes first on the wire. */
+	claim.region = (char *)"r\x7f";
+	len = pack_with_nuls(&req, buf, sizeof(buf));
+	assert_int_equal(pmemz_frame_find_nul(&pmemz__request__descriptor, buf, len, path,
+					      sizeof(path)),
+			 1);
+	assert_string_equal(path, "claim.region");
+	/* Clean names: nothing found, the path left empty. */
+	claim.region = (char *)"r";
+	claim.name = (char *)"ab";
+	len = pack_with_nuls(&req, buf, sizeof(buf));
+	assert_int_equal(pmemz_frame_find_nul(&pmemz__request__descriptor, buf, len, path,
+					      sizeof(path)),
+			 0);
+	assert_string_equal(path, "");
+}
+
+/* A repeated sub-message's string, past a clean first element. */
+static void test_find_nul_move(void **state)
+{
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__MoveReq move = PMEMZ__MOVE_REQ__INIT;
+	Pmemz__Move mv[2] = {PMEMZ__MOVE__INIT, PMEMZ__MOVE__INIT};
+	Pmemz__Move *pv[2] = {&mv[0], &mv[1]};
+	uint8_t buf[256];
+	char path[64];
+	size_t len;
+
+	mv[0].from_tag = (char *)"p";
+	mv[0].extent = 0x7f; /* a varint byte of 0x7f is not a string: left alone */
+	mv[0].to_tag = (char *)"c0";
+	mv[1].from_tag = (char *)"p";
+	mv[1].extent = 2;
+	mv[1].to_tag = (char *)"c1\x7f" "x";
+	move.region = (char *)"r";
+	move.n_moves = 2;
+	move.moves = pv;
+	req.version = PMEMZ_PROTO_VERSION;
+	req.id = 1;
+	req.op_case = PMEMZ__REQUEST__OP_MOVE;
+	req.move = &move;
+	len = pmemz__request__get_packed_size(&req);
+	assert_true(len <= sizeof(buf));
+	pmemz__request__pack(&req, buf);
+	for (size_t i = 0; i + 2 < len; i++)
+		if (memcmp(buf + i, "c1\x7f", 3) == 0)
+			buf[i + 2] = 0;
+	assert_int_equal(pmemz_frame_find_nul(&pmemz__request__descriptor, buf, len, path,
+					      sizeof(path)),
+			 1);
+	assert_string_equal(path, "move.moves.to_tag");
+}
+
+/* Bytes fields and unknown fields may hold NULs; malformed input is refused. */
+static void test_find_nul_other_fields(void **state)
+{
+	Pmemz__Request req = PMEMZ__REQUEST__INIT;
+	Pmemz__NoopReq noop = PMEMZ__NOOP_REQ__INIT;
+	static const uint8_t zeros[8];
+	/* field 99, length-delimited, 3 bytes with a NUL; then id = 1 */
+	static const uint8_t unknown[] = {0x9a, 0x06, 0x03, 'a', 0, 'b', 0x10, 0x01};
+	static const uint8_t cut_len[] = {0x62, 0x05, 0x0a, 0x01};	 /* allocate: 5 bytes, 2 there */
+	static const uint8_t cut_varint[] = {0x10, 0xff};		 /* id, varint unfinished */
+	static const uint8_t group[] = {0x0b, 0x0c};			 /* field 1 as a group */
+	static const uint8_t cut_fixed[] = {0x09, 1, 2, 3};		 /* 64-bit field, 3 bytes */
+	static const uint8_t long_varint[] = {0x10, 0x80, 0x80, 0x80, 0x80, 0x80,
+					      0x80, 0x80, 0x80, 0x80, 0x80, 0x01};
+	uint8_t buf[64];
+	char path[64];
+	size_t len;
+
+	noop.has_payload = true;
+	noop.payload.data = (uint8_t *)(uintptr_t)zeros;
+	noop.payload.len = sizeof(zeros);
+	req.version = PMEMZ_PROTO_VERSION;
+	req.id = 1;
+	req.op_case = PMEMZ__REQUEST__OP_NOOP;
+	req.noop = &noop;
+	len = pmemz__request__get_packed_size(&req);
+	pmemz__request__pack(&req, buf);
+	assert_int_equal(pmemz_frame_find_nul(&pmemz__request__descriptor, buf, len, path,
+					      sizeof(path)),
+			 0);
+	assert_int_equal(pmemz_frame_find_nul(&pmemz__request__descriptor, unknown,
+					      sizeof(unknown), path, sizeof(path)),
+			 0);
+	assert_int_equal(pmemz_frame_find_nul(&pmemz__request__descriptor, cut_len,
+					      sizeof(cut_len), path, sizeof(path)),
+			 -EBADMSG);
+	assert_int_equal(pmemz_frame_find_nul(&pmemz__request__descriptor, cut_varint,
+					      sizeof(cut_varint), path, sizeof(path)),
+			 -EBADMSG);
+	assert_int_equal(pmemz_frame_find_nul(&pmemz__request__descriptor, group, sizeof(group),
+					      path, sizeof(path)),
+			 -EBADMSG);
+	assert_int_equal(pmemz_frame_find_nul(&pmemz__request__descriptor, cut_fixed,
+					      sizeof(cut_fixed), path, sizeof(path)),
+			 -EBADMSG);
+	assert_int_equal(pmemz_frame_find_nul(&pmemz__request__descriptor, long_varint,
+					      sizeof(long_varint), path, sizeof(path)),
+			 -EBADMSG);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -225,6 +367,8 @@ int main(void)
 	    cmocka_unit_test(test_frame_len),
 	    cmocka_unit_test(test_request_round_trip), cmocka_unit_test(test_response_round_trip),
 	    cmocka_unit_test(test_pack_too_large),     cmocka_unit_test(test_unpack_garbage),
+	    cmocka_unit_test(test_find_nul_claim),     cmocka_unit_test(test_find_nul_move),
+	    cmocka_unit_test(test_find_nul_other_fields),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
