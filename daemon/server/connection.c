@@ -450,8 +450,8 @@ static bool connection_process(struct connection *c)
 		size_t avail = evbuffer_get_length(c->in);
 		size_t plen;
 		uint8_t *data;
-		char msg[128];
-		int r;
+		char msg[128], field[64];
+		int r, nul = 0;
 
 		if (avail < PMEMZ_FRAME_HDR)
 			return false;
@@ -485,6 +485,15 @@ static bool connection_process(struct connection *c)
 			return false;
 		}
 		r = pmemz_frame_unpack_request(data + PMEMZ_FRAME_HDR, plen, &req);
+		/* The wire bytes are gone once drained: look for cut names now. */
+		if (r >= 0)
+			nul = pmemz_frame_find_nul(&pmemz__request__descriptor,
+						   data + PMEMZ_FRAME_HDR, plen, field, sizeof(field));
+		if (nul < 0) {
+			pmemz__request__free_unpacked(req, NULL);
+			req = NULL;
+			r = nul;
+		}
 		/*
 		 * One passed fd in flight per connection: a pipelined
 		 * OPEN_REGION waits (undrained, decoded again) until the
@@ -510,7 +519,7 @@ static bool connection_process(struct connection *c)
 			connection_protocol_error(c, req->id, -EPROTO, msg);
 			return false;
 		}
-		c->m->conns->hooks->request(c, req);
+		c->m->conns->hooks->request(c, req, nul > 0 ? field : NULL);
 	}
 	return false;
 }

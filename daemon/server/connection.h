@@ -62,8 +62,12 @@ struct rpc_job;
 struct connection;
 
 struct connection_hooks {
-	/* A decoded request arrived (its version checked). */
-	void (*request)(struct connection *c, const Pmemz__Request *req);
+	/*
+	 * A decoded request arrived (its version checked).  nul_field: the
+	 * path of a string field whose wire bytes hold a NUL, which unpacking
+	 * cut short (pmemz_frame_find_nul), or NULL.
+	 */
+	void (*request)(struct connection *c, const Pmemz__Request *req, const char *nul_field);
 	/* c is closing; its leases are released already (released_leases: it had some). */
 	void (*closed)(struct connection *c, bool released_leases);
 	/* A reply frame went to c->held: it waits for the next group commit. */

@@ -21,7 +21,7 @@ const struct rpc_descriptor *dispatch_lookup(Pmemz__Request__OpCase op)
 	return NULL;
 }
 
-void dispatch_request(struct connection *c, const Pmemz__Request *req)
+void dispatch_request(struct connection *c, const Pmemz__Request *req, const char *nul_field)
 {
 	struct manager *m = c->m;
 	const struct rpc_descriptor *d = dispatch_lookup(req->op_case);
@@ -29,7 +29,10 @@ void dispatch_request(struct connection *c, const Pmemz__Request *req)
 	    .m = m, .c = c, .req = req, .id = req->id, .name = d ? d->name : NULL};
 	int r;
 
-	if (!d)
+	if (nul_field)
+		/* Before any other check: the handler would see another name. */
+		r = rpc_fail(&call, -EINVAL, "field %s holds a NUL byte", nul_field);
+	else if (!d)
 		r = rpc_fail(&call, -EOPNOTSUPP, "unknown operation");
 	else if (d->admin_only && !c->admin)
 		r = rpc_fail(&call, -EPERM, "%s needs root or the admin group%s", d->name,

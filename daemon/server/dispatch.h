@@ -10,7 +10,10 @@
 #include "rpc.h"
 
 const struct rpc_descriptor *dispatch_lookup(Pmemz__Request__OpCase op);
-/* Run one decoded request (version already checked). */
-void dispatch_request(struct connection *c, const Pmemz__Request *req);
+/*
+ * Run one decoded request (version already checked).  nul_field: a string
+ * field cut at a NUL by unpacking (connection_hooks), refused with -EINVAL.
+ */
+void dispatch_request(struct connection *c, const Pmemz__Request *req, const char *nul_field);
 
 #endif

@@ -42,7 +42,7 @@ endif()
 
 # name -> source; ctl (json-c), quota (json-c), metrics and bare need pmemzctl
 set(_itests alloc zero kill isolation nospace robust startup concurrent systemd reconnect attack fragment
-  claim tags batch move)
+  claim tags batch move names)
 if(TARGET pmemzctl)
   list(APPEND _itests ctl quota metrics bare policy disks)
 else()
