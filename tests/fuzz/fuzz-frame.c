@@ -5,6 +5,8 @@
  * connection_process() does, each payload unpacked as a Request; every
  * decoded request without unknown fields is packed again and must decode
  * to the same bytes (the client library packs what the daemon unpacks).
+ * The daemon's scan for NULs in strings (pmemz_frame_find_nul) walks every
+ * payload protobuf-c accepts, and accepts it too.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -99,7 +101,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_ASSERT(plen <= PMEMZ_FRAME_MAX);
 		r = pmemz_frame_unpack_request(data + PMEMZ_FRAME_HDR, plen, &req);
 		if (r == 0) {
+			char path[64];
+
 			FUZZ_ASSERT(req != NULL);
+			FUZZ_ASSERT(pmemz_frame_find_nul(&pmemz__request__descriptor,
+							 data + PMEMZ_FRAME_HDR, plen, path,
+							 sizeof(path)) >= 0);
 			roundtrip(req);
 			pmemz__request__free_unpacked(req, NULL);
 		} else {

@@ -18,7 +18,9 @@
  *                                      args (lease ids seen in replies)
  * After every instruction: I3 (per-state counts sum to the extent count),
  * every lease in the table belongs to a live connection and each region's
- * LEASED extents are exactly its leases', and every reply decodes.
+ * LEASED extents are exactly its leases', and every reply decodes.  A
+ * request built with a NUL inside a name is refused (-EINVAL, or -EPROTO
+ * for a bad version) and changes no extent's state.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -62,6 +64,7 @@ struct slot {
 	int fd;		      /* the client's end, -1 if none */
 	uint8_t in[PMEMZ_FRAME_HDR + PMEMZ_FRAME_MAX];
 	size_t in_len;
+	uint64_t nul_id; /* a request with a NUL in a name whose reply is due, or 0 */
 };
 
 static struct manager *m;
@@ -121,6 +124,10 @@ static void parse_replies(struct slot *s)
 		FUZZ_ASSERT(pmemz_frame_unpack_response(s->in + off + PMEMZ_FRAME_HDR, plen,
 							&resp) == 0);
 		FUZZ_ASSERT(resp->status <= 0);
+		if (s->nul_id && resp->id == s->nul_id) {
+			FUZZ_ASSERT(resp->status == -EINVAL || resp->status == -EPROTO);
+			s->nul_id = 0;
+		}
 		if (resp->status == 0 && resp->op_case == PMEMZ__RESPONSE__OP_ALLOCATE)
 			remember_lease(resp->allocate->lease);
 		pmemz__response__free_unpacked(resp, NULL);
@@ -241,6 +248,41 @@ static void check_invariants(void)
 	}
 }
 
+/*
+ * Nothing but the next request can change state during a pump: no input
+ * buffered behind a memory budget, no sliced request.  Returns the number
+ * of live connections (a close releases leases), or -1.
+ */
+static int server_quiet(void)
+{
+	int n = 0;
+
+	for (struct connection *c = connections_first(m); c; c = TAILQ_NEXT(c, link), n++)
+		if (evbuffer_get_length(c->in) || c->job)
+			return -1;
+	return n;
+}
+
+static void region_counts(uint64_t n[FUZZ_REQ_N_REGIONS][EXT_NSTATES])
+{
+	for (size_t i = 0; i < m->n_regions; i++) {
+		struct region_stats st;
+
+		region_get_stats(m->regions[i]->r, &st);
+		for (int k = 0; k < EXT_NSTATES; k++)
+			n[i][k] = st.count[k];
+	}
+}
+
+/* A refused request changed no extent's state (nothing else ran meanwhile). */
+static void check_unchanged(uint64_t before[FUZZ_REQ_N_REGIONS][EXT_NSTATES])
+{
+	uint64_t after[FUZZ_REQ_N_REGIONS][EXT_NSTATES];
+
+	region_counts(after);
+	FUZZ_ASSERT(memcmp(before, after, sizeof(after)) == 0);
+}
+
 /* ---- instructions ---- */
 
 struct reader {
@@ -337,6 +379,18 @@ static void op_request(struct slot *s, struct reader *rd)
 	a.tag = next(rd);
 	a.lease = a.flags & 0x80 ? leases_seen[a.num % LEASES_KEPT] : a.num;
 	len = fuzz_req_build(&a, &req, buf, sizeof(buf));
+	if ((req.id & FUZZ_REQ_ID_NUL) && !s->nul_id) {
+		uint64_t before[FUZZ_REQ_N_REGIONS][EXT_NSTATES];
+		int quiet = server_quiet();
+
+		s->nul_id = req.id;
+		region_counts(before);
+		send_frame(s, buf, len);
+		pump();
+		if (quiet >= 0 && server_quiet() == quiet)
+			check_unchanged(before);
+		return;
+	}
 	send_frame(s, buf, len);
 }
 

@@ -42,6 +42,8 @@ enum {
 	FUZZ_REQ_ZEROER,
 	FUZZ_REQ_CLAIM, /* after ZEROER: the kinds before keep their numbers */
 	FUZZ_REQ_MOVE,	/* num: moves (low 3 bits) of extents from (num >> 3) on */
+	FUZZ_REQ_RUNS,	/* of the lease, or with FUZZ_REQ_F_BY_TAG of the tag; from run num */
+	FUZZ_REQ_USAGE,
 	FUZZ_REQ_N_KINDS,
 };
 
@@ -54,10 +56,21 @@ enum {
 				   for every move */
 #define FUZZ_REQ_F_NO_REGION 0x08u /* STAT of every region; LIST without a tag filter; MOVE
 				      to_tags named as the from_tags ("t0".., existing ones) */
+/*
+ * A NUL inside the request's region name (HELLO: its client name), or
+ * inside its other names (tag, claim, prefix, from and to tags): the
+ * string as built with "\x7fNUL" appended, its 0x7f byte turned into a NUL
+ * after packing.  The request's id then has FUZZ_REQ_ID_NUL set.
+ */
+#define FUZZ_REQ_F_NUL_REGION 0x10u
+#define FUZZ_REQ_F_NUL_NAME 0x20u
 #define FUZZ_REQ_F_BAD_VERSION 0x40u
 #define FUZZ_REQ_F_SEEN_LEASE 0x80u /* lease: one seen in a reply (num picks it) */
 
 #define FUZZ_REQ_MOVE_MAX 257u /* one past a MOVE's limit */
+/* The id bit of a request that carries a NUL in a string (refused: -EINVAL). */
+#define FUZZ_REQ_ID_NUL (1ull << 62)
+
 /* A MOVE request's largest frame: what the buffers of the harness and generator hold. */
 #define FUZZ_REQ_BUF 65536u
 

@@ -3,9 +3,11 @@
  * The seed corpora of the fuzzers (run by gen-corpus.sh, whose outputs are
  * committed under tests/fuzz/corpus/):
  *
- *   frame/    one frame of every request kind, and all of them pipelined
+ *   frame/    one frame of every request kind, and all of them pipelined;
+ *             each kind with a NUL inside a name (nul-*)
  *   request/  fuzz-request programs: every request kind per identity, and
- *             allocate / commit / list / free flows
+ *             allocate / commit / list / free flows; each kind sent with a
+ *             NUL after a name that exists (nul-*)
  *   media/    metadata prefixes (FUZZ_MEDIA_META bytes) of FUZZ_MEDIA_SIZE
  *             regions: formatted, states and tag slots set as the media
  *             fixture (tests/unit/media-fixture.c) sets them, damaged
@@ -111,11 +113,47 @@ static size_t frame_of(const struct fuzz_req_args *a, uint8_t *out, size_t cap)
 	return PMEMZ_FRAME_HDR + len;
 }
 
+static const char *const kinds[FUZZ_REQ_N_KINDS] = {
+    "hello", "open-region", "allocate", "commit", "free",  "flush", "list", "stat",
+    "noop",  "map",	    "zeroer",	"claim",  "move", "runs",  "usage"};
+
+/* The flags that put a NUL into kind k's other names (and use them all). */
+static unsigned nul_name_flags(unsigned k)
+{
+	if (k == FUZZ_REQ_LIST)
+		return FUZZ_REQ_F_NUL_NAME | FUZZ_REQ_F_FLUSH; /* tag and prefix */
+	return FUZZ_REQ_F_NUL_NAME | FUZZ_REQ_F_BY_TAG;	       /* FREE, RUNS: by tag */
+}
+
+/* Every kind with a NUL in its region (HELLO: client) name, then in its other names. */
+static void gen_nul_frames(void)
+{
+	static uint8_t one[FUZZ_REQ_BUF];
+
+	for (unsigned k = 0; k < FUZZ_REQ_N_KINDS; k++)
+		for (unsigned v = 0; v < 2; v++) {
+			struct fuzz_req_args a = {
+			    .kind = (uint8_t)k,
+			    .num = 3,
+			    .flags = (uint8_t)(v ? nul_name_flags(k) : FUZZ_REQ_F_NUL_REGION),
+			    .tag = 1,
+			    .lease = 1};
+			Pmemz__Request scratch;
+			size_t len = fuzz_req_build(&a, &scratch, one + PMEMZ_FRAME_HDR,
+						    sizeof(one) - PMEMZ_FRAME_HDR);
+			char name[64];
+
+			if (!(scratch.id & FUZZ_REQ_ID_NUL))
+				continue; /* no such name in this kind */
+			(void)frame_of(&a, one, sizeof(one));
+			(void)snprintf(name, sizeof(name), "nul-%s-%s", v ? "name" : "region",
+				       kinds[k]);
+			put("frame", name, one, PMEMZ_FRAME_HDR + len);
+		}
+}
+
 static void gen_frames(void)
 {
-	static const char *const kinds[FUZZ_REQ_N_KINDS] = {
-	    "hello", "open-region", "allocate", "commit", "free",   "flush", "list",
-	    "stat",  "noop",	    "map",	"zeroer", "claim", "move"};
 	static uint8_t all[FUZZ_REQ_N_KINDS * FUZZ_REQ_BUF], one[FUZZ_REQ_BUF];
 	size_t n_all = 0;
 
@@ -131,6 +169,36 @@ static void gen_frames(void)
 		n_all += len;
 	}
 	put("frame", "pipelined", all, n_all);
+	gen_nul_frames();
+}
+
+/*
+ * A tenant (uid 1000) with a tag "t1", a second lease and a claim on "t0"
+ * sends kind k with a NUL after a name that exists ("a", "t1"...): refused
+ * (-EINVAL), nothing committed, freed, claimed or moved; then it lists.
+ */
+static void gen_nul_requests(void)
+{
+	for (unsigned k = 0; k < FUZZ_REQ_N_KINDS; k++) {
+		struct prog p;
+		char name[64];
+
+		if (k == FUZZ_REQ_NOOP)
+			continue; /* no string */
+		p.n = 0;
+		connect_(&p, 0, 1);
+		emit(&p, 3, FUZZ_REQ_OP_ZERO, 0, 12);
+		req(&p, 0, FUZZ_REQ_ALLOCATE, 0, 8, FUZZ_REQ_F_NOWAIT, 0);
+		req(&p, 0, FUZZ_REQ_COMMIT, 0, 0, FUZZ_REQ_F_SEEN_LEASE, 1);
+		req(&p, 0, FUZZ_REQ_ALLOCATE, 0, 4, FUZZ_REQ_F_NOWAIT, 0);
+		req(&p, 0, FUZZ_REQ_CLAIM, 0, 0, 0, 0);
+		/* num 1: the second lease (COMMIT, RUNS); 2 moves (MOVE) */
+		req(&p, 0, k, 0, 1 | 2 << 3, FUZZ_REQ_F_NUL_REGION | FUZZ_REQ_F_SEEN_LEASE, 1);
+		req(&p, 0, k, 0, 1 | 2 << 3, nul_name_flags(k) | FUZZ_REQ_F_SEEN_LEASE, 1);
+		req(&p, 0, FUZZ_REQ_LIST, 0, 0, FUZZ_REQ_F_NO_REGION, 0);
+		(void)snprintf(name, sizeof(name), "nul-%s", kinds[k]);
+		put("request", name, p.b, p.n);
+	}
 }
 
 /* MOVE: the disk's sync point, and what a hostile tenant sends instead. */
@@ -269,6 +337,7 @@ static void gen_requests(void)
 	emit(&p, 7, FUZZ_REQ_OP_RAW, 1, 4, 0xff, 0xff, 0xff, 0x7f);
 	put("request", "raw", p.b, p.n);
 	gen_moves();
+	gen_nul_requests();
 }
 
 /* ---- media images ---- */
