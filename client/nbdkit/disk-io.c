@@ -480,11 +480,11 @@ static int zero_whole(struct disk *d, uint64_t idx, bool write_zeroes)
 }
 
 /* Would zeroing [offset, offset + count) write zeros into a present chunk? */
-static bool zero_writes(struct disk *d, uint32_t count, uint64_t offset)
+static bool zero_writes(struct disk *d, uint32_t count, uint64_t offset, bool may_trim)
 {
 	for (uint64_t pos = offset, end = offset + count, idx, off, len; pos < end; pos += len) {
 		chunk_piece(d, pos, end, &idx, &off, &len);
-		if (off == 0 && (len == d->chunk_size || end == d->size))
+		if (may_trim && off == 0 && (len == d->chunk_size || end == d->size))
 			continue; /* a whole chunk: given back */
 		if (chunk_addr(d, idx) || chunk_pend(d, idx))
 			return true;
@@ -492,7 +492,8 @@ static bool zero_writes(struct disk *d, uint32_t count, uint64_t offset)
 	return false;
 }
 
-int disk_zero(struct disk *d, uint32_t count, uint64_t offset, bool write_zeroes, bool fast)
+int disk_zero(struct disk *d, uint32_t count, uint64_t offset, bool write_zeroes, bool may_trim,
+	      bool fast)
 {
 	int r = failed(d);
 
@@ -501,12 +502,14 @@ int disk_zero(struct disk *d, uint32_t count, uint64_t offset, bool write_zeroes
 	if (r < 0)
 		return r;
 	/* nbdkit's rule: a fast zero that would be no faster than a write fails at once */
-	if (write_zeroes && fast && zero_writes(d, count, offset))
+	if (write_zeroes && fast && zero_writes(d, count, offset, may_trim))
 		return -ENOTSUP;
 	for (uint64_t pos = offset, end = offset + count, idx, off, len; pos < end; pos += len) {
 		chunk_piece(d, pos, end, &idx, &off, &len);
 		pthread_rwlock_t *l = disk_stripe(d, idx);
-		bool whole = off == 0 && (len == d->chunk_size || offset + count == d->size);
+		/* without MAY_TRIM the client asked for allocated zeros: never a hole */
+		bool whole = (may_trim || !write_zeroes) && off == 0 &&
+			     (len == d->chunk_size || offset + count == d->size);
 
 		if (!chunk_addr(d, idx) && !chunk_pend(d, idx))
 			continue; /* reads zero already */

@@ -184,10 +184,15 @@ int disk_read(struct disk *d, void *buf, uint32_t count, uint64_t offset);
  */
 int disk_write(struct disk *d, const void *buf, uint32_t count, uint64_t offset, uint64_t *staged);
 /*
- * Whole chunks are given back; a partial chunk is zeroed (zero) or left
- * (trim).  fast: -ENOTSUP, and nothing done, when zeros would be written.
+ * TRIM (write_zeroes false): whole chunks are given back, partial ones
+ * left (a TRIM is advisory).  ZERO: the range reads zero after; whole
+ * chunks are given back when may_trim (NBD_CMD_FLAG_NO_HOLE unset), else
+ * every present chunk stays allocated and gets zeros written, as a
+ * partial one always does; a hole stays a hole (it reads zero).  fast:
+ * -ENOTSUP, and nothing done, when zeros would be written.
  */
-int disk_zero(struct disk *d, uint32_t count, uint64_t offset, bool write_zeroes, bool fast);
+int disk_zero(struct disk *d, uint32_t count, uint64_t offset, bool write_zeroes, bool may_trim,
+	      bool fast);
 struct nbdkit_extents;
 int disk_extents(struct disk *d, uint32_t count, uint64_t offset, bool req_one,
 		 struct nbdkit_extents *e);

@@ -459,21 +459,24 @@ static int pz_trim(void *handle, uint32_t count, uint64_t offset, uint32_t flags
 	int r;
 
 	assert(!(flags & ~NBDKIT_FLAG_FUA));
-	r = disk_zero(&disk, count, offset, false, false);
+	r = disk_zero(&disk, count, offset, false, true, false);
 	return r < 0 ? fail(r) : 0;
 }
 
 static int pz_zero(void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
 	/*
-	 * Whole chunks are given back, partial ones written: never slower
-	 * than writing zeroes, but no faster either when a present chunk is
-	 * only partly covered, which FAST_ZERO refuses (ENOTSUP).
+	 * With MAY_TRIM whole chunks are given back, partial ones written.
+	 * Without it (the client's NO_HOLE) every present chunk keeps its
+	 * extent and gets zeros written; holes stay holes.  Writing zeros is
+	 * no faster than a write, which FAST_ZERO refuses (ENOTSUP), as
+	 * nbdkit's file plugin does when only writing is left.
 	 */
 	int r;
 
 	assert(!(flags & ~(NBDKIT_FLAG_MAY_TRIM | NBDKIT_FLAG_FUA | NBDKIT_FLAG_FAST_ZERO)));
-	r = disk_zero(&disk, count, offset, true, flags & NBDKIT_FLAG_FAST_ZERO);
+	r = disk_zero(&disk, count, offset, true, flags & NBDKIT_FLAG_MAY_TRIM,
+		      flags & NBDKIT_FLAG_FAST_ZERO);
 
 	/* zeros into a chunk being written back are staged like writes */
 	if (r == 0 && (flags & NBDKIT_FLAG_FUA))

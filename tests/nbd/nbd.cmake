@@ -43,7 +43,8 @@ target_link_options(pmemz-nbd-shim PRIVATE -fno-sanitize=all)
 set(_nbd_tools ";PMEMZ_PLUGIN_TEST=$<TARGET_FILE:nbdkit-pmemz-plugin-test>")
 string(APPEND _nbd_tools ";PMEMZ_NBD_SHIM=$<TARGET_FILE:pmemz-nbd-shim>")
 
-set(_nbd_tests ops restart kill9 claim quota tags qemu sparse size multiconn spares flags prewarm)
+set(_nbd_tests ops restart kill9 claim quota tags qemu sparse size multiconn spares flags prewarm
+  zero)
 foreach(t ${_nbd_tests})
   add_test(NAME nbd-${t}
     COMMAND ${PMEMZ_NBD_PYTHON} ${PMEMZ_TEST_SRC}/nbd/test-nbd.py ${t})

@@ -3,7 +3,7 @@
 """nbdkit-pmemz-plugin against the real pmemzerod, through libnbd.
 
   test-nbd.py ops|restart|kill9|claim|quota|tags|qemu|sparse|size|multiconn|spares|flags|
-              prewarm
+              prewarm|zero
 
 Each test is one ctest (tests/nbd/nbd.cmake, label nbd); nbdtest.py is
 the harness.  PMEMZ_NBD_SEED fixes the random operations of 'ops'.
@@ -51,17 +51,23 @@ class Model:
         start, end = c * self.chunk, min((c + 1) * self.chunk, self.size)
         return off <= start and off + n >= end
 
-    def zero(self, off, n, trim):
+    def zero(self, off, n, trim, may_trim=True):
+        """TRIM (trim) or ZERO; a ZERO with NO_HOLE (not may_trim) keeps chunks allocated."""
         for c in self.chunks(off, n):
             if c not in self.present:
                 continue
-            if self._whole(c, off, n):
+            if self._whole(c, off, n) and (trim or may_trim):
                 start, end = c * self.chunk, min((c + 1) * self.chunk, self.size)
                 self.data[start:end] = bytes(end - start)
                 self.present.discard(c)
             elif not trim:
                 lo, hi = max(off, c * self.chunk), min(off + n, (c + 1) * self.chunk)
                 self.data[lo:hi] = bytes(hi - lo)
+
+    def zero_writes(self, off, n, may_trim=True):
+        """Would a ZERO write zeros into a present chunk (what FAST_ZERO refuses)?"""
+        return any(c in self.present and not (may_trim and self._whole(c, off, n))
+                   for c in self.chunks(off, n))
 
     def check(self, h):
         for off in range(0, self.size, 4 * MIB):
@@ -135,14 +141,17 @@ def test_ops(env):
             m.zero(off, n, trim=True)
         elif op == "zero":
             flags = rng.choice([0, nbd.CMD_FLAG_NO_HOLE, nbd.CMD_FLAG_FAST_ZERO,
-                                nbd.CMD_FLAG_FUA])
+                                nbd.CMD_FLAG_FUA, nbd.CMD_FLAG_NO_HOLE | nbd.CMD_FLAG_FAST_ZERO])
+            may_trim = not flags & nbd.CMD_FLAG_NO_HOLE
+            slow = flags & nbd.CMD_FLAG_FAST_ZERO and m.zero_writes(off, n, may_trim)
             try:
                 h.zero(n, off, flags)
+                assert not slow, f"op {i}: a FAST_ZERO that writes zeros succeeded"
             except nbd.Error as e:
                 # a fast zero that would write into a present chunk: refused, nothing changed
-                assert flags == nbd.CMD_FLAG_FAST_ZERO and nbd_errno(e) == errno.ENOTSUP, e
+                assert slow and nbd_errno(e) == errno.ENOTSUP, e
                 continue
-            m.zero(off, n, trim=False)
+            m.zero(off, n, trim=False, may_trim=may_trim)
         elif op == "flush":
             h.flush()
         elif op == "status":
@@ -779,6 +788,93 @@ def test_prewarm(env):
     env.check_region()
 
 
+def chunk_holes(h, size, ext):
+    """The chunks block status reports as holes (that read zero)."""
+    return {c for off, ln, fl in allocation(h, size) if fl == HOLE
+            for c in range(off // ext, (off + ln - 1) // ext + 1)}
+
+
+def qemu_io(k, cmd):
+    p = subprocess.run(["qemu-io", "-f", "raw", "-c", cmd, k.uri()], capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0 and "error" not in p.stdout.lower(), \
+        f"qemu-io {cmd}: {p.returncode}\n{p.stdout}{p.stderr}"
+
+
+def test_zero(env):
+    """ZERO honours NO_HOLE (NBD_CMD_FLAG_NO_HOLE: nbdkit passes no
+    MAY_TRIM): a written chunk stays allocated and reads zero, also after
+    a kill -9; a hole stays a hole; FAST_ZERO refuses what would write.
+    Without NO_HOLE whole chunks are given back.  Through libnbd, qemu-io
+    (write -z asks for NO_HOLE, write -z -u may unmap) and qemu-img
+    convert (its zeroing may trim, and asks to be fast)."""
+    ext = env.extent
+    n = 10
+    size = n * ext
+    env.start_daemon()
+    k = env.nbdkit(size=str(size))
+    h = k.connect()
+    want = [bytearray([0x50 + c]) * ext for c in range(8)] + [bytearray(ext)] * 2
+    for c in range(8):
+        h.pwrite(bytes(want[c]), c * ext)
+    h.flush()
+    h.zero(ext, 0, nbd.CMD_FLAG_NO_HOLE)
+    h.zero(ext, 5 * ext, nbd.CMD_FLAG_NO_HOLE | nbd.CMD_FLAG_FUA)
+    h.zero(2 * ext, 8 * ext, nbd.CMD_FLAG_NO_HOLE)  # holes: nothing to allocate
+    h.zero(ext, 1 * ext)  # MAY_TRIM: given back
+    h.zero(4096, 2 * ext + 4096, nbd.CMD_FLAG_NO_HOLE)  # part of a chunk: written
+    want[0] = want[1] = want[5] = bytearray(ext)
+    want[2][4096:8192] = bytes(4096)
+    try:
+        h.zero(ext, 3 * ext, nbd.CMD_FLAG_NO_HOLE | nbd.CMD_FLAG_FAST_ZERO)
+        raise AssertionError("a FAST_ZERO with NO_HOLE of a written chunk succeeded")
+    except nbd.Error as e:
+        assert nbd_errno(e) == errno.ENOTSUP, f"FAST_ZERO: {e}"
+    h.zero(2 * ext, 8 * ext, nbd.CMD_FLAG_NO_HOLE | nbd.CMD_FLAG_FAST_ZERO)  # holes: fast
+
+    def check(h, holes, when):
+        for c in range(n):
+            assert h.pread(ext, c * ext) == want[c], f"{when}: chunk {c} reads wrong"
+        got = chunk_holes(h, size, ext)
+        assert got == holes, f"{when}: holes {sorted(got)}, expected {sorted(holes)}"
+
+    check(h, {1, 8, 9}, "after the zeros")
+    # the zeros written into present chunks were durable on return
+    h.shutdown()
+    k.kill()
+    k.start()
+    h = k.connect()
+    check(h, {1, 8, 9}, "after kill -9 of nbdkit")
+    h.shutdown()
+    qemu_io(k, f"write -z {3 * ext} {ext}")
+    qemu_io(k, f"write -z -u {4 * ext} {ext}")
+    want[3] = want[4] = bytearray(ext)
+    h = k.connect()
+    check(h, {1, 4, 8, 9}, "after qemu-io write -z")
+    h.shutdown()
+    k.stop()
+    names = {t["name"] for t in env.chunk_tags()}
+    assert names == {f"nbd/d/{c}" for c in (0, 2, 3, 5, 6, 7)}, sorted(names)
+    # qemu-img convert onto the disk: one chunk of data, zeros elsewhere
+    src = os.path.join(env.dir, "src.img")
+    with open(src, "wb") as f:
+        f.truncate(size)
+        f.seek(6 * ext + 4096)
+        f.write(b"\x66" * 4096)
+    k.start()
+    p = subprocess.run(["qemu-img", "convert", "-n", "-f", "raw", "-O", "raw", src, k.uri()],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, f"qemu-img convert: {p.returncode}\n{p.stdout}{p.stderr}"
+    want = [bytearray(ext) for _ in range(n)]
+    want[6][4096:8192] = b"\x66" * 4096
+    h = k.connect()
+    check(h, set(range(n)) - {6}, "after qemu-img convert")
+    h.shutdown()
+    k.stop()
+    env.stop_daemon()
+    env.check_region()
+
+
 TESTS = {
     "flags": (test_flags, {}),
     "ops": (test_ops, {}),
@@ -793,6 +889,7 @@ TESTS = {
     "multiconn": (test_multiconn, {}),
     "spares": (test_spares, {}),
     "prewarm": (test_prewarm, {}),
+    "zero": (test_zero, {}),
 }
 
 if __name__ == "__main__":
