@@ -4,11 +4,19 @@ if(NOT TARGET pmemzclient)
   return()
 endif()
 
-# ABI: exports == version script == public header functions.
+# ABI: exports == version script == public header functions; the installed
+# clients and the examples call the exported functions only.
+set(_symbol_clients "")
+foreach(_t pmemzctl nbdkit-pmemz-plugin pmemz-example pmemz-reconnect pmemz-demo)
+  if(TARGET ${_t})
+    list(APPEND _symbol_clients $<TARGET_FILE:${_t}>)
+  endif()
+endforeach()
 add_test(NAME client-symbols
   COMMAND sh ${PMEMZ_TEST_SRC}/unit/test-symbols.sh $<TARGET_FILE:pmemzclient>
           ${PMEMZ_CLIENT_SRC_DIR}/libpmemzclient.sym
-          ${PMEMZ_CLIENT_SRC_DIR}/libpmemzadmin.h ${CMAKE_C_COMPILER} ${PMEMZ_GENERATED_INCLUDE_DIR})
+          ${PMEMZ_CLIENT_SRC_DIR}/libpmemzadmin.h ${CMAKE_C_COMPILER} ${PMEMZ_GENERATED_INCLUDE_DIR}
+          ${_symbol_clients})
 set_tests_properties(client-symbols PROPERTIES SKIP_RETURN_CODE 77 LABELS "unit;client")
 
 # Argument checks, connection errors, the transport against a fake daemon.

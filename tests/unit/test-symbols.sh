@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# test-symbols.sh LIBRARY.so VERSION-SCRIPT HEADER [CC [INCLUDE-DIR]]
+# test-symbols.sh LIBRARY.so VERSION-SCRIPT HEADER [CC [INCLUDE-DIR [CLIENT...]]]
 #
 # libpmemzclient's ABI check: the functions the shared library exports, the
 # names its version script lists and the functions its public header
@@ -10,6 +10,11 @@
 # protobuf-c message descriptor or other internal symbol leaks out.
 # INCLUDE-DIR: where the header's generated companion
 # (libpmemzclient-version.h) is.
+#
+# Each CLIENT (a program or module the project installs or ships as an
+# example) is held to the public API: it needs the library's SONAME, every
+# pmemz_ function it imports is a versioned export, and it carries no copy
+# of an exported function (the static library linked in).
 set -eu
 
 lib=$1
@@ -17,6 +22,7 @@ map=$2
 hdr=$3
 cc=${4:-${CC:-cc}}
 incdir=${5:-}
+shift $(($# < 5 ? $# : 5))
 
 for tool in nm readelf; do
 	command -v "$tool" >/dev/null 2>&1 || { echo "SKIP: $tool not found"; exit 77; }
@@ -94,5 +100,31 @@ libpmemzclient.so.[0-9]*) echo "ok: SONAME $soname" ;;
 	fail=1
 	;;
 esac
+
+for client in "$@"; do
+	name=$(basename "$client")
+	was=$fail
+	fail=0
+	if ! readelf -d "$client" | grep -q "(NEEDED).*\[$soname\]"; then
+		echo "FAIL: $name does not link $soname"
+		fail=1
+	fi
+	nm -D --undefined-only "$client" | awk '{ print $NF }' | grep '^pmemz_' >"$tmp/imports" || true
+	if grep -v '@LIBPMEMZCLIENT_[0-9]' "$tmp/imports" >"$tmp/private"; then
+		echo "FAIL: $name calls pmemz_ functions the library does not export:"
+		cat "$tmp/private"
+		fail=1
+	fi
+	nm --defined-only "$client" 2>/dev/null | awk '{ print $NF }' | sort -u >"$tmp/defined"
+	if comm -12 "$tmp/exported" "$tmp/defined" >"$tmp/copies" && [ -s "$tmp/copies" ]; then
+		echo "FAIL: $name carries its own copy of library functions:"
+		cat "$tmp/copies"
+		fail=1
+	fi
+	if [ $fail -eq 0 ]; then
+		echo "ok: $name: $(wc -l <"$tmp/imports") imports, all exported"
+	fi
+	fail=$((fail | was))
+done
 
 exit $fail
