@@ -26,13 +26,18 @@ if(TARGET pmemzctl)
   target_compile_definitions(pmemz_itest PRIVATE PMEMZ_CTL_PATH="$<TARGET_FILE:pmemzctl>")
 endif()
 
-# nbdkit (not instrumented) loads a sanitizer build's plugin only with ASan's
-# runtime preloaded: gcc's libasan.so; without it (clang) the tests that run
-# nbdkit skip.
+# nbdkit (not instrumented) loads a sanitizer build's plugin only with the
+# sanitizer's runtime preloaded: gcc's libasan.so or libtsan.so; without it
+# (clang) the tests that run nbdkit skip.
 set(PMEMZ_NBDKIT_PRELOAD "")
 set(PMEMZ_NBDKIT_RUNNABLE ON)
-if(PMEMZ_SANITIZE)
-  execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=libasan.so
+if(PMEMZ_SANITIZER)
+  if(PMEMZ_SANITIZER STREQUAL "thread")
+    set(_runtime libtsan.so)
+  else()
+    set(_runtime libasan.so)
+  endif()
+  execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=${_runtime}
     OUTPUT_VARIABLE PMEMZ_NBDKIT_PRELOAD OUTPUT_STRIP_TRAILING_WHITESPACE)
   if(NOT IS_ABSOLUTE "${PMEMZ_NBDKIT_PRELOAD}" OR NOT EXISTS "${PMEMZ_NBDKIT_PRELOAD}")
     set(PMEMZ_NBDKIT_PRELOAD "")
