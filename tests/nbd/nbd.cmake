@@ -18,11 +18,31 @@ if(NOT PMEMZ_NBD_PYTHON)
   find_program(PMEMZ_NBD_PYTHON python3)
 endif()
 
-# A sanitizer build's plugin needs the ASan runtime first in nbdkit's process:
-# the tests skip, loudly, unless PMEMZ_NBDKIT names a wrapper that preloads it.
+# A sanitizer build's plugin needs the sanitizer's runtime first in nbdkit's
+# process: the tests run nbdkit through tests/nbdkit-sanitized, which
+# preloads it and the shim that keeps it working in the distribution's
+# nbdkit (nbdkit-sanitizer-shim.c says why), and stops at the first report.
+# Without the runtime (clang's is linked statically) they skip, loudly,
+# unless PMEMZ_NBDKIT names a wrapper of one's own.
 set(_nbd_san "")
-if(PMEMZ_SANITIZE)
+if(PMEMZ_SANITIZER)
   set(_nbd_san ";PMEMZ_NBD_SANITIZED=1")
+  if(PMEMZ_NBDKIT_PRELOAD)
+    add_library(pmemz-nbdkit-sanitizer-shim SHARED ${PMEMZ_TEST_SRC}/nbd/nbdkit-sanitizer-shim.c)
+    # runs before the runtime has initialized: no instrumentation
+    target_compile_options(pmemz-nbdkit-sanitizer-shim PRIVATE -fno-sanitize=all)
+    target_link_options(pmemz-nbdkit-sanitizer-shim PRIVATE -fno-sanitize=all)
+    target_link_libraries(pmemz-nbdkit-sanitizer-shim PRIVATE ${CMAKE_DL_LIBS})
+    set(_nbd_runtime ${PMEMZ_NBDKIT_PRELOAD})
+    set(_nbd_src ${PMEMZ_TEST_SRC}/nbd)
+    configure_file(${PMEMZ_TEST_SRC}/nbd/nbdkit-sanitized.in
+      ${CMAKE_CURRENT_BINARY_DIR}/nbdkit-sanitized.gen @ONLY)
+    file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/nbdkit-sanitized
+      INPUT ${CMAKE_CURRENT_BINARY_DIR}/nbdkit-sanitized.gen
+      FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
+        WORLD_READ WORLD_EXECUTE)
+    set(_nbd_san "${_nbd_san};PMEMZ_NBDKIT=${CMAKE_CURRENT_BINARY_DIR}/nbdkit-sanitized")
+  endif()
 endif()
 
 # What every test may need beside the installed plugin: its test build (a
