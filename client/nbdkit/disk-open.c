@@ -621,6 +621,18 @@ int disk_start(struct disk *d)
 	return r;
 }
 
+/*
+ * The chunks' own handles.  Every other thread of the disk has stopped, so
+ * nothing here can race: ThreadSanitizer, which would otherwise walk its
+ * shadow of every entry (16 Mi of them on a 16 TiB disk: minutes), skips it.
+ */
+__attribute__((noinline, no_sanitize_thread)) static void close_chunk_handles(struct disk *d)
+{
+	for (uint64_t i = 0; i < d->nchunks; i++)
+		if (d->map[i].a)
+			pmemz_alloc_close(d->map[i].a);
+}
+
 void disk_close(struct disk *d)
 {
 	disk_prewarm_free(d->prewarm); /* it loads from the mapping */
@@ -635,9 +647,7 @@ void disk_close(struct disk *d)
 	disk_journal_free(d->journal);
 	disk_spares_free(d->spares);
 	if (d->map) {
-		for (uint64_t i = 0; i < d->nchunks; i++)
-			if (d->map[i].a)
-				pmemz_alloc_close(d->map[i].a);
+		close_chunk_handles(d);
 		munmap(d->map, d->map_bytes);
 	}
 	if (d->super_a)
