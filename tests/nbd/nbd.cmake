@@ -34,7 +34,6 @@ if(PMEMZ_SANITIZER)
     target_link_options(pmemz-nbdkit-sanitizer-shim PRIVATE -fno-sanitize=all)
     target_link_libraries(pmemz-nbdkit-sanitizer-shim PRIVATE ${CMAKE_DL_LIBS})
     set(_nbd_runtime ${PMEMZ_NBDKIT_PRELOAD})
-    set(_nbd_src ${PMEMZ_TEST_SRC}/nbd)
     configure_file(${PMEMZ_TEST_SRC}/nbd/nbdkit-sanitized.in
       ${CMAKE_CURRENT_BINARY_DIR}/nbdkit-sanitized.gen @ONLY)
     file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/nbdkit-sanitized
