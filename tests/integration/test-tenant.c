@@ -54,7 +54,8 @@ static int cg_enter(const char *dir)
 	char path[CGP2];
 	int fd, r = 0;
 
-	(void)snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	if ((size_t)snprintf(path, sizeof(path), "%s/cgroup.procs", dir) >= sizeof(path))
+		return -ENAMETOOLONG;
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
