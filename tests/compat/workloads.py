@@ -71,6 +71,15 @@ def _tenant(argv):
     return 0
 
 
+def _tenant_python():
+    """An interpreter the second tenant's uid can run: root's own may live
+    under /root (a pyenv), which uid 65534 cannot enter."""
+    if os.access(os.path.dirname(sys.executable), os.X_OK) and \
+            not sys.executable.startswith(os.path.expanduser("~") + os.sep):
+        return sys.executable
+    return "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+
+
 def write_region(daemon, lib, name, label, hold=True):
     """On daemon's region name, through lib (a build's libpmemzclient):
     tags alpha (3 extents), beta (1), gamma (5); pool (4) whose first 2
@@ -99,7 +108,7 @@ def write_region(daemon, lib, name, label, hold=True):
     tenant = None
     held = 0
     if os.getuid() == 0 and NOBODY in daemon.regions[name].allow_users:
-        tenant = subprocess.Popen([sys.executable, os.path.abspath(__file__), "tenant",
+        tenant = subprocess.Popen([_tenant_python(), os.path.abspath(__file__), "tenant",
                                    lib.path, daemon.sock, name, label, "2", "2" if hold else "0"],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                   user=NOBODY, group=NOBODY, extra_groups=[])
