@@ -73,7 +73,7 @@ def _tenant(argv):
 
 def _tenant_python():
     """An interpreter the second tenant's uid can run: root's own may live
-    under /root (a pyenv), which uid 65534 cannot enter."""
+    in root's home (a pyenv), which uid 65534 cannot enter."""
     if os.access(os.path.dirname(sys.executable), os.X_OK) and \
             not sys.executable.startswith(os.path.expanduser("~") + os.sep):
         return sys.executable
