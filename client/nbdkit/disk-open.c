@@ -19,8 +19,9 @@
 #include <nbdkit-plugin.h>
 
 #include "disk.h"
-#include "vector.h"
+#include "feature-mask.h"
 #include "libpmemzclient.h"
+#include "vector.h"
 
 struct walk {
 	struct disk *d;
@@ -272,7 +273,7 @@ static int refuse_later(struct disk *d, const struct pmemz_disk_super *sb)
 	}
 	pmemz_disk_super_features(sb, &f);
 	pmemz_disk_super_unknown(&f, &unknown);
-	pmemz_disk_feature_bits(bits, sizeof(bits), unknown.incompat);
+	(void)pmemz_mask_str(unknown.incompat, bits, sizeof(bits));
 	nbdkit_error(
 	    "pmemz: disk '%s' refused: it uses incompat features %s that this plugin does "
 	    "not know (a later version of nbdkit-pmemz-plugin made it); nothing was written",
@@ -294,14 +295,14 @@ static void unknown_features(struct disk *d)
 	pmemz_disk_super_features(&d->sb, &f);
 	pmemz_disk_super_unknown(&f, &unknown);
 	if (unknown.ro_compat) {
-		pmemz_disk_feature_bits(bits, sizeof(bits), unknown.ro_compat);
+		(void)pmemz_mask_str(unknown.ro_compat, bits, sizeof(bits));
 		disk_warning("disk '%s' uses ro_compat features %s that this plugin does not know "
 			     "(a later version of nbdkit-pmemz-plugin made it): served read-only",
 			     d->cfg.name, bits);
 		d->readonly = true;
 	}
 	if (unknown.compat) {
-		pmemz_disk_feature_bits(bits, sizeof(bits), unknown.compat);
+		(void)pmemz_mask_str(unknown.compat, bits, sizeof(bits));
 		nbdkit_debug("pmemz: disk '%s' uses compat features %s that this plugin does not "
 			     "know: served as usual",
 			     d->cfg.name, bits);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "feature-mask.h"
 #include "pmemzctl.h"
 
 extern const struct ctl_cmd cmd_check;
@@ -57,7 +58,7 @@ static void print_features(struct out *o, const struct check_report *rep)
 			continue;
 		(void)snprintf(ukey, sizeof(ukey), "unknown_%s", keys[k][0]);
 		(void)snprintf(ulabel, sizeof(ulabel), "unknown %s", keys[k][0]);
-		out_str(o, ukey, ulabel, layout_mask_str(unknown[k], b, sizeof(b)));
+		out_str(o, ukey, ulabel, pmemz_mask_str(unknown[k], b, sizeof(b)));
 	}
 }
 

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "disk-format.h"
+#include "feature-mask.h"
 #include "pmemzctl.h"
 #include "sigbus.h"
 #include "vector.h"
@@ -329,8 +330,7 @@ enum ctl_disk_verdict ctl_disk_super_verdict(const struct pmemz_disk_super *sb, 
 	if (unknown.incompat || unknown.ro_compat) {
 		bool ro = !unknown.incompat;
 
-		pmemz_disk_feature_bits(bits, sizeof(bits),
-					ro ? unknown.ro_compat : unknown.incompat);
+		(void)pmemz_mask_str(ro ? unknown.ro_compat : unknown.incompat, bits, sizeof(bits));
 		(void)snprintf(buf, len, "%s: %s features %s of a later plugin",
 			       ro ? "read-only" : "unsupported", ro ? "ro_compat" : "incompat",
 			       bits);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "check-internal.h"
+#include "feature-mask.h"
 
 static const char *hdr_verdict(enum layout_hdr_status s)
 {
@@ -122,7 +123,7 @@ static void header_features(struct checker *c, const struct media_headers *m)
 		    "the header carries unknown ro_compat features %s: a newer pmemzerod wrote "
 		    "it; a reader may read it but not write it, so its tables are checked (read "
 		    "only) and nothing is repaired",
-		    layout_mask_str(m->unknown.ro_compat, mask, sizeof(mask)));
+		    pmemz_mask_str(m->unknown.ro_compat, mask, sizeof(mask)));
 }
 
 /*

@@ -293,22 +293,6 @@ void pmemz_disk_super_unknown(const struct pmemz_disk_features *f,
 	unknown->journal_slots = 0;
 }
 
-void pmemz_disk_feature_bits(char *buf, size_t len, uint64_t bits)
-{
-	char list[256] = ""; /* "0, 1, ..., 63": 244 bytes */
-	size_t at = 0;
-
-	for (unsigned b = 0; b < 64; b++)
-		if (bits & (UINT64_C(1) << b))
-			at += (size_t)snprintf(list + at, sizeof(list) - at, "%s%u", at ? ", " : "",
-					       b);
-	if (!bits)
-		(void)snprintf(buf, len, "0x%016llx", (unsigned long long)bits);
-	else
-		(void)snprintf(buf, len, "0x%016llx (bit%s %s)", (unsigned long long)bits,
-			       bits & (bits - 1) ? "s" : "", list);
-}
-
 size_t pmemz_disk_journal_slots(uint64_t chunk_size)
 {
 	uint64_t n;

@@ -202,11 +202,6 @@ void pmemz_disk_super_features(const struct pmemz_disk_super *sb, struct pmemz_d
 /* The bits of f this build does not know, mask by mask. */
 void pmemz_disk_super_unknown(const struct pmemz_disk_features *f,
 			      struct pmemz_disk_features *unknown);
-/*
- * "0x0000000000000024 (bits 2, 5)": mask bits, for a message that names
- * them; truncated (still a string) when buf is short.
- */
-void pmemz_disk_feature_bits(char *buf, size_t len, uint64_t bits);
 
 /*
  * The mapping journal, in the superblock's extent: the base at

@@ -3,10 +3,10 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "feature-mask.h"
 #include "media-internal.h"
 #include "util.h"
 
@@ -364,41 +364,6 @@ bool layout_header_split(const struct layout_header *h)
 	return (f.incompat & LAYOUT_INCOMPAT_SPLIT) != 0;
 }
 
-/* Append to buf at *o, never past len (a truncated text stays NUL-terminated). */
-static void append(char *buf, size_t len, size_t *o, const char *fmt, ...) _printf_(4, 5);
-static void append(char *buf, size_t len, size_t *o, const char *fmt, ...)
-{
-	va_list ap;
-	int k;
-
-	if (*o >= len)
-		return;
-	va_start(ap, fmt);
-	k = vsnprintf(buf + *o, len - *o, fmt, ap);
-	va_end(ap);
-	*o = k < 0 ? len : MIN(len, *o + (size_t)k);
-}
-
-const char *layout_mask_str(uint64_t mask, char *buf, size_t len)
-{
-	size_t o = 0;
-	unsigned n = 0;
-
-	if (!len)
-		return buf;
-	buf[0] = '\0';
-	if (!mask) {
-		append(buf, len, &o, "0");
-		return buf;
-	}
-	append(buf, len, &o, "0x%016" PRIx64 " (bit%s ", mask, (mask & (mask - 1)) ? "s" : "");
-	for (unsigned b = 0; b < 64; b++)
-		if (mask & (UINT64_C(1) << b))
-			append(buf, len, &o, "%s%u", n++ ? ", " : "", b);
-	append(buf, len, &o, ")");
-	return buf;
-}
-
 static const char *feature_name(unsigned which, unsigned bit)
 {
 	static const char *const incompat[] = {"split", "move"};
@@ -417,16 +382,16 @@ const char *layout_features_str(unsigned which, uint64_t mask, char *buf, size_t
 		return buf;
 	buf[0] = '\0';
 	if (!mask)
-		append(buf, len, &o, "none");
+		pmemz_append(buf, len, &o, "none");
 	for (unsigned b = 0; b < 64; b++) {
 		const char *name = feature_name(which, b);
 
 		if (!(mask & (UINT64_C(1) << b)))
 			continue;
 		if (name)
-			append(buf, len, &o, "%s%s", n++ ? ", " : "", name);
+			pmemz_append(buf, len, &o, "%s%s", n++ ? ", " : "", name);
 		else
-			append(buf, len, &o, "%sbit %u", n++ ? ", " : "", b);
+			pmemz_append(buf, len, &o, "%sbit %u", n++ ? ", " : "", b);
 	}
 	return buf;
 }
@@ -472,7 +437,7 @@ static enum layout_hdr_status check_known(const struct layout_header *h, char *w
 	layout_header_unknown(h, &u);
 	if (u.incompat) {
 		WHY("unknown incompat features %s: a newer pmemzerod wrote it",
-		    layout_mask_str(u.incompat, m, sizeof(m)));
+		    pmemz_mask_str(u.incompat, m, sizeof(m)));
 		return HDR_UNSUPPORTED;
 	}
 	return HDR_OK;

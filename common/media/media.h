@@ -333,11 +333,6 @@ void layout_header_unknown(const struct layout_header *h, struct layout_features
 /* Is h a split region's header (incompat split, or v1 LAYOUT_FLAG_SPLIT)? */
 bool layout_header_split(const struct layout_header *h);
 /*
- * The bits of mask as text: "0x0000000000000030 (bits 4, 5)"; "0" for none.
- * Returns buf.
- */
-const char *layout_mask_str(uint64_t mask, char *buf, size_t len);
-/*
  * The names of a mask's bits ("split, move"), which: 0 compat, 1
  * ro_compat, 2 incompat; a bit without a name as "bit N"; "none" for 0.
  * Returns buf.

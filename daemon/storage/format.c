@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "conf.h"
+#include "feature-mask.h"
 #include "format.h"
 #include "log.h"
 #include "util.h"
@@ -249,7 +250,7 @@ static int refusal_error(const char *name, enum media_refusal why, const struct 
 		    "region '%s': header: unknown ro_compat features %s: a newer "
 		    "pmemzerod wrote it; not opened (using it writes), nothing "
 		    "written; refused: %s",
-		    name, layout_mask_str(m->unknown.ro_compat, mask, sizeof(mask)),
+		    name, pmemz_mask_str(m->unknown.ro_compat, mask, sizeof(mask)),
 		    media_refusal_str(why));
 	case REFUSE_LAYOUT_KIND:
 		return log_error_errno(
@@ -301,7 +302,7 @@ static void log_header_choice(const char *name, const struct media_headers *m)
 		log_notice("region '%s': the header carries compat features %s that this pmemzerod "
 			   "does not know (a newer one wrote them); using the region, and keeping "
 			   "them",
-			   name, layout_mask_str(m->unknown.compat, mask, sizeof(mask)));
+			   name, pmemz_mask_str(m->unknown.compat, mask, sizeof(mask)));
 	if (m->choice == HDRS_PRIMARY) {
 		if (m->backup == HDR_UNREADABLE)
 			log_warning("region '%s': backup header is unreadable (media error); "

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "feature-mask.h"
 #include "media.h"
 #include "util.h"
 
@@ -816,11 +817,11 @@ static void test_feature_strings(void **state)
 	char b[128];
 
 	(void)state;
-	assert_string_equal(layout_mask_str(0, b, sizeof(b)), "0");
-	assert_string_equal(layout_mask_str(4, b, sizeof(b)), "0x0000000000000004 (bit 2)");
-	assert_string_equal(layout_mask_str(0x30, b, sizeof(b)), "0x0000000000000030 (bits 4, 5)");
+	assert_string_equal(pmemz_mask_str(0, b, sizeof(b)), "0");
+	assert_string_equal(pmemz_mask_str(4, b, sizeof(b)), "0x0000000000000004 (bit 2)");
+	assert_string_equal(pmemz_mask_str(0x30, b, sizeof(b)), "0x0000000000000030 (bits 4, 5)");
 	/* Truncated, still a string. */
-	assert_string_equal(layout_mask_str(0x30, b, 8), "0x00000");
+	assert_string_equal(pmemz_mask_str(0x30, b, 8), "0x00000");
 	assert_string_equal(layout_features_str(2, 3, b, sizeof(b)), "split, move");
 	assert_string_equal(layout_features_str(2, 0x12, b, sizeof(b)), "move, bit 4");
 	assert_string_equal(layout_features_str(0, 1, b, sizeof(b)), "bit 0");
